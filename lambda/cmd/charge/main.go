@@ -1,0 +1,69 @@
+// Command charge is the "charge the order" consumer: it charges each order
+// once through a payment API, passing the fact's idempotency key downstream so
+// that even a crash between the charge and its record cannot charge twice.
+// The payment's id is the stored result that duplicates get back.
+//
+// PAYMENT_API_URL is the payment API (POST /charges with an Idempotency-Key
+// header, answering {"id": "..."}). When it is empty the handler runs in
+// sandbox mode: it logs the charge it would make and returns a sandbox id.
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"log/slog"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/cmd/internal/orders"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/cmd/internal/provider"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/cmd/internal/setup"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+)
+
+func main() {
+	c := setup.Must(setup.FromEnv(context.Background()))
+	p := &payments{logger: c.Logger}
+	if url := os.Getenv("PAYMENT_API_URL"); url != "" {
+		p.api = provider.New(url)
+	}
+	lambda.Start(sqsbatch.New(c.Guard, orders.Key, p.charge, c.Batch).Handle)
+}
+
+type payments struct {
+	api    *provider.Client // nil: sandbox mode
+	logger *slog.Logger
+}
+
+type chargeRequest struct {
+	OrderID    string `json:"orderId"`
+	CustomerID string `json:"customerId"`
+	Amount     int64  `json:"amount"`
+	Currency   string `json:"currency"`
+}
+
+type charge struct {
+	ID string `json:"id"`
+}
+
+// charge charges the order; r.Key is the payment's idempotency key.
+func (p *payments) charge(ctx context.Context, o orders.Order, r idempotency.Reservation) (string, error) {
+	if err := o.Validate(); err != nil {
+		return "", err
+	}
+	req := chargeRequest{OrderID: o.OrderID, CustomerID: o.CustomerID, Amount: o.Amount, Currency: o.Currency}
+	if p.api == nil {
+		sum := sha256.Sum256([]byte(r.Key))
+		id := "ch_sandbox_" + hex.EncodeToString(sum[:8])
+		p.logger.InfoContext(ctx, "sandbox charge", slog.String("order", o.OrderID), slog.Int64("amount", o.Amount), slog.String("charge", id))
+		return id, nil
+	}
+	var ch charge
+	if err := p.api.Post(ctx, "/charges", r.Key, req, &ch); err != nil {
+		return "", err
+	}
+	return ch.ID, nil
+}

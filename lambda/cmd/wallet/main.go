@@ -1,0 +1,57 @@
+// Command wallet is the "credit the wallet" consumer: each order credits 1%
+// cashback to the customer's wallet. A balance increment is the dangerous
+// effect (balance = balance + n is not idempotent), so it is a transactional
+// effect: the increment and the COMPLETED record commit in one
+// TransactWriteItems, exactly once, in one round trip.
+//
+// WALLET_TABLE is the table holding balances (item "balance#<customer>",
+// number attribute "balance"). Default: the idempotency table itself, shared
+// under the key namespace.
+package main
+
+import (
+	"context"
+	"os"
+	"strconv"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/cmd/internal/orders"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/cmd/internal/setup"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/env"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+)
+
+func main() {
+	c := setup.Must(setup.FromEnv(context.Background()))
+	w := wallets{table: os.Getenv("WALLET_TABLE")}
+	if w.table == "" {
+		w.table = os.Getenv(env.Table)
+	}
+	lambda.Start(sqsbatch.NewTx(c.Guard, orders.Key, w.credit, c.Batch).Handle)
+}
+
+type wallets struct{ table string }
+
+// cashback is the credit for an order: 1% of its amount, at least 1.
+func cashback(o orders.Order) int64 { return max(o.Amount/100, 1) }
+
+// credit returns the increment of the customer's balance as a transactional
+// write; it changes nothing itself.
+func (w wallets) credit(_ context.Context, o orders.Order, _ idempotency.Reservation) (any, string, error) {
+	if err := o.Validate(); err != nil {
+		return nil, "", err
+	}
+	n := cashback(o)
+	update := types.TransactWriteItem{Update: &types.Update{
+		TableName:                 aws.String(w.table),
+		Key:                       map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "balance#" + o.CustomerID}},
+		UpdateExpression:          aws.String("ADD #balance :n"),
+		ExpressionAttributeNames:  map[string]string{"#balance": "balance"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":n": &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}},
+	}}
+	return []types.TransactWriteItem{update}, "credited " + strconv.FormatInt(n, 10), nil
+}

@@ -1,0 +1,287 @@
+// Package dynamostore is the DynamoDB implementation of idempotency.Store and
+// idempotency.TxStore.
+//
+// One item per business fact, partition key "pk" (a string). Reserve is one
+// conditional PutItem that asks for the old item on a failed condition
+// (ReturnValuesOnConditionCheckFailure=ALL_OLD); complete and release are
+// conditioned on the reservation's owner token; transactional effects commit
+// their writes and the COMPLETED record in one TransactWriteItems.
+//
+// The table needs a string partition key named "pk" and no sort key. Enable
+// TTL on the attribute "ttl" so that DynamoDB deletes old records; the
+// library never relies on that deletion.
+package dynamostore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+)
+
+// Attribute names of a record. The partition key is KeyAttribute; the TTL
+// attribute to enable on the table is TTLAttribute.
+const (
+	KeyAttribute = "pk"
+	TTLAttribute = "ttl"
+
+	attrStatus  = "status"
+	attrOwner   = "owner"
+	attrLease   = "lease_until" // epoch milliseconds
+	attrExpires = "expires_at"  // epoch seconds
+	attrHash    = "payload_hash"
+	attrResult  = "result"
+)
+
+// MaxTxWrites is how many writes a transactional effect may add: DynamoDB
+// allows 100 actions per transaction and the record takes one.
+const MaxTxWrites = 99
+
+// API is the part of the DynamoDB client the store calls; *dynamodb.Client
+// implements it.
+type API interface {
+	PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+	GetItem(ctx context.Context, in *dynamodb.GetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
+	DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error)
+	TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, optFns ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error)
+}
+
+// Store keeps idempotency records in one DynamoDB table. It is safe for
+// concurrent use.
+type Store struct {
+	api   API
+	table string
+}
+
+// New returns a Store over the table named table.
+func New(api API, table string) *Store {
+	return &Store{api: api, table: table}
+}
+
+// The reserve condition: no record, or one past its business window, or an
+// IN_PROGRESS one past its lease.
+const reserveCondition = "attribute_not_exists(#pk) OR #exp < :now_s OR (#st = :in_progress AND #lease < :now_ms)"
+
+func reserveNames() map[string]string {
+	return map[string]string{"#pk": KeyAttribute, "#exp": attrExpires, "#st": attrStatus, "#lease": attrLease}
+}
+
+func reserveValues(now time.Time) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{
+		":now_s":       number(now.Unix()),
+		":now_ms":      number(now.UnixMilli()),
+		":in_progress": &types.AttributeValueMemberS{Value: string(idempotency.StatusInProgress)},
+	}
+}
+
+// Reserve implements idempotency.Store with one conditional PutItem.
+func (s *Store) Reserve(ctx context.Context, rec idempotency.Record, now time.Time) error {
+	_, err := s.api.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:                           aws.String(s.table),
+		Item:                                marshal(rec),
+		ConditionExpression:                 aws.String(reserveCondition),
+		ExpressionAttributeNames:            reserveNames(),
+		ExpressionAttributeValues:           reserveValues(now),
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return conditionFailed(ccf.Item)
+	}
+	return err
+}
+
+// Get implements idempotency.Store with a strongly consistent GetItem.
+func (s *Store) Get(ctx context.Context, key string) (*idempotency.Record, error) {
+	out, err := s.api.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:      aws.String(s.table),
+		Key:            keyOf(key),
+		ConsistentRead: aws.Bool(true),
+	})
+	if err != nil || len(out.Item) == 0 {
+		return nil, err
+	}
+	return unmarshal(out.Item)
+}
+
+// Complete implements idempotency.Store with an UpdateItem conditioned on
+// the owner token.
+func (s *Store) Complete(ctx context.Context, rec idempotency.Record) error {
+	update := "SET #st = :completed REMOVE #lease, #res"
+	values := map[string]types.AttributeValue{
+		":completed": &types.AttributeValueMemberS{Value: string(idempotency.StatusCompleted)},
+		":owner":     &types.AttributeValueMemberS{Value: rec.Owner},
+	}
+	if rec.Result != "" {
+		update = "SET #st = :completed, #res = :result REMOVE #lease"
+		values[":result"] = &types.AttributeValueMemberS{Value: rec.Result}
+	}
+	_, err := s.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(s.table),
+		Key:                       keyOf(rec.Key),
+		UpdateExpression:          aws.String(update),
+		ConditionExpression:       aws.String("#own = :owner"),
+		ExpressionAttributeNames:  map[string]string{"#st": attrStatus, "#lease": attrLease, "#res": attrResult, "#own": attrOwner},
+		ExpressionAttributeValues: values,
+	})
+	return fenced(err)
+}
+
+// Release implements idempotency.Store with a DeleteItem conditioned on the
+// owner token and the IN_PROGRESS status.
+func (s *Store) Release(ctx context.Context, key, owner string) error {
+	_, err := s.api.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName:                aws.String(s.table),
+		Key:                      keyOf(key),
+		ConditionExpression:      aws.String("#own = :owner AND #st = :in_progress"),
+		ExpressionAttributeNames: map[string]string{"#st": attrStatus, "#own": attrOwner},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":owner":       &types.AttributeValueMemberS{Value: owner},
+			":in_progress": &types.AttributeValueMemberS{Value: string(idempotency.StatusInProgress)},
+		},
+	})
+	return fenced(err)
+}
+
+// Commit implements idempotency.TxStore: the COMPLETED record, under the
+// reserve condition, and writes ([]types.TransactWriteItem, at most
+// MaxTxWrites) in one TransactWriteItems.
+func (s *Store) Commit(ctx context.Context, rec idempotency.Record, now time.Time, writes any) error {
+	items, ok := writes.([]types.TransactWriteItem)
+	if !ok && writes != nil {
+		return fmt.Errorf("dynamostore: writes are %T, want []types.TransactWriteItem", writes)
+	}
+	if len(items) > MaxTxWrites {
+		return fmt.Errorf("dynamostore: %d transactional writes, at most %d", len(items), MaxTxWrites)
+	}
+	all := make([]types.TransactWriteItem, 0, len(items)+1)
+	all = append(all, types.TransactWriteItem{Put: &types.Put{
+		TableName:                           aws.String(s.table),
+		Item:                                marshal(rec),
+		ConditionExpression:                 aws.String(reserveCondition),
+		ExpressionAttributeNames:            reserveNames(),
+		ExpressionAttributeValues:           reserveValues(now),
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}})
+	all = append(all, items...)
+	_, err := s.api.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: all})
+	var tce *types.TransactionCanceledException
+	if !errors.As(err, &tce) {
+		return err
+	}
+	return cancelled(tce)
+}
+
+// cancelled tells, from a cancelled transaction's reasons (one per action,
+// the record first), a duplicate from a rejected write or a conflict.
+func cancelled(tce *types.TransactionCanceledException) error {
+	reasons := tce.CancellationReasons
+	if len(reasons) > 0 && aws.ToString(reasons[0].Code) == "ConditionalCheckFailed" {
+		return conditionFailed(reasons[0].Item)
+	}
+	for i, r := range reasons {
+		switch aws.ToString(r.Code) {
+		case "ConditionalCheckFailed":
+			return fmt.Errorf("%w: write %d: %s", idempotency.ErrTxRejected, i, aws.ToString(r.Message))
+		case "TransactionConflict":
+			return fmt.Errorf("%w: %v", idempotency.ErrTxConflict, tce)
+		}
+	}
+	return tce
+}
+
+// conditionFailed returns the *ConditionFailedError for a failed record
+// condition, with the old record if the server returned it.
+func conditionFailed(item map[string]types.AttributeValue) error {
+	if len(item) == 0 {
+		return &idempotency.ConditionFailedError{}
+	}
+	old, err := unmarshal(item)
+	if err != nil {
+		return fmt.Errorf("%w: returned item: %v", idempotency.ErrConditionFailed, err)
+	}
+	return &idempotency.ConditionFailedError{Old: old}
+}
+
+// fenced maps a failed owner condition to ErrLeaseLost.
+func fenced(err error) error {
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return idempotency.ErrLeaseLost
+	}
+	return err
+}
+
+func keyOf(key string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{KeyAttribute: &types.AttributeValueMemberS{Value: key}}
+}
+
+func number(n int64) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
+}
+
+func marshal(rec idempotency.Record) map[string]types.AttributeValue {
+	item := map[string]types.AttributeValue{
+		KeyAttribute: &types.AttributeValueMemberS{Value: rec.Key},
+		attrStatus:   &types.AttributeValueMemberS{Value: string(rec.Status)},
+		attrOwner:    &types.AttributeValueMemberS{Value: rec.Owner},
+		attrExpires:  number(rec.ExpiresAt.Unix()),
+		TTLAttribute: number(rec.TTL.Unix()),
+		attrHash:     &types.AttributeValueMemberS{Value: rec.PayloadHash},
+	}
+	if rec.Status == idempotency.StatusInProgress {
+		item[attrLease] = number(rec.LeaseUntil.UnixMilli())
+	}
+	if rec.Result != "" {
+		item[attrResult] = &types.AttributeValueMemberS{Value: rec.Result}
+	}
+	return item
+}
+
+func unmarshal(item map[string]types.AttributeValue) (*idempotency.Record, error) {
+	rec := &idempotency.Record{}
+	var err error
+	str := func(name string, dst *string) {
+		if v, ok := item[name].(*types.AttributeValueMemberS); ok {
+			*dst = v.Value
+		}
+	}
+	num := func(name string) int64 {
+		v, ok := item[name].(*types.AttributeValueMemberN)
+		if !ok {
+			return 0
+		}
+		n, perr := strconv.ParseInt(v.Value, 10, 64)
+		if perr != nil && err == nil {
+			err = fmt.Errorf("attribute %s: %w", name, perr)
+		}
+		return n
+	}
+	var status string
+	str(KeyAttribute, &rec.Key)
+	str(attrStatus, &status)
+	str(attrOwner, &rec.Owner)
+	str(attrHash, &rec.PayloadHash)
+	str(attrResult, &rec.Result)
+	rec.Status = idempotency.Status(status)
+	if ms := num(attrLease); ms != 0 {
+		rec.LeaseUntil = time.UnixMilli(ms)
+	}
+	rec.ExpiresAt = time.Unix(num(attrExpires), 0)
+	rec.TTL = time.Unix(num(TTLAttribute), 0)
+	if err != nil {
+		return nil, err
+	}
+	if rec.Key == "" || (rec.Status != idempotency.StatusInProgress && rec.Status != idempotency.StatusCompleted) {
+		return nil, fmt.Errorf("not an idempotency record: pk %q, status %q", rec.Key, status)
+	}
+	return rec, nil
+}

@@ -1,0 +1,102 @@
+// Package env is the configuration contract between the IdempotentConsumer
+// construct and the handler it deploys.
+//
+// The construct configures a handler only through the environment variables
+// named here, and the runtime library reads them only by these names, so the
+// two halves cannot drift apart. Durations are Go duration strings ("24h",
+// "90s"); counts are decimal integers; an unset or empty variable means the
+// library's documented default.
+package env
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// Names of the environment variables, with the meaning of their values.
+const (
+	// Table is the name of the DynamoDB idempotency table. Required by
+	// handlers that use the DynamoDB store.
+	Table = "IDEMPOTENCY_TABLE"
+
+	// Namespace prefixes every key ("<namespace>#<key>") so that several
+	// consumers, or business data, can share one table. It must not contain
+	// '#'. Default: no prefix is refused; the construct always sets it.
+	Namespace = "IDEMPOTENCY_NAMESPACE"
+
+	// Window is the business window: how long a completed fact suppresses
+	// duplicates. Compared by the library itself, never left to DynamoDB TTL.
+	// Default: 24h.
+	Window = "IDEMPOTENCY_WINDOW"
+
+	// TTLAfterWindow is how long after the end of the business window a record
+	// becomes eligible for DynamoDB TTL deletion (clean-up only). Default: 24h.
+	TTLAfterWindow = "IDEMPOTENCY_TTL_AFTER_WINDOW"
+
+	// LeaseMax caps the lease of an IN_PROGRESS reservation. The lease is the
+	// invocation's deadline, capped by this value. Default: 15m.
+	LeaseMax = "IDEMPOTENCY_LEASE_MAX"
+
+	// CacheSize is the number of completed keys kept in the execution
+	// environment's memory, so repeats skip the store. 0 disables the cache.
+	// Default: 0.
+	CacheSize = "IDEMPOTENCY_CACHE_SIZE"
+
+	// PayloadIgnore is a comma-separated list of JSON fields (dotted paths
+	// such as "meta.sentAt") left out of the payload hash. Default: none.
+	PayloadIgnore = "IDEMPOTENCY_PAYLOAD_IGNORE"
+
+	// Concurrency bounds how many records of one batch run at once.
+	// Default: the batch size.
+	Concurrency = "BATCH_CONCURRENCY"
+
+	// MinRemaining is the least time left before the deadline for a record to
+	// be started; records not started are reported failed and redelivered.
+	// Default: 2s.
+	MinRemaining = "BATCH_MIN_REMAINING"
+
+	// MaxBodyBytes is the largest message body accepted; larger bodies are bad
+	// input. Default: 262144 (256 KiB).
+	MaxBodyBytes = "BATCH_MAX_BODY_BYTES"
+
+	// Delivery says how SNS delivers into the queue: "raw", "envelope" or
+	// "auto" (detect per message). Default: auto.
+	Delivery = "MESSAGE_DELIVERY"
+
+	// Consumer names the consumer in logs and as the metrics dimension.
+	// Default: the Lambda function name.
+	Consumer = "CONSUMER_NAME"
+
+	// MetricsNamespace is the CloudWatch namespace of the Embedded Metric
+	// Format lines. Default: "IdempotentConsumer".
+	MetricsNamespace = "METRICS_NAMESPACE"
+)
+
+// Duration reads the positive Go duration in the variable name through
+// getenv (usually os.Getenv); 0 when it is unset or empty.
+func Duration(getenv func(string) string, name string) (time.Duration, error) {
+	s := getenv(name)
+	if s == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%s=%q: want a positive Go duration such as \"24h\"", name, s)
+	}
+	return d, nil
+}
+
+// Int reads the non-negative decimal integer in the variable name through
+// getenv; 0 when it is unset or empty.
+func Int(getenv func(string) string, name string) (int, error) {
+	s := getenv(name)
+	if s == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("%s=%q: want a whole number, 0 or more", name, s)
+	}
+	return n, nil
+}

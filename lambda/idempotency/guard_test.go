@@ -1,0 +1,173 @@
+package idempotency_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+)
+
+func TestNewGuardValidates(t *testing.T) {
+	s := idempotency.NewMemoryStore()
+	for _, cfg := range []idempotency.Config{
+		{},
+		{Namespace: "a#b"},
+		{Namespace: "a\nb"},
+		{Namespace: "ok", Window: -time.Hour},
+		{Namespace: "ok", LeaseMax: time.Millisecond},
+	} {
+		if _, err := idempotency.NewGuard(s, cfg); err == nil {
+			t.Errorf("NewGuard(%+v) accepted a bad config", cfg)
+		}
+	}
+	if _, err := idempotency.NewGuard(nil, idempotency.Config{Namespace: "ok"}); err == nil {
+		t.Error("NewGuard accepted a nil store")
+	}
+}
+
+func TestKeyValidation(t *testing.T) {
+	g, _ := idempotency.NewGuard(idempotency.NewMemoryStore(), idempotency.Config{Namespace: "ns"})
+	long := make([]byte, idempotency.MaxKeyBytes-len("ns#")+1)
+	for i := range long {
+		long[i] = 'k'
+	}
+	for _, key := range []string{"", "a\x00b", "tab\there", "\xff\xfe", string(long)} {
+		if _, err := g.Key(key); !errors.Is(err, idempotency.ErrInvalidKey) {
+			t.Errorf("Key(%q) = %v, want ErrInvalidKey", key, err)
+		}
+	}
+	for _, key := range []string{"order-42", "a#b", "ключ", string(long[1:])} {
+		if pk, err := g.Key(key); err != nil || pk != "ns#"+key {
+			t.Errorf("Key(%q) = %q, %v", key, pk, err)
+		}
+	}
+}
+
+func TestPayloadHash(t *testing.T) {
+	g, _ := idempotency.NewGuard(idempotency.NewMemoryStore(), idempotency.Config{Namespace: "ns", PayloadIgnore: []string{"sentAt", "meta.trace"}})
+	hash := func(p string) string {
+		f, err := g.Fact("k", []byte(p))
+		if err != nil {
+			return "error: " + err.Error()
+		}
+		return f.Hash
+	}
+	base := hash(`{"id":"1","amount":5,"meta":{"trace":"a","src":"web"}}`)
+	same := []string{
+		`{"amount":5,"id":"1","meta":{"src":"web","trace":"b"}}`,
+		`{ "id" : "1", "amount" : 5, "sentAt": "2026-11-29T12:00:00Z", "meta": {"src":"web"} }`,
+	}
+	for _, p := range same {
+		if hash(p) != base {
+			t.Errorf("hash(%s) differs from the canonical payload's", p)
+		}
+	}
+	for _, p := range []string{`{"id":"1","amount":6,"meta":{"src":"web"}}`, `{"id":"1","amount":5,"meta":{"src":"app"}}`, `{"id":"1","amount":"5","meta":{"src":"web"}}`} {
+		if hash(p) == base {
+			t.Errorf("hash(%s) equals another payload's", p)
+		}
+	}
+	deep := ""
+	for range 100 {
+		deep += "["
+	}
+	for _, bad := range []string{`{`, `{} {}`, deep} {
+		if h := hash(bad); len(h) < 6 || h[:6] != "error:" {
+			t.Errorf("hash(%.20s…) = %s, want an error", bad, h)
+		}
+	}
+}
+
+func TestCacheSkipsTheStore(t *testing.T) {
+	s := idempotency.NewMemoryStore()
+	now := time.Now()
+	clock := func() time.Time { return now }
+	g, _ := idempotency.NewGuard(s, idempotency.Config{Namespace: "ns", CacheSize: 2, Window: time.Hour, Now: clock})
+	ctx := context.Background()
+	for i := range 3 {
+		if _, err := g.Do(ctx, strconv.Itoa(i), []byte(`{}`), func(context.Context, idempotency.Reservation) (string, error) { return "r", nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// "0" was evicted (size 2); "2" is cached even once the store forgets it.
+	if err := s.Release(ctx, "ns#2", "nobody"); !errors.Is(err, idempotency.ErrLeaseLost) {
+		t.Fatal(err)
+	}
+	res, err := g.Do(ctx, "2", []byte(`{}`), nil)
+	if err != nil || !res.FromCache || res.Value != "r" {
+		t.Fatalf("cached duplicate: %+v, %v", res, err)
+	}
+	if _, err := g.Do(ctx, "2", []byte(`{"x":1}`), nil); !errors.Is(err, idempotency.ErrPayloadMismatch) {
+		t.Fatalf("cached mismatch: %v", err)
+	}
+	if res, _ := g.Do(ctx, "0", []byte(`{}`), nil); res.FromCache {
+		t.Fatal("an evicted key was answered from the cache")
+	}
+	now = now.Add(2 * time.Hour) // past the window: the cache no longer answers
+	res, err = g.Do(ctx, "2", []byte(`{}`), func(context.Context, idempotency.Reservation) (string, error) { return "again", nil })
+	if err != nil || res.Outcome != idempotency.Processed {
+		t.Fatalf("after the window: %+v, %v", res, err)
+	}
+}
+
+func TestTransactionsNeedATxStore(t *testing.T) {
+	type plain struct{ idempotency.Store }
+	g, _ := idempotency.NewGuard(plain{idempotency.NewMemoryStore()}, idempotency.Config{Namespace: "ns"})
+	f, _ := g.Fact("k", []byte(`{}`))
+	if _, err := g.RunTx(context.Background(), f, nil); !errors.Is(err, idempotency.ErrNoTransactions) {
+		t.Fatalf("RunTx on a plain store: %v", err)
+	}
+}
+
+func TestConfigFromEnv(t *testing.T) {
+	vars := map[string]string{
+		"IDEMPOTENCY_NAMESPACE": "charge", "IDEMPOTENCY_WINDOW": "48h", "IDEMPOTENCY_LEASE_MAX": "90s",
+		"IDEMPOTENCY_CACHE_SIZE": "100", "IDEMPOTENCY_PAYLOAD_IGNORE": "sentAt,meta.trace",
+	}
+	cfg, err := idempotency.ConfigFromEnv(func(k string) string { return vars[k] })
+	if err != nil || cfg.Namespace != "charge" || cfg.Window != 48*time.Hour || cfg.LeaseMax != 90*time.Second || cfg.CacheSize != 100 || len(cfg.PayloadIgnore) != 2 {
+		t.Fatalf("%+v, %v", cfg, err)
+	}
+	vars["IDEMPOTENCY_WINDOW"] = "a day"
+	if _, err := idempotency.ConfigFromEnv(func(k string) string { return vars[k] }); err == nil {
+		t.Fatal("a bad duration was accepted")
+	}
+}
+
+// BenchmarkGuard measures the guard's own CPU and allocations per record on
+// the in-memory store: a new fact (reserve, effect, complete) and a duplicate
+// (one failed reserve), with and without the completed-key cache.
+func BenchmarkGuard(b *testing.B) {
+	payload := []byte(`{"orderId":"o-123456","customerId":"c-42","amount":5000,"currency":"EUR","email":"a@example.com","placedAt":"2026-11-29T12:00:00Z"}`)
+	effect := func(context.Context, idempotency.Reservation) (string, error) { return "ch_123", nil }
+	ctx := context.Background()
+	b.Run("new", func(b *testing.B) {
+		g, _ := idempotency.NewGuard(idempotency.NewMemoryStore(), idempotency.Config{Namespace: "charge"})
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			i++
+			if _, err := g.Do(ctx, fmt.Sprint("o-", i), payload, effect); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	for _, cache := range []int{0, 1024} {
+		b.Run(fmt.Sprintf("duplicate/cache=%d", cache), func(b *testing.B) {
+			g, _ := idempotency.NewGuard(idempotency.NewMemoryStore(), idempotency.Config{Namespace: "charge", CacheSize: cache})
+			if _, err := g.Do(ctx, "o-1", payload, effect); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if res, err := g.Do(ctx, "o-1", payload, effect); err != nil || res.Outcome != idempotency.Duplicate {
+					b.Fatal(res, err)
+				}
+			}
+		})
+	}
+}

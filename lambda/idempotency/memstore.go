@@ -1,0 +1,126 @@
+package idempotency
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// MemoryStore is a TxStore in process memory, with the same semantics as the
+// DynamoDB store: for unit tests, simulations and local runs. Its zero value
+// is not usable; call NewMemoryStore.
+type MemoryStore struct {
+	// OmitOld makes failed conditions return no record, like a DynamoDB
+	// server that ignores ReturnValuesOnConditionCheckFailure; the guard
+	// then falls back to Get.
+	OmitOld bool
+
+	mu      sync.Mutex
+	records map[string]Record
+}
+
+// MemoryWrites is the writes type of MemoryStore.Commit: a function applied
+// under the store's lock, atomically with the COMPLETED record. Returning an
+// error rejects the transaction (like a failed condition in DynamoDB); it
+// must then have changed nothing.
+type MemoryWrites func() error
+
+// NewMemoryStore returns an empty MemoryStore.
+func NewMemoryStore() *MemoryStore {
+	return &MemoryStore{records: make(map[string]Record)}
+}
+
+// Reserve implements Store.
+func (m *MemoryStore) Reserve(ctx context.Context, rec Record, now time.Time) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.free(rec.Key, now); err != nil {
+		return err
+	}
+	m.records[rec.Key] = rec
+	return nil
+}
+
+// free returns a *ConditionFailedError if a live record holds key.
+func (m *MemoryStore) free(key string, now time.Time) error {
+	old, ok := m.records[key]
+	if !ok || !old.Live(now) {
+		return nil
+	}
+	if m.OmitOld {
+		return &ConditionFailedError{}
+	}
+	return &ConditionFailedError{Old: &old}
+}
+
+// Get implements Store.
+func (m *MemoryStore) Get(ctx context.Context, key string) (*Record, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	rec, ok := m.records[key]
+	if !ok {
+		return nil, nil
+	}
+	return &rec, nil
+}
+
+// Complete implements Store.
+func (m *MemoryStore) Complete(ctx context.Context, rec Record) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	old, ok := m.records[rec.Key]
+	if !ok || old.Owner != rec.Owner {
+		return ErrLeaseLost
+	}
+	old.Status, old.Result, old.LeaseUntil = StatusCompleted, rec.Result, time.Time{}
+	m.records[rec.Key] = old
+	return nil
+}
+
+// Release implements Store.
+func (m *MemoryStore) Release(ctx context.Context, key, owner string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	old, ok := m.records[key]
+	if !ok || old.Owner != owner || old.Status != StatusInProgress {
+		return ErrLeaseLost
+	}
+	delete(m.records, key)
+	return nil
+}
+
+// Commit implements TxStore; writes must be a MemoryWrites (or nil).
+func (m *MemoryStore) Commit(ctx context.Context, rec Record, now time.Time, writes any) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	apply, ok := writes.(MemoryWrites)
+	if !ok && writes != nil {
+		return fmt.Errorf("memory store: writes are %T, want idempotency.MemoryWrites", writes)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.free(rec.Key, now); err != nil {
+		return err
+	}
+	if apply != nil {
+		if err := apply(); err != nil {
+			return fmt.Errorf("%w: %v", ErrTxRejected, err)
+		}
+	}
+	m.records[rec.Key] = rec
+	return nil
+}

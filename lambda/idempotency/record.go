@@ -1,0 +1,135 @@
+package idempotency
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Status is the state of an idempotency record.
+type Status string
+
+// The two states of a record. A record that does not exist, or whose business
+// window has ended, means "never processed".
+const (
+	// StatusInProgress marks a reservation: one worker holds the key until
+	// the record's lease ends, and is running the effect.
+	StatusInProgress Status = "IN_PROGRESS"
+	// StatusCompleted marks a fact whose effect is done; duplicates within
+	// the business window are skipped and get the stored result.
+	StatusCompleted Status = "COMPLETED"
+)
+
+// MaxResultBytes is the largest result the guard stores with a completed
+// record and returns to duplicates. Results are meant to be small (a receipt
+// id, a resource id), so that records stay cheap to write and read.
+const MaxResultBytes = 4096
+
+// MaxKeyBytes is DynamoDB's limit on a partition key, which the namespaced
+// key ("<namespace>#<key>") must respect.
+const MaxKeyBytes = 2048
+
+// Record is one idempotency record: the memory of one business fact.
+type Record struct {
+	// Key is the namespaced key, "<namespace>#<business key>".
+	Key string
+	// Status is IN_PROGRESS or COMPLETED.
+	Status Status
+	// Owner is the random token of the reservation that wrote the record;
+	// complete and release are fenced on it.
+	Owner string
+	// LeaseUntil is when an IN_PROGRESS record may be taken over
+	// (millisecond precision). Zero on COMPLETED records.
+	LeaseUntil time.Time
+	// ExpiresAt is the end of the business window (second precision),
+	// compared by the library itself.
+	ExpiresAt time.Time
+	// TTL is when DynamoDB TTL may delete the record (second precision),
+	// later than ExpiresAt. Never used for correctness.
+	TTL time.Time
+	// PayloadHash is the hash of the canonical business payload.
+	PayloadHash string
+	// Result is the small result stored for duplicates.
+	Result string
+}
+
+// Live reports whether the record still holds its key at now: its business
+// window has not ended and, if it is IN_PROGRESS, its lease has not either.
+// The reserve condition is exactly "no live record".
+func (r *Record) Live(now time.Time) bool {
+	if r.ExpiresAt.Unix() < now.Unix() {
+		return false
+	}
+	return r.Status != StatusInProgress || r.LeaseUntil.UnixMilli() >= now.UnixMilli()
+}
+
+// Sentinel errors. The guard wraps them with the key and context; test with
+// errors.Is.
+var (
+	// ErrConditionFailed is the store's answer when a live record holds the
+	// key; it is carried by a *ConditionFailedError.
+	ErrConditionFailed = errors.New("idempotency record condition failed")
+	// ErrInProgress means another worker holds a valid reservation for the
+	// key: retry later (the message is redelivered after its visibility
+	// timeout).
+	ErrInProgress = errors.New("in progress elsewhere")
+	// ErrPayloadMismatch means a record exists for the key with a different
+	// payload hash: the same key was used for different content. The effect
+	// never runs; such a message belongs in the DLQ.
+	ErrPayloadMismatch = errors.New("payload mismatch: same key, different payload")
+	// ErrLeaseLost means the reservation's owner token no longer matches the
+	// record: the lease ended and another worker took the key over. The
+	// stale worker's complete or release changed nothing.
+	ErrLeaseLost = errors.New("lease lost: the record belongs to a newer reservation")
+	// ErrInvalidKey means the key is empty, too long, not UTF-8, or holds
+	// control characters. It is bad input, never "process without
+	// idempotency".
+	ErrInvalidKey = errors.New("invalid idempotency key")
+	// ErrInvalidPayload means the payload is not valid JSON, so it cannot be
+	// hashed canonically.
+	ErrInvalidPayload = errors.New("invalid payload")
+	// ErrResultTooLarge means the effect's result exceeds MaxResultBytes.
+	// The record is completed without the result (the effect never runs
+	// again) and the error is reported so the caller can fix the handler.
+	ErrResultTooLarge = errors.New("result exceeds MaxResultBytes")
+	// ErrEffectPanicked means the effect panicked; the reservation was
+	// released.
+	ErrEffectPanicked = errors.New("effect panicked")
+	// ErrTxRejected means a transactional effect's own write was refused by
+	// its condition (for example, a business rule); nothing was written.
+	ErrTxRejected = errors.New("transactional write rejected by its condition")
+	// ErrTxConflict means a transaction collided with another one on the
+	// same items; nothing was written and a retry may succeed.
+	ErrTxConflict = errors.New("transaction conflict")
+	// ErrNoTransactions means the store cannot commit transactional effects.
+	ErrNoTransactions = errors.New("store does not support transactional effects")
+)
+
+// ConditionFailedError is returned by Store.Reserve and TxStore.Commit when a
+// live record holds the key. Old is that record when the store returned it
+// with the failure (DynamoDB's ReturnValuesOnConditionCheckFailure=ALL_OLD);
+// nil when it did not, and the guard then reads it once.
+type ConditionFailedError struct {
+	Old *Record
+}
+
+func (e *ConditionFailedError) Error() string {
+	if e.Old == nil {
+		return ErrConditionFailed.Error()
+	}
+	return fmt.Sprintf("%v: held by a %s record", ErrConditionFailed, e.Old.Status)
+}
+
+// Is makes errors.Is(err, ErrConditionFailed) true.
+func (e *ConditionFailedError) Is(target error) bool { return target == ErrConditionFailed }
+
+// EffectError wraps an error returned by the effect (or its panic), so that
+// callers can tell the effect's failures from the store's.
+type EffectError struct {
+	Err error
+}
+
+func (e *EffectError) Error() string { return "effect failed: " + e.Err.Error() }
+
+// Unwrap returns the effect's error.
+func (e *EffectError) Unwrap() error { return e.Err }

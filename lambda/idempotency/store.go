@@ -1,0 +1,38 @@
+package idempotency
+
+import (
+	"context"
+	"time"
+)
+
+// Store keeps idempotency records. Implementations must make Reserve a single
+// atomic conditional write: check and record are one step.
+type Store interface {
+	// Reserve writes rec (IN_PROGRESS) unless a record that is Live at now
+	// holds rec.Key. When one does, it returns a *ConditionFailedError,
+	// carrying that record if the store returned it with the failure.
+	Reserve(ctx context.Context, rec Record, now time.Time) error
+	// Get reads the record of key with a strongly consistent read; it
+	// returns nil and no error when there is none.
+	Get(ctx context.Context, key string) (*Record, error)
+	// Complete marks rec.Key COMPLETED with rec.Result, only if the record
+	// is still owned by rec.Owner; otherwise it returns ErrLeaseLost and
+	// changes nothing.
+	Complete(ctx context.Context, rec Record) error
+	// Release deletes the IN_PROGRESS record of key, only if it is still
+	// owned by owner; otherwise it returns ErrLeaseLost and changes nothing.
+	Release(ctx context.Context, key, owner string) error
+}
+
+// TxStore is a Store that can commit a transactional effect's own writes
+// together with the COMPLETED record, all or nothing.
+type TxStore interface {
+	Store
+	// Commit writes rec (COMPLETED) under the same condition as Reserve,
+	// together with writes, in one atomic request. writes has the type the
+	// store documents. A failed record condition returns a
+	// *ConditionFailedError; a failed condition of one of writes returns an
+	// error wrapping ErrTxRejected; a collision with another transaction
+	// returns one wrapping ErrTxConflict. In every failure nothing is written.
+	Commit(ctx context.Context, rec Record, now time.Time, writes any) error
+}

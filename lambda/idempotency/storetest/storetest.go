@@ -1,0 +1,373 @@
+// Package storetest is a conformance suite for idempotency.Store
+// implementations: the guard's guarantees, checked through a real store.
+//
+// Run it from a store's tests with a Harness that makes fresh, empty stores
+// (for a database-backed store: a new table on a server the test started).
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+)
+
+// Harness describes the store under test.
+type Harness struct {
+	// NewStore returns an empty store.
+	NewStore func(t *testing.T) idempotency.Store
+	// Credit returns the transactional writes that add amount to the
+	// balance of wallet, in the store's writes type. Nil when the store is
+	// not an idempotency.TxStore.
+	Credit func(wallet string, amount int) any
+	// Balance reads the balance of wallet (0 when it has none).
+	Balance func(t *testing.T, wallet string) int
+}
+
+// Clock is a settable clock for the guard, so that leases and business
+// windows can end in a test without waiting.
+type Clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// NewClock returns a Clock set to the current time (contexts' deadlines are
+// real times, so the two must agree), from which only Advance moves it.
+func NewClock() *Clock {
+	return &Clock{now: time.Now().Truncate(time.Second)}
+}
+
+// Now returns the clock's time.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Advance moves the clock forward by d.
+func (c *Clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// Run runs the suite.
+func Run(t *testing.T, h Harness) {
+	t.Run("ConcurrentReserveOneWinner", func(t *testing.T) { concurrentReserve(t, h) })
+	t.Run("LeaseTakeoverFencesStaleOwner", func(t *testing.T) { leaseTakeover(t, h) })
+	t.Run("ReleaseThenRetry", func(t *testing.T) { releaseThenRetry(t, h) })
+	t.Run("PayloadMismatch", func(t *testing.T) { payloadMismatch(t, h) })
+	t.Run("ExpiredRecordIsReusable", func(t *testing.T) { expiredReusable(t, h) })
+	t.Run("NamespacesAreIsolated", func(t *testing.T) { namespaces(t, h) })
+	t.Run("DuplicateGetsStoredResult", func(t *testing.T) { storedResult(t, h) })
+	if h.Credit != nil {
+		t.Run("TransactionalEffectExactlyOnce", func(t *testing.T) { transactional(t, h) })
+	}
+}
+
+func newGuard(t *testing.T, s idempotency.Store, ns string, clock *Clock) *idempotency.Guard {
+	t.Helper()
+	g, err := idempotency.NewGuard(s, idempotency.Config{Namespace: ns, Window: time.Hour, LeaseMax: time.Minute, Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+var payload = []byte(`{"orderId":"42","amount":5000}`)
+
+// concurrentReserve: 64 goroutines deliver the same fact at once; exactly one
+// runs the effect, the others see it in progress or completed.
+func concurrentReserve(t *testing.T, h Harness) {
+	s := h.NewStore(t)
+	g := newGuard(t, s, "charge", NewClock())
+	const n = 64
+	var effects, inProgress, duplicates atomic.Int32
+	release := make(chan struct{})
+	var started sync.WaitGroup
+	started.Add(n)
+	var done sync.WaitGroup
+	for range n {
+		done.Go(func() {
+			started.Done()
+			started.Wait() // all at once
+			res, err := g.Do(context.Background(), "order-42", payload, func(ctx context.Context, r idempotency.Reservation) (string, error) {
+				effects.Add(1)
+				<-release // hold the reservation until every other caller has answered
+				return "receipt-1", nil
+			})
+			switch {
+			case errors.Is(err, idempotency.ErrInProgress):
+				if inProgress.Add(1)+duplicates.Load() == n-1 {
+					close(release)
+				}
+			case err != nil:
+				t.Errorf("Do: %v", err)
+			case res.Outcome == idempotency.Duplicate:
+				duplicates.Add(1)
+			}
+		})
+	}
+	done.Wait()
+	if effects.Load() != 1 || inProgress.Load()+duplicates.Load() != n-1 {
+		t.Fatalf("effects=%d in_progress=%d duplicates=%d, want 1 effect and %d others", effects.Load(), inProgress.Load(), duplicates.Load(), n-1)
+	}
+	res, err := g.Do(context.Background(), "order-42", payload, failIfRun(t))
+	if err != nil || res.Outcome != idempotency.Duplicate || res.Value != "receipt-1" {
+		t.Fatalf("after: %+v, %v; want a duplicate with receipt-1", res, err)
+	}
+}
+
+// leaseTakeover: a worker's reservation is taken over once its deadline
+// passed; the stale worker's complete and release are rejected and change
+// nothing.
+func leaseTakeover(t *testing.T, h Harness) {
+	s := h.NewStore(t)
+	clock := NewClock()
+	g := newGuard(t, s, "charge", clock)
+	ctx := context.Background()
+	// The stale worker: its invocation has 10s left.
+	staleCtx, cancel := context.WithDeadline(ctx, clock.Now().Add(10*time.Second))
+	defer cancel()
+	staleIn, staleOut := make(chan struct{}), make(chan error, 1)
+	go func() {
+		_, err := g.Do(staleCtx, "order-7", payload, func(ctx context.Context, r idempotency.Reservation) (string, error) {
+			if want := clock.Now().Add(10 * time.Second).Truncate(time.Millisecond); !r.LeaseUntil.Equal(want) {
+				t.Errorf("lease until %v, want the deadline %v", r.LeaseUntil, want)
+			}
+			close(staleIn)
+			<-ctx.Done() // the effect's context ends with the lease
+			return "stale-receipt", nil
+		})
+		staleOut <- err
+	}()
+	<-staleIn
+	if _, err := g.Do(ctx, "order-7", payload, failIfRun(t)); !errors.Is(err, idempotency.ErrInProgress) {
+		t.Fatalf("during the lease: %v, want ErrInProgress", err)
+	}
+	clock.Advance(11 * time.Second)
+	var newOwner string
+	res, err := g.Do(ctx, "order-7", payload, func(ctx context.Context, r idempotency.Reservation) (string, error) {
+		newOwner = r.Token
+		// The stale worker wakes up now (its context deadline is real time, so
+		// cancel it) and tries to complete: it must be refused.
+		cancel()
+		if err := <-staleOut; !errors.Is(err, idempotency.ErrLeaseLost) {
+			t.Errorf("stale complete: %v, want ErrLeaseLost", err)
+		}
+		return "new-receipt", nil
+	})
+	if err != nil || res.Outcome != idempotency.Processed {
+		t.Fatalf("take-over: %+v, %v", res, err)
+	}
+	rec, err := s.Get(ctx, "charge#order-7")
+	if err != nil || rec == nil || rec.Owner != newOwner || rec.Status != idempotency.StatusCompleted || rec.Result != "new-receipt" {
+		t.Fatalf("record after take-over: %+v, %v; want COMPLETED by the new owner with new-receipt", rec, err)
+	}
+	// A stale release changes nothing either.
+	if err := s.Release(ctx, "charge#order-7", "stale-token"); !errors.Is(err, idempotency.ErrLeaseLost) {
+		t.Fatalf("stale release: %v, want ErrLeaseLost", err)
+	}
+	if err := s.Complete(ctx, idempotency.Record{Key: "charge#order-7", Owner: "stale-token", Status: idempotency.StatusCompleted, Result: "x"}); !errors.Is(err, idempotency.ErrLeaseLost) {
+		t.Fatalf("stale complete: %v, want ErrLeaseLost", err)
+	}
+	if after, _ := s.Get(ctx, "charge#order-7"); after == nil || *after != *rec {
+		t.Fatalf("record changed by a stale worker: %+v, was %+v", after, rec)
+	}
+}
+
+// releaseThenRetry: a failed effect releases its reservation; the retry runs
+// the effect, which has then succeeded once in total.
+func releaseThenRetry(t *testing.T, h Harness) {
+	s := h.NewStore(t)
+	g := newGuard(t, s, "charge", NewClock())
+	ctx := context.Background()
+	var charged int
+	boom := errors.New("payment API unavailable")
+	_, err := g.Do(ctx, "order-9", payload, func(context.Context, idempotency.Reservation) (string, error) { return "", boom })
+	var ee *idempotency.EffectError
+	if !errors.As(err, &ee) || !errors.Is(err, boom) {
+		t.Fatalf("failing effect: %v, want an EffectError wrapping it", err)
+	}
+	if rec, err := s.Get(ctx, "charge#order-9"); err != nil || rec != nil {
+		t.Fatalf("after release: %+v, %v; want no record", rec, err)
+	}
+	if _, err := g.Do(ctx, "order-9", payload, func(context.Context, idempotency.Reservation) (string, error) { panic("bug") }); !errors.Is(err, idempotency.ErrEffectPanicked) {
+		t.Fatalf("panicking effect: %v, want ErrEffectPanicked", err)
+	}
+	for range 2 {
+		if _, err := g.Do(ctx, "order-9", payload, func(context.Context, idempotency.Reservation) (string, error) {
+			charged++
+			return "r", nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if charged != 1 {
+		t.Fatalf("effect succeeded %d times, want 1", charged)
+	}
+}
+
+// payloadMismatch: the same key with different content never runs the
+// effect, whether the first is completed or in progress.
+func payloadMismatch(t *testing.T, h Harness) {
+	s := h.NewStore(t)
+	g := newGuard(t, s, "charge", NewClock())
+	ctx := context.Background()
+	if _, err := g.Do(ctx, "order-1", payload, okEffect); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Do(ctx, "order-1", []byte(`{"orderId":"42","amount":9999}`), failIfRun(t)); !errors.Is(err, idempotency.ErrPayloadMismatch) {
+		t.Fatalf("completed, other payload: %v, want ErrPayloadMismatch", err)
+	}
+	// Key order and whitespace do not matter: canonical JSON.
+	if res, err := g.Do(ctx, "order-1", []byte(`{ "amount": 5000, "orderId": "42" }`), failIfRun(t)); err != nil || res.Outcome != idempotency.Duplicate {
+		t.Fatalf("same payload reordered: %+v, %v; want a duplicate", res, err)
+	}
+	_, err := g.Do(ctx, "order-2", payload, func(ctx context.Context, r idempotency.Reservation) (string, error) {
+		_, err := g.Do(ctx, "order-2", []byte(`{"orderId":"2"}`), failIfRun(t))
+		if !errors.Is(err, idempotency.ErrPayloadMismatch) {
+			t.Errorf("in progress, other payload: %v, want ErrPayloadMismatch", err)
+		}
+		return "", nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// expiredReusable: a record past its business window but not yet deleted
+// (TTL deletes days late) no longer suppresses the fact.
+func expiredReusable(t *testing.T, h Harness) {
+	s := h.NewStore(t)
+	clock := NewClock()
+	g := newGuard(t, s, "charge", clock)
+	ctx := context.Background()
+	var runs int
+	effect := func(context.Context, idempotency.Reservation) (string, error) { runs++; return "r", nil }
+	if _, err := g.Do(ctx, "order-3", payload, effect); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(59 * time.Minute)
+	if res, err := g.Do(ctx, "order-3", payload, effect); err != nil || res.Outcome != idempotency.Duplicate {
+		t.Fatalf("inside the window: %+v, %v", res, err)
+	}
+	clock.Advance(2 * time.Minute)
+	if rec, _ := s.Get(ctx, "charge#order-3"); rec == nil {
+		t.Fatal("the record should still be stored (TTL has not deleted it)")
+	}
+	other := []byte(`{"orderId":"42","amount":1}`) // a new fact may reuse the key, even with new content
+	if res, err := g.Do(ctx, "order-3", other, effect); err != nil || res.Outcome != idempotency.Processed {
+		t.Fatalf("after the window: %+v, %v; want processed", res, err)
+	}
+	if runs != 2 {
+		t.Fatalf("effect ran %d times, want 2", runs)
+	}
+}
+
+// namespaces: two consumers sharing a table keep separate records.
+func namespaces(t *testing.T, h Harness) {
+	s := h.NewStore(t)
+	clock := NewClock()
+	charge, receipt := newGuard(t, s, "charge", clock), newGuard(t, s, "receipt", clock)
+	ctx := context.Background()
+	for _, g := range []*idempotency.Guard{charge, receipt} {
+		if res, err := g.Do(ctx, "order-5", payload, okEffect); err != nil || res.Outcome != idempotency.Processed {
+			t.Fatalf("%+v, %v: each namespace processes its own fact", res, err)
+		}
+	}
+	for _, k := range []string{"charge#order-5", "receipt#order-5"} {
+		if rec, err := s.Get(ctx, k); err != nil || rec == nil {
+			t.Fatalf("record %s: %+v, %v", k, rec, err)
+		}
+	}
+}
+
+// storedResult: the result of the effect is returned to duplicates; a
+// result over the limit is refused but the effect is not repeated.
+func storedResult(t *testing.T, h Harness) {
+	s := h.NewStore(t)
+	g := newGuard(t, s, "charge", NewClock())
+	ctx := context.Background()
+	if _, err := g.Do(ctx, "order-6", payload, okEffect); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := g.Do(ctx, "order-6", payload, failIfRun(t)); err != nil || res.Value != "ok" {
+		t.Fatalf("duplicate: %+v, %v; want the stored result", res, err)
+	}
+	big := make([]byte, idempotency.MaxResultBytes+1)
+	for i := range big {
+		big[i] = 'x'
+	}
+	if _, err := g.Do(ctx, "order-big", payload, func(context.Context, idempotency.Reservation) (string, error) { return string(big), nil }); !errors.Is(err, idempotency.ErrResultTooLarge) {
+		t.Fatalf("large result: %v, want ErrResultTooLarge", err)
+	}
+	if res, err := g.Do(ctx, "order-big", payload, failIfRun(t)); err != nil || res.Outcome != idempotency.Duplicate {
+		t.Fatalf("after a large result: %+v, %v; want a duplicate (the effect is done)", res, err)
+	}
+}
+
+// transactional: concurrent duplicates of a credit apply it exactly once.
+func transactional(t *testing.T, h Harness) {
+	s := h.NewStore(t)
+	g := newGuard(t, s, "wallet", NewClock())
+	ctx := context.Background()
+	const deliveries, facts = 16, 4
+	var wg sync.WaitGroup
+	var processed atomic.Int32
+	for f := range facts {
+		for range deliveries {
+			wg.Go(func() {
+				p := fmt.Appendf(nil, `{"txId":"t%d","wallet":"w1","amount":10}`, f)
+				fact, err := g.Fact(fmt.Sprintf("t%d", f), p)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				res, err := g.RunTx(ctx, fact, func(context.Context, idempotency.Reservation) (any, string, error) {
+					return h.Credit("w1", 10), "credited", nil
+				})
+				switch {
+				case errors.Is(err, idempotency.ErrTxConflict):
+					// Two transactions collided; SQS would redeliver. Counted below.
+				case err != nil:
+					t.Errorf("RunTx: %v", err)
+				case res.Outcome == idempotency.Processed:
+					processed.Add(1)
+				}
+			})
+		}
+	}
+	wg.Wait()
+	// Redeliver each fact once more, as SQS would after any conflict.
+	for f := range facts {
+		p := fmt.Appendf(nil, `{"txId":"t%d","wallet":"w1","amount":10}`, f)
+		fact, _ := g.Fact(fmt.Sprintf("t%d", f), p)
+		res, err := g.RunTx(ctx, fact, func(context.Context, idempotency.Reservation) (any, string, error) {
+			return h.Credit("w1", 10), "credited", nil
+		})
+		if err != nil {
+			t.Fatalf("redelivery: %v", err)
+		}
+		if res.Outcome == idempotency.Processed {
+			processed.Add(1)
+		}
+	}
+	if got := h.Balance(t, "w1"); got != 10*facts || processed.Load() != facts {
+		t.Fatalf("balance %d after %d processed, want %d after %d: each credit exactly once", got, processed.Load(), 10*facts, facts)
+	}
+}
+
+func okEffect(context.Context, idempotency.Reservation) (string, error) { return "ok", nil }
+
+func failIfRun(t *testing.T) idempotency.Effect {
+	return func(context.Context, idempotency.Reservation) (string, error) {
+		t.Error("the effect ran for a fact that must not run")
+		return "", nil
+	}
+}

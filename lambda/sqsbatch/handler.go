@@ -1,0 +1,383 @@
+// Package sqsbatch turns a business function into a Lambda handler for SQS
+// batches that runs each record under an idempotency.Guard and reports
+// partial batch failures.
+//
+// Bodies may be SNS notification envelopes or raw messages. The key comes from
+// the business message, through a function the handler's author supplies;
+// never from the SQS message id, which SNS fan-out and producer retries renew
+// for the same fact. Records run concurrently (on FIFO queues, each message
+// group in order); two records of one batch that carry the same fact run once.
+// Every record ends processed, a duplicate, or reported failed with a log line
+// that says why: failed records are redelivered by SQS and, after the queue's
+// maxReceiveCount, moved to its dead-letter queue.
+package sqsbatch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/env"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+)
+
+// Defaults of Config's zero values.
+const (
+	DefaultMinRemaining     = 2 * time.Second
+	DefaultMaxBodyBytes     = 256 << 10
+	DefaultMetricsNamespace = "IdempotentConsumer"
+)
+
+// Config configures a Handler. The zero value of every field means the
+// documented default.
+type Config struct {
+	// Concurrency bounds how many records of a batch run at once.
+	// Default: all records of the batch.
+	Concurrency int
+	// MinRemaining is the least time before the deadline for a record to be
+	// started; later records are reported failed and redelivered.
+	// Default: DefaultMinRemaining (2s).
+	MinRemaining time.Duration
+	// MaxBodyBytes is the largest body accepted; larger ones are bad input.
+	// Default: DefaultMaxBodyBytes (256 KiB).
+	MaxBodyBytes int
+	// Delivery says how bodies are delivered. Default: Auto.
+	Delivery Delivery
+	// Consumer names the consumer in logs and metrics. Default: the Lambda
+	// function name, or "consumer".
+	Consumer string
+	// MetricsNamespace is the CloudWatch namespace of the metrics.
+	// Default: DefaultMetricsNamespace.
+	MetricsNamespace string
+	// Logger receives one line per record. Default: JSON on standard error.
+	Logger *slog.Logger
+	// Metrics receives one Embedded Metric Format line per batch.
+	// Default: standard output. Use io.Discard to turn metrics off.
+	Metrics io.Writer
+}
+
+// ConfigFromEnv reads the Config that the IdempotentConsumer construct sets
+// in the function's environment (see package env), through getenv (usually
+// os.Getenv).
+func ConfigFromEnv(getenv func(string) string) (Config, error) {
+	var cfg Config
+	var err error
+	if cfg.Concurrency, err = env.Int(getenv, env.Concurrency); err != nil {
+		return Config{}, err
+	}
+	if cfg.MinRemaining, err = env.Duration(getenv, env.MinRemaining); err != nil {
+		return Config{}, err
+	}
+	if cfg.MaxBodyBytes, err = env.Int(getenv, env.MaxBodyBytes); err != nil {
+		return Config{}, err
+	}
+	switch d := Delivery(getenv(env.Delivery)); d {
+	case "", Auto, Raw, Envelope:
+		cfg.Delivery = d
+	default:
+		return Config{}, fmt.Errorf("%s=%q: want raw, envelope or auto", env.Delivery, d)
+	}
+	cfg.Consumer = getenv(env.Consumer)
+	if cfg.Consumer == "" {
+		cfg.Consumer = getenv("AWS_LAMBDA_FUNCTION_NAME")
+	}
+	cfg.MetricsNamespace = getenv(env.MetricsNamespace)
+	return cfg, nil
+}
+
+func (c Config) withDefaults() Config {
+	if c.MinRemaining <= 0 {
+		c.MinRemaining = DefaultMinRemaining
+	}
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if c.Delivery == "" {
+		c.Delivery = Auto
+	}
+	if c.Consumer == "" {
+		c.Consumer = "consumer"
+	}
+	if c.MetricsNamespace == "" {
+		c.MetricsNamespace = DefaultMetricsNamespace
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	}
+	if c.Metrics == nil {
+		c.Metrics = os.Stdout
+	}
+	return c
+}
+
+// KeyFunc derives the idempotency key from the business message: the order
+// id, the transaction id, a client's Idempotency-Key. An empty key or an
+// error is bad input.
+type KeyFunc[T any] func(msg T) (string, error)
+
+// Func is the business effect for one message, run at most once per fact.
+// It returns a small result that duplicates get back.
+type Func[T any] func(ctx context.Context, msg T, r idempotency.Reservation) (result string, err error)
+
+// TxFunc computes a transactional effect for one message: the writes that
+// commit atomically with the COMPLETED record (see idempotency.RunTx). It
+// must not have effects of its own.
+type TxFunc[T any] func(ctx context.Context, msg T, r idempotency.Reservation) (writes any, result string, err error)
+
+// Handler is a Lambda handler for SQS batches of messages of type T
+// (decoded from JSON). It is safe for concurrent use.
+type Handler[T any] struct {
+	guard *idempotency.Guard
+	key   KeyFunc[T]
+	run   func(ctx context.Context, f idempotency.Fact, msg T) (idempotency.Result, error)
+	cfg   Config
+}
+
+// New returns a Handler that runs fn once per fact under guard.
+func New[T any](guard *idempotency.Guard, key KeyFunc[T], fn Func[T], cfg Config) *Handler[T] {
+	h := &Handler[T]{guard: guard, key: key, cfg: cfg.withDefaults()}
+	h.run = func(ctx context.Context, f idempotency.Fact, msg T) (idempotency.Result, error) {
+		return guard.Run(ctx, f, func(ctx context.Context, r idempotency.Reservation) (string, error) {
+			return fn(ctx, msg, r)
+		})
+	}
+	return h
+}
+
+// NewTx returns a Handler whose effect is transactional: fn's writes commit
+// with the COMPLETED record in one request. guard's store must be an
+// idempotency.TxStore.
+func NewTx[T any](guard *idempotency.Guard, key KeyFunc[T], fn TxFunc[T], cfg Config) *Handler[T] {
+	h := &Handler[T]{guard: guard, key: key, cfg: cfg.withDefaults()}
+	h.run = func(ctx context.Context, f idempotency.Fact, msg T) (idempotency.Result, error) {
+		return guard.RunTx(ctx, f, func(ctx context.Context, r idempotency.Reservation) (any, string, error) {
+			return fn(ctx, msg, r)
+		})
+	}
+	return h
+}
+
+var errNotStarted = errors.New("not started")
+
+// errNothingJudged is returned when no record of a non-empty batch could be
+// judged (every one hit a store failure or the deadline): a function error,
+// so that it shows in the function's error metrics.
+var errNothingJudged = errors.New("no record of the batch could be judged")
+
+// report is what happened to one record.
+type report struct {
+	outcome Outcome
+	key     string
+	err     error
+}
+
+// Handle processes a batch and returns the records to retry. It returns an
+// error only when no record could be judged; SQS then retries them all.
+func (h *Handler[T]) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+	start := time.Now()
+	reports := make([]report, len(ev.Records))
+	b := &batch[T]{h: h, flights: make(map[string]*flight)}
+	limit := h.cfg.Concurrency
+	if limit <= 0 || limit > len(ev.Records) {
+		limit = max(len(ev.Records), 1)
+	}
+	b.slots = make(chan struct{}, limit)
+
+	var wg sync.WaitGroup
+	for _, group := range groups(ev.Records) {
+		wg.Go(func() {
+			failed := false
+			for _, i := range group {
+				if failed {
+					reports[i] = report{outcome: NotStarted, err: fmt.Errorf("%w: an earlier message of its FIFO group failed", errNotStarted)}
+					continue
+				}
+				reports[i] = b.one(ctx, &ev.Records[i])
+				failed = !reports[i].outcome.Succeeded()
+			}
+		})
+	}
+	wg.Wait()
+
+	var resp events.SQSEventResponse
+	var counts [numOutcomes]int
+	judged := false
+	for i, r := range reports {
+		rec := &ev.Records[i]
+		counts[r.outcome]++
+		h.log(ctx, rec, r)
+		if !r.outcome.Succeeded() {
+			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: rec.MessageId})
+		}
+		if r.outcome != NotStarted && !(r.outcome == Failed && !errors.As(r.err, new(*idempotency.EffectError))) {
+			judged = true
+		}
+	}
+	h.emitMetrics(counts, time.Since(start))
+	if len(ev.Records) > 0 && !judged {
+		return events.SQSEventResponse{}, fmt.Errorf("%w: %w", errNothingJudged, reports[0].err)
+	}
+	return resp, nil
+}
+
+// groups returns the indexes of the records in the order they must run: one
+// group per record on a standard queue, one per message group, in order, on a
+// FIFO queue.
+func groups(records []events.SQSMessage) [][]int {
+	var out [][]int
+	byGroup := make(map[string]int)
+	for i, r := range records {
+		gid, fifo := r.Attributes["MessageGroupId"]
+		if !fifo || !strings.HasSuffix(r.EventSourceARN, ".fifo") {
+			out = append(out, []int{i})
+			continue
+		}
+		g, ok := byGroup[gid]
+		if !ok {
+			g = len(out)
+			byGroup[gid] = g
+			out = append(out, nil)
+		}
+		out[g] = append(out[g], i)
+	}
+	return out
+}
+
+// batch is the state shared by the records of one batch.
+type batch[T any] struct {
+	h       *Handler[T]
+	slots   chan struct{}
+	mu      sync.Mutex
+	flights map[string]*flight // by namespaced key
+}
+
+// flight is the first record of a batch to carry a fact; later records with
+// the same fact wait for it and take its outcome.
+type flight struct {
+	hash string
+	done chan struct{}
+	res  idempotency.Result
+	err  error
+}
+
+// one runs one record. A panic in the author's code (key function, message
+// decoding) fails this record only; the guard already turns a panic in the
+// effect into a released reservation.
+func (b *batch[T]) one(ctx context.Context, rec *events.SQSMessage) (r report) {
+	defer func() {
+		if p := recover(); p != nil {
+			r = report{outcome: Failed, key: r.key, err: fmt.Errorf("panic: %v", p)}
+		}
+	}()
+	h := b.h
+	if len(rec.Body) > h.cfg.MaxBodyBytes {
+		return report{outcome: BadInput, err: fmt.Errorf("%w: body of %d bytes, more than %d", ErrBadInput, len(rec.Body), h.cfg.MaxBodyBytes)}
+	}
+	payload, err := Parse([]byte(rec.Body), h.cfg.Delivery)
+	if err != nil {
+		return report{outcome: BadInput, err: err}
+	}
+	var msg T
+	if err := json.Unmarshal(payload, &msg); err != nil {
+		return report{outcome: BadInput, err: fmt.Errorf("%w: decode message: %v", ErrBadInput, err)}
+	}
+	key, err := h.key(msg)
+	if err != nil {
+		return report{outcome: BadInput, err: fmt.Errorf("%w: key: %v", ErrBadInput, err)}
+	}
+	fact, err := h.guard.Fact(key, payload)
+	if err != nil {
+		return report{outcome: BadInput, key: key, err: err}
+	}
+
+	b.slots <- struct{}{}
+	defer func() { <-b.slots }()
+	if d, ok := ctx.Deadline(); ok && time.Until(d) < h.cfg.MinRemaining {
+		return report{outcome: NotStarted, key: fact.Key, err: fmt.Errorf("%w: %v before the deadline, less than %v", errNotStarted, time.Until(d).Round(time.Millisecond), h.cfg.MinRemaining)}
+	}
+
+	b.mu.Lock()
+	f, seen := b.flights[fact.Key]
+	if !seen {
+		f = &flight{hash: fact.Hash, done: make(chan struct{})}
+		b.flights[fact.Key] = f
+	}
+	b.mu.Unlock()
+	if seen && f.hash == fact.Hash {
+		<-f.done
+		if f.err != nil {
+			return report{outcome: classify(f.res, f.err), key: fact.Key, err: fmt.Errorf("same fact as an earlier record of the batch: %w", f.err)}
+		}
+		return report{outcome: Duplicate, key: fact.Key}
+	}
+	if !seen {
+		f.err = errors.New("the earlier record did not finish") // until run returns
+		defer close(f.done)
+	}
+	res, err := h.run(ctx, fact, msg)
+	if !seen {
+		f.res, f.err = res, err
+	}
+	return report{outcome: classify(res, err), key: fact.Key, err: err}
+}
+
+// log writes the record's line: key, message id, outcome and, for failures,
+// why.
+func (h *Handler[T]) log(ctx context.Context, rec *events.SQSMessage, r report) {
+	level := slog.LevelInfo
+	switch r.outcome {
+	case InProgress, NotStarted, LeaseLost:
+		level = slog.LevelWarn
+	case Mismatch, BadInput, Failed:
+		level = slog.LevelError
+	}
+	attrs := []slog.Attr{
+		slog.String("consumer", h.cfg.Consumer),
+		slog.String("message_id", rec.MessageId),
+		slog.String("key", r.key),
+		slog.String("outcome", r.outcome.String()),
+		slog.String("receive_count", rec.Attributes["ApproximateReceiveCount"]),
+	}
+	if r.err != nil {
+		attrs = append(attrs, slog.String("reason", r.err.Error()))
+	}
+	h.cfg.Logger.LogAttrs(ctx, level, "record", attrs...)
+}
+
+// emitMetrics writes one CloudWatch Embedded Metric Format line with the
+// batch's outcome counts.
+func (h *Handler[T]) emitMetrics(counts [numOutcomes]int, took time.Duration) {
+	metrics := make([]map[string]string, 0, numOutcomes+1)
+	line := map[string]any{"Consumer": h.cfg.Consumer}
+	for o, n := range counts {
+		metrics = append(metrics, map[string]string{"Name": metricNames[o], "Unit": "Count"})
+		line[metricNames[o]] = n
+	}
+	metrics = append(metrics, map[string]string{"Name": "BatchDuration", "Unit": "Milliseconds"})
+	line["BatchDuration"] = took.Milliseconds()
+	line["_aws"] = map[string]any{
+		"Timestamp": time.Now().UnixMilli(),
+		"CloudWatchMetrics": []map[string]any{{
+			"Namespace":  h.cfg.MetricsNamespace,
+			"Dimensions": [][]string{{"Consumer"}},
+			"Metrics":    metrics,
+		}},
+	}
+	out, err := json.Marshal(line)
+	if err == nil {
+		out = append(out, '\n')
+		_, err = h.cfg.Metrics.Write(out)
+	}
+	if err != nil {
+		h.cfg.Logger.Error("metrics", slog.String("reason", err.Error()))
+	}
+}

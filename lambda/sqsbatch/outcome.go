@@ -1,0 +1,77 @@
+package sqsbatch
+
+import (
+	"errors"
+
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+)
+
+// Outcome is how one record of a batch ended.
+type Outcome int
+
+// Outcomes, one per row of the per-record outcome table in DESIGN.md.
+const (
+	// Processed: the effect ran and the fact is completed. Deleted.
+	Processed Outcome = iota
+	// Duplicate: the fact was already completed (in the store, the cache, or
+	// earlier in the same batch). Deleted without running the effect.
+	Duplicate
+	// InProgress: another worker holds the fact's reservation. Redelivered
+	// after the visibility timeout.
+	InProgress
+	// Mismatch: the key was completed or reserved with a different payload.
+	// Failed until the DLQ takes it.
+	Mismatch
+	// BadInput: not JSON, bad envelope, no key, too large. Failed until the
+	// DLQ takes it.
+	BadInput
+	// Failed: the effect failed or panicked (the reservation was released),
+	// or the store failed. Retried, then the DLQ.
+	Failed
+	// LeaseLost: the effect ran but its lease had ended and another worker
+	// took the fact over; the stale worker changed nothing in the store.
+	// Redelivered; the redelivery finds the newer worker's record.
+	LeaseLost
+	// NotStarted: too close to the deadline to start, or an earlier message
+	// of its FIFO group failed. Redelivered.
+	NotStarted
+
+	numOutcomes
+)
+
+var outcomeNames = [numOutcomes]string{"processed", "duplicate", "in_progress", "mismatch", "bad_input", "failed", "lease_lost", "not_started"}
+
+// metricNames are the Embedded Metric Format names of the outcomes.
+var metricNames = [numOutcomes]string{"Processed", "Duplicate", "InProgress", "Mismatch", "BadInput", "Failed", "LeaseLost", "NotStarted"}
+
+func (o Outcome) String() string {
+	if o < 0 || o >= numOutcomes {
+		return "unknown"
+	}
+	return outcomeNames[o]
+}
+
+// Succeeded reports whether the record is done and its message may be
+// deleted.
+func (o Outcome) Succeeded() bool { return o == Processed || o == Duplicate }
+
+// classify maps the guard's answer to an outcome.
+func classify(res idempotency.Result, err error) Outcome {
+	switch {
+	case err == nil && res.Outcome == idempotency.Duplicate:
+		return Duplicate
+	case err == nil:
+		return Processed
+	case errors.Is(err, idempotency.ErrInvalidKey), errors.Is(err, idempotency.ErrInvalidPayload), errors.Is(err, ErrBadInput):
+		return BadInput
+	case errors.Is(err, idempotency.ErrPayloadMismatch):
+		return Mismatch
+	case errors.Is(err, idempotency.ErrInProgress):
+		return InProgress
+	case errors.Is(err, idempotency.ErrLeaseLost):
+		return LeaseLost
+	case errors.Is(err, errNotStarted):
+		return NotStarted
+	}
+	return Failed
+}

@@ -1,0 +1,278 @@
+package sqsbatch_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+)
+
+// TestOutcomeTable runs every row of DESIGN.md's per-record outcome table,
+// raw and in an SNS envelope, each beside a healthy record that must still
+// succeed.
+func TestOutcomeTable(t *testing.T) {
+	type row struct {
+		name    string
+		prepare func(t *testing.T, f *fixture)
+		body    string // the business message (wrapped in an envelope in that mode)
+		rawBody string // or a body used as it is, in both modes
+		outcome string
+		calls   int // store calls for this record
+		reason  string
+		id      string // the order id, when the record has one
+		effects int    // times the effect ran for that order
+	}
+	complete := func(id string, body string) func(t *testing.T, f *fixture) {
+		return func(t *testing.T, f *fixture) {
+			if _, err := f.guard.Do(context.Background(), id, []byte(body), func(context.Context, idempotency.Reservation) (string, error) { return "receipt-" + id, nil }); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	rows := []row{
+		{name: "new", id: "new", body: `{"orderId":"new","amount":10}`, outcome: "processed", calls: 2, effects: 1},
+		{name: "duplicate of a completed fact", id: "dup", prepare: complete("dup", `{"orderId":"dup","amount":10}`), body: `{"amount":10,"orderId":"dup"}`, outcome: "duplicate", calls: 1},
+		{name: "in progress elsewhere", id: "busy", prepare: func(t *testing.T, f *fixture) {
+			fact, _ := f.guard.Fact("busy", []byte(`{"orderId":"busy","amount":10}`))
+			now := time.Now()
+			if err := f.store.MemoryStore.Reserve(context.Background(), idempotency.Record{Key: fact.Key, Status: idempotency.StatusInProgress, Owner: "other-worker", LeaseUntil: now.Add(time.Minute), ExpiresAt: now.Add(time.Hour), PayloadHash: fact.Hash}, now); err != nil {
+				t.Fatal(err)
+			}
+		}, body: `{"orderId":"busy","amount":10}`, outcome: "in_progress", calls: 1, reason: "in progress elsewhere"},
+		{name: "effect failed", id: "declined", body: `{"orderId":"declined","amount":10,"mode":"fail"}`, outcome: "failed", calls: 2, reason: "payment declined"},
+		{name: "effect panicked", id: "buggy", body: `{"orderId":"buggy","amount":10,"mode":"panic"}`, outcome: "failed", calls: 2, reason: "effect panicked"},
+		{name: "not JSON", body: `{"orderId":"x", amount}`, outcome: "bad_input", reason: "not JSON"},
+		{name: "wrong shape", body: `{"orderId":42}`, outcome: "bad_input", reason: "decode message"},
+		{name: "no key", body: `{"amount":10}`, outcome: "bad_input", reason: "empty"},
+		{name: "key with control characters", body: `{"orderId":"a\u0000b"}`, outcome: "bad_input", reason: "control characters"},
+		{name: "too large", body: `{"orderId":"big","pad":"` + strings.Repeat("x", sqsbatch.DefaultMaxBodyBytes) + `"}`, outcome: "bad_input", reason: "more than"},
+		{name: "invalid SNS envelope", rawBody: `{"Type":"Notification","TopicArn":"arn:aws:sns:us-east-1:1:orders","Message":{"orderId":"e"}}`, outcome: "bad_input", reason: "Message is not a string"},
+		{name: "SNS envelope without Message", rawBody: `{"Type":"Notification","TopicArn":"arn:aws:sns:us-east-1:1:orders"}`, outcome: "bad_input", reason: "no Message"},
+		{name: "payload mismatch", id: "reused", prepare: complete("reused", `{"orderId":"reused","amount":10}`), body: `{"orderId":"reused","amount":99}`, outcome: "mismatch", calls: 1, reason: "payload mismatch"},
+	}
+	for _, d := range []sqsbatch.Delivery{sqsbatch.Raw, sqsbatch.Envelope} {
+		for _, r := range rows {
+			t.Run(string(d)+"/"+r.name, func(t *testing.T) {
+				f := newFixture(t)
+				if r.prepare != nil {
+					r.prepare(t, f)
+				}
+				before := f.store.calls()
+				rec := message(r.body, d)
+				if r.rawBody != "" {
+					rec.Body = r.rawBody
+				}
+				neighbour := message(`{"orderId":"neighbour","amount":1}`, d)
+				h := sqsbatch.New(f.guard, orderKey, f.effect, f.config(sqsbatch.Auto))
+				resp, err := h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec, neighbour}})
+				if err != nil {
+					t.Fatalf("Handle: %v", err)
+				}
+				failed := failedIDs(resp)
+				wantFailed := r.outcome != "processed" && r.outcome != "duplicate"
+				if failed[rec.MessageId] != wantFailed || failed[neighbour.MessageId] || len(failed) != map[bool]int{true: 1}[wantFailed] {
+					t.Fatalf("failures %v: record failed=%v, want %v; the neighbour must succeed", failed, failed[rec.MessageId], wantFailed)
+				}
+				if got := f.store.calls() - before - 2; got != r.calls {
+					t.Errorf("store calls for the record: %d, want %d", got, r.calls)
+				}
+				line := f.logLine(t, rec.MessageId)
+				if line["outcome"] != r.outcome {
+					t.Errorf("outcome %v, want %s (line %v)", line["outcome"], r.outcome, line)
+				}
+				if reason, _ := line["reason"].(string); !strings.Contains(reason, r.reason) {
+					t.Errorf("reason %q, want it to mention %q", reason, r.reason)
+				}
+				if r.id != "" && f.effectCount(r.id) != r.effects {
+					t.Errorf("effect ran %d times for %s, want %d", f.effectCount(r.id), r.id, r.effects)
+				}
+				if f.effectCount("neighbour") != 1 || f.logLine(t, neighbour.MessageId)["outcome"] != "processed" {
+					t.Error("the neighbour was not processed once")
+				}
+				metric := map[string]string{"processed": "Processed", "duplicate": "Duplicate", "in_progress": "InProgress", "failed": "Failed", "bad_input": "BadInput", "mismatch": "Mismatch"}[r.outcome]
+				want := 1.0
+				if r.outcome == "processed" {
+					want = 2
+				}
+				if got := f.metric(t, metric); got != want {
+					t.Errorf("metric %s = %v, want %v", metric, got, want)
+				}
+			})
+		}
+	}
+}
+
+// TestSameFactTwiceInOneBatch: deliveries of one fact that arrive together
+// run once; the others take its outcome without a redelivery.
+func TestSameFactTwiceInOneBatch(t *testing.T) {
+	f := newFixture(t)
+	body := `{"orderId":"o20","amount":10,"mode":"slow"}`
+	recs := []events.SQSMessage{message(body, sqsbatch.Envelope), message(body, sqsbatch.Raw), message(body, sqsbatch.Envelope)}
+	resp, err := f.handler(sqsbatch.Auto).Handle(context.Background(), events.SQSEvent{Records: recs})
+	if err != nil || len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("%v, %v: all three must succeed", resp, err)
+	}
+	if f.effectCount("o20") != 1 || f.store.calls() != 2 || f.metric(t, "Duplicate") != 2 {
+		t.Fatalf("effects=%d store calls=%d duplicates=%v; want 1, 2 and 2", f.effectCount("o20"), f.store.calls(), f.metric(t, "Duplicate"))
+	}
+	// When the first one fails, so do the others, and all are retried.
+	failing := `{"orderId":"o21","amount":10,"mode":"fail"}`
+	resp, _ = f.handler(sqsbatch.Auto).Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{message(failing, sqsbatch.Raw), message(failing, sqsbatch.Raw)}})
+	if len(resp.BatchItemFailures) != 2 {
+		t.Fatalf("failures %v, want both records", resp.BatchItemFailures)
+	}
+}
+
+// TestStoreErrors: a throttled store fails the records for a retry; when no
+// record could be judged the handler returns an error.
+func TestStoreErrors(t *testing.T) {
+	f := newFixture(t)
+	f.store.fail.Store(true)
+	recs := []events.SQSMessage{message(`{"orderId":"a","amount":1}`, sqsbatch.Raw), message(`{"orderId":"b","amount":1}`, sqsbatch.Raw)}
+	_, err := f.handler(sqsbatch.Raw).Handle(context.Background(), events.SQSEvent{Records: recs})
+	if err == nil || !strings.Contains(err.Error(), "throttled") {
+		t.Fatalf("err %v, want the batch to fail with the store's error", err)
+	}
+	if f.logLine(t, recs[0].MessageId)["outcome"] != "failed" {
+		t.Error("a store error must be logged as failed")
+	}
+	// With one record judged (bad input), the batch reports item failures.
+	recs = append(recs, message(`not json`, sqsbatch.Raw))
+	resp, err := f.handler(sqsbatch.Raw).Handle(context.Background(), events.SQSEvent{Records: recs})
+	if err != nil || len(resp.BatchItemFailures) != 3 {
+		t.Fatalf("%v, %v; want three item failures and no error", resp, err)
+	}
+}
+
+// TestDeadlineTooNear: no record starts when the deadline is closer than
+// MinRemaining; none touches the store.
+func TestDeadlineTooNear(t *testing.T) {
+	f := newFixture(t)
+	cfg := f.config(sqsbatch.Raw)
+	cfg.MinRemaining = time.Minute
+	h := sqsbatch.New(f.guard, orderKey, f.effect, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	recs := []events.SQSMessage{message(`{"orderId":"late","amount":1}`, sqsbatch.Raw)}
+	if _, err := h.Handle(ctx, events.SQSEvent{Records: recs}); err == nil {
+		t.Fatal("a batch with no record started must fail")
+	}
+	if f.store.calls() != 0 || f.effectCount("late") != 0 || f.logLine(t, recs[0].MessageId)["outcome"] != "not_started" {
+		t.Fatalf("store calls %d, effects %d: want none, logged not_started", f.store.calls(), f.effectCount("late"))
+	}
+}
+
+// TestFIFOGroupsRunInOrder: on a FIFO queue each group runs in order, and
+// the rest of a group after a failure is reported failed without running.
+func TestFIFOGroupsRunInOrder(t *testing.T) {
+	f := newFixture(t)
+	var mu sync.Mutex
+	var ran []string
+	h := sqsbatch.New(f.guard, orderKey, func(ctx context.Context, o order, r idempotency.Reservation) (string, error) {
+		mu.Lock()
+		ran = append(ran, o.OrderID)
+		mu.Unlock()
+		return f.effect(ctx, o, r)
+	}, f.config(sqsbatch.Raw))
+	fifo := func(body, group string) events.SQSMessage {
+		m := message(body, sqsbatch.Raw)
+		m.EventSourceARN = "arn:aws:sqs:us-east-1:123456789012:charge.fifo"
+		m.Attributes["MessageGroupId"] = group
+		return m
+	}
+	recs := []events.SQSMessage{
+		fifo(`{"orderId":"a1","amount":1}`, "A"),
+		fifo(`{"orderId":"b1","amount":1,"mode":"slow"}`, "B"),
+		fifo(`{"orderId":"a2","amount":1,"mode":"fail"}`, "A"),
+		fifo(`{"orderId":"b2","amount":1}`, "B"),
+		fifo(`{"orderId":"a3","amount":1}`, "A"),
+	}
+	resp, err := h.Handle(context.Background(), events.SQSEvent{Records: recs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	failed := failedIDs(resp)
+	if len(failed) != 2 || !failed[recs[2].MessageId] || !failed[recs[4].MessageId] {
+		t.Fatalf("failures %v, want a2 (failed) and a3 (not started)", failed)
+	}
+	pos := map[string]int{}
+	for i, id := range ran {
+		pos[id] = i
+	}
+	if _, ran := pos["a3"]; ran || pos["a1"] > pos["a2"] || pos["b1"] > pos["b2"] {
+		t.Fatalf("run order %v: groups must run in order and a3 must not run", ran)
+	}
+	if f.logLine(t, recs[4].MessageId)["outcome"] != "not_started" {
+		t.Error("a3 must be logged not_started")
+	}
+}
+
+// TestConcurrencyBound: no more records run at once than Concurrency.
+func TestConcurrencyBound(t *testing.T) {
+	f := newFixture(t)
+	cfg := f.config(sqsbatch.Raw)
+	cfg.Concurrency = 3
+	var running, peak atomic.Int32
+	h := sqsbatch.New(f.guard, orderKey, func(ctx context.Context, o order, r idempotency.Reservation) (string, error) {
+		n := running.Add(1)
+		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+		}
+		time.Sleep(5 * time.Millisecond)
+		running.Add(-1)
+		return "", nil
+	}, cfg)
+	var recs []events.SQSMessage
+	for i := range 10 {
+		recs = append(recs, message(`{"orderId":"c`+string(rune('0'+i))+`","amount":1}`, sqsbatch.Raw))
+	}
+	if resp, err := h.Handle(context.Background(), events.SQSEvent{Records: recs}); err != nil || len(resp.BatchItemFailures) != 0 {
+		t.Fatal(resp, err)
+	}
+	if p := peak.Load(); p > 3 || p < 2 {
+		t.Fatalf("peak concurrency %d, want at most 3 (and some concurrency)", p)
+	}
+}
+
+// TestTransactionalCalls: a transactional new fact is one store call (the
+// commit), and so is a duplicate of it.
+func TestTransactionalCalls(t *testing.T) {
+	f := newFixture(t)
+	var balance int
+	h := sqsbatch.NewTx(f.guard, orderKey, func(ctx context.Context, o order, r idempotency.Reservation) (any, string, error) {
+		return idempotency.MemoryWrites(func() error { balance += o.Amount; return nil }), "credited", nil
+	}, f.config(sqsbatch.Raw))
+	body := `{"orderId":"w1","amount":10}`
+	for i, want := range []string{"processed", "duplicate"} {
+		rec := message(body, sqsbatch.Raw)
+		before := f.store.calls()
+		if resp, err := h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec}}); err != nil || len(resp.BatchItemFailures) != 0 {
+			t.Fatal(resp, err)
+		}
+		if got := f.store.calls() - before; got != 1 || f.store.commit.Load() != int32(i+1) {
+			t.Errorf("%s: %d store calls (%d commits), want 1 commit", want, got, f.store.commit.Load())
+		}
+		if got := f.logLine(t, rec.MessageId)["outcome"]; got != want {
+			t.Errorf("outcome %v, want %s", got, want)
+		}
+	}
+	if balance != 10 {
+		t.Fatalf("balance %d, want 10", balance)
+	}
+	// A write refused by its own condition is the effect's failure.
+	rejecting := sqsbatch.NewTx(f.guard, orderKey, func(ctx context.Context, o order, r idempotency.Reservation) (any, string, error) {
+		return idempotency.MemoryWrites(func() error { return errors.New("insufficient funds") }), "", nil
+	}, f.config(sqsbatch.Raw))
+	rec := message(`{"orderId":"w2","amount":10}`, sqsbatch.Raw)
+	resp, _ := rejecting.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec}})
+	if len(resp.BatchItemFailures) != 1 || !strings.Contains(f.logLine(t, rec.MessageId)["reason"].(string), "insufficient funds") {
+		t.Fatalf("rejected transaction: %v", resp)
+	}
+}

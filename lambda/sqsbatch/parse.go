@@ -1,0 +1,78 @@
+package sqsbatch
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+)
+
+// Delivery says how SNS delivers messages into the queue.
+type Delivery string
+
+// Deliveries.
+const (
+	// Auto detects an SNS envelope per message: a JSON object whose Type is
+	// "Notification" and that has a TopicArn. Anything else is raw.
+	Auto Delivery = "auto"
+	// Raw means the body is the business message (raw message delivery, or
+	// messages sent to the queue directly).
+	Raw Delivery = "raw"
+	// Envelope means every body is an SNS notification envelope whose
+	// Message is the business message.
+	Envelope Delivery = "envelope"
+)
+
+// ErrBadInput marks a record that can never succeed as it is: not JSON, a
+// bad SNS envelope, no key, too large. It ends in the DLQ.
+var ErrBadInput = errors.New("bad input")
+
+// envelope is the part of an SNS notification the adapter reads.
+type envelope struct {
+	Type     string          `json:"Type"`
+	TopicArn string          `json:"TopicArn"`
+	Message  json.RawMessage `json:"Message"`
+}
+
+// Parse returns the business message carried by an SQS body: the body
+// itself for raw delivery, the envelope's Message for SNS delivery. The
+// result is valid UTF-8 JSON. Errors wrap ErrBadInput.
+func Parse(body []byte, d Delivery) ([]byte, error) {
+	if !utf8.Valid(body) {
+		return nil, fmt.Errorf("%w: body is not valid UTF-8", ErrBadInput)
+	}
+	msg := body
+	if d != Raw {
+		var env envelope
+		isObject := bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n"), []byte("{"))
+		if isObject && json.Unmarshal(body, &env) == nil && env.Type == "Notification" && env.TopicArn != "" {
+			m, err := envelopeMessage(env.Message)
+			if err != nil {
+				return nil, err
+			}
+			msg = m
+		} else if d == Envelope {
+			return nil, fmt.Errorf("%w: body is not an SNS notification envelope", ErrBadInput)
+		}
+	}
+	if !json.Valid(msg) {
+		return nil, fmt.Errorf("%w: message is not JSON", ErrBadInput)
+	}
+	return msg, nil
+}
+
+// envelopeMessage unquotes the envelope's Message, which must be a string.
+func envelopeMessage(raw json.RawMessage) ([]byte, error) {
+	if len(raw) == 0 {
+		return nil, fmt.Errorf("%w: SNS envelope has no Message", ErrBadInput)
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, fmt.Errorf("%w: SNS envelope Message is not a string", ErrBadInput)
+	}
+	if !utf8.ValidString(s) {
+		return nil, fmt.Errorf("%w: SNS envelope Message is not valid UTF-8", ErrBadInput)
+	}
+	return []byte(s), nil
+}

@@ -1,0 +1,251 @@
+// Package kumo_test runs the library against kumo, an in-process AWS
+// emulator started on a loopback port: DynamoDB with transactions (which
+// dynalite lacks), and SNS → SQS delivery. It lives in its own module so that
+// the emulator stays out of the library's module graph.
+package kumo_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/sivchari/kumo"
+
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
+)
+
+type creds struct{}
+
+func (creds) Retrieve(context.Context) (aws.Credentials, error) {
+	return aws.Credentials{AccessKeyID: "test", SecretAccessKey: "test", Source: "kumo"}, nil
+}
+
+// emulator is a kumo server and a DynamoDB client for it.
+type emulator struct {
+	url string
+	ddb *dynamodb.Client
+}
+
+// tables numbers the tables of the whole test binary: kumo servers of one
+// process share their state.
+var tables atomic.Int64
+
+func start(t *testing.T) *emulator {
+	srv := kumo.NewServer()
+	t.Cleanup(srv.Close)
+	return &emulator{url: srv.URL, ddb: dynamodb.New(dynamodb.Options{BaseEndpoint: aws.String(srv.URL), Region: "us-east-1", Credentials: creds{}})}
+}
+
+func (e *emulator) newTable(t *testing.T) string {
+	name := fmt.Sprintf("idempotency-%d", tables.Add(1))
+	_, err := e.ddb.CreateTable(context.Background(), &dynamodb.CreateTableInput{
+		TableName:            aws.String(name),
+		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("pk"), AttributeType: types.ScalarAttributeTypeS}},
+		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String("pk"), KeyType: types.KeyTypeHash}},
+		BillingMode:          types.BillingModePayPerRequest,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+// walletHarness keeps wallet balances in the idempotency table itself
+// (shared-table mode): item "balance#<wallet>", attribute "balance".
+func walletHarness(e *emulator, api func() dynamostore.API) storetest.Harness {
+	var mu sync.Mutex
+	var table string // the table of the latest store; the wallet test makes one
+	return storetest.Harness{
+		NewStore: func(t *testing.T) idempotency.Store {
+			mu.Lock()
+			defer mu.Unlock()
+			table = e.newTable(t)
+			return dynamostore.New(api(), table)
+		},
+		Credit: func(wallet string, amount int) any {
+			mu.Lock()
+			defer mu.Unlock()
+			return []types.TransactWriteItem{credit(table, wallet, amount)}
+		},
+		Balance: func(t *testing.T, wallet string) int {
+			mu.Lock()
+			defer mu.Unlock()
+			return balance(t, e.ddb, table, wallet)
+		},
+	}
+}
+
+func credit(table, wallet string, amount int) types.TransactWriteItem {
+	return types.TransactWriteItem{Update: &types.Update{
+		TableName:                 aws.String(table),
+		Key:                       map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "balance#" + wallet}},
+		UpdateExpression:          aws.String("ADD #b :n"),
+		ExpressionAttributeNames:  map[string]string{"#b": "balance"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":n": &types.AttributeValueMemberN{Value: strconv.Itoa(amount)}},
+	}}
+}
+
+func balance(t *testing.T, ddb *dynamodb.Client, table, wallet string) int {
+	out, err := ddb.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(table), ConsistentRead: aws.Bool(true),
+		Key: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "balance#" + wallet}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, ok := out.Item["balance"].(*types.AttributeValueMemberN)
+	if !ok {
+		return 0
+	}
+	v, _ := strconv.Atoi(n.Value)
+	return v
+}
+
+// TestConformanceKumo runs the store suite, transactions included, on kumo's
+// DynamoDB.
+func TestConformanceKumo(t *testing.T) {
+	e := start(t)
+	storetest.Run(t, walletHarness(e, func() dynamostore.API { return e.ddb }))
+}
+
+// countingAPI counts the DynamoDB requests and keeps the last transaction.
+type countingAPI struct {
+	*dynamodb.Client
+	mu     sync.Mutex
+	calls  map[string]int
+	lastTx *dynamodb.TransactWriteItemsInput
+}
+
+func (c *countingAPI) count(op string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls[op]++
+}
+
+func (c *countingAPI) PutItem(ctx context.Context, in *dynamodb.PutItemInput, o ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	c.count("PutItem")
+	return c.Client.PutItem(ctx, in, o...)
+}
+func (c *countingAPI) GetItem(ctx context.Context, in *dynamodb.GetItemInput, o ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
+	c.count("GetItem")
+	return c.Client.GetItem(ctx, in, o...)
+}
+func (c *countingAPI) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, o ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	c.count("UpdateItem")
+	return c.Client.UpdateItem(ctx, in, o...)
+}
+func (c *countingAPI) DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, o ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
+	c.count("DeleteItem")
+	return c.Client.DeleteItem(ctx, in, o...)
+}
+func (c *countingAPI) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, o ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
+	c.count("TransactWriteItems")
+	c.mu.Lock()
+	c.lastTx = in
+	c.mu.Unlock()
+	return c.Client.TransactWriteItems(ctx, in, o...)
+}
+
+func (c *countingAPI) take() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := c.calls
+	c.calls = map[string]int{}
+	return m
+}
+
+// TestTransactionalRequests: a new transactional fact is one
+// TransactWriteItems that carries the record's reserve condition and the
+// effect's write, with no separate reserve; a duplicate's cancelled
+// transaction is told from a rejected write by its reasons.
+func TestTransactionalRequests(t *testing.T) {
+	e := start(t)
+	table := e.newTable(t)
+	api := &countingAPI{Client: e.ddb, calls: map[string]int{}}
+	g, err := idempotency.NewGuard(dynamostore.New(api, table), idempotency.Config{Namespace: "wallet"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	payload := []byte(`{"orderId":"o1","customerId":"c1","amount":1000}`)
+	fact, err := g.Fact("o1", payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	creditC1 := func(context.Context, idempotency.Reservation) (any, string, error) {
+		return []types.TransactWriteItem{credit(table, "c1", 10)}, "credited 10", nil
+	}
+	res, err := g.RunTx(ctx, fact, creditC1)
+	if err != nil || res.Outcome != idempotency.Processed {
+		t.Fatalf("new: %+v, %v", res, err)
+	}
+	if calls := api.take(); len(calls) != 1 || calls["TransactWriteItems"] != 1 {
+		t.Fatalf("new fact: calls %v, want exactly one TransactWriteItems", calls)
+	}
+	tx := api.lastTx.TransactItems
+	if len(tx) != 2 || tx[0].Put == nil || aws.ToString(tx[0].Put.ConditionExpression) == "" || tx[0].Put.ReturnValuesOnConditionCheckFailure != types.ReturnValuesOnConditionCheckFailureAllOld || tx[1].Update == nil {
+		t.Fatalf("transaction %+v: want the conditional record put then the credit", tx)
+	}
+	// A duplicate: the transaction is cancelled on the record; kumo returns
+	// no old item, so the guard reads it once.
+	res, err = g.RunTx(ctx, fact, creditC1)
+	if err != nil || res.Outcome != idempotency.Duplicate || res.Value != "credited 10" {
+		t.Fatalf("duplicate: %+v, %v", res, err)
+	}
+	if calls := api.take(); calls["TransactWriteItems"] != 1 || calls["GetItem"] != 1 || len(calls) != 2 {
+		t.Fatalf("duplicate: calls %v, want one TransactWriteItems and one GetItem", calls)
+	}
+	// A write refused by its own condition (a debit beyond the balance) is
+	// the effect's failure, not a duplicate, and writes nothing.
+	fact2, _ := g.Fact("o2", []byte(`{"orderId":"o2"}`))
+	_, err = g.RunTx(ctx, fact2, func(context.Context, idempotency.Reservation) (any, string, error) {
+		debit := credit(table, "c1", -1000)
+		debit.Update.ConditionExpression = aws.String("#b >= :min")
+		debit.Update.ExpressionAttributeValues[":min"] = &types.AttributeValueMemberN{Value: "1000"}
+		return []types.TransactWriteItem{debit}, "", nil
+	})
+	var ee *idempotency.EffectError
+	if !errors.As(err, &ee) || !errors.Is(err, idempotency.ErrTxRejected) {
+		t.Fatalf("rejected write: %v, want an EffectError wrapping ErrTxRejected", err)
+	}
+	if got := balance(t, e.ddb, table, "c1"); got != 10 {
+		t.Fatalf("balance %d after a rejected debit, want 10", got)
+	}
+	if rec, _ := dynamostore.New(e.ddb, table).Get(ctx, fact2.Key); rec != nil {
+		t.Fatalf("a rejected transaction left a record: %+v", rec)
+	}
+}
+
+// TestReserveRequests: a new fact is two requests (reserve, complete), an
+// effect failure two (reserve, release), a duplicate on kumo two (reserve,
+// then one GetItem, since kumo returns no old item).
+func TestReserveRequests(t *testing.T) {
+	e := start(t)
+	api := &countingAPI{Client: e.ddb, calls: map[string]int{}}
+	g, _ := idempotency.NewGuard(dynamostore.New(api, e.newTable(t)), idempotency.Config{Namespace: "charge"})
+	ctx := context.Background()
+	ok := func(context.Context, idempotency.Reservation) (string, error) { return "r", nil }
+	fail := func(context.Context, idempotency.Reservation) (string, error) { return "", errors.New("declined") }
+	steps := []struct {
+		name   string
+		effect idempotency.Effect
+		want   map[string]int
+	}{
+		{"effect failure", fail, map[string]int{"PutItem": 1, "DeleteItem": 1}},
+		{"new", ok, map[string]int{"PutItem": 1, "UpdateItem": 1}},
+		{"duplicate", ok, map[string]int{"PutItem": 1, "GetItem": 1}},
+	}
+	for _, s := range steps {
+		_, _ = g.Do(ctx, "o1", []byte(`{"orderId":"o1"}`), s.effect)
+		if got := api.take(); fmt.Sprint(got) != fmt.Sprint(s.want) {
+			t.Errorf("%s: calls %v, want %v", s.name, got, s.want)
+		}
+	}
+}
