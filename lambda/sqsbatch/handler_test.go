@@ -36,7 +36,9 @@ type countingStore struct {
 
 var errThrottled = errors.New("ProvisionedThroughputExceededException: throttled")
 
-func newCountingStore() *countingStore { return &countingStore{MemoryStore: idempotency.NewMemoryStore()} }
+func newCountingStore() *countingStore {
+	return &countingStore{MemoryStore: idempotency.NewMemoryStore()}
+}
 
 func (s *countingStore) Reserve(ctx context.Context, r idempotency.Record, now time.Time) error {
 	s.reserve.Add(1)
