@@ -121,8 +121,7 @@ func (f *fixture) effect(ctx context.Context, o order, r idempotency.Reservation
 	case "fail":
 		return "", errors.New("payment declined by the provider")
 	case "panic":
-		var m map[string]int
-		m["boom"]++ // a nil-map bug in the effect
+		panic("a bug in the effect")
 	case "slow":
 		time.Sleep(50 * time.Millisecond)
 	}
