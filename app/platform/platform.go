@@ -1,0 +1,117 @@
+// Package platform builds the example OrdersPlatform stack: one orders topic
+// fanned out to three idempotent consumers.
+package platform
+
+import (
+	"path/filepath"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/consumer"
+)
+
+// WalletTableEnv is the environment variable that tells the wallet handler
+// the name of the table holding wallet balances.
+const WalletTableEnv = "WALLET_TABLE"
+
+// Props configures an OrdersPlatform stack.
+type Props struct {
+	// StackProps are passed to the stack. Default: an environment-agnostic
+	// stack.
+	awscdk.StackProps
+
+	// SourceRoot is the directory holding lambda/cmd/{charge,receipt,wallet}
+	// (the repository root). Default: the current working directory, which
+	// is the repository root under `cdk synth`.
+	SourceRoot string
+}
+
+// OrdersPlatform is the example stack and the resources a test or a larger
+// app may want to reach.
+type OrdersPlatform struct {
+	awscdk.Stack
+
+	// Orders is the topic order events are published to.
+	Orders awssns.Topic
+	// Wallets holds wallet balances and, under the namespace "wallet", the
+	// idempotency records of CreditWallet.
+	Wallets awsdynamodb.Table
+	// Charge charges the order.
+	Charge consumer.IdempotentConsumer
+	// Receipt sends the receipt.
+	Receipt consumer.IdempotentConsumer
+	// Wallet credits the customer's wallet.
+	Wallet consumer.IdempotentConsumer
+}
+
+// NewOrdersPlatform builds the stack: the orders topic (encrypted, TLS-only)
+// fanned out to ChargeOrder, SendReceipt and CreditWallet, each with its own
+// queue, dead-letter queues, function and alarms. ChargeOrder and
+// SendReceipt each own an idempotency table; CreditWallet keeps its records
+// in the Wallets table beside the balances it credits (shared-table mode),
+// so that the credit and its idempotency record can commit in one
+// transaction.
+func NewOrdersPlatform(scope constructs.Construct, id *string, props *Props) *OrdersPlatform {
+	if props == nil {
+		props = &Props{}
+	}
+	root := props.SourceRoot
+	if root == "" {
+		root = "."
+	}
+	entry := func(name string) *string {
+		return jsii.String(filepath.Join(root, "lambda", "cmd", name))
+	}
+
+	stack := awscdk.NewStack(scope, id, &props.StackProps)
+	p := &OrdersPlatform{Stack: stack}
+
+	p.Orders = awssns.NewTopic(stack, jsii.String("Orders"), &awssns.TopicProps{
+		DisplayName: jsii.String("orders"),
+		MasterKey:   awskms.Alias_FromAliasName(stack, jsii.String("OrdersKey"), jsii.String("alias/aws/sns")),
+		EnforceSSL:  jsii.Bool(true),
+	})
+
+	p.Wallets = awsdynamodb.NewTable(stack, jsii.String("Wallets"), &awsdynamodb.TableProps{
+		PartitionKey:        &awsdynamodb.Attribute{Name: jsii.String(consumer.PartitionKey), Type: awsdynamodb.AttributeType_STRING},
+		BillingMode:         awsdynamodb.BillingMode_PAY_PER_REQUEST,
+		TimeToLiveAttribute: jsii.String(consumer.TTLAttribute),
+		PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{
+			PointInTimeRecoveryEnabled: jsii.Bool(true),
+		},
+		Encryption:    awsdynamodb.TableEncryption_AWS_MANAGED,
+		RemovalPolicy: awscdk.RemovalPolicy_RETAIN,
+	})
+
+	// A producer that retries Publish stamps a new placedAt: the same
+	// fact, so the field stays out of the payload hash.
+	ignore := jsii.Strings("placedAt")
+	p.Charge = consumer.NewIdempotentConsumer(stack, jsii.String("ChargeOrder"), &consumer.IdempotentConsumerProps{
+		Entry:         entry("charge"),
+		Topic:         p.Orders,
+		Namespace:     jsii.String("charge"),
+		PayloadIgnore: ignore,
+	})
+	p.Receipt = consumer.NewIdempotentConsumer(stack, jsii.String("SendReceipt"), &consumer.IdempotentConsumerProps{
+		Entry:         entry("receipt"),
+		Topic:         p.Orders,
+		Namespace:     jsii.String("receipt"),
+		PayloadIgnore: ignore,
+	})
+	p.Wallet = consumer.NewIdempotentConsumer(stack, jsii.String("CreditWallet"), &consumer.IdempotentConsumerProps{
+		Entry:         entry("wallet"),
+		Topic:         p.Orders,
+		Table:         p.Wallets,
+		Namespace:     jsii.String("wallet"),
+		PayloadIgnore: ignore,
+		Environment: &map[string]*string{
+			WalletTableEnv: p.Wallets.TableName(),
+		},
+	})
+	return p
+}

@@ -1,0 +1,234 @@
+package platform_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/idempotent-consumer/idempotent-consumer/app/platform"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/cdktest"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/env"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/OrdersPlatform.template.json")
+
+const golden = "testdata/OrdersPlatform.template.json"
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	code := m.Run()
+	jsii.Close()
+	os.Exit(code)
+}
+
+// synthesized is the example stack, synthesized once per test binary (with
+// both cdk-nag packs) and shared by the tests.
+var synthesized struct {
+	done     bool
+	err      string
+	platform *platform.OrdersPlatform
+	template map[string]any
+	tmpl     assertions.Template
+	nag      assertions.Annotations
+}
+
+func load(t *testing.T) *platform.OrdersPlatform {
+	t.Helper()
+	s := &synthesized
+	if !s.done {
+		s.done = true
+		root, err := cdktest.ModuleRoot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := os.MkdirTemp("", "platform-test-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer os.RemoveAll(out)
+		s.err, _ = cdktest.Panics(func() {
+			app, err := cdktest.NewApp(out)
+			if err != nil {
+				panic(err)
+			}
+			s.platform = platform.NewOrdersPlatform(app, jsii.String("OrdersPlatform"), &platform.Props{SourceRoot: root})
+			cdktest.AddNagPacks(app)
+			s.tmpl = assertions.Template_FromStack(s.platform.Stack, nil)
+			s.template = *s.tmpl.ToJSON()
+			s.nag = assertions.Annotations_FromStack(s.platform.Stack)
+		})
+	}
+	if s.err != "" {
+		t.Fatal(s.err)
+	}
+	return s.platform
+}
+
+// assetHash matches the content hashes of assets, which change with every
+// change of a handler's code.
+var assetHash = regexp.MustCompile(`[0-9a-f]{64}`)
+
+func TestSnapshot(t *testing.T) {
+	load(t)
+	got, err := json.MarshalIndent(synthesized.template, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = assetHash.ReplaceAll(append(got, '\n'), []byte("ASSET_HASH"))
+	if *update {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test ./app/platform -run Snapshot -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("template differs from %s; if the change is intended, run go test ./app/platform -run Snapshot -update\n%s", golden, diff(string(want), string(got)))
+	}
+}
+
+// diff shows the first lines where want and got differ.
+func diff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := 0; i < len(w) || i < len(g); i++ {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl {
+			return fmt.Sprintf("line %d:\n- %s\n+ %s", i+1, wl, gl)
+		}
+	}
+	return ""
+}
+
+func TestResources(t *testing.T) {
+	load(t)
+	counts := map[string]int{}
+	for _, r := range synthesized.template["Resources"].(map[string]any) {
+		counts[r.(map[string]any)["Type"].(string)]++
+	}
+	want := map[string]int{
+		"AWS::SNS::Topic":                 1, // orders, shared by the three consumers
+		"AWS::SNS::TopicPolicy":           1,
+		"AWS::SNS::Subscription":          3,
+		"AWS::SQS::Queue":                 9, // queue, DLQ, subscription DLQ per consumer
+		"AWS::SQS::QueuePolicy":           9,
+		"AWS::DynamoDB::Table":            3, // ChargeOrder's, SendReceipt's, Wallets
+		"AWS::Logs::LogGroup":             3,
+		"AWS::IAM::Role":                  3,
+		"AWS::IAM::Policy":                3,
+		"AWS::Lambda::Function":           3,
+		"AWS::Lambda::EventSourceMapping": 3,
+		"AWS::CloudWatch::Alarm":          15,
+	}
+	if fmt.Sprint(counts) != fmt.Sprint(want) {
+		var lines []string
+		for typ, n := range counts {
+			lines = append(lines, fmt.Sprintf("%s: %d (want %d)", typ, n, want[typ]))
+		}
+		sort.Strings(lines)
+		t.Errorf("resource counts:\n%s", strings.Join(lines, "\n"))
+	}
+}
+
+func TestConsumersShareTheOrdersTopic(t *testing.T) {
+	p := load(t)
+	topic := p.Stack.GetLogicalId(p.Orders.Node().DefaultChild().(awscdk.CfnElement))
+	cdktest.Must(t, func() {
+		synthesized.tmpl.ResourcePropertiesCountIs(jsii.String("AWS::SNS::Subscription"), map[string]any{
+			"Protocol": "sqs",
+			"TopicArn": map[string]any{"Ref": *topic},
+		}, jsii.Number(3))
+	})
+}
+
+func TestWalletSharesTheWalletsTable(t *testing.T) {
+	p := load(t)
+	wallets := *p.Stack.GetLogicalId(p.Wallets.Node().DefaultChild().(awscdk.CfnElement))
+	if got := *p.Wallet.Table().Node().Path(); got != *p.Wallets.Node().Path() {
+		t.Errorf("CreditWallet table is %s, want Wallets", got)
+	}
+	cdktest.Must(t, func() {
+		synthesized.tmpl.HasResourceProperties(jsii.String("AWS::Lambda::Function"), map[string]any{
+			"Environment": map[string]any{"Variables": map[string]any{
+				env.Table:               map[string]any{"Ref": wallets},
+				env.Namespace:           "wallet",
+				env.Consumer:            "CreditWallet",
+				env.PayloadIgnore:       "placedAt",
+				platform.WalletTableEnv: map[string]any{"Ref": wallets},
+			}},
+		})
+		synthesized.tmpl.HasResource(jsii.String("AWS::DynamoDB::Table"), map[string]any{
+			"DeletionPolicy": "Retain",
+			"Properties": map[string]any{
+				"KeySchema":                        []any{map[string]any{"AttributeName": "pk", "KeyType": "HASH"}},
+				"TimeToLiveSpecification":          map[string]any{"AttributeName": "ttl", "Enabled": true},
+				"PointInTimeRecoverySpecification": map[string]any{"PointInTimeRecoveryEnabled": true},
+			},
+		})
+	})
+	for _, c := range []struct{ name, namespace string }{{"ChargeOrder", "charge"}, {"SendReceipt", "receipt"}} {
+		cdktest.Must(t, func() {
+			synthesized.tmpl.HasResourceProperties(jsii.String("AWS::Lambda::Function"), map[string]any{
+				"Environment": map[string]any{"Variables": map[string]any{
+					env.Namespace:           c.namespace,
+					env.Consumer:            c.name,
+					env.PayloadIgnore:       "placedAt",
+					platform.WalletTableEnv: assertions.Match_Absent(),
+				}},
+			})
+		})
+	}
+}
+
+func TestCDKNag(t *testing.T) {
+	load(t)
+	for _, pack := range []string{"AwsSolutions", "Serverless"} {
+		var got cdktest.NagFindings
+		cdktest.Must(t, func() { got = cdktest.Findings(synthesized.nag, pack) })
+		if len(got.Errors)+len(got.Warnings) > 0 {
+			t.Errorf("%s: %d errors, %d warnings:\n%s", pack, len(got.Errors), len(got.Warnings),
+				strings.Join(append(got.Errors, got.Warnings...), "\n"))
+		}
+	}
+	counts := map[string]int{}
+	for rule, reasons := range cdktest.Suppressions(synthesized.template) {
+		counts[rule] = len(reasons)
+	}
+	t.Logf("suppressions (rule: resources): %v", counts)
+}
+
+func TestSourceRootDefaultsToTheWorkingDirectory(t *testing.T) {
+	// Under `cdk synth` the working directory is the module root; from
+	// here, lambda/cmd/charge does not exist, so the build must fail
+	// naming the directory it looked in.
+	msg, panicked := cdktest.Panics(func() {
+		app, err := cdktest.NewApp(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		platform.NewOrdersPlatform(app, jsii.String("OrdersPlatform"), nil)
+	})
+	wd, _ := os.Getwd()
+	if want := filepath.Join(wd, "lambda", "cmd", "charge"); !panicked || !strings.Contains(msg, want) {
+		t.Errorf("NewOrdersPlatform from %s: panic %q, want one naming %s", wd, msg, want)
+	}
+}

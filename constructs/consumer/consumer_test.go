@@ -1,0 +1,859 @@
+package consumer_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatchactions"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/consumer"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/cdktest"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/env"
+)
+
+// Directories TestMain prepares: a handler main package that builds, one
+// that does not, and the root of every cloud assembly the tests write.
+var (
+	handlerDir string
+	brokenDir  string
+	outRoot    string
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	defer jsii.Close()
+	tmp, err := os.MkdirTemp("", "consumer-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	// KEEP_TEST_OUT=1 keeps the cloud assemblies (templates, cdk-nag
+	// reports) for a look after a failure.
+	if os.Getenv("KEEP_TEST_OUT") == "" {
+		defer os.RemoveAll(tmp)
+	}
+	handlerDir = filepath.Join(tmp, "handler")
+	brokenDir = filepath.Join(tmp, "broken")
+	outRoot = filepath.Join(tmp, "out")
+	// Handlers outside this module, with a module of their own and no
+	// dependencies, so that building them is fast and needs no network.
+	for dir, src := range map[string]string{
+		handlerDir: "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"stub handler\") }\n",
+		brokenDir:  "package main\n\nfunc main() { notDeclaredAnywhere() }\n",
+	} {
+		if err := writeModule(dir, src); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	return m.Run()
+}
+
+func writeModule(dir, mainSrc string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/"+filepath.Base(dir)+"\n\ngo 1.26\n"), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "main.go"), []byte(mainSrc), 0o644)
+}
+
+// fixture is one synthesized stack, shared by the tests that read it:
+// every synth costs seconds of jsii time.
+type fixture struct {
+	stack    awscdk.Stack
+	consumer consumer.IdempotentConsumer
+	template assertions.Template
+	nag      assertions.Annotations
+	// custom fixture only
+	topic, alarmTopic awssns.Topic
+	shared, ledger    awsdynamodb.Table
+	key               awskms.Key
+}
+
+var fixtures = map[string]*fixture{}
+var fixtureErrs = map[string]string{}
+
+// load builds the named fixture once per test binary, with cdk-nag applied.
+func load(t *testing.T, name string, build func(f *fixture)) *fixture {
+	t.Helper()
+	if msg, failed := fixtureErrs[name]; failed {
+		t.Fatalf("fixture %s: %s", name, msg)
+	}
+	if f, ok := fixtures[name]; ok {
+		return f
+	}
+	f := &fixture{}
+	msg, panicked := cdktest.Panics(func() {
+		app, err := cdktest.NewApp(filepath.Join(outRoot, name))
+		if err != nil {
+			panic(err)
+		}
+		f.stack = awscdk.NewStack(app, jsii.String(name), nil)
+		build(f)
+		cdktest.AddNagPacks(app)
+		f.template = assertions.Template_FromStack(f.stack, nil)
+		f.nag = assertions.Annotations_FromStack(f.stack)
+	})
+	if panicked {
+		fixtureErrs[name] = msg
+		t.Fatalf("fixture %s: %s", name, msg)
+	}
+	fixtures[name] = f
+	return f
+}
+
+// defaults is a consumer with nothing but Entry set.
+func defaults(t *testing.T) *fixture {
+	return load(t, "Defaults", func(f *fixture) {
+		f.consumer = consumer.NewIdempotentConsumer(f.stack, jsii.String("ChargeOrder"), &consumer.IdempotentConsumerProps{
+			Entry: jsii.String(handlerDir),
+		})
+	})
+}
+
+// custom sets every prop away from its default, with an existing topic, a
+// shared table and a customer-managed key.
+func custom(t *testing.T) *fixture {
+	return load(t, "Custom", func(f *fixture) {
+		s := f.stack
+		f.key = awskms.NewKey(s, jsii.String("Key"), &awskms.KeyProps{EnableKeyRotation: jsii.Bool(true)})
+		// Not f.key: the subscription names the topic in the key's policy.
+		f.topic = awssns.NewTopic(s, jsii.String("Orders"), &awssns.TopicProps{
+			MasterKey:  awskms.Alias_FromAliasName(s, jsii.String("SNSKey"), jsii.String("alias/aws/sns")),
+			EnforceSSL: jsii.Bool(true),
+		})
+		f.alarmTopic = awssns.NewTopic(s, jsii.String("Alarms"), &awssns.TopicProps{MasterKey: f.key, EnforceSSL: jsii.Bool(true)})
+		table := func(id string, key awskms.IKey) awsdynamodb.Table {
+			props := &awsdynamodb.TableProps{
+				PartitionKey: &awsdynamodb.Attribute{Name: jsii.String("pk"), Type: awsdynamodb.AttributeType_STRING},
+				BillingMode:  awsdynamodb.BillingMode_PAY_PER_REQUEST,
+				PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{
+					PointInTimeRecoveryEnabled: jsii.Bool(true),
+				},
+			}
+			if key != nil {
+				props.Encryption = awsdynamodb.TableEncryption_CUSTOMER_MANAGED
+				props.EncryptionKey = key
+			}
+			return awsdynamodb.NewTable(s, jsii.String(id), props)
+		}
+		f.shared = table("Shared", nil)
+		f.ledger = table("Ledger", f.key)
+		f.consumer = consumer.NewIdempotentConsumer(s, jsii.String("CreditWallet"), &consumer.IdempotentConsumerProps{
+			Entry:              jsii.String(handlerDir),
+			Topic:              f.topic,
+			RawMessageDelivery: jsii.Bool(true),
+			FilterPolicy: &map[string]awssns.SubscriptionFilter{
+				"type": awssns.SubscriptionFilter_StringFilter(&awssns.StringConditions{Allowlist: jsii.Strings("order.placed")}),
+			},
+			EncryptionKey:                f.key,
+			MaxReceiveCount:              jsii.Number(5),
+			VisibilityTimeout:            awscdk.Duration_Seconds(jsii.Number(300)),
+			Table:                        f.shared,
+			Namespace:                    jsii.String("wallet"),
+			MemorySize:                   jsii.Number(512),
+			Timeout:                      awscdk.Duration_Seconds(jsii.Number(45)),
+			ReservedConcurrentExecutions: jsii.Number(5),
+			LogRetention:                 awslogs.RetentionDays_ONE_WEEK,
+			Tracing:                      awslambda.Tracing_DISABLED,
+			Environment:                  &map[string]*string{"WALLET_TABLE": f.shared.TableName()},
+			Window:                       awscdk.Duration_Hours(jsii.Number(1)),
+			TTLAfterWindow:               awscdk.Duration_Hours(jsii.Number(2)),
+			LeaseMax:                     awscdk.Duration_Minutes(jsii.Number(1)),
+			CacheSize:                    jsii.Number(100),
+			PayloadIgnore:                jsii.Strings("meta.sentAt", "traceId"),
+			BatchConcurrency:             jsii.Number(4),
+			MinRemaining:                 awscdk.Duration_Millis(jsii.Number(1500)),
+			MaxBodyBytes:                 jsii.Number(65536),
+			MetricsNamespace:             jsii.String("Wallets"),
+			BatchSize:                    jsii.Number(100),
+			MaxBatchingWindow:            awscdk.Duration_Seconds(jsii.Number(5)),
+			MaxConcurrency:               jsii.Number(5),
+			OldestMessageAlarmThreshold:  awscdk.Duration_Minutes(jsii.Number(5)),
+			AlarmAction:                  awscloudwatchactions.NewSnsAction(f.alarmTopic),
+		})
+		f.consumer.GrantTransactionalWrites(f.ledger)
+	})
+}
+
+// keyed has a customer-managed key and the topic the construct creates: the
+// key must not encrypt that topic (the subscription names the topic in the
+// key's policy, which would make the two depend on each other).
+func keyed(t *testing.T) *fixture {
+	return load(t, "Keyed", func(f *fixture) {
+		f.key = awskms.NewKey(f.stack, jsii.String("Key"), &awskms.KeyProps{EnableKeyRotation: jsii.Bool(true)})
+		f.consumer = consumer.NewIdempotentConsumer(f.stack, jsii.String("SendReceipt"), &consumer.IdempotentConsumerProps{
+			Entry:         jsii.String(handlerDir),
+			EncryptionKey: f.key,
+			RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+		})
+		f.alarmTopic = awssns.NewTopic(f.stack, jsii.String("Publishers"), &awssns.TopicProps{
+			MasterKey:  f.key,
+			EnforceSSL: jsii.Bool(true),
+		})
+		publisher := awsiam.NewRole(f.stack, jsii.String("Publisher"), &awsiam.RoleProps{
+			AssumedBy: awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil),
+		})
+		f.consumer.GrantPublish(publisher)
+	})
+}
+
+// ref and arn are the CloudFormation forms of a resource's Ref and Arn.
+func ref(logicalID string) map[string]any { return map[string]any{"Ref": logicalID} }
+func arn(logicalID string) map[string]any {
+	return map[string]any{"Fn::GetAtt": []any{logicalID, "Arn"}}
+}
+
+// id returns the logical id of a construct's default resource.
+func id(f *fixture, c interface{ Node() constructs.Node }) string {
+	return *f.stack.GetLogicalId(c.Node().DefaultChild().(awscdk.CfnElement))
+}
+
+func has(t *testing.T, f *fixture, typ string, props map[string]any) {
+	t.Helper()
+	cdktest.Must(t, func() { f.template.HasResourceProperties(jsii.String(typ), props) })
+}
+
+func count(t *testing.T, f *fixture, typ string, n int) {
+	t.Helper()
+	cdktest.Must(t, func() { f.template.ResourceCountIs(jsii.String(typ), jsii.Number(float64(n))) })
+}
+
+func TestDefaultsCreateOneOfEach(t *testing.T) {
+	f := defaults(t)
+	for typ, n := range map[string]int{
+		"AWS::SNS::Topic":                 1,
+		"AWS::SNS::TopicPolicy":           1,
+		"AWS::SNS::Subscription":          1,
+		"AWS::SQS::Queue":                 3,
+		"AWS::SQS::QueuePolicy":           3,
+		"AWS::DynamoDB::Table":            1,
+		"AWS::Logs::LogGroup":             1,
+		"AWS::IAM::Role":                  1,
+		"AWS::IAM::Policy":                1,
+		"AWS::Lambda::Function":           1,
+		"AWS::Lambda::EventSourceMapping": 1,
+		"AWS::CloudWatch::Alarm":          5,
+		"AWS::KMS::Key":                   0,
+	} {
+		count(t, f, typ, n)
+	}
+}
+
+func TestDefaultTopicIsEncryptedWithTheSNSManagedKeyAndTLSOnly(t *testing.T) {
+	f := defaults(t)
+	topic := id(f, f.consumer.Topic())
+	has(t, f, "AWS::SNS::Topic", map[string]any{
+		"KmsMasterKeyId": map[string]any{"Fn::Join": []any{"", []any{
+			"arn:", ref("AWS::Partition"), ":kms:", ref("AWS::Region"), ":", ref("AWS::AccountId"), ":alias/aws/sns",
+		}}},
+	})
+	has(t, f, "AWS::SNS::TopicPolicy", map[string]any{
+		"Topics": []any{ref(topic)},
+		"PolicyDocument": map[string]any{"Statement": []any{map[string]any{
+			"Action":    "sns:Publish",
+			"Effect":    "Deny",
+			"Principal": "*",
+			"Condition": map[string]any{"Bool": map[string]any{"aws:SecureTransport": "false"}},
+		}}},
+	})
+}
+
+func TestDefaultSubscriptionDeliversTheEnvelopeWithADeadLetterQueue(t *testing.T) {
+	f := defaults(t)
+	has(t, f, "AWS::SNS::Subscription", map[string]any{
+		"Protocol":           "sqs",
+		"TopicArn":           ref(id(f, f.consumer.Topic())),
+		"Endpoint":           arn(id(f, f.consumer.Queue())),
+		"RawMessageDelivery": false,
+		"FilterPolicy":       assertions.Match_Absent(),
+		"RedrivePolicy": map[string]any{
+			"deadLetterTargetArn": arn(id(f, f.consumer.SubscriptionDeadLetterQueue())),
+		},
+	})
+	// SNS may send into the subscription dead-letter queue, from this topic only.
+	has(t, f, "AWS::SQS::QueuePolicy", map[string]any{
+		"Queues": []any{ref(id(f, f.consumer.SubscriptionDeadLetterQueue()))},
+		"PolicyDocument": map[string]any{"Statement": assertions.Match_ArrayWith(&[]any{assertions.Match_ObjectLike(&map[string]any{
+			"Action":    "sqs:SendMessage",
+			"Effect":    "Allow",
+			"Principal": map[string]any{"Service": "sns.amazonaws.com"},
+			"Condition": map[string]any{"ArnEquals": map[string]any{"aws:SourceArn": ref(id(f, f.consumer.Topic()))}},
+		})})},
+	})
+}
+
+func TestDefaultQueuesAreEncryptedTLSOnlyWithRedrive(t *testing.T) {
+	f := defaults(t)
+	queue, dlq, subDLQ := id(f, f.consumer.Queue()), id(f, f.consumer.DeadLetterQueue()), id(f, f.consumer.SubscriptionDeadLetterQueue())
+	cdktest.Must(t, func() {
+		f.template.HasResource(jsii.String("AWS::SQS::Queue"), map[string]any{
+			"Properties": map[string]any{
+				"SqsManagedSseEnabled": true,
+				"KmsMasterKeyId":       assertions.Match_Absent(),
+				"VisibilityTimeout":    180, // 6 × the default timeout of 30 s
+				"RedrivePolicy": map[string]any{
+					"deadLetterTargetArn": arn(dlq),
+					"maxReceiveCount":     5,
+				},
+			},
+		})
+	})
+	// Both dead-letter queues keep messages 14 days.
+	cdktest.Must(t, func() {
+		f.template.ResourcePropertiesCountIs(jsii.String("AWS::SQS::Queue"), assertions.Match_ObjectEquals(&map[string]any{
+			"SqsManagedSseEnabled":   true,
+			"MessageRetentionPeriod": 14 * 24 * 3600,
+		}), jsii.Number(2))
+	})
+	for _, q := range []string{queue, dlq, subDLQ} {
+		has(t, f, "AWS::SQS::QueuePolicy", map[string]any{
+			"Queues": []any{ref(q)},
+			"PolicyDocument": map[string]any{"Statement": assertions.Match_ArrayWith(&[]any{assertions.Match_ObjectLike(&map[string]any{
+				"Action":    "sqs:*",
+				"Effect":    "Deny",
+				"Principal": map[string]any{"AWS": "*"},
+				"Resource":  arn(q),
+				"Condition": map[string]any{"Bool": map[string]any{"aws:SecureTransport": "false"}},
+			})})},
+		})
+	}
+	// SNS may send into the queue, from this topic only.
+	has(t, f, "AWS::SQS::QueuePolicy", map[string]any{
+		"Queues": []any{ref(queue)},
+		"PolicyDocument": map[string]any{"Statement": assertions.Match_ArrayWith(&[]any{assertions.Match_ObjectLike(&map[string]any{
+			"Action":    "sqs:SendMessage",
+			"Principal": map[string]any{"Service": "sns.amazonaws.com"},
+			"Condition": map[string]any{"ArnEquals": map[string]any{"aws:SourceArn": ref(id(f, f.consumer.Topic()))}},
+		})})},
+	})
+}
+
+func TestDefaultTableIsOnDemandWithTTLAndPITRAndIsRetained(t *testing.T) {
+	f := defaults(t)
+	cdktest.Must(t, func() {
+		f.template.HasResource(jsii.String("AWS::DynamoDB::Table"), map[string]any{
+			"DeletionPolicy":      "Retain",
+			"UpdateReplacePolicy": "Retain",
+			"Properties": assertions.Match_ObjectEquals(&map[string]any{
+				"AttributeDefinitions":             []any{map[string]any{"AttributeName": "pk", "AttributeType": "S"}},
+				"KeySchema":                        []any{map[string]any{"AttributeName": "pk", "KeyType": "HASH"}},
+				"BillingMode":                      "PAY_PER_REQUEST",
+				"TimeToLiveSpecification":          map[string]any{"AttributeName": "ttl", "Enabled": true},
+				"PointInTimeRecoverySpecification": map[string]any{"PointInTimeRecoveryEnabled": true},
+				// AWS-managed key: encryption on, no key of ours.
+				"SSESpecification": map[string]any{"SSEEnabled": true},
+			}),
+		})
+	})
+}
+
+func TestDefaultFunctionIsGoOnArm64(t *testing.T) {
+	f := defaults(t)
+	has(t, f, "AWS::Lambda::Function", map[string]any{
+		"Runtime":                      "provided.al2023",
+		"Architectures":                []any{"arm64"},
+		"Handler":                      "bootstrap",
+		"MemorySize":                   256,
+		"Timeout":                      30,
+		"TracingConfig":                map[string]any{"Mode": "Active"},
+		"ReservedConcurrentExecutions": assertions.Match_Absent(),
+		"Role":                         arn(id(f, f.consumer.Role())),
+		"LoggingConfig":                map[string]any{"LogGroup": ref(id(f, f.consumer.LogGroup()))},
+		"Code": map[string]any{
+			"S3Key": assertions.Match_StringLikeRegexp(jsii.String("^[0-9a-f]{64}\\.zip$")),
+		},
+	})
+	has(t, f, "AWS::Logs::LogGroup", map[string]any{"RetentionInDays": 30})
+}
+
+func TestDefaultEnvironmentSetsTheWholeContract(t *testing.T) {
+	f := defaults(t)
+	has(t, f, "AWS::Lambda::Function", map[string]any{
+		"Environment": map[string]any{"Variables": assertions.Match_ObjectEquals(&map[string]any{
+			env.Table:            ref(id(f, f.consumer.Table())),
+			env.Namespace:        "chargeorder",
+			env.Window:           "24h",
+			env.TTLAfterWindow:   "24h",
+			env.LeaseMax:         "15m",
+			env.CacheSize:        "0",
+			env.Concurrency:      "10",
+			env.MinRemaining:     "2s",
+			env.MaxBodyBytes:     "262144",
+			env.Delivery:         "envelope",
+			env.Consumer:         "ChargeOrder",
+			env.MetricsNamespace: "IdempotentConsumer",
+		})},
+	})
+}
+
+func TestDefaultRoleHasNoManagedPolicyAndOnlyItsOwnResources(t *testing.T) {
+	f := defaults(t)
+	has(t, f, "AWS::IAM::Role", map[string]any{
+		"ManagedPolicyArns": assertions.Match_Absent(),
+		"AssumeRolePolicyDocument": map[string]any{"Statement": []any{map[string]any{
+			"Action":    "sts:AssumeRole",
+			"Effect":    "Allow",
+			"Principal": map[string]any{"Service": "lambda.amazonaws.com"},
+		}}},
+	})
+	has(t, f, "AWS::IAM::Policy", map[string]any{
+		"Roles": []any{ref(id(f, f.consumer.Role()))},
+		"PolicyDocument": map[string]any{"Statement": []any{
+			map[string]any{
+				"Action":   []any{"logs:CreateLogStream", "logs:PutLogEvents"},
+				"Effect":   "Allow",
+				"Resource": arn(id(f, f.consumer.LogGroup())),
+			},
+			map[string]any{
+				"Action":   []any{"xray:PutTelemetryRecords", "xray:PutTraceSegments"},
+				"Effect":   "Allow",
+				"Resource": "*",
+			},
+			map[string]any{
+				"Action":   []any{"dynamodb:ConditionCheckItem", "dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"},
+				"Effect":   "Allow",
+				"Resource": arn(id(f, f.consumer.Table())),
+			},
+			map[string]any{
+				"Action":   []any{"sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl", "sqs:ReceiveMessage"},
+				"Effect":   "Allow",
+				"Resource": arn(id(f, f.consumer.Queue())),
+			},
+		}},
+	})
+}
+
+func TestDefaultEventSourceReportsBatchItemFailures(t *testing.T) {
+	f := defaults(t)
+	has(t, f, "AWS::Lambda::EventSourceMapping", map[string]any{
+		"EventSourceArn":                 arn(id(f, f.consumer.Queue())),
+		"FunctionName":                   ref(id(f, f.consumer.Function())),
+		"BatchSize":                      10,
+		"FunctionResponseTypes":          []any{"ReportBatchItemFailures"},
+		"MaximumBatchingWindowInSeconds": assertions.Match_Absent(),
+		"ScalingConfig":                  assertions.Match_Absent(),
+	})
+}
+
+func TestDefaultAlarms(t *testing.T) {
+	f := defaults(t)
+	dim := func(name string, value any) []any { return []any{map[string]any{"Name": name, "Value": value}} }
+	queueName := func(q interface{ Node() constructs.Node }) any {
+		return map[string]any{"Fn::GetAtt": []any{id(f, q), "QueueName"}}
+	}
+	for name, want := range map[string]map[string]any{
+		"dead-letter queue": {"Namespace": "AWS/SQS", "MetricName": "ApproximateNumberOfMessagesVisible", "Statistic": "Maximum", "Threshold": 0,
+			"Dimensions": dim("QueueName", queueName(f.consumer.DeadLetterQueue()))},
+		"subscription dead-letter queue": {"Namespace": "AWS/SQS", "MetricName": "ApproximateNumberOfMessagesVisible", "Statistic": "Maximum", "Threshold": 0,
+			"Dimensions": dim("QueueName", queueName(f.consumer.SubscriptionDeadLetterQueue()))},
+		"oldest message": {"Namespace": "AWS/SQS", "MetricName": "ApproximateAgeOfOldestMessage", "Statistic": "Maximum", "Threshold": 900,
+			"Dimensions": dim("QueueName", queueName(f.consumer.Queue()))},
+		"errors": {"Namespace": "AWS/Lambda", "MetricName": "Errors", "Statistic": "Sum", "Threshold": 0,
+			"Dimensions": dim("FunctionName", ref(id(f, f.consumer.Function())))},
+		"throttles": {"Namespace": "AWS/Lambda", "MetricName": "Throttles", "Statistic": "Sum", "Threshold": 0,
+			"Dimensions": dim("FunctionName", ref(id(f, f.consumer.Function())))},
+	} {
+		t.Run(name, func(t *testing.T) {
+			want["ComparisonOperator"] = "GreaterThanThreshold"
+			want["EvaluationPeriods"] = 1
+			want["TreatMissingData"] = "notBreaching"
+			want["AlarmActions"] = assertions.Match_Absent()
+			has(t, f, "AWS::CloudWatch::Alarm", want)
+		})
+	}
+	if n := len(f.consumer.Alarms().All()); n != 5 {
+		t.Errorf("Alarms().All() has %d alarms, want 5", n)
+	}
+}
+
+func TestConstructIDsAreStable(t *testing.T) {
+	f := defaults(t)
+	c := f.consumer
+	for want, got := range map[string]string{
+		"Defaults/ChargeOrder/Topic":                            *c.Topic().Node().Path(),
+		"Defaults/ChargeOrder/Queue":                            *c.Queue().Node().Path(),
+		"Defaults/ChargeOrder/DeadLetterQueue":                  *c.DeadLetterQueue().Node().Path(),
+		"Defaults/ChargeOrder/SubscriptionDeadLetterQueue":      *c.SubscriptionDeadLetterQueue().Node().Path(),
+		"Defaults/ChargeOrder/Table":                            *c.Table().Node().Path(),
+		"Defaults/ChargeOrder/Function":                         *c.Function().Node().Path(),
+		"Defaults/ChargeOrder/Role":                             *c.Role().Node().Path(),
+		"Defaults/ChargeOrder/LogGroup":                         *c.LogGroup().Node().Path(),
+		"Defaults/ChargeOrder/DeadLetterQueueAlarm":             *c.Alarms().DeadLetterQueue.Node().Path(),
+		"Defaults/ChargeOrder/SubscriptionDeadLetterQueueAlarm": *c.Alarms().SubscriptionDeadLetterQueue.Node().Path(),
+		"Defaults/ChargeOrder/OldestMessageAlarm":               *c.Alarms().OldestMessage.Node().Path(),
+		"Defaults/ChargeOrder/ErrorsAlarm":                      *c.Alarms().Errors.Node().Path(),
+		"Defaults/ChargeOrder/ThrottlesAlarm":                   *c.Alarms().Throttles.Node().Path(),
+	} {
+		if got != want {
+			t.Errorf("construct path %s, want %s", got, want)
+		}
+	}
+	if got := *c.Namespace(); got != "chargeorder" {
+		t.Errorf("Namespace() = %q, want chargeorder", got)
+	}
+}
+
+func TestCustomUsesTheGivenTopicAndSharedTable(t *testing.T) {
+	f := custom(t)
+	if got, want := *f.consumer.Topic().Node().Path(), *f.topic.Node().Path(); got != want {
+		t.Errorf("Topic() is %s, want the given topic %s", got, want)
+	}
+	if got, want := *f.consumer.Table().Node().Path(), *f.shared.Node().Path(); got != want {
+		t.Errorf("Table() is %s, want the given table %s", got, want)
+	}
+	count(t, f, "AWS::SNS::Topic", 2)      // Orders and Alarms, none of the consumer's
+	count(t, f, "AWS::DynamoDB::Table", 2) // Shared and Ledger, none of the consumer's
+	has(t, f, "AWS::SNS::Subscription", map[string]any{
+		"TopicArn":           ref(id(f, f.topic)),
+		"RawMessageDelivery": true,
+		"FilterPolicy":       map[string]any{"type": []any{"order.placed"}},
+	})
+}
+
+func TestCustomEncryptionKeyEncryptsTheQueuesAndLetsSNSDeliver(t *testing.T) {
+	f := custom(t)
+	key := id(f, f.key)
+	cdktest.Must(t, func() {
+		f.template.ResourcePropertiesCountIs(jsii.String("AWS::SQS::Queue"), map[string]any{
+			"KmsMasterKeyId":       arn(key),
+			"SqsManagedSseEnabled": assertions.Match_Absent(),
+		}, jsii.Number(3))
+	})
+	has(t, f, "AWS::KMS::Key", map[string]any{
+		"KeyPolicy": map[string]any{"Statement": assertions.Match_ArrayWith(&[]any{assertions.Match_ObjectLike(&map[string]any{
+			"Action":    []any{"kms:Decrypt", "kms:GenerateDataKey"},
+			"Effect":    "Allow",
+			"Principal": map[string]any{"Service": "sns.amazonaws.com"},
+			"Condition": map[string]any{"ArnEquals": map[string]any{"aws:SourceArn": ref(id(f, f.topic))}},
+		})})},
+	})
+}
+
+func TestEncryptionKeyLeavesTheCreatedTopicOnTheSNSManagedKey(t *testing.T) {
+	f := keyed(t)
+	has(t, f, "AWS::SNS::Topic", map[string]any{
+		"KmsMasterKeyId": map[string]any{"Fn::Join": assertions.Match_ArrayWith(&[]any{
+			assertions.Match_ArrayWith(&[]any{":alias/aws/sns"}),
+		})},
+	})
+	cdktest.Must(t, func() {
+		f.template.ResourcePropertiesCountIs(jsii.String("AWS::SQS::Queue"), map[string]any{
+			"KmsMasterKeyId": arn(id(f, f.key)),
+		}, jsii.Number(3))
+	})
+}
+
+func TestRemovalPolicyAppliesToTheCreatedTable(t *testing.T) {
+	f := keyed(t)
+	cdktest.Must(t, func() {
+		f.template.HasResource(jsii.String("AWS::DynamoDB::Table"), map[string]any{
+			"DeletionPolicy":      "Delete",
+			"UpdateReplacePolicy": "Delete",
+		})
+	})
+}
+
+func TestGrantPublishAllowsPublishingToTheTopic(t *testing.T) {
+	f := keyed(t)
+	has(t, f, "AWS::IAM::Policy", map[string]any{
+		"Roles": []any{ref(id(f, f.stack.Node().FindChild(jsii.String("Publisher")).(awsiam.Role)))},
+		"PolicyDocument": map[string]any{"Statement": assertions.Match_ArrayWith(&[]any{assertions.Match_ObjectLike(&map[string]any{
+			"Action":   "sns:Publish",
+			"Effect":   "Allow",
+			"Resource": ref(id(f, f.consumer.Topic())),
+		})})},
+	})
+}
+
+func TestCustomPropsReachTheResources(t *testing.T) {
+	f := custom(t)
+	has(t, f, "AWS::SQS::Queue", map[string]any{
+		"VisibilityTimeout": 300,
+		"RedrivePolicy":     map[string]any{"maxReceiveCount": 5},
+	})
+	has(t, f, "AWS::Lambda::Function", map[string]any{
+		"MemorySize":                   512,
+		"Timeout":                      45,
+		"ReservedConcurrentExecutions": 5,
+		"TracingConfig":                assertions.Match_Absent(),
+		"Environment": map[string]any{"Variables": assertions.Match_ObjectEquals(&map[string]any{
+			"WALLET_TABLE":       ref(id(f, f.shared)),
+			env.Table:            ref(id(f, f.shared)),
+			env.Namespace:        "wallet",
+			env.Window:           "1h",
+			env.TTLAfterWindow:   "2h",
+			env.LeaseMax:         "1m",
+			env.CacheSize:        "100",
+			env.PayloadIgnore:    "meta.sentAt,traceId",
+			env.Concurrency:      "4",
+			env.MinRemaining:     "1500ms",
+			env.MaxBodyBytes:     "65536",
+			env.Delivery:         "raw",
+			env.Consumer:         "CreditWallet",
+			env.MetricsNamespace: "Wallets",
+		})},
+	})
+	has(t, f, "AWS::Logs::LogGroup", map[string]any{"RetentionInDays": 7})
+	has(t, f, "AWS::Lambda::EventSourceMapping", map[string]any{
+		"BatchSize":                      100,
+		"MaximumBatchingWindowInSeconds": 5,
+		"ScalingConfig":                  map[string]any{"MaximumConcurrency": 5},
+		"FunctionResponseTypes":          []any{"ReportBatchItemFailures"},
+	})
+	has(t, f, "AWS::CloudWatch::Alarm", map[string]any{
+		"MetricName": "ApproximateAgeOfOldestMessage",
+		"Threshold":  300,
+	})
+	cdktest.Must(t, func() {
+		f.template.ResourcePropertiesCountIs(jsii.String("AWS::CloudWatch::Alarm"), map[string]any{
+			"AlarmActions": []any{ref(id(f, f.alarmTopic))},
+		}, jsii.Number(5))
+	})
+}
+
+func TestCustomRoleIsScopedToTheSharedTableTheLedgerAndTheKey(t *testing.T) {
+	f := custom(t)
+	statement := func(actions []any, resource any) map[string]any {
+		return map[string]any{"Action": actions, "Effect": "Allow", "Resource": resource}
+	}
+	key := arn(id(f, f.key))
+	has(t, f, "AWS::IAM::Policy", map[string]any{
+		"Roles": []any{ref(id(f, f.consumer.Role()))},
+		"PolicyDocument": map[string]any{"Statement": []any{
+			statement([]any{"logs:CreateLogStream", "logs:PutLogEvents"}, arn(id(f, f.consumer.LogGroup()))),
+			statement([]any{"dynamodb:ConditionCheckItem", "dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"}, arn(id(f, f.shared))),
+			statement([]any{"sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl", "sqs:ReceiveMessage"}, arn(id(f, f.consumer.Queue()))),
+			// The table's key and the queue's key are the same key here.
+			statement([]any{"kms:Decrypt", "kms:DescribeKey", "kms:Encrypt", "kms:GenerateDataKey", "kms:GenerateDataKeyWithoutPlaintext", "kms:ReEncryptFrom", "kms:ReEncryptTo"}, key),
+			statement([]any{"dynamodb:ConditionCheckItem", "dynamodb:DeleteItem", "dynamodb:PutItem", "dynamodb:UpdateItem"}, arn(id(f, f.ledger))),
+		}},
+	})
+}
+
+func TestCustomWithoutTracingNeedsNoSuppression(t *testing.T) {
+	f := custom(t)
+	cdktest.Must(t, func() {
+		f.template.HasResource(jsii.String("AWS::IAM::Role"), map[string]any{"Metadata": assertions.Match_Absent()})
+	})
+}
+
+// TestCDKNag checks both cdk-nag packs: nothing but what the construct
+// suppresses with a reason, and, where the custom fixture turns tracing
+// off, the one warning that says so.
+func TestCDKNag(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		fixture func(*testing.T) *fixture
+		want    map[string]int // pack → warnings
+	}{
+		{"defaults", defaults, nil},
+		{"custom", custom, map[string]int{"Serverless": 1}},
+		{"keyed", keyed, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := tc.fixture(t)
+			for _, pack := range []string{"AwsSolutions", "Serverless"} {
+				var got cdktest.NagFindings
+				cdktest.Must(t, func() { got = cdktest.Findings(f.nag, pack) })
+				if len(got.Errors) > 0 {
+					t.Errorf("%s errors:\n%s", pack, strings.Join(got.Errors, "\n"))
+				}
+				if len(got.Warnings) != tc.want[pack] {
+					t.Errorf("%s warnings, want %d:\n%s", pack, tc.want[pack], strings.Join(got.Warnings, "\n"))
+				}
+				for _, w := range got.Warnings {
+					if !strings.Contains(w, "Serverless-LambdaTracing") {
+						t.Errorf("unexpected %s warning: %s", pack, w)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestEverySuppressionCarriesAReason(t *testing.T) {
+	f := defaults(t)
+	var template map[string]any
+	cdktest.Must(t, func() { template = *f.template.ToJSON() })
+	got := cdktest.Suppressions(template)
+	want := map[string]int{
+		"AwsSolutions-SQS3":                              2, // the subscription dead-letter queue and its policy
+		"AwsSolutions-IAM5":                              2, // X-Ray: the role and its default policy
+		"Serverless-SQSRedrivePolicy":                    4, // both dead-letter queues and their policies
+		"Serverless-LambdaDLQ":                           1,
+		"Serverless-LambdaEventSourceMappingDestination": 1,
+	}
+	for rule, reasons := range got {
+		if len(reasons) != want[rule] {
+			t.Errorf("%s is suppressed on %d resources, want %d", rule, len(reasons), want[rule])
+		}
+		for _, r := range reasons {
+			if len(r) < 60 {
+				t.Errorf("%s: reason %q says too little", rule, r)
+			}
+		}
+	}
+	for rule := range want {
+		if _, ok := got[rule]; !ok {
+			t.Errorf("%s is not suppressed", rule)
+		}
+	}
+}
+
+func TestContractVariablesAreAllRefusedInEnvironment(t *testing.T) {
+	for _, name := range consumer.ContractVariables() {
+		props := validProps()
+		props.Environment = &map[string]*string{name: jsii.String("x")}
+		if err := props.Validate(jsii.String("C")); err == nil || !strings.Contains(err.Error(), "Environment sets "+name) {
+			t.Errorf("Environment with %s: err = %v, want it refused", name, err)
+		}
+	}
+}
+
+func validProps() *consumer.IdempotentConsumerProps {
+	return &consumer.IdempotentConsumerProps{Entry: jsii.String(handlerDir)}
+}
+
+// TestFailsWhen checks that each invalid prop fails construction with a
+// message naming the value given and the fix.
+func TestFailsWhen(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		id     string
+		change func(p *consumer.IdempotentConsumerProps)
+		want   []string
+	}{{
+		name: "visibility timeout is below 6 x timeout",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.Timeout = awscdk.Duration_Seconds(jsii.Number(30))
+			p.VisibilityTimeout = awscdk.Duration_Seconds(jsii.Number(60))
+		},
+		want: []string{`IdempotentConsumer "C"`, "VisibilityTimeout 1m is less than 6 × Timeout (30s) = 3m", "set VisibilityTimeout to at least 3m"},
+	}, {
+		name:   "max concurrency is 1",
+		change: func(p *consumer.IdempotentConsumerProps) { p.MaxConcurrency = jsii.Number(1) },
+		want:   []string{"MaxConcurrency 1 is out of range", "from 2 to 1000"},
+	}, {
+		name:   "max concurrency is above 1000",
+		change: func(p *consumer.IdempotentConsumerProps) { p.MaxConcurrency = jsii.Number(1001) },
+		want:   []string{"MaxConcurrency 1001 is out of range", "from 2 to 1000"},
+	}, {
+		name:   "namespace contains #",
+		change: func(p *consumer.IdempotentConsumerProps) { p.Namespace = jsii.String("orders#v2") },
+		want:   []string{`Namespace "orders#v2" contains '#'`, `remove the '#' (for example "ordersv2")`},
+	}, {
+		name:   "namespace is empty",
+		change: func(p *consumer.IdempotentConsumerProps) { p.Namespace = jsii.String("") },
+		want:   []string{"Namespace is empty"},
+	}, {
+		name:   "id gives an empty namespace",
+		id:     "#",
+		change: func(p *consumer.IdempotentConsumerProps) {},
+		want:   []string{`the construct id "#" gives an empty default Namespace; set Namespace`},
+	}, {
+		name: "environment overrides a contract variable",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.Environment = &map[string]*string{env.Table: jsii.String("mine"), "OTHER": jsii.String("fine")}
+		},
+		want: []string{"Environment sets IDEMPOTENCY_TABLE", "remove it from Environment and use Table instead"},
+	}, {
+		name:   "entry is missing",
+		change: func(p *consumer.IdempotentConsumerProps) { p.Entry = nil },
+		want:   []string{"Entry is required"},
+	}, {
+		name: "entry does not exist",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.Entry = jsii.String(filepath.Join(outRoot, "no-such-dir"))
+		},
+		want: []string{"no-such-dir", "no such file or directory", "Entry must be the directory"},
+	}, {
+		name:   "entry does not build",
+		change: func(p *consumer.IdempotentConsumerProps) { p.Entry = jsii.String(brokenDir) },
+		want:   []string{"go build of " + brokenDir + " for linux/arm64 failed", "undefined: notDeclaredAnywhere"},
+	}, {
+		name:   "timeout is not whole seconds",
+		change: func(p *consumer.IdempotentConsumerProps) { p.Timeout = awscdk.Duration_Millis(jsii.Number(1500)) },
+		want:   []string{"Timeout 1500ms is not a whole number of seconds"},
+	}, {
+		name: "visibility timeout is above 12 hours",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.VisibilityTimeout = awscdk.Duration_Hours(jsii.Number(13))
+		},
+		want: []string{"VisibilityTimeout 13h is above the SQS maximum of 12h"},
+	}, {
+		name: "reserved concurrency is below max concurrency",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.ReservedConcurrentExecutions = jsii.Number(2)
+			p.MaxConcurrency = jsii.Number(5)
+		},
+		want: []string{"ReservedConcurrentExecutions 2 is below MaxConcurrency 5", "give ReservedConcurrentExecutions at least 5"},
+	}, {
+		name:   "batch size is 0",
+		change: func(p *consumer.IdempotentConsumerProps) { p.BatchSize = jsii.Number(0) },
+		want:   []string{"BatchSize 0 is out of range"},
+	}, {
+		name: "several props are wrong",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.MaxReceiveCount = jsii.Number(0)
+			p.MemorySize = jsii.Number(64)
+			p.CacheSize = jsii.Number(-1)
+		},
+		want: []string{"MaxReceiveCount 0 is out of range", "MemorySize 64 is out of range", "CacheSize -1 is out of range"},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			id := tc.id
+			if id == "" {
+				id = "C"
+			}
+			props := validProps()
+			tc.change(props)
+			msg, panicked := cdktest.Panics(func() {
+				app, err := cdktest.NewApp(filepath.Join(outRoot, "fails"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				consumer.NewIdempotentConsumer(awscdk.NewStack(app, jsii.String("S"), nil), jsii.String(id), props)
+			})
+			if !panicked {
+				t.Fatal("NewIdempotentConsumer did not fail")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("message does not contain %q:\n%s", w, msg)
+				}
+			}
+		})
+	}
+}
+
+func TestFormatDuration(t *testing.T) {
+	for in, want := range map[string]string{"0s": "0s", "24h": "24h", "90m": "90m", "1h30m": "90m", "90s": "90s", "1.5s": "1500ms", "36h": "36h"} {
+		d, err := time.ParseDuration(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := consumer.FormatDuration(d); got != want {
+			t.Errorf("FormatDuration(%s) = %s, want %s", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,229 @@
+package consumer
+
+import (
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
+)
+
+// IdempotentConsumerProps configures an IdempotentConsumer.
+//
+// Only Entry is required. Every other field documents its default; a nil
+// field means that default. Durations must be concrete values (not tokens),
+// because the construct checks them and hands them to the handler as Go
+// duration strings.
+type IdempotentConsumerProps struct {
+	// Entry is the directory of the handler's Go main package, absolute or
+	// relative to the current working directory (for `cdk synth` that is the
+	// directory holding cdk.json), for example "lambda/cmd/charge".
+	//
+	// The construct builds it at synth time into a linux/arm64 `bootstrap`
+	// with `CGO_ENABLED=0 go build -tags lambda.norpc -trimpath
+	// -buildvcs=false -ldflags "-s -w"`, so the same source gives the same
+	// asset hash. Required.
+	Entry *string
+
+	// Topic is the SNS topic the consumer subscribes to.
+	//
+	// Default: a new topic encrypted with the AWS-managed key alias/aws/sns
+	// (never with EncryptionKey, whose policy names the topic), whose policy
+	// denies publishing without TLS. AWS services such as CloudWatch or
+	// EventBridge cannot publish to a topic under alias/aws/sns: give a
+	// topic encrypted with a customer-managed key for them.
+	Topic awssns.ITopic
+
+	// FilterPolicy selects which messages of the topic the subscription
+	// delivers, by message attributes.
+	//
+	// Default: no filter, every message of the topic is delivered.
+	FilterPolicy *map[string]awssns.SubscriptionFilter
+
+	// RawMessageDelivery delivers the published message as the SQS body
+	// instead of wrapping it in the SNS JSON envelope. The handler is told
+	// which form to expect.
+	//
+	// Default: false (the SNS envelope is delivered).
+	RawMessageDelivery *bool
+
+	// EncryptionKey is a customer-managed KMS key for the queue, the
+	// dead-letter queue and the subscription dead-letter queue. The key
+	// policy is extended so that SNS can deliver into the queues (from Topic
+	// only); the function is allowed to decrypt what it receives.
+	// An imported key (awskms.Key_FromKeyArn) cannot be changed by CDK: its
+	// policy must already let sns.amazonaws.com use kms:GenerateDataKey* and
+	// kms:Decrypt.
+	//
+	// Default: SQS-managed encryption (SSE-SQS).
+	EncryptionKey awskms.IKey
+
+	// MaxReceiveCount is how many times a message is received before SQS
+	// moves it to the dead-letter queue. Every delivery that finds its fact
+	// in progress elsewhere, or lands in a batch whose invocation failed,
+	// counts as a receive: AWS recommends at least 5 for Lambda event
+	// sources.
+	//
+	// Default: 5.
+	MaxReceiveCount *float64
+
+	// VisibilityTimeout of the queue. It must be at least 6 × Timeout (AWS
+	// guidance for Lambda event sources, which leaves room for retries of a
+	// throttled batch); the construct refuses less.
+	//
+	// Default: 6 × Timeout.
+	VisibilityTimeout awscdk.Duration
+
+	// Table is an existing table to hold the idempotency records
+	// (shared-table mode). It must have a string partition key named "pk"; a
+	// TTL on the attribute "ttl" is recommended. Records are keyed
+	// "<Namespace>#<business key>", so the table can also hold business data
+	// under other prefixes. A table encrypted with a customer-managed key
+	// must be imported with that key (awsdynamodb.Table_FromTableAttributes)
+	// so that the function is allowed to use it.
+	//
+	// Default: a new table owned by the construct: on-demand capacity,
+	// string partition key "pk", TTL attribute "ttl", point-in-time recovery
+	// on, encrypted with the AWS-managed key.
+	Table awsdynamodb.ITable
+
+	// RemovalPolicy applies to the table the construct creates (ignored in
+	// shared-table mode).
+	//
+	// Default: awscdk.RemovalPolicy_RETAIN, the table and its records
+	// outlive the stack.
+	RemovalPolicy awscdk.RemovalPolicy
+
+	// Namespace prefixes every idempotency key ("<Namespace>#<key>"). It must
+	// not be empty nor contain '#'.
+	//
+	// Default: the construct id in lower case, without '#'.
+	Namespace *string
+
+	// MemorySize of the function in MiB.
+	//
+	// Default: 256.
+	MemorySize *float64
+
+	// Timeout of the function.
+	//
+	// Default: 30 seconds.
+	Timeout awscdk.Duration
+
+	// ReservedConcurrentExecutions reserves (and caps) concurrency for the
+	// function. With MaxConcurrency it must be at least MaxConcurrency.
+	//
+	// Default: none, the function uses the account's unreserved
+	// concurrency.
+	ReservedConcurrentExecutions *float64
+
+	// LogRetention of the function's log group, which the construct creates
+	// and owns (so that the function's role can be limited to it). The log
+	// group is retained when the stack is deleted, as CDK does by default.
+	//
+	// Default: awslogs.RetentionDays_ONE_MONTH.
+	LogRetention awslogs.RetentionDays
+
+	// Tracing mode of the function.
+	//
+	// Default: awslambda.Tracing_ACTIVE, invocations are sampled and traced
+	// with X-Ray. For every mode but awslambda.Tracing_DISABLED the role is
+	// allowed xray:PutTraceSegments and xray:PutTelemetryRecords, on "*"
+	// since X-Ray has no resource-level permissions.
+	Tracing awslambda.Tracing
+
+	// Environment holds extra environment variables for the function. It
+	// must not set a variable of the configuration contract (package
+	// lambda/env): use the matching prop instead.
+	//
+	// Default: none.
+	Environment *map[string]*string
+
+	// Window is the business window: how long a completed fact suppresses
+	// duplicates.
+	//
+	// Default: 24 hours.
+	Window awscdk.Duration
+
+	// TTLAfterWindow is how long after the end of the business window a
+	// record becomes eligible for DynamoDB TTL deletion (clean-up only).
+	//
+	// Default: 24 hours.
+	TTLAfterWindow awscdk.Duration
+
+	// LeaseMax caps the lease of an IN_PROGRESS reservation; the lease is
+	// otherwise the invocation's deadline.
+	//
+	// Default: 15 minutes.
+	LeaseMax awscdk.Duration
+
+	// CacheSize is how many completed keys each execution environment keeps
+	// in memory so that repeats skip the table.
+	//
+	// Default: 0, no cache.
+	CacheSize *float64
+
+	// PayloadIgnore lists JSON fields (dotted paths such as "meta.sentAt")
+	// left out of the payload hash.
+	//
+	// Default: none, the whole payload is hashed.
+	PayloadIgnore *[]*string
+
+	// BatchConcurrency bounds how many records of one batch are processed at
+	// once.
+	//
+	// Default: BatchSize, every record of a batch at once.
+	BatchConcurrency *float64
+
+	// MinRemaining is the least time left before the invocation's deadline
+	// for a record to be started; records not started are reported failed
+	// and redelivered.
+	//
+	// Default: 2 seconds.
+	MinRemaining awscdk.Duration
+
+	// MaxBodyBytes is the largest message body the handler accepts; larger
+	// bodies are bad input.
+	//
+	// Default: 262144 (256 KiB, the largest SNS message).
+	MaxBodyBytes *float64
+
+	// MetricsNamespace is the CloudWatch namespace of the handler's
+	// embedded-metric-format lines.
+	//
+	// Default: "IdempotentConsumer".
+	MetricsNamespace *string
+
+	// BatchSize is the largest number of records in one invocation (1 to
+	// 10, or up to 10000 with a MaxBatchingWindow).
+	//
+	// Default: 10.
+	BatchSize *float64
+
+	// MaxBatchingWindow is how long the event source gathers records before
+	// invoking the function.
+	//
+	// Default: none, the function is invoked as soon as records are
+	// available.
+	MaxBatchingWindow awscdk.Duration
+
+	// MaxConcurrency caps the concurrent invocations the event source
+	// starts (2 to 1000).
+	//
+	// Default: none, the event source scales up to the account limits.
+	MaxConcurrency *float64
+
+	// OldestMessageAlarmThreshold is the age of the oldest message in the
+	// queue above which the backlog alarm fires.
+	//
+	// Default: 15 minutes.
+	OldestMessageAlarmThreshold awscdk.Duration
+
+	// AlarmAction is added to every alarm of the construct (for example an
+	// awscloudwatchactions.SnsAction).
+	//
+	// Default: none, the alarms only change state.
+	AlarmAction awscloudwatch.IAlarmAction
+}

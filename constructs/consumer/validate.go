@@ -1,0 +1,259 @@
+package consumer
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/env"
+)
+
+// Defaults of the props, as documented on IdempotentConsumerProps.
+const (
+	defaultMaxReceiveCount  = 5
+	defaultMemorySize       = 256
+	defaultTimeout          = 30 * time.Second
+	defaultWindow           = 24 * time.Hour
+	defaultTTLAfterWindow   = 24 * time.Hour
+	defaultLeaseMax         = 15 * time.Minute
+	defaultMinRemaining     = 2 * time.Second
+	defaultMaxBodyBytes     = 256 * 1024
+	defaultMetricsNamespace = "IdempotentConsumer"
+	defaultBatchSize        = 10
+	defaultOldestMessageAge = 15 * time.Minute
+	visibilityTimeoutFactor = 6
+	maxVisibilityTimeout    = 12 * time.Hour
+)
+
+// contractProps maps each variable of the configuration contract to the prop
+// that sets it, for the message that refuses it in Environment.
+var contractProps = map[string]string{
+	env.Table:            "Table",
+	env.Namespace:        "Namespace",
+	env.Window:           "Window",
+	env.TTLAfterWindow:   "TTLAfterWindow",
+	env.LeaseMax:         "LeaseMax",
+	env.CacheSize:        "CacheSize",
+	env.PayloadIgnore:    "PayloadIgnore",
+	env.Concurrency:      "BatchConcurrency",
+	env.MinRemaining:     "MinRemaining",
+	env.MaxBodyBytes:     "MaxBodyBytes",
+	env.Delivery:         "RawMessageDelivery",
+	env.Consumer:         "the construct id",
+	env.MetricsNamespace: "MetricsNamespace",
+}
+
+// settings are the props with their defaults applied and durations in Go
+// form, computed once by resolve.
+type settings struct {
+	namespace         string
+	timeout           time.Duration
+	visibilityTimeout time.Duration
+	maxReceiveCount   float64
+	memorySize        float64
+	batchSize         float64
+	batchConcurrency  float64
+	window            time.Duration
+	ttlAfterWindow    time.Duration
+	leaseMax          time.Duration
+	minRemaining      time.Duration
+	maxBodyBytes      float64
+	cacheSize         float64
+	metricsNamespace  string
+	oldestMessageAge  time.Duration
+}
+
+// Validate reports every problem of the props for a consumer with the given
+// construct id, in one error, or nil. NewIdempotentConsumer calls it and
+// panics with its error (the way CDK constructs fail at synth time); call it
+// first to handle the error yourself. It does not build Entry.
+func (p *IdempotentConsumerProps) Validate(id *string) error {
+	_, err := p.resolve(id)
+	return err
+}
+
+// resolve applies the defaults and checks the props.
+func (p *IdempotentConsumerProps) resolve(id *string) (*settings, error) {
+	var name string
+	if id != nil {
+		name = *id
+	}
+	var problems []string
+	bad := func(format string, args ...any) {
+		problems = append(problems, fmt.Sprintf(format, args...))
+	}
+	if p == nil {
+		p = &IdempotentConsumerProps{}
+	}
+	s := &settings{
+		timeout:          durationOr(p.Timeout, defaultTimeout),
+		maxReceiveCount:  numberOr(p.MaxReceiveCount, defaultMaxReceiveCount),
+		memorySize:       numberOr(p.MemorySize, defaultMemorySize),
+		batchSize:        numberOr(p.BatchSize, defaultBatchSize),
+		window:           durationOr(p.Window, defaultWindow),
+		ttlAfterWindow:   durationOr(p.TTLAfterWindow, defaultTTLAfterWindow),
+		leaseMax:         durationOr(p.LeaseMax, defaultLeaseMax),
+		minRemaining:     durationOr(p.MinRemaining, defaultMinRemaining),
+		maxBodyBytes:     numberOr(p.MaxBodyBytes, defaultMaxBodyBytes),
+		cacheSize:        numberOr(p.CacheSize, 0),
+		metricsNamespace: stringOr(p.MetricsNamespace, defaultMetricsNamespace),
+		oldestMessageAge: durationOr(p.OldestMessageAlarmThreshold, defaultOldestMessageAge),
+	}
+	s.batchConcurrency = numberOr(p.BatchConcurrency, s.batchSize)
+
+	if p.Entry == nil || strings.TrimSpace(*p.Entry) == "" {
+		bad("Entry is required: set it to the directory of the handler's main package, for example jsii.String(\"lambda/cmd/charge\")")
+	}
+
+	if p.Namespace != nil {
+		s.namespace = *p.Namespace
+		switch {
+		case s.namespace == "":
+			bad("Namespace is empty; set a short name without '#' (for example \"orders\") or leave it nil for the default, the construct id in lower case")
+		case strings.Contains(s.namespace, "#"):
+			bad("Namespace %q contains '#', the separator between namespace and key; remove the '#' (for example %q)", s.namespace, strings.ReplaceAll(s.namespace, "#", ""))
+		}
+	} else {
+		s.namespace = strings.ToLower(strings.ReplaceAll(name, "#", ""))
+		if s.namespace == "" {
+			bad("the construct id %q gives an empty default Namespace; set Namespace", name)
+		}
+	}
+
+	if s.timeout < time.Second || s.timeout%time.Second != 0 {
+		bad("Timeout %s is not a whole number of seconds of at least 1s; give whole seconds (default %s)", formatDuration(s.timeout), formatDuration(defaultTimeout))
+	}
+	minVisibility := visibilityTimeoutFactor * s.timeout
+	if p.VisibilityTimeout != nil {
+		s.visibilityTimeout = toGo(p.VisibilityTimeout)
+		if s.visibilityTimeout < minVisibility {
+			bad("VisibilityTimeout %s is less than %d × Timeout (%s) = %s, so SQS would hand a batch to a second invocation while the first is still working on it; set VisibilityTimeout to at least %s, or leave it nil for the default (%d × Timeout)",
+				formatDuration(s.visibilityTimeout), visibilityTimeoutFactor, formatDuration(s.timeout), formatDuration(minVisibility), formatDuration(minVisibility), visibilityTimeoutFactor)
+		}
+		if s.visibilityTimeout > maxVisibilityTimeout {
+			bad("VisibilityTimeout %s is above the SQS maximum of %s; give at most %s", formatDuration(s.visibilityTimeout), formatDuration(maxVisibilityTimeout), formatDuration(maxVisibilityTimeout))
+		}
+	} else {
+		s.visibilityTimeout = minVisibility
+	}
+
+	if !isInt(s.maxReceiveCount) || s.maxReceiveCount < 1 || s.maxReceiveCount > 1000 {
+		bad("MaxReceiveCount %v is out of range; give a whole number from 1 to 1000 (default %d)", s.maxReceiveCount, defaultMaxReceiveCount)
+	}
+	if !isInt(s.memorySize) || s.memorySize < 128 || s.memorySize > 10240 {
+		bad("MemorySize %v is out of range; give a whole number of MiB from 128 to 10240 (default %d)", s.memorySize, defaultMemorySize)
+	}
+	if !isInt(s.batchSize) || s.batchSize < 1 || s.batchSize > 10000 {
+		bad("BatchSize %v is out of range; give a whole number from 1 to 10000 (more than 10 needs MaxBatchingWindow)", s.batchSize)
+	}
+	if !isInt(s.batchConcurrency) || s.batchConcurrency < 1 {
+		bad("BatchConcurrency %v is out of range; give a whole number of at least 1, or leave it nil for the default (BatchSize)", s.batchConcurrency)
+	}
+	if p.MaxConcurrency != nil {
+		if mc := *p.MaxConcurrency; !isInt(mc) || mc < 2 || mc > 1000 {
+			bad("MaxConcurrency %v is out of range: the SQS event source accepts a whole number from 2 to 1000; set it in that range, or leave it nil for no limit", mc)
+		}
+	}
+	if p.ReservedConcurrentExecutions != nil {
+		rc := *p.ReservedConcurrentExecutions
+		if !isInt(rc) || rc < 0 {
+			bad("ReservedConcurrentExecutions %v is out of range; give a whole number of at least 0, or leave it nil for none", rc)
+		}
+		if p.MaxConcurrency != nil && rc < *p.MaxConcurrency {
+			bad("ReservedConcurrentExecutions %v is below MaxConcurrency %v, so the event source would start invocations that are throttled (and their messages would count receives towards the dead-letter queue); give ReservedConcurrentExecutions at least %v, or lower MaxConcurrency", rc, *p.MaxConcurrency, *p.MaxConcurrency)
+		}
+	}
+	if !isInt(s.cacheSize) || s.cacheSize < 0 {
+		bad("CacheSize %v is out of range; give a whole number of at least 0 (0 disables the cache)", s.cacheSize)
+	}
+	if !isInt(s.maxBodyBytes) || s.maxBodyBytes < 1 {
+		bad("MaxBodyBytes %v is out of range; give a whole number of bytes of at least 1 (default %d)", s.maxBodyBytes, defaultMaxBodyBytes)
+	}
+	if s.window <= 0 {
+		bad("Window %s must be positive (default %s)", formatDuration(s.window), formatDuration(defaultWindow))
+	}
+	if s.leaseMax <= 0 {
+		bad("LeaseMax %s must be positive (default %s)", formatDuration(s.leaseMax), formatDuration(defaultLeaseMax))
+	}
+	if s.oldestMessageAge <= 0 {
+		bad("OldestMessageAlarmThreshold %s must be positive (default %s)", formatDuration(s.oldestMessageAge), formatDuration(defaultOldestMessageAge))
+	}
+	if s.metricsNamespace == "" {
+		bad("MetricsNamespace is empty; leave it nil for the default %q", defaultMetricsNamespace)
+	}
+	if p.PayloadIgnore != nil {
+		for _, f := range *p.PayloadIgnore {
+			if f == nil || *f == "" || strings.Contains(*f, ",") {
+				bad("PayloadIgnore has an empty field name or one containing ','; give dotted JSON paths such as \"meta.sentAt\"")
+				break
+			}
+		}
+	}
+
+	if p.Environment != nil {
+		var refused []string
+		for k := range *p.Environment {
+			if _, ok := contractProps[k]; ok {
+				refused = append(refused, k)
+			}
+		}
+		sort.Strings(refused)
+		for _, k := range refused {
+			bad("Environment sets %s, a variable of the configuration contract that the construct sets itself; remove it from Environment and use %s instead", k, contractProps[k])
+		}
+	}
+
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("IdempotentConsumer %q: invalid props:\n  - %s", name, strings.Join(problems, "\n  - "))
+	}
+	return s, nil
+}
+
+// toGo converts a concrete CDK duration to a time.Duration.
+func toGo(d awscdk.Duration) time.Duration {
+	return time.Duration(*d.ToMilliseconds(nil)) * time.Millisecond
+}
+
+func durationOr(d awscdk.Duration, def time.Duration) time.Duration {
+	if d == nil {
+		return def
+	}
+	return toGo(d)
+}
+
+func numberOr(n *float64, def float64) float64 {
+	if n == nil {
+		return def
+	}
+	return *n
+}
+
+func stringOr(s *string, def string) string {
+	if s == nil {
+		return def
+	}
+	return *s
+}
+
+func isInt(f float64) bool { return f == math.Trunc(f) && !math.IsInf(f, 0) }
+
+// formatDuration writes d as the shortest Go duration string in whole units
+// ("24h", "90s", "1500ms"), which time.ParseDuration reads back.
+func formatDuration(d time.Duration) string {
+	switch {
+	case d == 0:
+		return "0s"
+	case d%time.Hour == 0:
+		return fmt.Sprintf("%dh", d/time.Hour)
+	case d%time.Minute == 0:
+		return fmt.Sprintf("%dm", d/time.Minute)
+	case d%time.Second == 0:
+		return fmt.Sprintf("%ds", d/time.Second)
+	default:
+		return fmt.Sprintf("%dms", d/time.Millisecond)
+	}
+}
