@@ -13,14 +13,19 @@ export CDK_DISABLE_VERSION_CHECK := 1
 export GOFLAGS := -buildvcs=false
 
 STATICCHECK_VERSION := v0.8.2
-GO_MODULES := . test
+# The Lambda runtime interface emulator: it has no tagged release the module
+# proxy serves, so a pseudo-version pins it.
+RIE_VERSION := v0.0.0-20261030222936-bef5c4ba774d
+GO_MODULES := . test demo
+ORDERS ?= 200
 
-.PHONY: all test tools lint unit bench fuzz clean
+.PHONY: all demo test tools lint synth diff deploy bench fuzz clean
 
 all: test
 
-## tools: Node.js 22, the CDK CLI and dynalite (npm ci), Go modules, staticcheck.
-tools: node_modules/.installed .tools/bin/staticcheck
+## tools: Node.js 22, the CDK CLI and dynalite (npm ci), Go modules, staticcheck,
+## the Lambda runtime interface emulator.
+tools: node_modules/.installed .tools/bin/staticcheck .tools/bin/aws-lambda-rie
 	@for m in $(GO_MODULES); do (cd $$m && go mod download); done
 
 # The go.mod written into node_modules makes it a module of its own, so that
@@ -34,14 +39,22 @@ node_modules/.installed: package.json package-lock.json
 .tools/bin/staticcheck:
 	GOBIN=$(CURDIR)/.tools/bin go install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
+.tools/bin/aws-lambda-rie:
+	GOBIN=$(CURDIR)/.tools/bin go install github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@$(RIE_VERSION)
+
+## demo: the whole fan-out on emulators, no AWS account: ORDERS orders (default 200).
+demo: synth
+	cd demo && go run . -orders $(ORDERS)
+
 ## lint: gofmt, go vet and staticcheck over every module.
 lint: tools
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './node_modules/*')); \
 	  if [ -n "$$out" ]; then echo "gofmt would change: $$out"; exit 1; fi
 	@for m in $(GO_MODULES); do (cd $$m && go vet ./... && staticcheck ./...); done
 
-## test: everything CI runs: lint, then every test (race detector on) in every module.
-test: lint
+## test: everything CI runs: lint, the synth the end-to-end test runs on, then
+## every test (race detector on) in every module.
+test: lint synth
 	@for m in $(GO_MODULES); do (cd $$m && go test -race -count=1 ./...); done
 
 ## bench: the guard's CPU and allocations per record (in-memory store).
@@ -51,6 +64,19 @@ bench: tools
 ## fuzz: a short run of each fuzz target.
 fuzz: tools
 	go test -run '^$$' -fuzz FuzzParse -fuzztime 60s ./lambda/sqsbatch/
+
+## synth: the example app's CloudFormation template into cdk.out, checked by
+## cdk-nag. The stack is environment-agnostic: no AWS account or credentials.
+synth: tools
+	cdk synth --no-notices --quiet --output cdk.out
+
+## diff, deploy: the synthesized example app against the AWS account of your
+## credentials (run `npx cdk bootstrap` once per account and region first).
+diff: synth
+	cdk diff --app cdk.out
+
+deploy: synth
+	cdk deploy --app cdk.out OrdersPlatform
 
 clean:
 	rm -rf node_modules .tools cdk.out bench.txt

@@ -1,0 +1,224 @@
+package local
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/env"
+)
+
+// Region is the region the local resources live in.
+const Region = "us-east-1"
+
+// clients are the SDK clients of the emulator.
+type clients struct {
+	endpoint string
+	sns      *sns.Client
+	sqs      *sqs.Client
+	ddb      *dynamodb.Client
+}
+
+type staticCreds struct{}
+
+func (staticCreds) Retrieve(context.Context) (aws.Credentials, error) {
+	return aws.Credentials{AccessKeyID: "local", SecretAccessKey: "local", Source: "demo"}, nil
+}
+
+func newClients(endpoint string) *clients {
+	ep := aws.String(endpoint)
+	return &clients{
+		endpoint: endpoint,
+		sns:      sns.New(sns.Options{BaseEndpoint: ep, Region: Region, Credentials: staticCreds{}}),
+		sqs:      sqs.New(sqs.Options{BaseEndpoint: ep, Region: Region, Credentials: staticCreds{}}),
+		ddb:      dynamodb.New(dynamodb.Options{BaseEndpoint: ep, Region: Region, Credentials: staticCreds{}}),
+	}
+}
+
+// deployment is the stack provisioned on the emulator: physical names and
+// addresses by logical id.
+type deployment struct {
+	stack     *Stack
+	scale     float64
+	topicARN  map[string]string
+	queueURL  map[string]string
+	queueARN  map[string]string
+	tableName map[string]string
+}
+
+// provision creates the template's topics, queues (with their redrive
+// policies), subscriptions and tables. Durations are divided by scale.
+func provision(ctx context.Context, c *clients, s *Stack, scale float64) (*deployment, error) {
+	d := &deployment{stack: s, scale: scale, topicARN: map[string]string{}, queueURL: map[string]string{}, queueARN: map[string]string{}, tableName: map[string]string{}}
+	for _, id := range s.Topics {
+		out, err := c.sns.CreateTopic(ctx, &sns.CreateTopicInput{Name: aws.String(id)})
+		if err != nil {
+			return nil, fmt.Errorf("topic %s: %w", id, err)
+		}
+		d.topicARN[id] = aws.ToString(out.TopicArn)
+	}
+	// Dead-letter queues first: a redrive policy names its target's ARN.
+	var pending []*Queue
+	for _, q := range s.Queues {
+		if q.DeadLetter == "" {
+			pending = append([]*Queue{q}, pending...)
+		} else {
+			pending = append(pending, q)
+		}
+	}
+	for _, q := range pending {
+		if err := d.createQueue(ctx, c, q); err != nil {
+			return nil, err
+		}
+	}
+	for _, sub := range s.Subscriptions {
+		attrs := map[string]string{"RawMessageDelivery": strconv.FormatBool(sub.Raw)}
+		if len(sub.FilterPolicy) > 0 && string(sub.FilterPolicy) != "null" {
+			attrs["FilterPolicy"] = string(sub.FilterPolicy)
+		}
+		if _, err := c.sns.Subscribe(ctx, &sns.SubscribeInput{
+			TopicArn: aws.String(d.topicARN[sub.Topic]), Protocol: aws.String("sqs"),
+			Endpoint: aws.String(d.queueARN[sub.Queue]), Attributes: attrs,
+		}); err != nil {
+			return nil, fmt.Errorf("subscription %s: %w", sub.ID, err)
+		}
+	}
+	for _, t := range s.Tables {
+		if _, err := c.ddb.CreateTable(ctx, &dynamodb.CreateTableInput{
+			TableName:            aws.String(t.ID),
+			AttributeDefinitions: []ddbtypes.AttributeDefinition{{AttributeName: aws.String(t.PartitionKey), AttributeType: ddbtypes.ScalarAttributeTypeS}},
+			KeySchema:            []ddbtypes.KeySchemaElement{{AttributeName: aws.String(t.PartitionKey), KeyType: ddbtypes.KeyTypeHash}},
+			BillingMode:          ddbtypes.BillingModePayPerRequest,
+		}); err != nil {
+			return nil, fmt.Errorf("table %s: %w", t.ID, err)
+		}
+		if t.TTLAttribute != "" {
+			if _, err := c.ddb.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{
+				TableName:               aws.String(t.ID),
+				TimeToLiveSpecification: &ddbtypes.TimeToLiveSpecification{AttributeName: aws.String(t.TTLAttribute), Enabled: aws.Bool(true)},
+			}); err != nil {
+				return nil, fmt.Errorf("table %s TTL: %w", t.ID, err)
+			}
+		}
+		d.tableName[t.ID] = t.ID
+	}
+	return d, nil
+}
+
+func (d *deployment) createQueue(ctx context.Context, c *clients, q *Queue) error {
+	name := q.ID
+	attrs := map[string]string{"VisibilityTimeout": strconv.Itoa(d.seconds(q.VisibilityTimeout))}
+	if q.FIFO {
+		name += ".fifo"
+		attrs["FifoQueue"] = "true"
+	}
+	if q.DeadLetter != "" {
+		policy, _ := json.Marshal(map[string]string{"deadLetterTargetArn": d.queueARN[q.DeadLetter], "maxReceiveCount": strconv.Itoa(q.MaxReceiveCount)})
+		attrs["RedrivePolicy"] = string(policy)
+	}
+	out, err := c.sqs.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name), Attributes: attrs})
+	if err != nil {
+		return fmt.Errorf("queue %s: %w", q.ID, err)
+	}
+	url := aws.ToString(out.QueueUrl)
+	got, err := c.sqs.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: out.QueueUrl, AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameQueueArn}})
+	if err != nil {
+		return fmt.Errorf("queue %s: %w", q.ID, err)
+	}
+	d.queueURL[q.ID], d.queueARN[q.ID] = url, got.Attributes[string(sqstypes.QueueAttributeNameQueueArn)]
+	return nil
+}
+
+// scaled divides a duration of the template by the time scale.
+func (d *deployment) scaled(v time.Duration) time.Duration {
+	return time.Duration(float64(v) / d.scale)
+}
+
+// seconds is a scaled duration in whole seconds, at least 1: the unit of
+// SQS visibility timeouts and Lambda timeouts.
+func (d *deployment) seconds(v time.Duration) int {
+	return max(1, int((d.scaled(v)+time.Second-1)/time.Second))
+}
+
+// durationVars are the contract variables that hold durations: scaled with
+// the rest of the template's times.
+var durationVars = map[string]bool{env.Window: true, env.TTLAfterWindow: true, env.LeaseMax: true, env.MinRemaining: true}
+
+// environment resolves a function's variables: references to tables,
+// topics and queues become their local names, durations are scaled.
+func (d *deployment) environment(f *Function) (map[string]string, error) {
+	out := make(map[string]string, len(f.Env))
+	for k, v := range f.Env {
+		switch v := v.(type) {
+		case string:
+			if durationVars[k] {
+				dur, err := time.ParseDuration(v)
+				if err != nil {
+					return nil, fmt.Errorf("%s=%q: %w", k, v, err)
+				}
+				v = d.scaled(dur).String()
+			}
+			out[k] = v
+		case map[string]any:
+			raw, _ := json.Marshal(v)
+			var ref intrinsic
+			if err := json.Unmarshal(raw, &ref); err != nil {
+				return nil, err
+			}
+			val, err := d.resolve(ref)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", k, err)
+			}
+			out[k] = val
+		default:
+			return nil, fmt.Errorf("%s: unsupported value %v", k, v)
+		}
+	}
+	return out, nil
+}
+
+func (d *deployment) resolve(ref intrinsic) (string, error) {
+	if ref.Ref != "" {
+		if v, ok := d.tableName[ref.Ref]; ok {
+			return v, nil
+		}
+		if v, ok := d.topicARN[ref.Ref]; ok {
+			return v, nil
+		}
+		if v, ok := d.queueURL[ref.Ref]; ok {
+			return v, nil
+		}
+	}
+	if len(ref.GetAtt) == 2 && ref.GetAtt[1] == "Arn" {
+		if v, ok := d.queueARN[ref.GetAtt[0]]; ok {
+			return v, nil
+		}
+	}
+	return "", fmt.Errorf("cannot resolve %+v locally", ref)
+}
+
+// queueDepth returns the messages of a queue that are visible or in flight.
+func queueDepth(ctx context.Context, c *clients, url string) (int, error) {
+	out, err := c.sqs.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(url), AttributeNames: []sqstypes.QueueAttributeName{
+		sqstypes.QueueAttributeNameApproximateNumberOfMessages, sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible, sqstypes.QueueAttributeNameApproximateNumberOfMessagesDelayed,
+	}})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, v := range out.Attributes {
+		i, _ := strconv.Atoi(strings.TrimSpace(v))
+		n += i
+	}
+	return n, nil
+}

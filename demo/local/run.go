@@ -1,0 +1,678 @@
+package local
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http/httptest"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/sivchari/kumo"
+
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+)
+
+// Options configure a local run.
+type Options struct {
+	// CDKOut is the cloud assembly directory. Default: "cdk.out" under
+	// SourceDir.
+	CDKOut string
+	// Stack is the stack to run. Default: "OrdersPlatform".
+	Stack string
+	// SourceDir is the root of the Go module holding the handlers.
+	// Default: the current directory.
+	SourceDir string
+	// RIE is the path of aws-lambda-rie. Default: found on PATH or in
+	// SourceDir/.tools/bin.
+	RIE string
+	// Orders is how many valid orders are published. Default: 200.
+	Orders int
+	// TimeScale divides every duration of the template (visibility
+	// timeouts, function timeouts, leases, windows), so that redeliveries
+	// happen in seconds. Default: 60.
+	TimeScale float64
+	// Environments is the number of execution environments (and pollers)
+	// per function. Default: 2.
+	Environments int
+	// Seed drives the injected faults. Default: 1.
+	Seed uint64
+	// Timeout bounds the whole run. Default: 10 minutes.
+	Timeout time.Duration
+	// Progress receives a progress line every second and the report.
+	// Default: io.Discard.
+	Progress io.Writer
+	// LogDir receives each function's output. Default: a temporary
+	// directory, removed after the run.
+	LogDir string
+}
+
+func (o *Options) defaults() {
+	if o.SourceDir == "" {
+		o.SourceDir = "."
+	}
+	if o.CDKOut == "" {
+		o.CDKOut = filepath.Join(o.SourceDir, "cdk.out")
+	}
+	if o.Stack == "" {
+		o.Stack = "OrdersPlatform"
+	}
+	if o.Orders <= 0 {
+		o.Orders = 200
+	}
+	if o.TimeScale <= 0 {
+		o.TimeScale = 60
+	}
+	if o.Environments <= 0 {
+		o.Environments = 2
+	}
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 10 * time.Minute
+	}
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+}
+
+// ConsumerReport is what happened in one consumer.
+type ConsumerReport struct {
+	Name       string
+	Deliveries int64          // records handed to the function
+	Outcomes   map[string]int // from the handler's Embedded Metric Format lines
+	Effects    int            // effects observed downstream
+	Doubles    int            // orders whose effect happened more than once
+	Missing    int            // valid orders with no effect and not dead-lettered
+	DLQ        int            // messages in its dead-letter queue
+	DLQValid   int            // valid orders among them
+	PoisonLost int            // poison messages not in its dead-letter queue
+	FuncErrors int64          // batches answered with a function error or timeout
+}
+
+// Report is the outcome of a run.
+type Report struct {
+	Orders, Deliveries, Effects, DuplicatesAbsorbed, DoubleEffects, Lost, DLQ int
+	PoisonLost                                                               int
+	Consumers                                                                []ConsumerReport
+	Injected                                                                 map[string]int
+	Elapsed                                                                  time.Duration
+}
+
+// OK reports whether the run proved the point: no double effect, nothing
+// lost, every poison message dead-lettered.
+func (r *Report) OK() bool { return r.DoubleEffects == 0 && r.Lost == 0 && r.PoisonLost == 0 }
+
+// Line is the report's last line.
+func (r *Report) Line() string {
+	return fmt.Sprintf("demo: orders=%d deliveries=%d effects=%d duplicates_absorbed=%d double_effects=%d lost=%d dlq=%d",
+		r.Orders, r.Deliveries, r.Effects, r.DuplicatesAbsorbed, r.DoubleEffects, r.Lost, r.DLQ)
+}
+
+// order is the business event, as the example handlers read it.
+type order struct {
+	OrderID    string `json:"orderId,omitempty"`
+	CustomerID string `json:"customerId"`
+	Amount     int64  `json:"amount"`
+	Currency   string `json:"currency"`
+	Email      string `json:"email"`
+	PlacedAt   string `json:"placedAt"`
+}
+
+// consumer is a function of the stack with its runtimes and pollers.
+type consumer struct {
+	fn       *Function
+	kind     string // "charge", "receipt" or "wallet": the handler package's name
+	queue    string // logical id of its queue
+	dlqURL   string
+	env      map[string]string
+	runtimes []*runtime
+	stats    pollerStats
+	mu       sync.Mutex
+	outcomes map[string]int
+}
+
+// Run provisions the stack on kumo, runs its consumers, publishes the
+// orders with the real causes of duplicates, waits for the queues to drain
+// and reports.
+func Run(ctx context.Context, opts Options) (*Report, error) {
+	opts.defaults()
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	defer cancel()
+	stack, err := LoadStack(opts.CDKOut, opts.Stack)
+	if err != nil {
+		return nil, err
+	}
+	srcDir, err := filepath.Abs(opts.SourceDir)
+	if err != nil {
+		return nil, err
+	}
+	rie, err := findRIE(opts.RIE, srcDir)
+	if err != nil {
+		return nil, err
+	}
+	logDir := opts.LogDir
+	if logDir == "" {
+		if logDir, err = os.MkdirTemp("", "demo-logs-"); err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(logDir)
+	}
+	binDir, err := os.MkdirTemp("", "demo-bin-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(binDir)
+
+	srv := kumo.NewServer()
+	defer srv.Close()
+	c := newClients(srv.URL)
+	dep, err := provision(ctx, c, stack, opts.TimeScale)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(opts.Progress, "demo: %s provisioned on kumo (%s): %d topic(s), %d queues, %d tables, %d functions; times divided by %g\n",
+		opts.Stack, srv.URL, len(stack.Topics), len(stack.Queues), len(stack.Tables), len(stack.Functions), opts.TimeScale)
+
+	sc := newScenario(opts)
+	payments := newPaymentProvider(sc.isSlow, sc.failOnce, 300*time.Millisecond)
+	mail := &mailProvider{perOrder: map[string]int{}}
+	paySrv, mailSrv := httptest.NewServer(payments), httptest.NewServer(mail)
+	defer paySrv.Close()
+	defer mailSrv.Close()
+
+	consumers, err := startConsumers(ctx, stack, dep, c, srcDir, rie, binDir, logDir, opts, map[string]string{
+		"PAYMENT_API_URL": paySrv.URL, "RECEIPT_API_URL": mailSrv.URL,
+	})
+	defer func() {
+		for _, con := range consumers {
+			for _, rt := range con.runtimes {
+				rt.stop()
+			}
+		}
+	}()
+	if err != nil {
+		return nil, err
+	}
+	pollCtx, stopPolling := context.WithCancel(ctx)
+	var pollers sync.WaitGroup
+	for _, con := range consumers {
+		m := mappingOf(stack, con.fn.ID)
+		for _, rt := range con.runtimes {
+			p := &poller{m: m, sqs: c.sqs, queueURL: dep.queueURL[m.Queue], queueARN: dep.queueARN[m.Queue], rt: rt,
+				wait: dep.scaled(m.BatchingWindow), faults: sc, stats: &con.stats,
+				logf: func(f string, a ...any) { fmt.Fprintf(os.Stderr, "demo: "+f+"\n", a...) }}
+			pollers.Go(func() { p.run(pollCtx) })
+		}
+	}
+	defer func() {
+		stopPolling()
+		pollers.Wait()
+	}()
+
+	progress := func(phase string) {
+		var d, dup int64
+		for _, con := range consumers {
+			d += con.stats.records.Load()
+			con.mu.Lock()
+			dup += int64(con.outcomes["Duplicate"])
+			con.mu.Unlock()
+		}
+		fmt.Fprintf(opts.Progress, "demo: %5.1fs %-22s published=%d deliveries=%d duplicates_absorbed=%d\n", time.Since(start).Seconds(), phase, sc.published(), d, dup)
+	}
+
+	topic := dep.topicARN[stack.Topics[0]]
+	first := func() bool { return sc.completedEverywhere(ctx, c, consumers, payments, mail, sc.orders[0]) }
+	if err := sc.publishOrders(ctx, c, topic, first); err != nil {
+		return nil, err
+	}
+	if err := drain(ctx, c, dep, consumers, func() { progress("orders") }); err != nil {
+		return nil, err
+	}
+	progress("drained")
+	stopPolling()
+	pollers.Wait()
+
+	rep := &Report{Orders: opts.Orders, Injected: map[string]int{}}
+	for _, con := range consumers {
+		cr, err := sc.check(ctx, c, con, payments, mail)
+		if err != nil {
+			return nil, err
+		}
+		rep.Consumers = append(rep.Consumers, cr)
+		rep.Deliveries += int(cr.Deliveries)
+		rep.DuplicatesAbsorbed += cr.Outcomes["Duplicate"]
+		rep.DoubleEffects += cr.Doubles
+		rep.Lost += cr.Missing
+		rep.DLQ += cr.DLQ
+		rep.PoisonLost += cr.PoisonLost
+		rep.Injected["crash before delete"] += int(con.stats.crashesInjected.Load())
+		rep.Injected["visibility expired during the effect"] += int(con.stats.expiredInjected.Load())
+		if con.kind == "charge" {
+			rep.Effects = cr.Effects
+		}
+	}
+	rep.Injected["producer retry"] = sc.retries
+	rep.Injected["payment answered 502 after charging"] = payments.injected
+	rep.Injected["poison messages"] = len(sc.poison)
+	rep.Elapsed = time.Since(start)
+	return rep, nil
+}
+
+// startConsumers builds each handler for this machine and starts its
+// execution environments.
+func startConsumers(ctx context.Context, stack *Stack, dep *deployment, c *clients, srcDir, rie, binDir, logDir string, opts Options, extraEnv map[string]string) ([]*consumer, error) {
+	built := map[string]string{}
+	var out []*consumer
+	ids := make([]string, 0, len(stack.Functions))
+	for id := range stack.Functions {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		fn := stack.Functions[id]
+		m := mappingOf(stack, id)
+		if m == nil {
+			continue
+		}
+		bin, ok := built[fn.Package]
+		if !ok {
+			var err error
+			if bin, err = buildHandler(ctx, srcDir, fn.Package, binDir); err != nil {
+				return out, err
+			}
+			built[fn.Package] = bin
+		}
+		vars, err := dep.environment(fn)
+		if err != nil {
+			return out, fmt.Errorf("function %s: %w", id, err)
+		}
+		con := &consumer{fn: fn, kind: path.Base(fn.Package), queue: m.Queue, env: vars, outcomes: map[string]int{}}
+		if q := stack.Queues[m.Queue]; q.DeadLetter != "" {
+			con.dlqURL = dep.queueURL[q.DeadLetter]
+		}
+		out = append(out, con)
+		env := []string{
+			"AWS_REGION=" + Region, "AWS_DEFAULT_REGION=" + Region, "AWS_ACCESS_KEY_ID=local", "AWS_SECRET_ACCESS_KEY=local",
+			"AWS_ENDPOINT_URL=" + c.endpoint, "AWS_EC2_METADATA_DISABLED=true", "AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null",
+			"PATH=" + os.Getenv("PATH"),
+		}
+		for k, v := range extraEnv {
+			env = append(env, k+"="+v)
+		}
+		for k, v := range vars {
+			env = append(env, k+"="+v)
+		}
+		logFile, err := os.Create(filepath.Join(logDir, fn.Name+".log"))
+		if err != nil {
+			return out, err
+		}
+		var logMu sync.Mutex
+		line := func(l string) {
+			logMu.Lock()
+			fmt.Fprintln(logFile, l)
+			logMu.Unlock()
+			con.metricsLine(l)
+		}
+		for i := range opts.Environments {
+			rt, err := startRuntime(ctx, rie, bin, fmt.Sprintf("%s-%d", fn.Name, i), env, time.Duration(dep.seconds(fn.Timeout))*time.Second, line)
+			if err != nil {
+				return out, err
+			}
+			con.runtimes = append(con.runtimes, rt)
+		}
+	}
+	return out, nil
+}
+
+// metricsLine adds the counts of an Embedded Metric Format line.
+func (con *consumer) metricsLine(l string) {
+	if !strings.Contains(l, `"_aws"`) {
+		return
+	}
+	var m map[string]any
+	if json.Unmarshal([]byte(l), &m) != nil {
+		return
+	}
+	con.mu.Lock()
+	defer con.mu.Unlock()
+	for _, name := range []string{"Processed", "Duplicate", "InProgress", "Mismatch", "BadInput", "Failed", "LeaseLost", "NotStarted"} {
+		if v, ok := m[name].(float64); ok {
+			con.outcomes[name] += int(v)
+		}
+	}
+}
+
+func mappingOf(s *Stack, fn string) *Mapping {
+	for _, m := range s.Mappings {
+		if m.Function == fn {
+			return m
+		}
+	}
+	return nil
+}
+
+// drain waits until every consumer queue is empty (nothing visible, in
+// flight or delayed) twice in a row.
+func drain(ctx context.Context, c *clients, dep *deployment, consumers []*consumer, tick func()) error {
+	last := time.Now()
+	empty := 0
+	for empty < 2 {
+		total := 0
+		for _, con := range consumers {
+			n, err := queueDepth(ctx, c, dep.queueURL[con.queue])
+			if err != nil {
+				return err
+			}
+			total += n
+		}
+		if total == 0 {
+			empty++
+		} else {
+			empty = 0
+		}
+		if time.Since(last) >= time.Second {
+			tick()
+			last = time.Now()
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("queues not drained: %w", ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
+// scenario is the orders and the faults of a run.
+type scenario struct {
+	opts     Options
+	rng      *rand.Rand
+	mu       sync.Mutex
+	orders   []order
+	slow     map[string]bool
+	expired  map[string]bool // slow orders whose visibility was expired once
+	failOnce map[string]bool
+	retries  int
+	poison   []string        // bodies
+	valid    map[string]bool // bodies of valid orders, retries included
+	count    int
+}
+
+func newScenario(opts Options) *scenario {
+	sc := &scenario{opts: opts, rng: rand.New(rand.NewPCG(opts.Seed, 0x1de)), slow: map[string]bool{}, expired: map[string]bool{}, failOnce: map[string]bool{}, valid: map[string]bool{}}
+	placed := time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)
+	for i := 1; i <= opts.Orders; i++ {
+		o := order{
+			OrderID: fmt.Sprintf("o-%05d", i), CustomerID: fmt.Sprintf("c-%05d", i), Amount: int64(1000 + sc.rng.IntN(9000)),
+			Currency: "EUR", Email: fmt.Sprintf("customer%d@example.com", i), PlacedAt: placed.Add(time.Duration(i) * time.Second).Format(time.RFC3339),
+		}
+		sc.orders = append(sc.orders, o)
+		switch r := sc.rng.Float64(); {
+		case r < 0.03:
+			sc.slow[o.OrderID] = true
+		case r < 0.06:
+			sc.failOnce[o.OrderID] = true
+		}
+	}
+	return sc
+}
+
+func (sc *scenario) isSlow(id string) bool { return sc.slow[id] }
+
+// expireVisibility: the first delivery of a slow order has its visibility
+// timeout run out while the payment API makes it wait.
+func (sc *scenario) expireVisibility(body string) bool {
+	msg, err := sqsbatch.Parse([]byte(body), sqsbatch.Auto)
+	if err != nil {
+		return false
+	}
+	var o order
+	if json.Unmarshal(msg, &o) != nil || !sc.slow[o.OrderID] {
+		return false
+	}
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if sc.expired[o.OrderID] {
+		return false
+	}
+	sc.expired[o.OrderID] = true
+	return true
+}
+
+func (sc *scenario) crashBeforeDelete() bool {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	return sc.rng.Float64() < 0.03
+}
+
+func (sc *scenario) published() int {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	return sc.count
+}
+
+func (sc *scenario) publish(ctx context.Context, c *clients, topic, body string) error {
+	_, err := c.sns.Publish(ctx, &sns.PublishInput{TopicArn: aws.String(topic), Message: aws.String(body)})
+	if err != nil {
+		return fmt.Errorf("publish: %w", err)
+	}
+	sc.mu.Lock()
+	sc.count++
+	sc.mu.Unlock()
+	return nil
+}
+
+// publishOrders publishes every order once, a tenth of them twice (a
+// producer that retried Publish, with a fresh timestamp), and the poison
+// messages that no retry can fix. The first order goes alone; once every
+// consumer completed it (firstDone), the same key is published again with a
+// different amount: a payload mismatch, that must end in the DLQs.
+func (sc *scenario) publishOrders(ctx context.Context, c *clients, topic string, firstDone func() bool) error {
+	sc.poison = append(sc.poison,
+		`{"orderId":"o-malformed","amount":`,                                     // not JSON
+		`{"customerId":"c-nokey","amount":1500,"currency":"EUR","email":"x@y.z"}`, // no key
+	)
+	for _, p := range sc.poison {
+		if err := sc.publish(ctx, c, topic, p); err != nil {
+			return err
+		}
+	}
+	for i, o := range sc.orders {
+		if i == 1 {
+			if err := sc.publishMismatch(ctx, c, topic, firstDone); err != nil {
+				return err
+			}
+		}
+		body, _ := json.Marshal(o)
+		sc.valid[string(body)] = true
+		if err := sc.publish(ctx, c, topic, string(body)); err != nil {
+			return err
+		}
+		sc.mu.Lock()
+		retry := sc.rng.Float64() < 0.10
+		sc.mu.Unlock()
+		if retry {
+			sc.retries++
+			o.PlacedAt = time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC).Format(time.RFC3339) // the retry's timestamp differs
+			body, _ := json.Marshal(o)
+			sc.valid[string(body)] = true
+			if err := sc.publish(ctx, c, topic, string(body)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// publishMismatch waits until the first order is done everywhere, then
+// publishes it again with the same key and a different amount.
+func (sc *scenario) publishMismatch(ctx context.Context, c *clients, topic string, firstDone func() bool) error {
+	for !firstDone() {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the first order was never completed: %w", ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	o := sc.orders[0]
+	o.Amount++
+	body, _ := json.Marshal(o)
+	sc.poison = append(sc.poison, string(body))
+	return sc.publish(ctx, c, topic, string(body))
+}
+
+// completedEverywhere reports whether every consumer has made o's effect.
+func (sc *scenario) completedEverywhere(ctx context.Context, c *clients, consumers []*consumer, pay *paymentProvider, mail *mailProvider, o order) bool {
+	for _, con := range consumers {
+		switch con.kind {
+		case "charge":
+			if _, per := pay.charges(); per[o.OrderID] == 0 {
+				return false
+			}
+		case "receipt":
+			if mail.sends()[o.OrderID] == 0 {
+				return false
+			}
+		case "wallet":
+			credits, err := sc.credits(ctx, c, con.env["WALLET_TABLE"], []order{o})
+			if err != nil || credits[o.OrderID] == 0 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// check reads a consumer's effects and dead-letter queue.
+func (sc *scenario) check(ctx context.Context, c *clients, con *consumer, pay *paymentProvider, mail *mailProvider) (ConsumerReport, error) {
+	cr := ConsumerReport{Name: con.fn.Name, Deliveries: con.stats.records.Load(), FuncErrors: con.stats.funcErrors.Load() + con.stats.timeouts.Load()}
+	con.mu.Lock()
+	cr.Outcomes = map[string]int{}
+	for k, v := range con.outcomes {
+		cr.Outcomes[k] = v
+	}
+	con.mu.Unlock()
+
+	var effects map[string]int
+	switch con.kind {
+	case "charge":
+		cr.Effects, effects = pay.charges()
+	case "receipt":
+		effects = mail.sends()
+	case "wallet":
+		var err error
+		if effects, err = sc.credits(ctx, c, con.env["WALLET_TABLE"], sc.orders); err != nil {
+			return cr, err
+		}
+	default:
+		return cr, fmt.Errorf("consumer %s: unknown handler %q", con.fn.Name, con.kind)
+	}
+	if con.kind != "charge" {
+		for _, n := range effects {
+			cr.Effects += n
+		}
+	}
+	dead, err := dlqBodies(ctx, c, con.dlqURL)
+	if err != nil {
+		return cr, err
+	}
+	cr.DLQ = len(dead)
+	inDLQ := map[string]bool{}
+	for _, b := range dead {
+		msg := unwrap(b)
+		inDLQ[string(msg)] = true
+		if sc.valid[msg] {
+			cr.DLQValid++
+		}
+	}
+	for _, p := range sc.poison {
+		if !inDLQ[p] {
+			cr.PoisonLost++
+		}
+	}
+	for _, o := range sc.orders {
+		switch n := effects[o.OrderID]; {
+		case n > 1:
+			cr.Doubles++
+		case n == 0:
+			body, _ := json.Marshal(o)
+			if !inDLQ[string(body)] {
+				cr.Missing++
+			}
+		}
+	}
+	return cr, nil
+}
+
+// unwrap returns the message an SNS envelope carries, or body itself. It
+// does not validate: a dead-lettered message may be anything.
+func unwrap(body string) string {
+	var env struct {
+		Type    string
+		Message *string
+	}
+	if json.Unmarshal([]byte(body), &env) == nil && env.Type == "Notification" && env.Message != nil {
+		return *env.Message
+	}
+	return body
+}
+
+// credits returns, per order, how many times its cashback was credited:
+// each order has its own customer, so the balance says it.
+func (sc *scenario) credits(ctx context.Context, c *clients, table string, orders []order) (map[string]int, error) {
+	out := map[string]int{}
+	for _, o := range orders {
+		got, err := c.ddb.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), ConsistentRead: aws.Bool(true),
+			Key: map[string]ddbtypes.AttributeValue{"pk": &ddbtypes.AttributeValueMemberS{Value: "balance#" + o.CustomerID}}})
+		if err != nil {
+			return nil, fmt.Errorf("wallet %s: %w", o.CustomerID, err)
+		}
+		n, ok := got.Item["balance"].(*ddbtypes.AttributeValueMemberN)
+		if !ok {
+			continue
+		}
+		balance, err := strconv.ParseInt(n.Value, 10, 64)
+		if err != nil {
+			return nil, err
+		}
+		out[o.OrderID] = int(balance / max(o.Amount/100, 1))
+	}
+	return out, nil
+}
+
+// dlqBodies reads every message of a dead-letter queue, leaving them there.
+func dlqBodies(ctx context.Context, c *clients, url string) ([]string, error) {
+	if url == "" {
+		return nil, errors.New("the consumer's queue has no dead-letter queue")
+	}
+	var bodies []string
+	for {
+		out, err := c.sqs.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), MaxNumberOfMessages: 10, VisibilityTimeout: 600})
+		if err != nil {
+			return nil, err
+		}
+		if len(out.Messages) == 0 {
+			return bodies, nil
+		}
+		for _, m := range out.Messages {
+			bodies = append(bodies, aws.ToString(m.Body))
+		}
+	}
+}

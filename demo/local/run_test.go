@@ -1,0 +1,65 @@
+package local
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestDemoEndToEnd is the short version of `make demo`: the synthesized
+// OrdersPlatform stack on kumo, its three handlers under the Lambda runtime
+// interface emulator, orders with every injected cause of duplicates, and
+// poison messages. It needs `make synth` (cdk.out) and `make tools` (the
+// emulator), which `make test` runs first.
+func TestDemoEndToEnd(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "cdk.out", "OrdersPlatform.template.json")); err != nil {
+		t.Fatalf("no synthesized template (%v): run `make synth` first", err)
+	}
+	var progress strings.Builder
+	rep, err := Run(context.Background(), Options{SourceDir: root, Orders: 60, Seed: 7, Timeout: 3 * time.Minute, Progress: &progress})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, progress.String())
+	}
+	t.Log(rep.Line())
+	if !rep.OK() {
+		t.Fatalf("double_effects=%d lost=%d poison_not_in_dlq=%d\n%+v", rep.DoubleEffects, rep.Lost, rep.PoisonLost, rep.Consumers)
+	}
+	if len(rep.Consumers) != 3 {
+		t.Fatalf("%d consumers ran, want the stack's 3", len(rep.Consumers))
+	}
+	for _, c := range rep.Consumers {
+		if c.Effects != rep.Orders || c.Outcomes["Processed"] != rep.Orders {
+			t.Errorf("%s: effects=%d processed=%d, want %d each", c.Name, c.Effects, c.Outcomes["Processed"], rep.Orders)
+		}
+		if c.DLQ != 3 || c.DLQValid != 0 {
+			t.Errorf("%s: %d messages dead-lettered (%d valid orders), want exactly the 3 poison messages", c.Name, c.DLQ, c.DLQValid)
+		}
+	}
+	if rep.DuplicatesAbsorbed == 0 || rep.Deliveries <= 3*rep.Orders {
+		t.Errorf("duplicates_absorbed=%d deliveries=%d: the injected causes produced no duplicates", rep.DuplicatesAbsorbed, rep.Deliveries)
+	}
+	if rep.Injected["producer retry"] == 0 {
+		t.Errorf("no producer retry injected: %v", rep.Injected)
+	}
+}
+
+func TestLoadStackRefusesWhatItCannotRun(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := LoadStack(dir, "Missing"); err == nil || !strings.Contains(err.Error(), "make synth") {
+		t.Fatalf("missing template: %v", err)
+	}
+	tpl := `{"Resources":{"Q":{"Type":"AWS::SQS::Queue","Properties":{}},"T":{"Type":"AWS::SNS::Topic"}}}`
+	if err := os.WriteFile(filepath.Join(dir, "S.template.json"), []byte(tpl), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadStack(dir, "S"); err == nil || !strings.Contains(err.Error(), "no SQS event-source mapping") {
+		t.Fatalf("template without a mapping: %v", err)
+	}
+}

@@ -1,0 +1,188 @@
+package local
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// buildHandler builds the main package pkg for this machine into dir, from
+// the module in srcDir, and returns the binary's path.
+func buildHandler(ctx context.Context, srcDir, pkg, dir string) (string, error) {
+	out := filepath.Join(dir, filepath.Base(pkg), "bootstrap")
+	cmd := exec.CommandContext(ctx, "go", "build", "-tags", "lambda.norpc", "-o", out, pkg)
+	cmd.Dir = srcDir
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build %s: %v\n%s", pkg, err, msg)
+	}
+	return out, nil
+}
+
+// runtime is one execution environment: a handler's bootstrap under the
+// Lambda runtime interface emulator, which serves the Lambda runtime API to
+// the bootstrap and one invocation at a time to us.
+type runtime struct {
+	name    string
+	url     string
+	timeout time.Duration
+	cmd     *exec.Cmd
+	exited  chan struct{}
+	http    *http.Client
+	wg      sync.WaitGroup // output readers
+}
+
+// startRuntime starts rie with bootstrap on free loopback ports, retrying
+// with other ports if one was taken in the meantime. Every line the
+// emulator or the handler prints goes to line.
+func startRuntime(ctx context.Context, rie, bootstrap, name string, env []string, timeout time.Duration, line func(string)) (*runtime, error) {
+	var lastErr error
+	for range 5 {
+		rt, err := tryStart(ctx, rie, bootstrap, name, env, timeout, line)
+		if err == nil {
+			return rt, nil
+		}
+		lastErr = err
+	}
+	return nil, fmt.Errorf("runtime %s: %w", name, lastErr)
+}
+
+func tryStart(ctx context.Context, rie, bootstrap, name string, env []string, timeout time.Duration, line func(string)) (*runtime, error) {
+	invokeAddr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	apiAddr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(rie, "--runtime-interface-emulator-address", invokeAddr, "--runtime-api-address", apiAddr, bootstrap)
+	cmd.Env = append(env, "AWS_LAMBDA_FUNCTION_TIMEOUT="+strconv.Itoa(int(timeout/time.Second)), "AWS_LAMBDA_FUNCTION_NAME="+name, "LOG_LEVEL=warn")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	rt := &runtime{name: name, url: "http://" + invokeAddr + "/2015-03-31/functions/function/invocations", timeout: timeout, cmd: cmd, exited: make(chan struct{}),
+		http: &http.Client{Timeout: timeout + 5*time.Second}}
+	for _, r := range []io.Reader{stdout, stderr} {
+		rt.wg.Go(func() {
+			sc := bufio.NewScanner(r)
+			sc.Buffer(make([]byte, 64<<10), 1<<20)
+			for sc.Scan() {
+				line(sc.Text())
+			}
+		})
+	}
+	go func() {
+		rt.wg.Wait()
+		_ = cmd.Wait()
+		close(rt.exited)
+	}()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+		if c, err := net.DialTimeout("tcp", invokeAddr, 100*time.Millisecond); err == nil {
+			c.Close()
+			return rt, nil
+		}
+		select {
+		case <-rt.exited:
+			return nil, fmt.Errorf("the emulator exited before listening on %s (port taken?)", invokeAddr)
+		case <-ctx.Done():
+			rt.stop()
+			return nil, ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	rt.stop()
+	return nil, fmt.Errorf("the emulator did not listen on %s within 10s", invokeAddr)
+}
+
+// invocation is the result of one invoke.
+type invocation struct {
+	body     []byte
+	funcErr  string // errorType of a function error (the emulator answers 200 with it)
+	timedOut bool
+}
+
+// invoke sends payload and waits for the handler's answer.
+func (rt *runtime) invoke(ctx context.Context, payload []byte) (invocation, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, rt.url, bytes.NewReader(payload))
+	if err != nil {
+		return invocation{}, err
+	}
+	resp, err := rt.http.Do(req)
+	if err != nil {
+		return invocation{}, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return invocation{}, err
+	}
+	inv := invocation{body: body}
+	switch {
+	case bytes.HasPrefix(body, []byte("Task timed out")):
+		inv.timedOut = true
+	case resp.StatusCode != http.StatusOK:
+		inv.funcErr = fmt.Sprintf("HTTP %d: %s", resp.StatusCode, bytes.TrimSpace(body))
+	default:
+		if t := errorType(body); t != "" {
+			inv.funcErr = t
+		}
+	}
+	return inv, nil
+}
+
+func (rt *runtime) stop() {
+	if rt.cmd.Process != nil {
+		_ = rt.cmd.Process.Kill()
+	}
+	select {
+	case <-rt.exited:
+	case <-time.After(5 * time.Second):
+	}
+}
+
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+var errNoRIE = errors.New("aws-lambda-rie not found: run `make tools`, or pass -rie")
+
+// findRIE returns the emulator's path: given, on PATH, or in .tools/bin of
+// srcDir.
+func findRIE(given, srcDir string) (string, error) {
+	if given != "" {
+		return given, nil
+	}
+	if p, err := exec.LookPath("aws-lambda-rie"); err == nil {
+		return p, nil
+	}
+	p := filepath.Join(srcDir, ".tools", "bin", "aws-lambda-rie")
+	if _, err := os.Stat(p); err == nil {
+		return p, nil
+	}
+	return "", errNoRIE
+}
