@@ -2,10 +2,10 @@ package local
 
 import (
 	"context"
-	"errors"
 	"crypto/md5"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync/atomic"
@@ -31,8 +31,8 @@ type faults interface {
 
 // pollerStats are the counts of one event-source mapping.
 type pollerStats struct {
-	batches, records, deleted, left   atomic.Int64
-	funcErrors, timeouts, invalid     atomic.Int64
+	batches, records, deleted, left  atomic.Int64
+	funcErrors, timeouts, invalid    atomic.Int64
 	crashesInjected, expiredInjected atomic.Int64
 }
 

@@ -108,10 +108,10 @@ type ConsumerReport struct {
 // Report is the outcome of a run.
 type Report struct {
 	Orders, Deliveries, Effects, DuplicatesAbsorbed, DoubleEffects, Lost, DLQ int
-	PoisonLost                                                               int
-	Consumers                                                                []ConsumerReport
-	Injected                                                                 map[string]int
-	Elapsed                                                                  time.Duration
+	PoisonLost                                                                int
+	Consumers                                                                 []ConsumerReport
+	Injected                                                                  map[string]int
+	Elapsed                                                                   time.Duration
 }
 
 // OK reports whether the run proved the point: no double effect, nothing
@@ -486,7 +486,7 @@ func (sc *scenario) publish(ctx context.Context, c *clients, topic, body string)
 // different amount: a payload mismatch, that must end in the DLQs.
 func (sc *scenario) publishOrders(ctx context.Context, c *clients, topic string, firstDone func() bool) error {
 	sc.poison = append(sc.poison,
-		`{"orderId":"o-malformed","amount":`,                                     // not JSON
+		`{"orderId":"o-malformed","amount":`,                                      // not JSON
 		`{"customerId":"c-nokey","amount":1500,"currency":"EUR","email":"x@y.z"}`, // no key
 	)
 	for _, p := range sc.poison {
