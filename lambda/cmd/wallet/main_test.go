@@ -1,0 +1,38 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/cmd/internal/orders"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+)
+
+func TestCreditIsOneIncrement(t *testing.T) {
+	w := wallets{table: "Wallets"}
+	writes, result, err := w.credit(context.Background(), orders.Order{OrderID: "1", CustomerID: "c7", Amount: 12345, Currency: "EUR"}, idempotency.Reservation{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	items, ok := writes.([]types.TransactWriteItem)
+	if !ok || len(items) != 1 || items[0].Update == nil {
+		t.Fatalf("writes %#v: want one Update", writes)
+	}
+	u := items[0].Update
+	key := u.Key["pk"].(*types.AttributeValueMemberS).Value
+	n := u.ExpressionAttributeValues[":n"].(*types.AttributeValueMemberN).Value
+	if aws.ToString(u.TableName) != "Wallets" || key != "balance#c7" || n != "123" || aws.ToString(u.UpdateExpression) != "ADD #balance :n" || result != "credited 123" {
+		t.Fatalf("update %s %s +%s (%q), result %q", aws.ToString(u.TableName), key, n, aws.ToString(u.UpdateExpression), result)
+	}
+	if _, _, err := w.credit(context.Background(), orders.Order{OrderID: "2", CustomerID: "c7", Amount: 0, Currency: "EUR"}, idempotency.Reservation{}); !errors.Is(err, sqsbatch.ErrBadInput) {
+		t.Fatalf("zero amount: %v, want bad input", err)
+	}
+	if got := cashback(orders.Order{Amount: 50}); got != 1 {
+		t.Fatalf("cashback of a small order: %d, want at least 1", got)
+	}
+}
