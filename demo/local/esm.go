@@ -23,10 +23,10 @@ type faults interface {
 	// function answered and before it deleted anything: the whole batch
 	// comes back after the visibility timeout.
 	crashBeforeDelete() bool
-	// expireVisibility reports whether a record's visibility timeout should
-	// run out while the function works on it, so that another poller
-	// receives it meanwhile.
-	expireVisibility(body string) bool
+	// expireVisibility reports whether a record of queue should have its
+	// visibility timeout run out while the function works on it, so that
+	// another poller receives it meanwhile.
+	expireVisibility(queue, body string) bool
 }
 
 // pollerStats are the counts of one event-source mapping.
@@ -129,7 +129,7 @@ func (p *poller) handle(ctx context.Context, msgs []sqstypes.Message) {
 		return
 	}
 	for _, r := range event.Records {
-		if p.faults.expireVisibility(r.Body) {
+		if p.faults.expireVisibility(p.m.Queue, r.Body) {
 			go p.expire(ctx, r.ReceiptHandle)
 		}
 	}

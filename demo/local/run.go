@@ -407,7 +407,7 @@ type scenario struct {
 	mu       sync.Mutex
 	orders   []order
 	slow     map[string]bool
-	expired  map[string]bool // slow orders whose visibility was expired once
+	expired  map[string]bool // queue/order of the slow orders whose visibility was expired once
 	failOnce map[string]bool
 	retries  int
 	poison   []string        // bodies
@@ -436,9 +436,10 @@ func newScenario(opts Options) *scenario {
 
 func (sc *scenario) isSlow(id string) bool { return sc.slow[id] }
 
-// expireVisibility: the first delivery of a slow order has its visibility
-// timeout run out while the payment API makes it wait.
-func (sc *scenario) expireVisibility(body string) bool {
+// expireVisibility: the first delivery of a slow order to each queue has its
+// visibility timeout run out while the consumer works on it (the payment API
+// makes the charge consumer wait).
+func (sc *scenario) expireVisibility(queue, body string) bool {
 	msg, err := sqsbatch.Parse([]byte(body), sqsbatch.Auto)
 	if err != nil {
 		return false
@@ -449,10 +450,11 @@ func (sc *scenario) expireVisibility(body string) bool {
 	}
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
-	if sc.expired[o.OrderID] {
+	key := queue + "/" + o.OrderID
+	if sc.expired[key] {
 		return false
 	}
-	sc.expired[o.OrderID] = true
+	sc.expired[key] = true
 	return true
 }
 

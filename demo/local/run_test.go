@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-lambda-go/events"
 )
 
 // TestDemoEndToEnd is the short version of `make demo`: the synthesized
@@ -61,5 +63,28 @@ func TestLoadStackRefusesWhatItCannotRun(t *testing.T) {
 	}
 	if _, err := LoadStack(dir, "S"); err == nil || !strings.Contains(err.Error(), "no SQS event-source mapping") {
 		t.Fatalf("template without a mapping: %v", err)
+	}
+}
+
+// TestPartialBatchResponse: what the poller deletes and leaves, as Lambda's
+// event-source mapping does.
+func TestPartialBatchResponse(t *testing.T) {
+	p := &poller{m: &Mapping{ReportBatchItemFailures: true}}
+	event := events.SQSEvent{Records: []events.SQSMessage{{MessageId: "a"}, {MessageId: "b"}}}
+	failed, err := p.failures([]byte(`{"batchItemFailures":[{"itemIdentifier":"b"}]}`), event)
+	if err != nil || !failed["b"] || failed["a"] {
+		t.Fatalf("partial failure: %v, %v", failed, err)
+	}
+	for _, invalid := range []string{`not json`, `{"batchItemFailures":[{"itemIdentifier":"zzz"}]}`, `{"batchItemFailures":[{"itemIdentifier":""}]}`} {
+		if _, err := p.failures([]byte(invalid), event); err == nil {
+			t.Errorf("response %s accepted; an invalid response must leave the whole batch", invalid)
+		}
+	}
+	if got := errorType([]byte(`{"errorType":"Runtime.ExitError","errorMessage":"exit status 2"}`)); got != "Runtime.ExitError: exit status 2" {
+		t.Errorf("function error read as %q", got)
+	}
+	p.m.ReportBatchItemFailures = false
+	if failed, err := p.failures([]byte(`null`), event); err != nil || len(failed) != 0 {
+		t.Errorf("without ReportBatchItemFailures any answer is a success: %v, %v", failed, err)
 	}
 }
