@@ -225,7 +225,7 @@ func (g *Guard) Run(ctx context.Context, f Fact, effect Effect) (Result, error) 
 	var res Result
 	err := g.run(ctx, f, func(ctx context.Context, rec *Record) (bool, error) {
 		if err := g.store.Reserve(ctx, *rec, g.cfg.Now()); err != nil {
-			return false, err
+			return false, storeError("reserve", err)
 		}
 		value, err := g.runEffect(ctx, rec, effect)
 		res = Result{Outcome: Processed, Value: value}
@@ -266,7 +266,7 @@ func (g *Guard) RunTx(ctx context.Context, f Fact, effect TxEffect) (Result, err
 			return false, &EffectError{Err: err}
 		}
 		if err != nil {
-			return false, err
+			return false, storeError("commit", err)
 		}
 		res.Outcome = Processed
 		g.remember(rec)
@@ -305,15 +305,12 @@ func (g *Guard) run(ctx context.Context, f Fact, try attempt, res *Result) error
 		}
 		var cf *ConditionFailedError
 		if !errors.As(err, &cf) {
-			if errors.As(err, new(*EffectError)) {
-				return fmt.Errorf("%s: %w", pk, err)
-			}
-			return fmt.Errorf("reserve %s: %w", pk, err)
+			return fmt.Errorf("%s: %w", pk, err)
 		}
 		old := cf.Old
 		if old == nil {
 			if old, err = g.store.Get(ctx, pk); err != nil {
-				return fmt.Errorf("read %s after a failed condition: %w", pk, err)
+				return fmt.Errorf("%s: %w", pk, storeError("read after a failed condition", err))
 			}
 			if old == nil {
 				continue // released or deleted since: try again
@@ -383,10 +380,20 @@ func (g *Guard) runEffect(ctx context.Context, rec *Record, effect Effect) (stri
 	cctx, cancel := detached(ctx)
 	defer cancel()
 	if err := g.store.Complete(cctx, *rec); err != nil {
-		return value, fmt.Errorf("complete: %w", err)
+		return value, storeError("complete", err)
 	}
 	g.remember(rec)
 	return value, tooLarge
+}
+
+// storeError wraps a failure of the store in a *StoreError; the store's
+// answers about the record (a failed condition, a lost lease) pass as they
+// are.
+func storeError(op string, err error) error {
+	if errors.Is(err, ErrConditionFailed) || errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrTxRejected) {
+		return err
+	}
+	return &StoreError{Op: op, Err: err}
 }
 
 // detached returns a context for the write that ends a reservation: it

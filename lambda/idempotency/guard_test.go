@@ -171,3 +171,22 @@ func BenchmarkGuard(b *testing.B) {
 		})
 	}
 }
+
+// throttled is a store whose every call fails, like a throttled table.
+type throttled struct{ idempotency.Store }
+
+var errThrottled = errors.New("ThrottlingException")
+
+func (throttled) Reserve(context.Context, idempotency.Record, time.Time) error { return errThrottled }
+
+func TestStoreFailuresAreStoreErrors(t *testing.T) {
+	g, _ := idempotency.NewGuard(throttled{idempotency.NewMemoryStore()}, idempotency.Config{Namespace: "ns"})
+	_, err := g.Do(context.Background(), "k", []byte(`{}`), func(context.Context, idempotency.Reservation) (string, error) {
+		t.Error("the effect ran without a reservation")
+		return "", nil
+	})
+	var se *idempotency.StoreError
+	if !errors.As(err, &se) || se.Op != "reserve" || !errors.Is(err, errThrottled) {
+		t.Fatalf("err %v: want a *StoreError of reserve wrapping the store's error", err)
+	}
+}

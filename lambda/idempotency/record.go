@@ -133,3 +133,17 @@ func (e *EffectError) Error() string { return "effect failed: " + e.Err.Error() 
 
 // Unwrap returns the effect's error.
 func (e *EffectError) Unwrap() error { return e.Err }
+
+// StoreError is a failure of the store itself (throttling, a timeout, a
+// server error) during Op: nothing was decided about the fact, and a retry
+// may succeed. An error of an ambiguous write (it may have taken effect) is
+// a StoreError too; the record's condition makes the retry safe.
+type StoreError struct {
+	Op  string
+	Err error
+}
+
+func (e *StoreError) Error() string { return "store " + e.Op + ": " + e.Err.Error() }
+
+// Unwrap returns the store's error.
+func (e *StoreError) Unwrap() error { return e.Err }

@@ -169,8 +169,8 @@ func NewTx[T any](guard *idempotency.Guard, key KeyFunc[T], fn TxFunc[T], cfg Co
 var errNotStarted = errors.New("not started")
 
 // errNothingJudged is returned when no record of a non-empty batch could be
-// judged (every one hit a store failure or the deadline): a function error,
-// so that it shows in the function's error metrics.
+// judged (every one met an idempotency.StoreError or the deadline): a
+// function error, so that it shows in the function's error metrics.
 var errNothingJudged = errors.New("no record of the batch could be judged")
 
 // report is what happened to one record.
@@ -218,7 +218,7 @@ func (h *Handler[T]) Handle(ctx context.Context, ev events.SQSEvent) (events.SQS
 		if !r.outcome.Succeeded() {
 			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: rec.MessageId})
 		}
-		if r.outcome != NotStarted && !(r.outcome == Failed && !errors.As(r.err, new(*idempotency.EffectError))) {
+		if r.outcome != NotStarted && !errors.As(r.err, new(*idempotency.StoreError)) {
 			judged = true
 		}
 	}
