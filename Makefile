@@ -16,6 +16,7 @@ STATICCHECK_VERSION := v0.8.2
 # The Lambda runtime interface emulator: it has no tagged release the module
 # proxy serves, so a pseudo-version pins it.
 RIE_VERSION := v0.0.0-20261030222936-bef5c4ba774d
+BENCHSTAT_VERSION := v0.0.0-20260908200009-22c9c6c9d4da
 GO_MODULES := . test demo
 ORDERS ?= 200
 
@@ -57,9 +58,14 @@ lint: tools
 test: lint synth
 	@for m in $(GO_MODULES); do (cd $$m && go test -race -count=1 ./...); done
 
-## bench: the guard's CPU and allocations per record (in-memory store).
-bench: tools
-	go test -run '^$$' -bench . -benchmem -count 6 ./lambda/idempotency/ | tee bench.txt
+## bench: the guard's CPU and allocations per record (in-memory store), as
+## medians with benchstat.
+bench: tools .tools/bin/benchstat
+	go test -run '^$$' -bench . -benchmem -count 8 ./lambda/idempotency/ > bench.txt
+	benchstat bench.txt
+
+.tools/bin/benchstat:
+	GOBIN=$(CURDIR)/.tools/bin go install golang.org/x/perf/cmd/benchstat@$(BENCHSTAT_VERSION)
 
 ## fuzz: a short run of each fuzz target.
 fuzz: tools
