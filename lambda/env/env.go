@@ -22,7 +22,8 @@ const (
 
 	// Namespace prefixes every key ("<namespace>#<key>") so that several
 	// consumers, or business data, can share one table. It must not contain
-	// '#'. Default: no prefix is refused; the construct always sets it.
+	// '#'. Required: the guard refuses an empty namespace, and the construct
+	// always sets one.
 	Namespace = "IDEMPOTENCY_NAMESPACE"
 
 	// Window is the business window: how long a completed fact suppresses
