@@ -20,7 +20,7 @@ BENCHSTAT_VERSION := v0.0.0-20260908200009-22c9c6c9d4da
 GO_MODULES := . test demo
 ORDERS ?= 200
 
-.PHONY: all demo test tools lint synth diff deploy bench fuzz clean
+.PHONY: all demo test tools lint synth diff deploy bench fuzz chaos clean
 
 all: test
 
@@ -67,9 +67,17 @@ bench: tools .tools/bin/benchstat
 .tools/bin/benchstat:
 	GOBIN=$(CURDIR)/.tools/bin go install golang.org/x/perf/cmd/benchstat@$(BENCHSTAT_VERSION)
 
-## fuzz: a short run of each fuzz target.
+## fuzz: a minute of each fuzz target of the SQS adapter.
 fuzz: tools
-	go test -run '^$$' -fuzz FuzzParse -fuzztime 60s ./lambda/sqsbatch/
+	go test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 60s -fuzzminimizetime 5s ./lambda/sqsbatch/
+	go test -run '^$$' -fuzz '^FuzzHandle$$' -fuzztime 60s -fuzzminimizetime 5s ./lambda/sqsbatch/
+
+## chaos: the deterministic at-least-once simulation (test/chaos): 10,000 facts
+## under every fault on the in-memory store. SEED=n replays run n (default 1);
+## `cd test && go run ./cmd/chaos -h` for the other flags (-store dynamodb).
+SEED ?= 1
+chaos: tools
+	cd test && go run ./cmd/chaos -facts 10000 -seed $(SEED)
 
 ## synth: the example app's CloudFormation template into cdk.out, checked by
 ## cdk-nag. The stack is environment-agnostic: no AWS account or credentials.

@@ -5,6 +5,7 @@ go 1.26.8
 replace github.com/idempotent-consumer/idempotent-consumer => ../
 
 require (
+	github.com/aws/aws-lambda-go v1.55.1
 	github.com/aws/aws-sdk-go-v2 v1.48.0
 	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.74.0
 	github.com/idempotent-consumer/idempotent-consumer v0.0.0-00010101000000-000000000000

@@ -64,7 +64,7 @@ func Parse(body []byte, d Delivery) ([]byte, error) {
 
 // envelopeMessage unquotes the envelope's Message, which must be a string.
 func envelopeMessage(raw json.RawMessage) ([]byte, error) {
-	if len(raw) == 0 {
+	if len(raw) == 0 || string(raw) == "null" {
 		return nil, fmt.Errorf("%w: SNS envelope has no Message", ErrBadInput)
 	}
 	var s string

@@ -1,0 +1,632 @@
+package chaos
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+)
+
+// order is the business message both consumers decode.
+type order struct {
+	OrderID    string `json:"orderId"`
+	CustomerID string `json:"customerId"`
+	Amount     int64  `json:"amount"`
+	Currency   string `json:"currency"`
+	PlacedAt   string `json:"placedAt,omitempty"`
+}
+
+func orderKey(o order) (string, error) { return o.OrderID, nil }
+
+// validate reports an order no retry can fix, as the example handlers do.
+func (o order) validate() error {
+	switch {
+	case o.Amount <= 0:
+		return fmt.Errorf("%w: order %s: amount %d must be positive", sqsbatch.ErrBadInput, o.OrderID, o.Amount)
+	case o.CustomerID == "" || len(o.Currency) != 3:
+		return fmt.Errorf("%w: order %s: no customer or currency", sqsbatch.ErrBadInput, o.OrderID)
+	}
+	return nil
+}
+
+// receipts maps a receive's receipt to the record of the invocation that
+// holds it, so that order.UnmarshalJSON (which the adapter calls without a
+// context) can find its batch. Receipts are unique in the process.
+var receipts sync.Map // string -> slot
+
+type slot struct {
+	inv   *invocation
+	index int
+}
+
+var sims atomic.Int64
+
+// UnmarshalJSON decodes an order and, before returning to the adapter, waits
+// for the record's turn in its batch (see gate).
+func (o *order) UnmarshalJSON(data []byte) error {
+	var tracer struct {
+		Receipt string `json:"simReceipt"`
+	}
+	_ = json.Unmarshal(data, &tracer)
+	v, ok := receipts.Load(tracer.Receipt)
+	if !ok {
+		return fmt.Errorf("chaos: message without a known simReceipt: %.80s", data)
+	}
+	at := v.(slot)
+	type plain order
+	var p plain
+	err := json.Unmarshal(data, &p)
+	key, pure := "", true
+	if err == nil {
+		*o = order(p)
+		if f, ferr := at.inv.w.c.guard.Fact(o.OrderID, data); ferr == nil {
+			key, pure = f.Key, false
+		}
+	}
+	at.inv.gate.arrive(at.index, key, pure)
+	return err
+}
+
+// Record classes in a batch, from the adapter's point of view.
+const (
+	unknown    = iota
+	none       // never decoded: bad body, rejected before the harness sees it
+	pure       // fails before taking a turn: bad message, bad key
+	follower   // the same fact as an earlier record: takes its outcome, no store call
+	storeMaker // runs the guard: store calls and effects
+)
+
+// gate orders the records of one batch. The adapter decodes every record on
+// its own goroutine, then (with Concurrency 1) runs them one at a time in the
+// order they grab its single slot, which the Go scheduler decides. The gate
+// lets the records through in batch order instead: a record that will run the
+// guard passes only once every earlier such record has been seen at its first
+// store call or effect (so it holds the slot, and the next one queues behind
+// it). Records that run no store call cannot change the run and pass freely.
+// The classification mirrors the adapter: a record whose fact an earlier
+// record of the batch carries is a follower.
+type gate struct {
+	mu        sync.Mutex
+	cond      sync.Cond
+	expected  []bool // will reach UnmarshalJSON
+	arrived   []bool
+	keys      []string
+	pure      []bool
+	class     []int
+	witnessed []bool
+	next      int // records before next are classified
+	leaders   map[string]bool
+	pending   int // the store maker let through and not yet seen at a hook
+	crashed   bool
+}
+
+func newGate(expected []bool) *gate {
+	n := len(expected)
+	g := &gate{expected: expected, arrived: make([]bool, n), keys: make([]string, n), pure: make([]bool, n),
+		class: make([]int, n), witnessed: make([]bool, n), leaders: make(map[string]bool), pending: -1}
+	g.cond.L = &g.mu
+	g.mu.Lock()
+	g.classify()
+	g.mu.Unlock()
+	return g
+}
+
+// classify classifies the records, in batch order, as far as they arrived.
+func (g *gate) classify() {
+	for g.next < len(g.expected) && (!g.expected[g.next] || g.arrived[g.next]) {
+		i := g.next
+		switch {
+		case !g.expected[i]:
+			g.class[i] = none
+		case g.pure[i]:
+			g.class[i] = pure
+		case g.leaders[g.keys[i]]:
+			g.class[i] = follower
+		default:
+			g.leaders[g.keys[i]] = true
+			g.class[i] = storeMaker
+		}
+		g.next++
+	}
+	g.cond.Broadcast()
+}
+
+func (g *gate) admissible(i int) bool {
+	if g.next <= i {
+		return false
+	}
+	for j := range i {
+		if g.class[j] == storeMaker && !g.witnessed[j] {
+			return false
+		}
+	}
+	return true
+}
+
+// arrive registers record i (its namespaced key, or pure when it cannot run
+// the guard) and waits for its turn.
+func (g *gate) arrive(i int, key string, pure bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.expected[i] || g.arrived[i] {
+		panic(fmt.Sprintf("chaos: record %d of a batch decoded unexpectedly (the adapter's order of checks changed?)", i))
+	}
+	g.arrived[i], g.keys[i], g.pure[i] = true, key, pure
+	g.classify()
+	for !g.crashed && !g.admissible(i) {
+		g.cond.Wait()
+	}
+	if !g.crashed && g.class[i] == storeMaker {
+		g.pending = i
+	}
+}
+
+// touch is called at every store call and effect with the fact's key: the
+// first one of the pending store maker lets the next record through.
+func (g *gate) touch(key string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.pending >= 0 && g.keys[g.pending] == key {
+		g.witnessed[g.pending] = true
+		g.pending = -1
+		g.cond.Broadcast()
+	}
+}
+
+func (g *gate) crash() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.crashed = true
+	g.cond.Broadcast()
+}
+
+func (g *gate) isCrashed() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.crashed
+}
+
+// invocation is one Lambda invocation: a batch handed to the adapter.
+type invocation struct {
+	w        *worker
+	deadline time.Time
+	gate     *gate
+	// outcomes are the adapter's log lines, by message id. Written by the
+	// adapter's Handle (on the worker's goroutine) and read after it.
+	outcomes map[string]logged
+}
+
+type logged struct{ outcome, reason string }
+
+func (inv *invocation) crash()        { inv.gate.crash() }
+func (inv *invocation) crashed() bool { return inv.gate.isCrashed() }
+
+type invKey struct{}
+
+// invCtx is the invocation's context: its deadline is virtual (the lease is
+// taken from it) and it carries the invocation to the store and the effects.
+// It is never cancelled.
+type invCtx struct{ inv *invocation }
+
+func (c invCtx) Deadline() (time.Time, bool) { return c.inv.deadline, true }
+func (invCtx) Done() <-chan struct{}         { return nil }
+func (invCtx) Err() error                    { return nil }
+func (c invCtx) Value(k any) any {
+	if k == (invKey{}) {
+		return c.inv
+	}
+	return nil
+}
+
+// capture is the adapter's logger: it keeps each record's outcome and reason
+// in its invocation.
+type capture struct{}
+
+func (capture) Enabled(context.Context, slog.Level) bool { return true }
+func (capture) Handle(ctx context.Context, r slog.Record) error {
+	inv, _ := ctx.Value(invKey{}).(*invocation)
+	if inv == nil {
+		return nil
+	}
+	var id string
+	var l logged
+	r.Attrs(func(a slog.Attr) bool {
+		switch a.Key {
+		case "message_id":
+			id = a.Value.String()
+		case "outcome":
+			l.outcome = a.Value.String()
+		case "reason":
+			l.reason = a.Value.String()
+		}
+		return true
+	})
+	if id != "" {
+		inv.outcomes[id] = l
+	}
+	return nil
+}
+func (c capture) WithAttrs([]slog.Attr) slog.Handler { return c }
+func (c capture) WithGroup(string) slog.Handler      { return c }
+
+// consumer is one subscriber of the topic: its queue, guard and handler.
+type consumer struct {
+	index   int
+	name    string
+	q       *queue
+	guard   *idempotency.Guard
+	handler interface {
+		Handle(context.Context, events.SQSEvent) (events.SQSEventResponse, error)
+	}
+}
+
+func (s *sim) newConsumer(name string, inner idempotency.TxStore) (*consumer, error) {
+	store := &faultStore{sim: s, inner: inner}
+	g, err := idempotency.NewGuard(store, idempotency.Config{
+		Namespace:     name,
+		Window:        window,
+		LeaseMax:      leaseMax,
+		PayloadIgnore: []string{"placedAt", "simReceipt"},
+		Now:           s.clock.Now,
+	})
+	if err != nil {
+		return nil, err
+	}
+	cfg := sqsbatch.Config{
+		Concurrency:  1,
+		MaxBodyBytes: maxBodyBytes,
+		Consumer:     name,
+		Logger:       slog.New(capture{}),
+		Metrics:      io.Discard,
+	}
+	c := &consumer{index: len(s.consumers), name: name, q: &queue{name: name, envelope: name == "charge"}, guard: g}
+	switch name {
+	case "charge":
+		c.handler = sqsbatch.New(g, orderKey, s.charge, cfg)
+	case "wallet":
+		c.handler = sqsbatch.NewTx(g, orderKey, s.wallet.credit, cfg)
+	}
+	if c.index == 0 {
+		for _, f := range s.facts {
+			for v := range 2 {
+				if fc, err := g.Fact(f.id, []byte(f.body(v, epoch))); err == nil {
+					f.hash[v] = fc.Hash
+				}
+			}
+		}
+	}
+	return c, nil
+}
+
+// worker is one concurrent Lambda execution environment polling a queue.
+type worker struct {
+	sim *sim
+	c   *consumer
+	t   *task
+}
+
+func (w *worker) run(t *task) {
+	w.t = t
+	s := w.sim
+	for {
+		q := w.c.q
+		if s.producerDone && q.live == 0 {
+			return
+		}
+		msgs := s.receive(q, 1+s.rng.IntN(batchSize))
+		if len(msgs) == 0 {
+			// Long polling: wait for the next message to become visible,
+			// or, while the producer runs, for a new one.
+			wait := time.Hour
+			if !s.producerDone {
+				wait = 200 * time.Millisecond
+			}
+			next, ok := q.nextVisible()
+			switch {
+			case ok:
+				wait = min(wait, max(next.Sub(s.clock.Now()), time.Millisecond))
+			case s.producerDone:
+				return // the receive dead-lettered the last messages
+			}
+			s.park(t, wait+s.between(0, 5*time.Millisecond))
+			continue
+		}
+		w.invoke(msgs)
+	}
+}
+
+// invoke runs one invocation over msgs and deletes the messages the adapter
+// reports done.
+func (w *worker) invoke(msgs []*message) {
+	s := w.sim
+	s.stats.Invocations++
+	inv := &invocation{w: w, deadline: s.clock.Now().Add(functionTimeout), outcomes: make(map[string]logged)}
+	ev := events.SQSEvent{Records: make([]events.SQSMessage, len(msgs))}
+	expected := make([]bool, len(msgs))
+	handles := make([]string, len(msgs))
+	for i, m := range msgs {
+		handles[i] = m.receipt
+		body := render(m, m.receipt)
+		_, err := sqsbatch.Parse([]byte(body), sqsbatch.Auto)
+		expected[i] = len(body) <= maxBodyBytes && err == nil
+		ev.Records[i] = events.SQSMessage{
+			MessageId:      m.id,
+			ReceiptHandle:  m.receipt,
+			Body:           body,
+			EventSourceARN: "arn:aws:sqs:eu-west-1:123456789012:" + m.q.name,
+			Attributes:     map[string]string{"ApproximateReceiveCount": strconv.Itoa(m.receives)},
+		}
+		s.countDelivery(w.c, m)
+	}
+	inv.gate = newGate(expected)
+	for i := range msgs {
+		receipts.Store(handles[i], slot{inv: inv, index: i})
+	}
+	resp, err := w.c.handler.Handle(invCtx{inv}, ev)
+	for _, h := range handles {
+		receipts.Delete(h)
+	}
+	if inv.crashed() {
+		<-w.t.resume // the crash scheduled this worker's next turn
+		return
+	}
+	// The handler returned: its log lines are written, whatever happens
+	// to the invocation now.
+	for _, m := range msgs {
+		l, ok := inv.outcomes[m.id]
+		if !ok {
+			s.problem("%s: no log line for message %s", w.c.name, m.id)
+			continue
+		}
+		m.lastOutcome, m.lastReason = l.outcome, l.reason
+		if m.reasons == nil {
+			m.reasons = make(map[string]string)
+		}
+		if _, ok := m.reasons[l.outcome]; !ok {
+			m.reasons[l.outcome] = l.reason
+		}
+		m.keyReused = m.keyReused || strings.Contains(l.reason, errKeyReused.Error())
+		s.checkOutcome(w.c, m, l)
+		s.stats.Outcomes[w.c.name+"/"+l.outcome]++
+	}
+	point := ""
+	switch {
+	case !s.clock.Now().Before(inv.deadline):
+		// It returned too late: Lambda killed the invocation, and its
+		// answer never reached the event source mapping.
+		point = "timeout"
+	case s.chance(pCrashBeforeDelete * s.scale):
+		point = "before_delete"
+	}
+	if point != "" {
+		s.stats.Crashes++
+		s.stats.CrashPoints[point]++
+		s.park(w.t, s.between(100*time.Millisecond, 2*time.Second))
+		return
+	}
+	failed := make(map[string]bool)
+	if err != nil {
+		s.stats.BatchErrors++
+		for _, m := range msgs {
+			failed[m.id] = true
+		}
+	}
+	for _, f := range resp.BatchItemFailures {
+		failed[f.ItemIdentifier] = true
+	}
+	for i, m := range msgs {
+		if failed[m.id] && s.cfg.Sabotage != "ignore-failures" {
+			continue
+		}
+		s.checkDone(w.c, m)
+		s.delete(m, handles[i])
+	}
+	s.park(w.t, s.between(time.Millisecond, 20*time.Millisecond))
+}
+
+// checkOutcome checks that a valid fact's record failed only for a reason
+// the simulation caused: an injected fault, or another worker holding or
+// having taken over the fact.
+func (s *sim) checkOutcome(c *consumer, m *message, l logged) {
+	if m.f.poison != "" || m.f.conflict != 0 {
+		return
+	}
+	switch l.outcome {
+	case "processed", "duplicate", "in_progress", "lease_lost":
+		return
+	case "failed":
+		if strings.Contains(l.reason, "injected") || strings.Contains(l.reason, "payment provider") {
+			return
+		}
+	}
+	s.problem("%s: valid message %s of %s ended %s for no injected reason: %s", c.name, m.id, m.f.id, l.outcome, l.reason)
+}
+
+func (s *sim) countDelivery(c *consumer, m *message) {
+	s.stats.Deliveries++
+	k := strconv.Itoa(c.index) + "/" + strconv.Itoa(m.f.index)
+	if s.delivered[k] > 0 {
+		s.stats.DuplicateDeliveries++
+	}
+	s.delivered[k]++
+}
+
+// checkDone checks a message the adapter reported done, before its delete:
+// its fact must be completed, with its content.
+func (s *sim) checkDone(c *consumer, m *message) {
+	if m.f.poison != "" {
+		s.problem("%s: message %s (%s) reported done", c.name, m.id, m.f.poison)
+		return
+	}
+	rec, ok := s.shadow.recs[c.name+"#"+m.f.id]
+	if !ok || rec.Status != idempotency.StatusCompleted || rec.PayloadHash != m.f.hash[m.variant] {
+		s.problem("%s: message %s of %s (variant %d) reported done, but its record is %s", c.name, m.id, m.f.id, m.variant, describe(rec, ok))
+	}
+}
+
+func describe(rec idempotency.Record, ok bool) string {
+	if !ok {
+		return "absent"
+	}
+	return fmt.Sprintf("%s (owner %.8s, hash %.8s)", rec.Status, rec.Owner, rec.PayloadHash)
+}
+
+// payment is a charge the fake payment provider made.
+type payment struct {
+	id, key, order, customer string
+	amount                   int64
+}
+
+// provider is a fake payment API that honours idempotency keys like a real
+// one: a repeated key returns the original charge; a repeated key with other
+// parameters is refused.
+type provider struct {
+	byKey            map[string]*payment
+	byOrder          map[string][]*payment
+	n                int
+	replays, refused int
+}
+
+var errKeyReused = errors.New("payment provider: 400 idempotency key reused with different parameters")
+
+func (p *provider) charge(key string, o order) (string, error) {
+	if pm, ok := p.byKey[key]; ok {
+		if pm.amount != o.Amount || pm.customer != o.CustomerID || pm.order != o.OrderID {
+			p.refused++
+			return "", errKeyReused
+		}
+		p.replays++
+		return pm.id, nil
+	}
+	p.n++
+	pm := &payment{id: fmt.Sprintf("ch_%d", p.n), key: key, order: o.OrderID, customer: o.CustomerID, amount: o.Amount}
+	p.byKey[key] = pm
+	if p.byOrder == nil {
+		p.byOrder = make(map[string][]*payment)
+	}
+	p.byOrder[o.OrderID] = append(p.byOrder[o.OrderID], pm)
+	return pm.id, nil
+}
+
+// charge is the charge consumer's effect: it charges the order through the
+// provider, passing the fact's key as the idempotency key.
+func (s *sim) charge(ctx context.Context, o order, r idempotency.Reservation) (string, error) {
+	inv := s.enter(ctx, r.Key)
+	s.maybeCrash(inv, "during_effect", pCrash)
+	if s.chance(pEffectPanic * s.scale) {
+		s.stats.Faults["effect_panic"]++
+		panic("injected: a transient bug in the effect")
+	}
+	if err := o.validate(); err != nil {
+		return "", err
+	}
+	if !s.clock.Now().Before(r.LeaseUntil) {
+		// The effect's context ends with the lease (in real time; the
+		// virtual deadline cannot fire a real timer): a context-aware
+		// client refuses to start the call.
+		s.stats.EffectsPastLease++
+		return "", fmt.Errorf("payment provider call not made: %w (the lease ended)", context.DeadlineExceeded)
+	}
+	key := r.Key
+	if s.cfg.Sabotage == "token-as-key" {
+		key = r.Token
+	}
+	d, _ := s.latency(pProviderSpike, "provider_spike")
+	s.park(inv.w.t, d) // the request is in flight: it lands even if the invocation dies meanwhile
+	var id string
+	var err error
+	switch x := s.rng.Float64() / s.scale; {
+	case x < pProviderDown:
+		s.stats.Faults["provider_503"]++
+		err = errors.New("payment provider: 503 service unavailable")
+	case x < pProviderDown+pProviderAmbiguous:
+		if _, err = s.provider.charge(key, o); err == nil {
+			s.stats.Faults["provider_ambiguous"]++
+			err = errors.New("payment provider: timeout (the charge was made)")
+		}
+	default:
+		id, err = s.provider.charge(key, o)
+	}
+	s.alive(inv)
+	d, _ = s.latency(0, "")
+	s.wait(inv, d)
+	s.maybeCrash(inv, "during_effect", pCrash)
+	return id, err
+}
+
+// cashback is the wallet's credit for an order.
+func cashback(amount int64) int64 { return max(amount/100, 1) }
+
+// entry is the wallet's ledger line of one order.
+type entry struct {
+	count  int
+	amount int64
+}
+
+// wallet is the wallet consumer: a transactional effect that credits the
+// customer's balance and writes the order's ledger entry, with the COMPLETED
+// record, in one transaction.
+type wallet struct {
+	sim     *sim
+	ledger  map[string]*entry // memory store only
+	balance map[string]int64
+}
+
+func (w *wallet) credit(ctx context.Context, o order, r idempotency.Reservation) (any, string, error) {
+	s := w.sim
+	inv := s.enter(ctx, r.Key)
+	s.maybeCrash(inv, "during_effect", pCrash)
+	d, _ := s.latency(0, "")
+	s.wait(inv, d)
+	if err := o.validate(); err != nil {
+		return nil, "", err
+	}
+	n := cashback(o.Amount)
+	result := "credited " + strconv.FormatInt(n, 10)
+	if s.cfg.Sabotage == "effect-outside-tx" {
+		// The naive handler: the credit happens in the effect, the record
+		// is committed after it.
+		if err := w.apply(ctx, o, n); err != nil {
+			return nil, "", err
+		}
+		return nil, result, nil
+	}
+	if s.cfg.Store == "dynamodb" {
+		return creditItems(s.table, o, n), result, nil
+	}
+	return idempotency.MemoryWrites(func() error {
+		w.applyMemory(o, n)
+		return nil
+	}), result, nil
+}
+
+func (w *wallet) applyMemory(o order, n int64) {
+	e := w.ledger[o.OrderID]
+	if e == nil {
+		e = &entry{}
+		w.ledger[o.OrderID] = e
+	}
+	e.count++
+	e.amount = o.Amount
+	w.balance[o.CustomerID] += n
+}
+
+func (w *wallet) apply(ctx context.Context, o order, n int64) error {
+	if w.sim.cfg.Store == "dynamodb" {
+		return applyItems(ctx, w.sim.cfg.DynamoDB, creditItems(w.sim.table, o, n))
+	}
+	w.applyMemory(o, n)
+	return nil
+}

@@ -1,0 +1,362 @@
+// Package chaos is a seeded, deterministic simulation of the at-least-once
+// path SNS → SQS → Lambda → idempotency store, run through the real library
+// (idempotency.Guard and sqsbatch.Handler) under faults, with invariants
+// checked per business fact at the end.
+//
+// What it models: a producer that retries (the same fact published again as a
+// new message) and sometimes reuses an order id for other content; SNS fan-out
+// to two consumers with duplicate and delayed (reordered) deliveries; standard
+// SQS queues with visibility timeouts, receive counts and a redrive to a DLQ;
+// several concurrent Lambda workers per queue receiving random batches; crashes
+// of a worker at every step of a record (before and after each store call,
+// during the effect, after completion and before the delete), and the Lambda
+// runtime killing an invocation at its deadline; faults on every store call
+// (throttling, 5xx, the ambiguous kind that took effect although the caller
+// saw an error, and latency spikes that carry the clock past the worker's
+// lease, which is shorter than the function timeout, so that a live worker
+// outlives it); faults of the payment provider; and hostile messages.
+//
+// The consumers: "charge" runs a non-transactional effect that calls a fake
+// payment provider which honours the idempotency key (Reservation.Key), as a
+// real payment API does; "wallet" runs a transactional effect (a balance
+// increment and a per-order ledger entry, committed with the COMPLETED record
+// by Guard.RunTx).
+//
+// Determinism: every simulated actor is a task of a cooperative,
+// discrete-event scheduler (sched.go); exactly one runs at a time, and every
+// random choice is drawn by the running task from one generator seeded with
+// the seed. Store calls, effects and waits for a queue are the points where a
+// task gives up its turn. The adapter runs a batch's records on goroutines of
+// its own; the harness orders them (see gate in consumer.go), so the same seed
+// gives the same run, step for step.
+//
+// Limits of the model: the adapter compares its MinRemaining with the real
+// clock, which the virtual deadlines make meaningless, so a record started
+// too late is killed with its invocation rather than reported not started;
+// the completed-key cache is off (a cache hit would skip the store calls the
+// harness orders a batch by); two variants of one order never share a batch.
+package chaos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"runtime"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+)
+
+// Timing of the modelled system, in virtual time.
+const (
+	// functionTimeout is each invocation's deadline: the Lambda runtime
+	// kills the invocation there.
+	functionTimeout = time.Minute
+	// leaseMax caps the guard's lease below the function timeout (as
+	// IDEMPOTENCY_LEASE_MAX may), so that a live worker can outlive its
+	// lease: the case the fencing of complete and release is for.
+	leaseMax = 10 * time.Second
+	// visibilityTimeout is 6 × the function timeout, as AWS advises and the
+	// construct enforces.
+	visibilityTimeout = 6 * functionTimeout
+	// maxReceiveCount is the queues' redrive policy: generous enough that a
+	// valid message never reaches the DLQ through faults alone.
+	maxReceiveCount = 10
+	batchSize       = 10
+	workersPerQueue = 16
+	publishInterval = 20 * time.Millisecond
+	// maxBodyBytes is the adapter's body limit in the simulation, small so
+	// that oversized bodies stay cheap.
+	maxBodyBytes = 8 << 10
+	window       = 24 * time.Hour
+	// limit is how much virtual time a run may take before it is declared
+	// undrained.
+	limit = 12 * time.Hour
+)
+
+// Fault probabilities, per opportunity.
+const (
+	pProducerRetry = 0.30
+	pSNSDuplicate  = 0.20
+	pSlowDelivery  = 0.02
+	pPoison        = 0.015
+	pConflict      = 0.01
+
+	pThrottle  = 0.015
+	pServer    = 0.010
+	pAmbiguous = 0.010
+	pSpike     = 0.003
+
+	pProviderDown      = 0.02
+	pProviderAmbiguous = 0.01
+	pProviderSpike     = 0.005
+	pEffectPanic       = 0.003
+
+	pCrash             = 0.002 // at each crash point of a record
+	pCrashBeforeDelete = 0.01  // per invocation, after the handler returned
+)
+
+// poisonKinds are the bad inputs the producer emits, in turn.
+var poisonKinds = []string{"not_json", "wrong_shape", "empty_key", "control_key", "long_key", "deep", "zero_amount", "too_large", "bad_envelope", "invalid_utf8"}
+
+// Config configures a run.
+type Config struct {
+	// Seed fixes every random choice: the same seed gives the same run.
+	Seed int64
+	// Facts is the number of business facts published. Default: 1000.
+	Facts int
+	// Store is "memory" (idempotency.MemoryStore) or "dynamodb"
+	// (dynamostore on the server DynamoDB points at). Default: memory.
+	Store string
+	// DynamoDB is the client for the dynamodb store; the run creates its
+	// own table.
+	DynamoDB *dynamodb.Client
+	// Sabotage breaks the system on purpose, to show the invariants catch
+	// it: "token-as-key" (the charge passes the reservation's owner token
+	// downstream instead of its key), "unfenced-complete" (complete ignores
+	// the owner), "effect-outside-tx" (the wallet credits outside the
+	// transaction) or "ignore-failures" (workers delete every message of a
+	// batch). Default: none.
+	Sabotage string
+	// FaultScale multiplies the probability of every injected fault and
+	// crash, so that a short run sees every kind. Default: 1.
+	FaultScale float64
+	// Log receives a line for each of the first problems found. Default:
+	// none.
+	Log io.Writer
+}
+
+// sim is the state of one run. Everything in it is touched only by the
+// running task (or by the scheduler between steps), except where noted.
+type sim struct {
+	id        int64 // unique in the process
+	cfg       Config
+	scale     float64 // Config.FaultScale
+	rng       *rand.Rand
+	clock     *clock
+	sched     *scheduler
+	facts     []*fact
+	byFact    [][]*message
+	consumers []*consumer
+	stats     *Summary
+	shadow    *shadow
+	provider  *provider
+	wallet    *wallet
+
+	producerDone bool
+	snsSeq       int
+	receipts     int
+	// delivered counts deliveries per consumer and fact, to count the
+	// duplicates.
+	delivered map[string]int
+	table     string
+}
+
+// Run runs one simulation and checks its invariants.
+func Run(ctx context.Context, cfg Config) (*Summary, error) {
+	if cfg.Facts <= 0 {
+		cfg.Facts = 1000
+	}
+	if cfg.Store == "" {
+		cfg.Store = "memory"
+	}
+	if cfg.FaultScale <= 0 {
+		cfg.FaultScale = 1
+	}
+	start := time.Now()
+	s := &sim{
+		id:        sims.Add(1),
+		cfg:       cfg,
+		scale:     cfg.FaultScale,
+		rng:       rand.New(rand.NewPCG(uint64(cfg.Seed), 0x5eed)),
+		clock:     &clock{now: epoch},
+		delivered: make(map[string]int),
+		stats:     newSummary(cfg),
+	}
+	s.sched = newScheduler(s.clock)
+	s.shadow = &shadow{sim: s, recs: make(map[string]idempotency.Record)}
+	s.provider = &provider{byKey: make(map[string]*payment)}
+	s.wallet = &wallet{sim: s, ledger: make(map[string]*entry), balance: make(map[string]int64)}
+
+	var inner idempotency.TxStore
+	switch cfg.Store {
+	case "memory":
+		m := idempotency.NewMemoryStore()
+		// Odd seeds answer a failed condition without the old record, as
+		// kumo and dynalite do: the guard's read-after-failure path.
+		m.OmitOld = cfg.Seed%2 != 0
+		s.stats.OldOmitted = m.OmitOld
+		inner = m
+	case "dynamodb":
+		if cfg.DynamoDB == nil {
+			return nil, errors.New("chaos: the dynamodb store needs Config.DynamoDB")
+		}
+		table, err := createTable(ctx, cfg.DynamoDB, cfg.Seed)
+		if err != nil {
+			return nil, err
+		}
+		s.table = table
+		inner = dynamostore.New(cfg.DynamoDB, table)
+	default:
+		return nil, fmt.Errorf("chaos: unknown store %q (memory or dynamodb)", cfg.Store)
+	}
+	s.makeFacts()
+	for _, name := range []string{"charge", "wallet"} {
+		c, err := s.newConsumer(name, inner)
+		if err != nil {
+			return nil, err
+		}
+		s.consumers = append(s.consumers, c)
+	}
+	s.sched.spawn("producer", epoch, s.produce)
+	for _, c := range s.consumers {
+		for i := range workersPerQueue {
+			w := &worker{sim: s, c: c}
+			s.sched.spawn(fmt.Sprintf("%s-worker-%d", c.name, i), epoch.Add(time.Duration(i)*time.Millisecond), w.run)
+		}
+	}
+	if err := s.sched.run(epoch.Add(limit)); err != nil {
+		s.problem("run: %v", err)
+		s.stats.Wall = time.Since(start)
+		return s.stats, err
+	}
+	s.stats.Virtual = s.clock.Now().Sub(epoch)
+	s.stats.Steps = s.sched.steps
+	s.stats.Trace = s.sched.trace
+	err := s.check(ctx, inner)
+	if err != nil {
+		s.problem("check: %v", err)
+	}
+	s.stats.Wall = time.Since(start)
+	return s.stats, err
+}
+
+// makeFacts draws the facts: most valid, some poison, some with a
+// conflicting variant.
+func (s *sim) makeFacts() {
+	nextPoison := 0
+	for i := range s.cfg.Facts {
+		f := &fact{index: i, id: fmt.Sprintf("o-%d", i), customer: fmt.Sprintf("c-%d", s.rng.IntN(50)), amount: 100 + s.rng.Int64N(100000)}
+		switch {
+		case s.chance(pPoison):
+			f.poison = poisonKinds[nextPoison%len(poisonKinds)]
+			nextPoison++
+			switch f.poison {
+			case "empty_key":
+				f.id = ""
+			case "control_key":
+				f.id = fmt.Sprintf("o-%d\u0007", i)
+			case "long_key":
+				f.id = fmt.Sprintf("o-%d-%0*d", i, idempotency.MaxKeyBytes, 0)
+			case "zero_amount":
+				f.amount = 0
+			}
+		case s.chance(pConflict):
+			f.conflict = f.amount + 1 + s.rng.Int64N(1000)
+			s.stats.Faults["conflicting_payload"]++
+		}
+		if f.poison != "" {
+			s.stats.Faults["bad_input:"+f.poison]++
+		}
+		s.facts = append(s.facts, f)
+	}
+	s.byFact = make([][]*message, len(s.facts))
+}
+
+// chance draws true with probability p.
+func (s *sim) chance(p float64) bool { return s.rng.Float64() < p }
+
+// between draws a duration in [lo, hi).
+func (s *sim) between(lo, hi time.Duration) time.Duration {
+	if hi <= lo {
+		return lo
+	}
+	return lo + time.Duration(s.rng.Int64N(int64(hi-lo)))
+}
+
+func (s *sim) park(t *task, d time.Duration) { s.sched.park(t, d) }
+
+// problem records a violated invariant.
+func (s *sim) problem(format string, args ...any) {
+	s.stats.Violations++
+	msg := fmt.Sprintf(format, args...)
+	if len(s.stats.Problems) < 20 {
+		s.stats.Problems = append(s.stats.Problems, msg)
+		if s.cfg.Log != nil {
+			fmt.Fprintln(s.cfg.Log, "violation:", msg)
+		}
+	}
+}
+
+// maybeCrash crashes the invocation at a crash point with probability p:
+// the worker dies there, as a Lambda process killed at that instant. The
+// goroutine exits without returning into the library (nothing after this
+// point runs: no release, no complete, no response); the deferred clean-up of
+// the adapter's goroutines runs, as it would not in a dead process, but it
+// touches no store and the harness discards the response.
+func (s *sim) maybeCrash(inv *invocation, point string, p float64) {
+	if !s.chance(p * s.scale) {
+		return
+	}
+	s.kill(inv, point)
+}
+
+// kill ends the invocation at a crash point: its goroutine exits, and the
+// worker starts afresh after a while.
+func (s *sim) kill(inv *invocation, point string) {
+	s.stats.Crashes++
+	s.stats.CrashPoints[point]++
+	inv.crash()
+	s.sched.push(inv.w.t, s.clock.Now().Add(s.between(100*time.Millisecond, 2*time.Second)))
+	s.sched.yield()
+	runtime.Goexit()
+}
+
+// latency returns the virtual latency of one leg of a call: usually a few
+// milliseconds. With probability spike it is a spike (counted as the fault
+// kind) longer than any lease granted before the call, and sometimes long
+// enough to reach the invocation's deadline.
+func (s *sim) latency(spike float64, kind string) (time.Duration, bool) {
+	if !s.chance(spike * s.scale) {
+		return s.between(time.Millisecond, 10*time.Millisecond), false
+	}
+	s.stats.Faults[kind]++
+	return leaseMax + s.between(time.Second, 40*time.Second), true
+}
+
+// enter is the start of every store call and effect: it finds the
+// invocation, makes a goroutine of a crashed invocation exit, tells the gate
+// which record is running, and kills an invocation past its deadline.
+func (s *sim) enter(ctx context.Context, key string) *invocation {
+	inv, _ := ctx.Value(invKey{}).(*invocation)
+	if inv == nil {
+		panic("chaos: a store call or an effect outside an invocation")
+	}
+	if inv.crashed() {
+		runtime.Goexit()
+	}
+	inv.gate.touch(key)
+	s.alive(inv)
+	return inv
+}
+
+// alive kills the invocation if its deadline has passed, as the Lambda
+// runtime does: a request it sent before still lands, but it sees no answer.
+func (s *sim) alive(inv *invocation) {
+	if s.clock.Now().Before(inv.deadline) {
+		return
+	}
+	s.kill(inv, "timeout")
+}
+
+// wait parks the invocation's task for d, then kills it if its deadline
+// passed meanwhile.
+func (s *sim) wait(inv *invocation, d time.Duration) {
+	s.park(inv.w.t, d)
+	s.alive(inv)
+}

@@ -1,0 +1,238 @@
+package chaos
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+)
+
+// Injected store errors, named after DynamoDB's.
+var (
+	errThrottled = errors.New("ProvisionedThroughputExceededException: injected throttling")
+	errServer    = errors.New("InternalServerError: injected 500")
+	errAmbiguous = errors.New("RequestTimeout: injected; the request took effect but its answer was lost")
+)
+
+// faultStore wraps the real store: every call is a turn of the scheduler
+// (request leg, the call itself, response leg), may crash the worker before
+// and after it, and may fail: throttled or 5xx (nothing written), ambiguous
+// (written, but the caller sees an error), or slow enough that the lease ends
+// while the worker waits. Every call that reaches the real store is checked
+// against a model of the records (shadow).
+type faultStore struct {
+	sim   *sim
+	inner idempotency.TxStore
+}
+
+var _ idempotency.TxStore = (*faultStore)(nil)
+
+// call runs apply, the real store call, under the faults.
+func (fs *faultStore) call(ctx context.Context, op, key string, apply func(ctx context.Context) error) error {
+	s := fs.sim
+	inv := s.enter(ctx, key)
+	s.stats.StoreCalls++
+	s.maybeCrash(inv, "before_"+op, pCrash)
+	// The request is in flight: it lands even if the invocation dies
+	// meanwhile.
+	s.storeLeg(inv, "store_spike_request")
+	inner := context.WithoutCancel(ctx) // real-time deadlines mean nothing here
+	var err error
+	switch x := s.rng.Float64() / s.scale; {
+	case x < pThrottle:
+		s.storeFault("store_throttle")
+		err = errThrottled
+	case x < pThrottle+pServer:
+		s.storeFault("store_5xx")
+		err = errServer
+	case x < pThrottle+pServer+pAmbiguous:
+		if err = apply(inner); err == nil {
+			s.storeFault("store_ambiguous")
+			err = errAmbiguous
+		}
+	default:
+		err = apply(inner)
+	}
+	s.alive(inv)
+	s.storeLeg(inv, "store_spike_response")
+	s.alive(inv)
+	s.maybeCrash(inv, "after_"+op, pCrash)
+	return err
+}
+
+func (s *sim) storeLeg(inv *invocation, kind string) {
+	d, spiked := s.latency(pSpike, kind)
+	if spiked {
+		s.stats.StoreFaults++
+	}
+	s.park(inv.w.t, d)
+}
+
+func (s *sim) storeFault(kind string) {
+	s.stats.StoreFaults++
+	s.stats.Faults[kind]++
+}
+
+func (fs *faultStore) Reserve(ctx context.Context, rec idempotency.Record, now time.Time) error {
+	return fs.call(ctx, "reserve", rec.Key, func(ctx context.Context) error {
+		err := fs.inner.Reserve(ctx, rec, now)
+		fs.sim.shadow.put("reserve", rec, now, err)
+		return err
+	})
+}
+
+func (fs *faultStore) Get(ctx context.Context, key string) (*idempotency.Record, error) {
+	var got *idempotency.Record
+	err := fs.call(ctx, "get", key, func(ctx context.Context) error {
+		var err error
+		got, err = fs.inner.Get(ctx, key)
+		fs.sim.shadow.get(key, got, err)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return got, nil
+}
+
+func (fs *faultStore) Complete(ctx context.Context, rec idempotency.Record) error {
+	return fs.call(ctx, "complete", rec.Key, func(ctx context.Context) error {
+		var err error
+		if fs.sim.cfg.Sabotage == "unfenced-complete" {
+			// Like every Powertools port: the completion overwrites
+			// whatever record holds the key.
+			forced := rec
+			forced.LeaseUntil = time.Time{}
+			err = fs.inner.Reserve(ctx, forced, epoch.AddDate(1000, 0, 0))
+		} else {
+			err = fs.inner.Complete(ctx, rec)
+		}
+		fs.sim.shadow.complete(ctx, fs.inner, rec, err)
+		return err
+	})
+}
+
+func (fs *faultStore) Release(ctx context.Context, key, owner string) error {
+	return fs.call(ctx, "release", key, func(ctx context.Context) error {
+		err := fs.inner.Release(ctx, key, owner)
+		fs.sim.shadow.release(key, owner, err)
+		return err
+	})
+}
+
+func (fs *faultStore) Commit(ctx context.Context, rec idempotency.Record, now time.Time, writes any) error {
+	return fs.call(ctx, "commit", rec.Key, func(ctx context.Context) error {
+		err := fs.inner.Commit(ctx, rec, now, writes)
+		fs.sim.shadow.put("commit", rec, now, err)
+		return err
+	})
+}
+
+// shadow is the model of the idempotency records: what the store must hold
+// after every call that reached it. Calls reach the store one at a time (only
+// the running task calls), so the model is exact; every answer of the store is
+// checked against it, and so is every write: a reservation only over a record
+// that is not live, a complete or release only by the record's current owner.
+type shadow struct {
+	sim  *sim
+	recs map[string]idempotency.Record
+}
+
+// put models a reserve or a commit: rec is written unless a live record
+// holds its key.
+func (sh *shadow) put(op string, rec idempotency.Record, now time.Time, err error) {
+	s := sh.sim
+	old, had := sh.recs[rec.Key]
+	live := had && old.Live(now)
+	var cf *idempotency.ConditionFailedError
+	switch {
+	case err == nil:
+		if live {
+			s.problem("%s %s succeeded over a live record (%s)", op, rec.Key, describe(old, had))
+		}
+		if had && old.Status == idempotency.StatusInProgress {
+			s.stats.Takeovers++
+			if old.PayloadHash != rec.PayloadHash {
+				s.stats.TakeoversOtherPayload++
+			}
+		}
+		sh.recs[rec.Key] = rec
+	case errors.As(err, &cf):
+		if !live {
+			s.problem("%s %s refused, but no live record holds the key (%s)", op, rec.Key, describe(old, had))
+		}
+		if cf.Old != nil && (!had || !same(*cf.Old, old)) {
+			s.problem("%s %s: the store returned %+v as the old record, the model holds %+v", op, rec.Key, *cf.Old, old)
+		}
+	default:
+		s.problem("%s %s: unexpected store error: %v", op, rec.Key, err)
+	}
+}
+
+func (sh *shadow) get(key string, got *idempotency.Record, err error) {
+	want, had := sh.recs[key]
+	switch {
+	case err != nil:
+		sh.sim.problem("get %s: unexpected store error: %v", key, err)
+	case got == nil && had, got != nil && (!had || !same(*got, want)):
+		sh.sim.problem("get %s read %+v, the model holds %s", key, got, describe(want, had))
+	}
+}
+
+func (sh *shadow) complete(ctx context.Context, inner idempotency.Store, rec idempotency.Record, err error) {
+	s := sh.sim
+	cur, had := sh.recs[rec.Key]
+	switch {
+	case err == nil && (!had || cur.Owner != rec.Owner):
+		s.problem("complete %s by a stale owner succeeded: the record was %s, so the newer owner's record was overwritten", rec.Key, describe(cur, had))
+		sh.resync(ctx, inner, rec.Key)
+	case err == nil:
+		cur.Status, cur.Result, cur.LeaseUntil = idempotency.StatusCompleted, rec.Result, time.Time{}
+		sh.recs[rec.Key] = cur
+	case errors.Is(err, idempotency.ErrLeaseLost) && had && cur.Owner == rec.Owner:
+		s.problem("complete %s refused its current owner", rec.Key)
+	case errors.Is(err, idempotency.ErrLeaseLost):
+		s.stats.StaleRejected++
+	default:
+		s.problem("complete %s: unexpected store error: %v", rec.Key, err)
+	}
+}
+
+func (sh *shadow) release(key, owner string, err error) {
+	s := sh.sim
+	cur, had := sh.recs[key]
+	mine := had && cur.Owner == owner && cur.Status == idempotency.StatusInProgress
+	switch {
+	case err == nil && !mine:
+		s.problem("release %s by a stale owner succeeded: the record was %s", key, describe(cur, had))
+		delete(sh.recs, key)
+	case err == nil:
+		delete(sh.recs, key)
+	case errors.Is(err, idempotency.ErrLeaseLost) && mine:
+		s.problem("release %s refused its current owner", key)
+	case errors.Is(err, idempotency.ErrLeaseLost):
+		s.stats.StaleRejected++
+	default:
+		s.problem("release %s: unexpected store error: %v", key, err)
+	}
+}
+
+// resync reloads a record the model lost track of (after a violation).
+func (sh *shadow) resync(ctx context.Context, inner idempotency.Store, key string) {
+	rec, err := inner.Get(ctx, key)
+	switch {
+	case err != nil:
+		sh.sim.problem("resync %s: %v", key, err)
+	case rec == nil:
+		delete(sh.recs, key)
+	default:
+		sh.recs[key] = *rec
+	}
+}
+
+// same compares records as stored: times at the precision the stores keep.
+func same(a, b idempotency.Record) bool {
+	return a.Key == b.Key && a.Status == b.Status && a.Owner == b.Owner && a.PayloadHash == b.PayloadHash && a.Result == b.Result &&
+		a.LeaseUntil.UnixMilli() == b.LeaseUntil.UnixMilli() && a.ExpiresAt.Unix() == b.ExpiresAt.Unix() && a.TTL.Unix() == b.TTL.Unix()
+}
