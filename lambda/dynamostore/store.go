@@ -66,19 +66,21 @@ func New(api API, table string) *Store {
 	return &Store{api: api, table: table}
 }
 
-// The reserve condition: no record, or one past its business window, or an
-// IN_PROGRESS one past its lease.
-const reserveCondition = "attribute_not_exists(#pk) OR #exp < :now_s OR (#st = :in_progress AND #lease < :now_ms)"
+// The reserve condition (see idempotency.Record.Holds): no record, or one
+// past its business window, or an IN_PROGRESS one of the same payload past
+// its lease.
+const reserveCondition = "attribute_not_exists(#pk) OR #exp < :now_s OR (#st = :in_progress AND #lease < :now_ms AND #hash = :hash)"
 
 func reserveNames() map[string]string {
-	return map[string]string{"#pk": KeyAttribute, "#exp": attrExpires, "#st": attrStatus, "#lease": attrLease}
+	return map[string]string{"#pk": KeyAttribute, "#exp": attrExpires, "#st": attrStatus, "#lease": attrLease, "#hash": attrHash}
 }
 
-func reserveValues(now time.Time) map[string]types.AttributeValue {
+func reserveValues(rec idempotency.Record, now time.Time) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{
 		":now_s":       number(now.Unix()),
 		":now_ms":      number(now.UnixMilli()),
 		":in_progress": &types.AttributeValueMemberS{Value: string(idempotency.StatusInProgress)},
+		":hash":        &types.AttributeValueMemberS{Value: rec.PayloadHash},
 	}
 }
 
@@ -89,7 +91,7 @@ func (s *Store) Reserve(ctx context.Context, rec idempotency.Record, now time.Ti
 		Item:                                marshal(rec),
 		ConditionExpression:                 aws.String(reserveCondition),
 		ExpressionAttributeNames:            reserveNames(),
-		ExpressionAttributeValues:           reserveValues(now),
+		ExpressionAttributeValues:           reserveValues(rec, now),
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
 	var ccf *types.ConditionalCheckFailedException
@@ -168,7 +170,7 @@ func (s *Store) Commit(ctx context.Context, rec idempotency.Record, now time.Tim
 		Item:                                marshal(rec),
 		ConditionExpression:                 aws.String(reserveCondition),
 		ExpressionAttributeNames:            reserveNames(),
-		ExpressionAttributeValues:           reserveValues(now),
+		ExpressionAttributeValues:           reserveValues(rec, now),
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	}})
 	all = append(all, items...)

@@ -316,7 +316,7 @@ func (g *Guard) run(ctx context.Context, f Fact, try attempt, res *Result) error
 				continue // released or deleted since: try again
 			}
 		}
-		if !old.Live(g.cfg.Now()) {
+		if !old.Holds(hash, g.cfg.Now()) {
 			continue // expired by the time it was read: try again
 		}
 		switch {

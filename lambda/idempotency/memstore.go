@@ -38,17 +38,17 @@ func (m *MemoryStore) Reserve(ctx context.Context, rec Record, now time.Time) er
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if err := m.free(rec.Key, now); err != nil {
+	if err := m.free(rec, now); err != nil {
 		return err
 	}
 	m.records[rec.Key] = rec
 	return nil
 }
 
-// free returns a *ConditionFailedError if a live record holds key.
-func (m *MemoryStore) free(key string, now time.Time) error {
-	old, ok := m.records[key]
-	if !ok || !old.Live(now) {
+// free returns a *ConditionFailedError if a record holds rec's key.
+func (m *MemoryStore) free(rec Record, now time.Time) error {
+	old, ok := m.records[rec.Key]
+	if !ok || !old.Holds(rec.PayloadHash, now) {
 		return nil
 	}
 	if m.OmitOld {
@@ -113,7 +113,7 @@ func (m *MemoryStore) Commit(ctx context.Context, rec Record, now time.Time, wri
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if err := m.free(rec.Key, now); err != nil {
+	if err := m.free(rec, now); err != nil {
 		return err
 	}
 	if apply != nil {

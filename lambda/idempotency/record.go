@@ -53,14 +53,19 @@ type Record struct {
 	Result string
 }
 
-// Live reports whether the record still holds its key at now: its business
-// window has not ended and, if it is IN_PROGRESS, its lease has not either.
-// The reserve condition is exactly "no live record".
-func (r *Record) Live(now time.Time) bool {
+// Holds reports whether the record keeps a reservation for a payload with
+// hash from being written at now. Within its business window a record holds
+// its key when it is COMPLETED, or carries another payload (the same key
+// for other content is a mismatch, even once the reservation that wrote it
+// has lapsed), or is IN_PROGRESS under a lease that has not ended. An
+// IN_PROGRESS record of the same payload past its lease is taken over by
+// the redelivery. The reserve condition is exactly "no record holds the
+// key".
+func (r *Record) Holds(hash string, now time.Time) bool {
 	if r.ExpiresAt.Unix() < now.Unix() {
 		return false
 	}
-	return r.Status != StatusInProgress || r.LeaseUntil.UnixMilli() >= now.UnixMilli()
+	return r.Status != StatusInProgress || r.PayloadHash != hash || r.LeaseUntil.UnixMilli() >= now.UnixMilli()
 }
 
 // Sentinel errors. The guard wraps them with the key and context; test with

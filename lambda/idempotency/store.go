@@ -8,9 +8,10 @@ import (
 // Store keeps idempotency records. Implementations must make Reserve a single
 // atomic conditional write: check and record are one step.
 type Store interface {
-	// Reserve writes rec (IN_PROGRESS) unless a record that is Live at now
-	// holds rec.Key. When one does, it returns a *ConditionFailedError,
-	// carrying that record if the store returned it with the failure.
+	// Reserve writes rec (IN_PROGRESS) unless a record that Holds
+	// (rec.PayloadHash, now) has rec.Key. When one does, it returns a
+	// *ConditionFailedError, carrying that record if the store returned it
+	// with the failure.
 	Reserve(ctx context.Context, rec Record, now time.Time) error
 	// Get reads the record of key with a strongly consistent read; it
 	// returns nil and no error when there is none.

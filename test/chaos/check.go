@@ -45,11 +45,10 @@ type Summary struct {
 	EffectsPastLease int
 	// Takeovers counts reservations that took over an expired lease;
 	// StaleRejected the completes and releases of a stale owner that the
-	// fencing refused; StaleDeletes the deletes with an old receipt.
-	// TakeoversOtherPayload counts the takeovers by a delivery of other
-	// content under the same key (the conflicting variant): the lease's
-	// expiry lets it in, and only the downstream key check stops it.
-	Takeovers, TakeoversOtherPayload, StaleRejected, StaleDeletes int
+	// fencing refused; StaleDeletes the deletes with an old receipt. (A
+	// lapsed reservation is never taken over by other content under the same
+	// key: that is a payload mismatch, which the shadow store checks.)
+	Takeovers, StaleRejected, StaleDeletes int
 	// ProviderReplays counts the charges the provider answered from its
 	// idempotency keys (each one a double charge avoided); ProviderRefused
 	// the keys reused with other parameters.
@@ -112,8 +111,8 @@ func (s *Summary) Report(w io.Writer) {
 	fmt.Fprintf(w, "faults: %s\n", counts(s.Faults))
 	fmt.Fprintf(w, "outcomes: %s\n", counts(s.Outcomes))
 	fmt.Fprintf(w, "dlq: %s valid_dead_lettered=%d\n", counts(s.DLQ), s.DLQValid)
-	fmt.Fprintf(w, "fencing: effects_past_lease=%d takeovers=%d (other payload %d) stale_rejected=%d stale_deletes=%d provider_replays=%d provider_refused=%d expired_reservations=%d\n",
-		s.EffectsPastLease, s.Takeovers, s.TakeoversOtherPayload, s.StaleRejected, s.StaleDeletes, s.ProviderReplays, s.ProviderRefused, s.ExpiredReservations)
+	fmt.Fprintf(w, "fencing: effects_past_lease=%d takeovers=%d stale_rejected=%d stale_deletes=%d provider_replays=%d provider_refused=%d expired_reservations=%d\n",
+		s.EffectsPastLease, s.Takeovers, s.StaleRejected, s.StaleDeletes, s.ProviderReplays, s.ProviderRefused, s.ExpiredReservations)
 	fmt.Fprintf(w, "virtual=%v steps=%d trace=%016x wall=%v\n", s.Virtual.Round(time.Millisecond), s.Steps, s.Trace, s.Wall.Round(time.Millisecond))
 	for _, p := range s.Problems {
 		fmt.Fprintf(w, "violation: %s\n", p)

@@ -139,12 +139,12 @@ type shadow struct {
 	recs map[string]idempotency.Record
 }
 
-// put models a reserve or a commit: rec is written unless a live record
-// holds its key.
+// put models a reserve or a commit: rec is written unless a record holds
+// its key for rec's payload.
 func (sh *shadow) put(op string, rec idempotency.Record, now time.Time, err error) {
 	s := sh.sim
 	old, had := sh.recs[rec.Key]
-	live := had && old.Live(now)
+	live := had && old.Holds(rec.PayloadHash, now)
 	var cf *idempotency.ConditionFailedError
 	switch {
 	case err == nil:
@@ -153,9 +153,6 @@ func (sh *shadow) put(op string, rec idempotency.Record, now time.Time, err erro
 		}
 		if had && old.Status == idempotency.StatusInProgress {
 			s.stats.Takeovers++
-			if old.PayloadHash != rec.PayloadHash {
-				s.stats.TakeoversOtherPayload++
-			}
 		}
 		sh.recs[rec.Key] = rec
 	case errors.As(err, &cf):

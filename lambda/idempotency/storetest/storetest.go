@@ -62,6 +62,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("LeaseTakeoverFencesStaleOwner", func(t *testing.T) { leaseTakeover(t, h) })
 	t.Run("ReleaseThenRetry", func(t *testing.T) { releaseThenRetry(t, h) })
 	t.Run("PayloadMismatch", func(t *testing.T) { payloadMismatch(t, h) })
+	t.Run("LapsedReservationIsNotTakenByOtherContent", func(t *testing.T) { lapsedOtherContent(t, h) })
 	t.Run("ExpiredRecordIsReusable", func(t *testing.T) { expiredReusable(t, h) })
 	t.Run("NamespacesAreIsolated", func(t *testing.T) { namespaces(t, h) })
 	t.Run("DuplicateGetsStoredResult", func(t *testing.T) { storedResult(t, h) })
@@ -238,6 +239,38 @@ func payloadMismatch(t *testing.T, h Harness) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// lapsedOtherContent: the reservation of a worker that crashed mid-effect
+// is taken over, after its lease, by a redelivery of the same payload only;
+// other content under the same key is a mismatch (the crashed effect may
+// have reached a downstream API under that key).
+func lapsedOtherContent(t *testing.T, h Harness) {
+	s := h.NewStore(t)
+	clock := NewClock()
+	g := newGuard(t, s, "charge", clock)
+	ctx := context.Background()
+	fact, err := g.Fact("order-8", payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := clock.Now()
+	crashed := idempotency.Record{Key: fact.Key, Status: idempotency.StatusInProgress, Owner: "crashed-worker", LeaseUntil: now.Add(10 * time.Second),
+		ExpiresAt: now.Add(time.Hour), TTL: now.Add(2 * time.Hour), PayloadHash: fact.Hash}
+	if err := s.Reserve(ctx, crashed, now); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(11 * time.Second)
+	if _, err := g.Do(ctx, "order-8", []byte(`{"orderId":"42","amount":1}`), failIfRun(t)); !errors.Is(err, idempotency.ErrPayloadMismatch) {
+		t.Fatalf("other content after the lease: %v, want ErrPayloadMismatch", err)
+	}
+	if rec, err := s.Get(ctx, fact.Key); err != nil || rec == nil || rec.Owner != "crashed-worker" {
+		t.Fatalf("record %+v, %v: other content must not take the reservation over", rec, err)
+	}
+	res, err := g.Do(ctx, "order-8", payload, okEffect)
+	if err != nil || res.Outcome != idempotency.Processed {
+		t.Fatalf("redelivery of the same payload after the lease: %+v, %v; want it to take over", res, err)
 	}
 }
 
