@@ -4,12 +4,17 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
+	"time"
 )
 
 // builds memoizes the bootstrap directory of each entry for the life of the
@@ -40,8 +45,8 @@ func bootstrapDir(entry string) (string, error) {
 	return dir, nil
 }
 
-// buildRoot is where bootstraps are built: one directory per entry, in the
-// user's cache directory (or the temporary directory).
+// buildRoot is where bootstraps are kept: one directory per distinct
+// binary, in the user's cache directory (or the temporary directory).
 func buildRoot() string {
 	if dir, err := os.UserCacheDir(); err == nil {
 		return filepath.Join(dir, "idempotent-consumer", "bootstrap")
@@ -49,12 +54,16 @@ func buildRoot() string {
 	return filepath.Join(os.TempDir(), "idempotent-consumer", "bootstrap")
 }
 
+// cacheTTL is how long a bootstrap nobody built again stays in the cache.
+const cacheTTL = 7 * 24 * time.Hour
+
 // buildBootstrap builds the main package in the absolute directory entry
 // for provided.al2023 on arm64, reproducibly, and returns a directory that
-// holds only the resulting `bootstrap`: the directory is keyed by entry, so
-// the asset hash CDK computes over it is the hash of the binary. The binary
-// is written next to its final place and renamed over it, so concurrent
-// builds of one entry (two test binaries, say) never expose a partial file.
+// holds only the resulting `bootstrap`, so that the asset hash CDK computes
+// over it is the hash of the binary. Directories are named by the binary's
+// hash: identical builds share one, and a build is renamed into place whole,
+// so concurrent builds (two test binaries, say) never expose a partial file.
+// Directories that no build produced for cacheTTL are removed.
 func buildBootstrap(entry string) (string, error) {
 	info, err := os.Stat(entry)
 	if err != nil {
@@ -63,12 +72,11 @@ func buildBootstrap(entry string) (string, error) {
 	if !info.IsDir() {
 		return "", fmt.Errorf("entry %s is not a directory; Entry must be the directory of the handler's main package", entry)
 	}
-	sum := sha256.Sum256([]byte(entry))
-	dir := filepath.Join(buildRoot(), filepath.Base(entry)+"-"+hex.EncodeToString(sum[:8]))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	root := buildRoot()
+	if err := os.MkdirAll(root, 0o755); err != nil {
 		return "", fmt.Errorf("build %s: %w", entry, err)
 	}
-	tmp, err := os.MkdirTemp(filepath.Dir(dir), ".build-")
+	tmp, err := os.MkdirTemp(root, ".build-")
 	if err != nil {
 		return "", fmt.Errorf("build %s: %w", entry, err)
 	}
@@ -91,8 +99,48 @@ func buildBootstrap(entry string) (string, error) {
 	if err := cmd.Run(); err != nil {
 		return "", fmt.Errorf("go build of %s for linux/arm64 failed (%v):\n%s", entry, err, strings.TrimSpace(stderr.String()))
 	}
-	if err := os.Rename(out, filepath.Join(dir, "bootstrap")); err != nil {
+	sum, err := fileHash(out)
+	if err != nil {
 		return "", fmt.Errorf("build %s: %w", entry, err)
 	}
+	dir := filepath.Join(root, filepath.Base(entry)+"-"+sum[:16])
+	if err := os.Rename(tmp, dir); err != nil && !isExist(err) {
+		return "", fmt.Errorf("build %s: %w", entry, err)
+	}
+	now := time.Now()
+	_ = os.Chtimes(dir, now, now) // in use: not trimmed
+	trim(root, now)
 	return dir, nil
+}
+
+func fileHash(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// isExist reports a rename over a directory another build already made.
+func isExist(err error) bool {
+	return errors.Is(err, fs.ErrExist) || errors.Is(err, syscall.ENOTEMPTY)
+}
+
+// trim removes the cached bootstraps that no build produced for cacheTTL.
+// It is best effort: a directory it cannot remove stays.
+func trim(root string, now time.Time) {
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if info, err := e.Info(); err == nil && now.Sub(info.ModTime()) > cacheTTL {
+			_ = os.RemoveAll(filepath.Join(root, e.Name()))
+		}
+	}
 }
