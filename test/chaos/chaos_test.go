@@ -10,12 +10,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/idempotent-consumer/idempotent-consumer/test/chaos"
+	"github.com/idempotent-consumer/idempotent-consumer/test/internal/kumotest"
 )
 
 var ddb *dynamodb.Client
 
 func TestMain(m *testing.M) {
-	client, stop := chaos.StartKumo()
+	client, stop := kumotest.StartDynamoDB(false) // the simulation injects its own faults
 	ddb = client
 	code := m.Run()
 	stop()

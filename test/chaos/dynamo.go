@@ -4,52 +4,11 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"sync/atomic"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/sivchari/kumo"
 )
-
-type creds struct{}
-
-func (creds) Retrieve(context.Context) (aws.Credentials, error) {
-	return aws.Credentials{AccessKeyID: "test", SecretAccessKey: "test", Source: "chaos"}, nil
-}
-
-// StartKumo starts the kumo AWS emulator in this process, on a loopback
-// port, and returns a DynamoDB client for it and the function that stops it.
-// The client does not retry: the simulation injects its own faults, and a
-// retry with jitter would make runs differ.
-func StartKumo() (*dynamodb.Client, func()) {
-	srv := kumo.NewServer()
-	client := dynamodb.New(dynamodb.Options{
-		BaseEndpoint: aws.String(srv.URL),
-		Region:       "eu-west-1",
-		Credentials:  creds{},
-		Retryer:      aws.NopRetryer{},
-	})
-	return client, srv.Close
-}
-
-// tables numbers the tables of the process: kumo servers of one process
-// share their state, so every run needs a table name of its own.
-var tables atomic.Int64
-
-func createTable(ctx context.Context, ddb *dynamodb.Client, seed int64) (string, error) {
-	name := fmt.Sprintf("chaos-%d-%d", uint64(seed), tables.Add(1))
-	_, err := ddb.CreateTable(ctx, &dynamodb.CreateTableInput{
-		TableName:            aws.String(name),
-		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("pk"), AttributeType: types.ScalarAttributeTypeS}},
-		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String("pk"), KeyType: types.KeyTypeHash}},
-		BillingMode:          types.BillingModePayPerRequest,
-	})
-	if err != nil {
-		return "", fmt.Errorf("chaos: create table %s: %w", name, err)
-	}
-	return name, nil
-}
 
 func pk(v string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: v}}

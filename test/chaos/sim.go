@@ -50,6 +50,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/test/internal/kumotest"
 )
 
 // Timing of the modelled system, in virtual time.
@@ -196,7 +197,7 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 		if cfg.DynamoDB == nil {
 			return nil, errors.New("chaos: the dynamodb store needs Config.DynamoDB")
 		}
-		table, err := createTable(ctx, cfg.DynamoDB, cfg.Seed)
+		table, err := kumotest.NewTable(ctx, cfg.DynamoDB, fmt.Sprintf("chaos-%d", uint64(cfg.Seed)))
 		if err != nil {
 			return nil, err
 		}

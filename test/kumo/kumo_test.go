@@ -10,49 +10,31 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/sivchari/kumo"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
+	"github.com/idempotent-consumer/idempotent-consumer/test/internal/kumotest"
 )
-
-type creds struct{}
-
-func (creds) Retrieve(context.Context) (aws.Credentials, error) {
-	return aws.Credentials{AccessKeyID: "test", SecretAccessKey: "test", Source: "kumo"}, nil
-}
 
 // emulator is a kumo server and a DynamoDB client for it.
 type emulator struct {
-	url string
 	ddb *dynamodb.Client
 }
 
-// tables numbers the tables of the whole test binary: kumo servers of one
-// process share their state.
-var tables atomic.Int64
-
 func start(t *testing.T) *emulator {
-	srv := kumo.NewServer()
-	t.Cleanup(srv.Close)
-	return &emulator{url: srv.URL, ddb: dynamodb.New(dynamodb.Options{BaseEndpoint: aws.String(srv.URL), Region: "us-east-1", Credentials: creds{}})}
+	ddb, stop := kumotest.StartDynamoDB(true)
+	t.Cleanup(stop)
+	return &emulator{ddb: ddb}
 }
 
 func (e *emulator) newTable(t *testing.T) string {
-	name := fmt.Sprintf("idempotency-%d", tables.Add(1))
-	_, err := e.ddb.CreateTable(context.Background(), &dynamodb.CreateTableInput{
-		TableName:            aws.String(name),
-		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("pk"), AttributeType: types.ScalarAttributeTypeS}},
-		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String("pk"), KeyType: types.KeyTypeHash}},
-		BillingMode:          types.BillingModePayPerRequest,
-	})
+	name, err := kumotest.NewTable(context.Background(), e.ddb, "idempotency")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/idempotent-consumer/idempotent-consumer/test/chaos"
+	"github.com/idempotent-consumer/idempotent-consumer/test/internal/kumotest"
 )
 
 func main() {
@@ -34,7 +35,7 @@ func main() {
 	fmt.Printf("chaos: seed %d, %d facts, %s store; replay: cd test && go run ./cmd/chaos -seed %d -facts %d -store %s -fault-scale %g\n",
 		*seed, *facts, *store, *seed, *facts, *store, *scale)
 	if *store == "dynamodb" {
-		client, stop := chaos.StartKumo()
+		client, stop := kumotest.StartDynamoDB(false) // the simulation injects its own faults
 		defer stop()
 		cfg.DynamoDB = client
 	}

@@ -1,0 +1,53 @@
+// Package kumotest starts kumo, the in-process AWS emulator, for the tests
+// of this module, and makes DynamoDB idempotency tables on it.
+package kumotest
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/sivchari/kumo"
+)
+
+type creds struct{}
+
+func (creds) Retrieve(context.Context) (aws.Credentials, error) {
+	return aws.Credentials{AccessKeyID: "test", SecretAccessKey: "test", Source: "kumotest"}, nil
+}
+
+// StartDynamoDB starts kumo on a loopback port and returns a DynamoDB client
+// for it and the function that stops it. With retries off the client makes
+// exactly one request per call, as a test that counts or injects faults
+// needs.
+func StartDynamoDB(retries bool) (*dynamodb.Client, func()) {
+	srv := kumo.NewServer()
+	opts := dynamodb.Options{BaseEndpoint: aws.String(srv.URL), Region: "us-east-1", Credentials: creds{}}
+	if !retries {
+		opts.Retryer = aws.NopRetryer{}
+	}
+	return dynamodb.New(opts), srv.Close
+}
+
+// tables numbers the tables of the process: kumo servers of one process
+// share their state, so every table needs a name of its own.
+var tables atomic.Int64
+
+// NewTable creates an idempotency table (string partition key "pk") named
+// after prefix and returns its name.
+func NewTable(ctx context.Context, ddb *dynamodb.Client, prefix string) (string, error) {
+	name := fmt.Sprintf("%s-%d", prefix, tables.Add(1))
+	_, err := ddb.CreateTable(ctx, &dynamodb.CreateTableInput{
+		TableName:            aws.String(name),
+		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("pk"), AttributeType: types.ScalarAttributeTypeS}},
+		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String("pk"), KeyType: types.KeyTypeHash}},
+		BillingMode:          types.BillingModePayPerRequest,
+	})
+	if err != nil {
+		return "", fmt.Errorf("create table %s: %w", name, err)
+	}
+	return name, nil
+}
