@@ -51,7 +51,7 @@ type Options struct {
 	Environments int
 	// Seed chooses the orders, the producer retries and the faults. Which
 	// message meets a fault also depends on timing: runs differ in their
-	// counts, never in their verdict (make chaos is the deterministic proof).
+	// counts (make chaos is the deterministic, replayable simulation).
 	// Default: 1.
 	Seed uint64
 	// Timeout bounds the whole run. Default: 10 minutes.
