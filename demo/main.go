@@ -56,8 +56,8 @@ func print(rep *local.Report) {
 	for _, c := range rep.Consumers {
 		fmt.Printf("%-13s %10d %9d %9d %11d %9d %8d %6d %8d %8d %4d\n", c.Name, c.Deliveries, c.Outcomes["Processed"], c.Outcomes["Duplicate"],
 			c.Outcomes["InProgress"], c.Outcomes["BadInput"], c.Outcomes["Mismatch"], c.Outcomes["Failed"], c.Effects, c.Doubles, c.DLQ)
-		if c.Missing > 0 || c.PoisonLost > 0 || c.DLQValid > 0 {
-			fmt.Printf("  %s: lost=%d poison_not_in_dlq=%d valid_orders_in_dlq=%d\n", c.Name, c.Missing, c.PoisonLost, c.DLQValid)
+		if c.Missing > 0 || c.PoisonLost > 0 || c.DLQValid > 0 || c.BatchErrors > 0 {
+			fmt.Printf("  %s: lost=%d poison_not_in_dlq=%d valid_orders_in_dlq=%d batches_left_whole=%d\n", c.Name, c.Missing, c.PoisonLost, c.DLQValid, c.BatchErrors)
 		}
 	}
 	var injected []string

@@ -31,8 +31,10 @@ type faults interface {
 
 // pollerStats are the counts of one event-source mapping.
 type pollerStats struct {
-	batches, records, deleted, left  atomic.Int64
-	funcErrors, timeouts, invalid    atomic.Int64
+	records atomic.Int64 // handed to the function
+	// failedBatches are the batches left whole: a function error, a
+	// timeout, a transport error or an invalid response.
+	failedBatches                    atomic.Int64
 	crashesInjected, expiredInjected atomic.Int64
 }
 
@@ -112,7 +114,6 @@ func (p *poller) receive(ctx context.Context) ([]sqstypes.Message, error) {
 }
 
 func (p *poller) handle(ctx context.Context, msgs []sqstypes.Message) {
-	p.stats.batches.Add(1)
 	p.stats.records.Add(int64(len(msgs)))
 	event := events.SQSEvent{Records: make([]events.SQSMessage, len(msgs))}
 	for i, m := range msgs {
@@ -138,30 +139,26 @@ func (p *poller) handle(ctx context.Context, msgs []sqstypes.Message) {
 	case err != nil:
 		if ctx.Err() == nil {
 			p.logf("%s: invoke: %v", p.m.ID, err)
-			p.stats.timeouts.Add(1)
+			p.stats.failedBatches.Add(1)
 		}
-		p.leave(len(msgs))
 		return
 	case inv.timedOut:
-		p.stats.timeouts.Add(1)
-		p.leave(len(msgs))
+		p.logf("%s: the function timed out", p.m.ID)
+		p.stats.failedBatches.Add(1)
 		return
 	case inv.funcErr != "":
-		p.stats.funcErrors.Add(1)
 		p.logf("%s: function error: %s", p.m.ID, inv.funcErr)
-		p.leave(len(msgs))
+		p.stats.failedBatches.Add(1)
 		return
 	}
 	failed, err := p.failures(inv.body, event)
 	if err != nil {
-		p.stats.invalid.Add(1)
 		p.logf("%s: invalid response, the whole batch stays: %v", p.m.ID, err)
-		p.leave(len(msgs))
+		p.stats.failedBatches.Add(1)
 		return
 	}
 	if p.faults.crashBeforeDelete() {
 		p.stats.crashesInjected.Add(1)
-		p.leave(len(msgs))
 		return
 	}
 	var entries []sqstypes.DeleteMessageBatchRequestEntry
@@ -170,20 +167,14 @@ func (p *poller) handle(ctx context.Context, msgs []sqstypes.Message) {
 			entries = append(entries, sqstypes.DeleteMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: aws.String(r.ReceiptHandle)})
 		}
 	}
-	p.stats.left.Add(int64(len(failed)))
 	for len(entries) > 0 {
 		n := min(10, len(entries))
-		out, err := p.sqs.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(p.queueURL), Entries: entries[:n]})
-		if err != nil {
+		if _, err := p.sqs.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(p.queueURL), Entries: entries[:n]}); err != nil {
 			p.logf("%s: delete: %v", p.m.ID, err)
-		} else {
-			p.stats.deleted.Add(int64(len(out.Successful)))
 		}
 		entries = entries[n:]
 	}
 }
-
-func (p *poller) leave(n int) { p.stats.left.Add(int64(n)) }
 
 // failures reads a partial batch response. Without ReportBatchItemFailures
 // any answer means the whole batch succeeded.

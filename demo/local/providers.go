@@ -17,7 +17,6 @@ type paymentProvider struct {
 	mu       sync.Mutex
 	byKey    map[string]string // idempotency key -> charge id
 	perOrder map[string]int    // order id -> charges made
-	requests int
 	slow     func(orderID string) bool
 	failOnce map[string]bool // order ids whose first charge answers 502
 	delay    time.Duration
@@ -46,7 +45,6 @@ func (p *paymentProvider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		time.Sleep(p.delay)
 	}
 	p.mu.Lock()
-	p.requests++
 	id, seen := p.byKey[key]
 	if !seen {
 		id = fmt.Sprintf("ch_%d", len(p.byKey)+1)

@@ -47,7 +47,7 @@ type Options struct {
 	// happen in seconds. Default: 60.
 	TimeScale float64
 	// Environments is the number of execution environments (and pollers)
-	// per function. Default: 2.
+	// per function, at most the mapping's maximum concurrency. Default: 2.
 	Environments int
 	// Seed chooses the orders, the producer retries and the faults. Which
 	// message meets a fault also depends on timing: runs differ in their
@@ -96,16 +96,16 @@ func (o *Options) defaults() {
 
 // ConsumerReport is what happened in one consumer.
 type ConsumerReport struct {
-	Name       string
-	Deliveries int64          // records handed to the function
-	Outcomes   map[string]int // from the handler's Embedded Metric Format lines
-	Effects    int            // effects observed downstream
-	Doubles    int            // orders whose effect happened more than once
-	Missing    int            // valid orders with no effect and not dead-lettered
-	DLQ        int            // messages in its dead-letter queue
-	DLQValid   int            // valid orders among them
-	PoisonLost int            // poison messages not in its dead-letter queue
-	FuncErrors int64          // batches answered with a function error or timeout
+	Name        string
+	Deliveries  int64          // records handed to the function
+	Outcomes    map[string]int // from the handler's Embedded Metric Format lines
+	Effects     int            // effects observed downstream
+	Doubles     int            // orders whose effect happened more than once
+	Missing     int            // valid orders with no effect and not dead-lettered
+	DLQ         int            // messages in its dead-letter queue
+	DLQValid    int            // valid orders among them
+	PoisonLost  int            // poison messages not in its dead-letter queue
+	BatchErrors int64          // batches left whole: function error, timeout or invalid response
 }
 
 // Report is the outcome of a run.
@@ -333,7 +333,11 @@ func startConsumers(ctx context.Context, stack *Stack, dep *deployment, c *clien
 			logMu.Unlock()
 			con.metricsLine(l)
 		}
-		for i := range opts.Environments {
+		envs := opts.Environments
+		if m.MaxConcurrency > 0 {
+			envs = min(envs, m.MaxConcurrency)
+		}
+		for i := range envs {
 			rt, err := startRuntime(ctx, rie, bin, fmt.Sprintf("%s-%d", fn.Name, i), env, time.Duration(dep.seconds(fn.Timeout))*time.Second, line)
 			if err != nil {
 				return out, err
@@ -405,7 +409,6 @@ func drain(ctx context.Context, c *clients, dep *deployment, consumers []*consum
 
 // scenario is the orders and the faults of a run.
 type scenario struct {
-	opts     Options
 	rng      *rand.Rand // the orders and producer retries: one goroutine, so one seed gives the same ones
 	crashes  *rand.Rand // crashes before the delete, drawn by the pollers under mu
 	mu       sync.Mutex
@@ -420,7 +423,7 @@ type scenario struct {
 }
 
 func newScenario(opts Options) *scenario {
-	sc := &scenario{opts: opts, rng: rand.New(rand.NewPCG(opts.Seed, 0x1de)), crashes: rand.New(rand.NewPCG(opts.Seed, 0xc4a5)), slow: map[string]bool{}, expired: map[string]bool{}, failOnce: map[string]bool{}, valid: map[string]bool{}}
+	sc := &scenario{rng: rand.New(rand.NewPCG(opts.Seed, 0x1de)), crashes: rand.New(rand.NewPCG(opts.Seed, 0xc4a5)), slow: map[string]bool{}, expired: map[string]bool{}, failOnce: map[string]bool{}, valid: map[string]bool{}}
 	placed := time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)
 	for i := 1; i <= opts.Orders; i++ {
 		o := order{
@@ -565,7 +568,7 @@ func (sc *scenario) completedEverywhere(ctx context.Context, c *clients, consume
 
 // check reads a consumer's effects and dead-letter queue.
 func (sc *scenario) check(ctx context.Context, c *clients, con *consumer, pay *paymentProvider, mail *mailProvider) (ConsumerReport, error) {
-	cr := ConsumerReport{Name: con.fn.Name, Deliveries: con.stats.records.Load(), FuncErrors: con.stats.funcErrors.Load() + con.stats.timeouts.Load()}
+	cr := ConsumerReport{Name: con.fn.Name, Deliveries: con.stats.records.Load(), BatchErrors: con.stats.failedBatches.Load()}
 	con.mu.Lock()
 	cr.Outcomes = map[string]int{}
 	for k, v := range con.outcomes {
