@@ -66,10 +66,13 @@ func New(api API, table string) *Store {
 	return &Store{api: api, table: table}
 }
 
-// The reserve condition (see idempotency.Record.Holds): no record, or one
-// past its business window, or an IN_PROGRESS one of the same payload past
-// its lease.
-const reserveCondition = "attribute_not_exists(#pk) OR #exp < :now_s OR (#st = :in_progress AND #lease < :now_ms AND #hash = :hash)"
+// The reserve condition, exactly "no record holds the key" (see
+// idempotency.Record.Holds): no record; or a COMPLETED one past its business
+// window; or an IN_PROGRESS one past its lease, for the same payload or past
+// its window. A live lease always blocks, whatever the window.
+const reserveCondition = "attribute_not_exists(#pk)" +
+	" OR (#st = :completed AND #exp < :now_s)" +
+	" OR (#st = :in_progress AND #lease < :now_ms AND (#hash = :hash OR #exp < :now_s))"
 
 func reserveNames() map[string]string {
 	return map[string]string{"#pk": KeyAttribute, "#exp": attrExpires, "#st": attrStatus, "#lease": attrLease, "#hash": attrHash}
@@ -80,6 +83,7 @@ func reserveValues(rec idempotency.Record, now time.Time) map[string]types.Attri
 		":now_s":       number(now.Unix()),
 		":now_ms":      number(now.UnixMilli()),
 		":in_progress": &types.AttributeValueMemberS{Value: string(idempotency.StatusInProgress)},
+		":completed":   &types.AttributeValueMemberS{Value: string(idempotency.StatusCompleted)},
 		":hash":        &types.AttributeValueMemberS{Value: rec.PayloadHash},
 	}
 }
@@ -115,30 +119,39 @@ func (s *Store) Get(ctx context.Context, key string) (*idempotency.Record, error
 }
 
 // Complete implements idempotency.Store with an UpdateItem conditioned on
-// the owner token.
+// the owner token. It moves the business window and the TTL to rec's.
 func (s *Store) Complete(ctx context.Context, rec idempotency.Record) error {
-	update := "SET #st = :completed REMOVE #lease, #res"
+	update := "SET #st = :completed, #exp = :exp, #ttl = :ttl REMOVE #lease, #res"
 	values := map[string]types.AttributeValue{
 		":completed": &types.AttributeValueMemberS{Value: string(idempotency.StatusCompleted)},
 		":owner":     &types.AttributeValueMemberS{Value: rec.Owner},
+		":exp":       number(rec.ExpiresAt.Unix()),
+		":ttl":       number(rec.TTL.Unix()),
 	}
 	if rec.Result != "" {
-		update = "SET #st = :completed, #res = :result REMOVE #lease"
+		update = "SET #st = :completed, #exp = :exp, #ttl = :ttl, #res = :result REMOVE #lease"
 		values[":result"] = &types.AttributeValueMemberS{Value: rec.Result}
 	}
 	_, err := s.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                 aws.String(s.table),
-		Key:                       keyOf(rec.Key),
-		UpdateExpression:          aws.String(update),
-		ConditionExpression:       aws.String("#own = :owner"),
-		ExpressionAttributeNames:  map[string]string{"#st": attrStatus, "#lease": attrLease, "#res": attrResult, "#own": attrOwner},
+		TableName:        aws.String(s.table),
+		Key:              keyOf(rec.Key),
+		UpdateExpression: aws.String(update),
+		// A complete that the SDK retried after it was applied finds its own
+		// COMPLETED record: the owner condition holds again.
+		ConditionExpression: aws.String("#own = :owner"),
+		ExpressionAttributeNames: map[string]string{
+			"#st": attrStatus, "#lease": attrLease, "#res": attrResult, "#own": attrOwner, "#exp": attrExpires, "#ttl": TTLAttribute,
+		},
 		ExpressionAttributeValues: values,
 	})
 	return fenced(err)
 }
 
 // Release implements idempotency.Store with a DeleteItem conditioned on the
-// owner token and the IN_PROGRESS status.
+// owner token and the IN_PROGRESS status. When the condition fails, one
+// consistent GetItem tells a lost lease (another owner's record) from a
+// release that was already applied (no record: a request the SDK retried
+// after its answer was lost).
 func (s *Store) Release(ctx context.Context, key, owner string) error {
 	_, err := s.api.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 		TableName:                aws.String(s.table),
@@ -150,7 +163,17 @@ func (s *Store) Release(ctx context.Context, key, owner string) error {
 			":in_progress": &types.AttributeValueMemberS{Value: string(idempotency.StatusInProgress)},
 		},
 	})
-	return fenced(err)
+	if err = fenced(err); !errors.Is(err, idempotency.ErrLeaseLost) {
+		return err
+	}
+	rec, gerr := s.Get(ctx, key)
+	switch {
+	case gerr != nil:
+		return fmt.Errorf("%w (the record could not be read to tell: %v)", err, gerr)
+	case rec == nil:
+		return nil
+	}
+	return err
 }
 
 // Commit implements idempotency.TxStore: the COMPLETED record, under the
@@ -159,10 +182,10 @@ func (s *Store) Release(ctx context.Context, key, owner string) error {
 func (s *Store) Commit(ctx context.Context, rec idempotency.Record, now time.Time, writes any) error {
 	items, ok := writes.([]types.TransactWriteItem)
 	if !ok && writes != nil {
-		return fmt.Errorf("dynamostore: writes are %T, want []types.TransactWriteItem", writes)
+		return fmt.Errorf("%w: dynamostore: writes are %T, want []types.TransactWriteItem", idempotency.ErrTxInvalid, writes)
 	}
 	if len(items) > MaxTxWrites {
-		return fmt.Errorf("dynamostore: %d transactional writes, at most %d", len(items), MaxTxWrites)
+		return fmt.Errorf("%w: dynamostore: %d transactional writes, at most %d (DynamoDB allows 100 actions and the record takes one)", idempotency.ErrTxInvalid, len(items), MaxTxWrites)
 	}
 	all := make([]types.TransactWriteItem, 0, len(items)+1)
 	all = append(all, types.TransactWriteItem{Put: &types.Put{
@@ -183,18 +206,23 @@ func (s *Store) Commit(ctx context.Context, rec idempotency.Record, now time.Tim
 }
 
 // cancelled tells, from a cancelled transaction's reasons (one per action,
-// the record first), a duplicate from a rejected write or a conflict.
+// the record first), a duplicate from a rejected or invalid effect write or
+// a conflict. A refusal of the record's own write (other than its
+// condition) stays the store's error: the table is misconfigured.
 func cancelled(tce *types.TransactionCanceledException) error {
 	reasons := tce.CancellationReasons
 	if len(reasons) > 0 && aws.ToString(reasons[0].Code) == "ConditionalCheckFailed" {
 		return conditionFailed(reasons[0].Item)
 	}
 	for i, r := range reasons {
-		switch aws.ToString(r.Code) {
-		case "ConditionalCheckFailed":
-			return fmt.Errorf("%w: write %d: %s", idempotency.ErrTxRejected, i, aws.ToString(r.Message))
-		case "TransactionConflict":
+		switch code := aws.ToString(r.Code); {
+		case code == "TransactionConflict":
 			return fmt.Errorf("%w: %v", idempotency.ErrTxConflict, tce)
+		case i == 0:
+		case code == "ConditionalCheckFailed":
+			return fmt.Errorf("%w: write %d: %s", idempotency.ErrTxRejected, i-1, aws.ToString(r.Message))
+		case code == "ValidationError":
+			return fmt.Errorf("%w: write %d: %s", idempotency.ErrTxInvalid, i-1, aws.ToString(r.Message))
 		}
 	}
 	return tce

@@ -39,6 +39,11 @@ const (
 	// invocation's deadline, capped by this value. Default: 15m.
 	LeaseMax = "IDEMPOTENCY_LEASE_MAX"
 
+	// FinishBudget is the time kept at the end of a lease to complete or
+	// release the reservation: the effect's context ends this long before
+	// the lease. Default: 2s.
+	FinishBudget = "IDEMPOTENCY_FINISH_BUDGET"
+
 	// CacheSize is the number of completed keys kept in the execution
 	// environment's memory, so repeats skip the store. 0 disables the cache.
 	// Default: 0.
@@ -54,7 +59,7 @@ const (
 
 	// MinRemaining is the least time left before the deadline for a record to
 	// be started; records not started are reported failed and redelivered.
-	// Default: 2s.
+	// Default: the finishing budget plus 1s.
 	MinRemaining = "BATCH_MIN_REMAINING"
 
 	// MaxBodyBytes is the largest message body accepted; larger bodies are bad

@@ -6,14 +6,25 @@ import (
 	"time"
 )
 
+// cacheMaxBytes bounds the memory of the completed-key cache, whatever its
+// size: an entry can hold a 2 KiB key and a 4 KiB result.
+const cacheMaxBytes = 64 << 20
+
+// cacheEntryOverhead approximates what an entry costs besides its strings:
+// the list element, the map slot and the entry's own fields.
+const cacheEntryOverhead = 160
+
 // completedCache is a bounded LRU of completed keys, so that repeats seen by
 // the same execution environment skip the store. It only ever holds
-// COMPLETED facts, which cannot change within their business window.
+// COMPLETED facts, which cannot change within their business window. It
+// grows as it fills, up to size entries and maxBytes bytes.
 type completedCache struct {
-	mu    sync.Mutex
-	size  int
-	order *list.List // front = most recent; values are *cacheEntry
-	byKey map[string]*list.Element
+	mu       sync.Mutex
+	size     int
+	maxBytes int
+	bytes    int        // the accounted size of the entries held
+	order    *list.List // front = most recent; values are *cacheEntry
+	byKey    map[string]*list.Element
 }
 
 type cacheEntry struct {
@@ -27,7 +38,12 @@ func newCompletedCache(size int) *completedCache {
 	if size <= 0 {
 		return nil
 	}
-	return &completedCache{size: size, order: list.New(), byKey: make(map[string]*list.Element, size)}
+	return &completedCache{size: size, maxBytes: cacheMaxBytes, order: list.New(), byKey: make(map[string]*list.Element)}
+}
+
+// cost is the accounted size of e.
+func (e *cacheEntry) cost() int {
+	return len(e.key) + len(e.hash) + len(e.result) + cacheEntryOverhead
 }
 
 // get returns the entry of key if it is still within its business window.
@@ -43,8 +59,7 @@ func (c *completedCache) get(key string, now time.Time) (cacheEntry, bool) {
 	}
 	e := el.Value.(*cacheEntry)
 	if e.expiresAt.Unix() < now.Unix() {
-		c.order.Remove(el)
-		delete(c.byKey, key)
+		c.remove(el)
 		return cacheEntry{}, false
 	}
 	c.order.MoveToFront(el)
@@ -58,14 +73,18 @@ func (c *completedCache) put(e cacheEntry) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if el, ok := c.byKey[e.key]; ok {
-		*el.Value.(*cacheEntry) = e
-		c.order.MoveToFront(el)
-		return
+		c.remove(el)
 	}
 	c.byKey[e.key] = c.order.PushFront(&e)
-	if c.order.Len() > c.size {
-		oldest := c.order.Back()
-		c.order.Remove(oldest)
-		delete(c.byKey, oldest.Value.(*cacheEntry).key)
+	c.bytes += e.cost()
+	for c.order.Len() > c.size || c.bytes > c.maxBytes {
+		c.remove(c.order.Back())
 	}
+}
+
+// remove drops the entry of el.
+func (c *completedCache) remove(el *list.Element) {
+	e := c.order.Remove(el).(*cacheEntry)
+	delete(c.byKey, e.key)
+	c.bytes -= e.cost()
 }

@@ -21,6 +21,9 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if cfg.LeaseMax, err = env.Duration(getenv, env.LeaseMax); err != nil {
 		return Config{}, err
 	}
+	if cfg.FinishBudget, err = env.Duration(getenv, env.FinishBudget); err != nil {
+		return Config{}, err
+	}
 	if cfg.CacheSize, err = env.Int(getenv, env.CacheSize); err != nil {
 		return Config{}, err
 	}

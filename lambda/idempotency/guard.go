@@ -34,8 +34,11 @@ const (
 	DefaultTTLAfterWindow = 24 * time.Hour
 	DefaultLeaseMax       = 15 * time.Minute
 	DefaultExpiryRetries  = 3
-	// finishTimeout bounds the complete or release that follows an effect.
-	finishTimeout = 5 * time.Second
+	// DefaultFinishBudget is the default of Config.FinishBudget.
+	DefaultFinishBudget = 2 * time.Second
+	// MaxCacheSize is the largest Config.CacheSize accepted. The cache also
+	// evicts to stay within cacheMaxBytes, whatever its size.
+	MaxCacheSize = 1_000_000
 )
 
 // Config configures a Guard. The zero value of every field but Namespace
@@ -46,21 +49,33 @@ type Config struct {
 	// contain '#', so prefixes never overlap.
 	Namespace string
 	// Window is the business window: how long a completed fact suppresses
-	// duplicates. Default: DefaultWindow (24h).
+	// duplicates, from the moment it was completed. It must be at least
+	// LeaseMax, so that no reservation outlives the window it was taken in.
+	// Default: DefaultWindow (24h).
 	Window time.Duration
 	// TTLAfterWindow is added to the end of the window to get the record's
 	// TTL attribute, used only for DynamoDB clean-up. Default: 24h.
 	TTLAfterWindow time.Duration
 	// LeaseMax caps the lease of a reservation. The lease ends at the
 	// context's deadline (the Lambda deadline) or after LeaseMax, whichever
-	// is sooner. Default: DefaultLeaseMax (15m, Lambda's longest timeout).
+	// is sooner. It must exceed FinishBudget. Default: DefaultLeaseMax (15m,
+	// Lambda's longest timeout).
 	LeaseMax time.Duration
+	// FinishBudget is the time kept at the end of a lease for the write that
+	// completes or releases the reservation: the effect's context ends
+	// FinishBudget before the lease (which is the invocation's deadline, or
+	// earlier), and that write gets FinishBudget of its own. With no more
+	// time than FinishBudget left, the guard reserves nothing and returns
+	// ErrNotStarted. Default: DefaultFinishBudget (2s).
+	FinishBudget time.Duration
 	// PayloadIgnore lists JSON fields, as dotted paths ("sentAt",
 	// "meta.traceId"), left out of the payload hash: fields that change
 	// between deliveries of one fact. Default: none.
 	PayloadIgnore []string
 	// CacheSize is how many completed keys are kept in memory so that
-	// repeats skip the store. Default: 0, no cache.
+	// repeats skip the store; at most MaxCacheSize. The cache grows as it
+	// fills, and also evicts its oldest keys to stay within 64 MiB, counting
+	// each entry's key, hash and result. Default: 0, no cache.
 	CacheSize int
 	// ExpiryRetries bounds how often a reservation is retried when the record
 	// that blocked it had expired by the time it was read. Default: 3.
@@ -91,7 +106,7 @@ func NewGuard(store Store, cfg Config) (*Guard, error) {
 		name string
 		v    *time.Duration
 		def  time.Duration
-	}{{"Window", &cfg.Window, DefaultWindow}, {"TTLAfterWindow", &cfg.TTLAfterWindow, DefaultTTLAfterWindow}, {"LeaseMax", &cfg.LeaseMax, DefaultLeaseMax}} {
+	}{{"Window", &cfg.Window, DefaultWindow}, {"TTLAfterWindow", &cfg.TTLAfterWindow, DefaultTTLAfterWindow}, {"LeaseMax", &cfg.LeaseMax, DefaultLeaseMax}, {"FinishBudget", &cfg.FinishBudget, DefaultFinishBudget}} {
 		if *d.v < 0 {
 			return nil, fmt.Errorf("idempotency: %s is %v; it must not be negative", d.name, *d.v)
 		}
@@ -99,8 +114,15 @@ func NewGuard(store Store, cfg Config) (*Guard, error) {
 			*d.v = d.def
 		}
 	}
-	if cfg.Window < time.Second || cfg.LeaseMax < time.Second {
+	switch {
+	case cfg.Window < time.Second || cfg.LeaseMax < time.Second:
 		return nil, fmt.Errorf("idempotency: Window (%v) and LeaseMax (%v) must be at least 1s", cfg.Window, cfg.LeaseMax)
+	case cfg.Window < cfg.LeaseMax:
+		return nil, fmt.Errorf("idempotency: Window (%v) is shorter than LeaseMax (%v); give a Window of at least the lease, or a shorter LeaseMax", cfg.Window, cfg.LeaseMax)
+	case cfg.FinishBudget >= cfg.LeaseMax:
+		return nil, fmt.Errorf("idempotency: FinishBudget (%v) leaves no time for the effect within LeaseMax (%v); give a LeaseMax longer than FinishBudget", cfg.FinishBudget, cfg.LeaseMax)
+	case cfg.CacheSize < 0 || cfg.CacheSize > MaxCacheSize:
+		return nil, fmt.Errorf("idempotency: CacheSize %d is out of range; give 0 (no cache) to %d", cfg.CacheSize, MaxCacheSize)
 	}
 	if cfg.ExpiryRetries <= 0 {
 		cfg.ExpiryRetries = DefaultExpiryRetries
@@ -111,6 +133,11 @@ func NewGuard(store Store, cfg Config) (*Guard, error) {
 	return &Guard{store: store, cfg: cfg, hasher: newHasher(cfg.PayloadIgnore), cache: newCompletedCache(cfg.CacheSize)}, nil
 }
 
+// FinishBudget returns the time the guard keeps at the end of a lease to
+// complete or release a reservation (Config.FinishBudget): with no more time
+// than this left, it starts nothing.
+func (g *Guard) FinishBudget() time.Duration { return g.cfg.FinishBudget }
+
 // Reservation is what an effect learns of the reservation it runs under.
 type Reservation struct {
 	// Key is the namespaced key of the fact. It is the same for every
@@ -120,8 +147,9 @@ type Reservation struct {
 	Key string
 	// Token is the random owner token of this reservation.
 	Token string
-	// LeaseUntil is when the reservation may be taken over; the effect's
-	// context is cancelled then.
+	// LeaseUntil is when the reservation may be taken over. The effect's
+	// context ends the guard's FinishBudget earlier, so that the reservation
+	// can still be completed or released within the lease.
 	LeaseUntil time.Time
 }
 
@@ -163,6 +191,11 @@ type Result struct {
 	Value string
 	// FromCache reports a duplicate answered from memory, without the store.
 	FromCache bool
+	// DroppedBytes is the size of a result that exceeded MaxResultBytes and
+	// was not stored: the fact is processed all the same (its effect never
+	// runs again) and its duplicates get an empty Value. Fix the effect to
+	// return a smaller result. 0 when nothing was dropped.
+	DroppedBytes int
 }
 
 // Key returns the namespaced key for a business key, or an error wrapping
@@ -219,138 +252,152 @@ func (g *Guard) Do(ctx context.Context, key string, payload []byte, effect Effec
 //
 // It returns Processed after running the effect, or Duplicate with the
 // stored result when the fact was already completed. Errors wrap
-// ErrInProgress, ErrPayloadMismatch, ErrLeaseLost or ErrResultTooLarge, are
-// an *EffectError (the reservation was released), or are the store's.
+// ErrInProgress, ErrPayloadMismatch, ErrLeaseLost or ErrNotStarted, are an
+// *EffectError (the reservation was released), or a *StoreError.
 func (g *Guard) Run(ctx context.Context, f Fact, effect Effect) (Result, error) {
-	var res Result
-	err := g.run(ctx, f, func(ctx context.Context, rec *Record) (bool, error) {
-		if err := g.store.Reserve(ctx, *rec, g.cfg.Now()); err != nil {
-			return false, storeError("reserve", err)
-		}
-		value, err := g.runEffect(ctx, rec, effect)
-		res = Result{Outcome: Processed, Value: value}
-		return true, err
-	}, &res)
-	return res, err
+	return g.run(ctx, f, "reserve", g.store.Reserve, func(ctx context.Context, rec *Record) (Result, error) {
+		return g.runEffect(ctx, rec, effect)
+	})
 }
 
 // RunTx is Run for a transactional effect: the effect's writes and the
 // COMPLETED record are committed in one atomic request (one round trip, no
 // IN_PROGRESS state), so the effect happens exactly once with no window
-// between the effect and its record. The store must be a TxStore. A write
-// refused by its own condition returns an *EffectError wrapping ErrTxRejected.
+// between the effect and its record. The store must be a TxStore. Writes
+// refused by their own condition return an *EffectError wrapping
+// ErrTxRejected; writes the store refuses as invalid, one wrapping
+// ErrTxInvalid.
 func (g *Guard) RunTx(ctx context.Context, f Fact, effect TxEffect) (Result, error) {
 	txs, ok := g.store.(TxStore)
 	if !ok {
 		return Result{}, ErrNoTransactions
 	}
-	var res Result
-	var writes any
-	computed := false
-	err := g.run(ctx, f, func(ctx context.Context, rec *Record) (bool, error) {
+	var (
+		computed bool
+		writes   any
+		res      = Result{Outcome: Processed}
+	)
+	commit := func(ctx context.Context, rec Record, now time.Time) error {
 		if !computed {
-			var value string
 			var err error
-			writes, value, err = effect(ctx, g.reservation(rec))
+			writes, res.Value, err = callTxEffect(ctx, g.reservation(&rec), effect)
 			if err != nil {
-				return false, &EffectError{Err: err}
+				return &EffectError{Err: err}
 			}
-			if len(value) > MaxResultBytes {
-				return false, &EffectError{Err: fmt.Errorf("%w: %d bytes", ErrResultTooLarge, len(value))}
-			}
-			res.Value, computed = value, true
+			res.Value, res.DroppedBytes = fitResult(res.Value)
+			computed = true
 		}
 		rec.Status, rec.LeaseUntil, rec.Result = StatusCompleted, time.Time{}, res.Value
-		err := txs.Commit(ctx, *rec, g.cfg.Now(), writes)
-		if errors.Is(err, ErrTxRejected) {
-			return false, &EffectError{Err: err}
+		err := txs.Commit(ctx, rec, now, writes)
+		if errors.Is(err, ErrTxRejected) || errors.Is(err, ErrTxInvalid) {
+			return &EffectError{Err: err}
 		}
-		if err != nil {
-			return false, storeError("commit", err)
-		}
-		res.Outcome = Processed
+		return err
+	}
+	return g.run(ctx, f, "commit", commit, func(_ context.Context, rec *Record) (Result, error) {
+		rec.Status, rec.LeaseUntil, rec.Result = StatusCompleted, time.Time{}, res.Value
 		g.remember(rec)
-		return true, nil
-	}, &res)
-	return res, err
+		return res, nil
+	})
 }
 
-// attempt tries to take the key with a new record; it reports whether it
-// did, and returns a *ConditionFailedError when a record blocked it.
-type attempt func(ctx context.Context, rec *Record) (took bool, err error)
+// write makes the conditional write that takes a fact's key with rec: a
+// reservation, or a transactional commit. It returns a *ConditionFailedError
+// when a record holds the key.
+type write func(ctx context.Context, rec Record, now time.Time) error
 
-// run answers from the cache if it can, and otherwise makes attempts until
-// one takes the key or the record that blocked it decides.
-func (g *Guard) run(ctx context.Context, f Fact, try attempt, res *Result) error {
+// run answers from the cache if it can; otherwise it makes the write w (named
+// op in errors) until it takes the key, and then calls took, or until the record that blocked it
+// decides. A record that carries this call's own owner token is this call's
+// write, applied by a request whose answer was lost and that the SDK sent
+// again: the key is taken.
+func (g *Guard) run(ctx context.Context, f Fact, op string, w write, took func(ctx context.Context, rec *Record) (Result, error)) (Result, error) {
 	pk, hash := f.Key, f.Hash
 	if e, ok := g.cache.get(pk, g.cfg.Now()); ok {
 		if e.hash != hash {
-			return fmt.Errorf("%s: %w", pk, ErrPayloadMismatch)
+			return Result{}, fmt.Errorf("%s: %w", pk, ErrPayloadMismatch)
 		}
-		*res = Result{Outcome: Duplicate, Value: e.result, FromCache: true}
-		return nil
+		return Result{Outcome: Duplicate, Value: e.result, FromCache: true}, nil
 	}
 	token := newToken()
 	for range g.cfg.ExpiryRetries + 1 {
 		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("%s: not started: %w", pk, err)
+			return Result{}, fmt.Errorf("%s: %w: %w", pk, ErrNotStarted, err)
 		}
-		rec := g.newRecord(ctx, pk, token, hash)
-		took, err := try(ctx, &rec)
+		now := g.cfg.Now()
+		rec := g.newRecord(ctx, pk, token, hash, now)
+		if left := rec.LeaseUntil.Sub(now); left <= g.cfg.FinishBudget {
+			return Result{}, fmt.Errorf("%s: %w: %v left, no more than the finishing budget %v", pk, ErrNotStarted, left, g.cfg.FinishBudget)
+		}
+		err := w(ctx, rec, now)
 		if err == nil {
-			return nil
-		}
-		if took {
-			return fmt.Errorf("%s: %w", pk, err)
+			return g.took(ctx, pk, &rec, took)
 		}
 		var cf *ConditionFailedError
 		if !errors.As(err, &cf) {
-			return fmt.Errorf("%s: %w", pk, err)
+			return Result{}, fmt.Errorf("%s: %w", pk, storeError(op, err))
 		}
 		old := cf.Old
 		if old == nil {
 			if old, err = g.store.Get(ctx, pk); err != nil {
-				return fmt.Errorf("%s: %w", pk, storeError("read after a failed condition", err))
+				return Result{}, fmt.Errorf("%s: %w", pk, storeError("read after a failed condition", err))
 			}
 			if old == nil {
 				continue // released or deleted since: try again
 			}
+		}
+		if old.Owner == token {
+			return g.took(ctx, pk, &rec, took)
 		}
 		if !old.Holds(hash, g.cfg.Now()) {
 			continue // expired by the time it was read: try again
 		}
 		switch {
 		case old.PayloadHash != hash:
-			return fmt.Errorf("%s: %w (stored %s, got %s)", pk, ErrPayloadMismatch, old.PayloadHash, hash)
+			return Result{}, fmt.Errorf("%s: %w (stored %s, got %s)", pk, ErrPayloadMismatch, old.PayloadHash, hash)
 		case old.Status == StatusCompleted:
 			g.remember(old)
-			*res = Result{Outcome: Duplicate, Value: old.Result}
-			return nil
+			return Result{Outcome: Duplicate, Value: old.Result}, nil
 		default:
-			return fmt.Errorf("%s: %w until %s", pk, ErrInProgress, old.LeaseUntil.UTC().Format(time.RFC3339Nano))
+			return Result{}, fmt.Errorf("%s: %w until %s", pk, ErrInProgress, old.LeaseUntil.UTC().Format(time.RFC3339Nano))
 		}
 	}
-	return fmt.Errorf("%s: %w: the record kept expiring while being read (%d attempts)", pk, ErrInProgress, g.cfg.ExpiryRetries+1)
+	return Result{}, fmt.Errorf("%s: %w: the record kept expiring while being read (%d attempts)", pk, ErrInProgress, g.cfg.ExpiryRetries+1)
 }
 
-// newRecord returns the IN_PROGRESS record of a new reservation. Its lease
-// ends at the context's deadline, capped by LeaseMax.
-func (g *Guard) newRecord(ctx context.Context, pk, token, hash string) Record {
-	now := g.cfg.Now()
+// took calls took for the record that now holds the key, adding the key to
+// its errors.
+func (g *Guard) took(ctx context.Context, pk string, rec *Record, took func(ctx context.Context, rec *Record) (Result, error)) (Result, error) {
+	res, err := took(ctx, rec)
+	if err != nil {
+		return res, fmt.Errorf("%s: %w", pk, err)
+	}
+	return res, nil
+}
+
+// newRecord returns the IN_PROGRESS record of a new reservation made at now.
+// Its lease ends at the context's deadline, capped by LeaseMax; its window
+// (moved again at completion) starts now.
+func (g *Guard) newRecord(ctx context.Context, pk, token, hash string, now time.Time) Record {
 	lease := now.Add(g.cfg.LeaseMax)
 	if d, ok := ctx.Deadline(); ok && d.Before(lease) {
 		lease = d
 	}
-	expires := now.Add(g.cfg.Window).Truncate(time.Second)
-	return Record{
+	rec := Record{
 		Key:         pk,
 		Status:      StatusInProgress,
 		Owner:       token,
 		LeaseUntil:  lease.Truncate(time.Millisecond),
-		ExpiresAt:   expires,
-		TTL:         expires.Add(g.cfg.TTLAfterWindow),
 		PayloadHash: hash,
 	}
+	g.setWindow(&rec, now)
+	return rec
+}
+
+// setWindow starts rec's business window, and its TTL after it, at now.
+func (g *Guard) setWindow(rec *Record, now time.Time) {
+	rec.ExpiresAt = now.Add(g.cfg.Window).Truncate(time.Second)
+	rec.TTL = rec.ExpiresAt.Add(g.cfg.TTLAfterWindow)
 }
 
 func (g *Guard) reservation(rec *Record) Reservation {
@@ -358,53 +405,69 @@ func (g *Guard) reservation(rec *Record) Reservation {
 }
 
 // runEffect runs effect under the reservation rec, then completes or
-// releases the record.
-func (g *Guard) runEffect(ctx context.Context, rec *Record, effect Effect) (string, error) {
-	ectx, cancel := context.WithDeadline(ctx, rec.LeaseUntil)
+// releases the record. The effect's context ends FinishBudget before the
+// lease, and the write that follows gets FinishBudget of its own.
+func (g *Guard) runEffect(ctx context.Context, rec *Record, effect Effect) (Result, error) {
+	ectx, cancel := context.WithDeadline(ctx, rec.LeaseUntil.Add(-g.cfg.FinishBudget))
 	value, err := callEffect(ectx, g.reservation(rec), effect)
 	cancel()
-	if err != nil {
-		rctx, cancel := detached(ctx)
-		defer cancel()
-		if rerr := g.store.Release(rctx, rec.Key, rec.Owner); rerr != nil {
-			return "", &EffectError{Err: errors.Join(err, fmt.Errorf("release: %w", rerr))}
-		}
-		return "", &EffectError{Err: err}
-	}
-	var tooLarge error
-	if len(value) > MaxResultBytes {
-		tooLarge = fmt.Errorf("%w: %d bytes; the record is completed without it", ErrResultTooLarge, len(value))
-		value = ""
-	}
-	rec.Status, rec.Result = StatusCompleted, value
-	cctx, cancel := detached(ctx)
+	fctx, cancel := g.finishing(ctx)
 	defer cancel()
-	if err := g.store.Complete(cctx, *rec); err != nil {
-		return value, storeError("complete", err)
+	if err != nil {
+		if rerr := g.store.Release(fctx, rec.Key, rec.Owner); rerr != nil {
+			return Result{}, &EffectError{Err: errors.Join(err, fmt.Errorf("release: %w", rerr))}
+		}
+		return Result{}, &EffectError{Err: err}
+	}
+	res := Result{Outcome: Processed}
+	res.Value, res.DroppedBytes = fitResult(value)
+	rec.Status, rec.Result = StatusCompleted, res.Value
+	g.setWindow(rec, g.cfg.Now())
+	if err := g.store.Complete(fctx, *rec); err != nil {
+		return Result{}, storeError("complete", err)
 	}
 	g.remember(rec)
-	return value, tooLarge
+	return res, nil
+}
+
+// fitResult returns the result to store: value itself, or nothing and the
+// size dropped when it exceeds MaxResultBytes.
+func fitResult(value string) (stored string, dropped int) {
+	if len(value) > MaxResultBytes {
+		return "", len(value)
+	}
+	return value, 0
 }
 
 // storeError wraps a failure of the store in a *StoreError; the store's
-// answers about the record (a failed condition, a lost lease) pass as they
-// are.
+// answers about the record (a failed condition, a lost lease) and the
+// effect's own failures pass as they are.
 func storeError(op string, err error) error {
-	if errors.Is(err, ErrConditionFailed) || errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrTxRejected) {
+	if errors.Is(err, ErrConditionFailed) || errors.Is(err, ErrLeaseLost) || errors.As(err, new(*EffectError)) {
 		return err
 	}
 	return &StoreError{Op: op, Err: err}
 }
 
-// detached returns a context for the write that ends a reservation: it
-// survives the cancellation of ctx (an effect that used its whole lease must
-// still complete or release), bounded by its own timeout.
-func detached(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
+// finishing returns the context of the write that ends a reservation: it
+// survives the cancellation of ctx (an effect that used its whole time must
+// still complete or release), bounded by the finishing budget.
+func (g *Guard) finishing(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), g.cfg.FinishBudget)
 }
 
 // callEffect runs effect, turning a panic into an error.
 func callEffect(ctx context.Context, r Reservation, effect Effect) (value string, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%w: %v", ErrEffectPanicked, p)
+		}
+	}()
+	return effect(ctx, r)
+}
+
+// callTxEffect runs a transactional effect, turning a panic into an error.
+func callTxEffect(ctx context.Context, r Reservation, effect TxEffect) (writes any, value string, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("%w: %v", ErrEffectPanicked, p)

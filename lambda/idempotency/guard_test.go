@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,6 +20,10 @@ func TestNewGuardValidates(t *testing.T) {
 		{Namespace: "a\nb"},
 		{Namespace: "ok", Window: -time.Hour},
 		{Namespace: "ok", LeaseMax: time.Millisecond},
+		{Namespace: "ok", Window: 5 * time.Minute, LeaseMax: 15 * time.Minute},
+		{Namespace: "ok", LeaseMax: 2 * time.Second, FinishBudget: 2 * time.Second},
+		{Namespace: "ok", CacheSize: 50_000_000},
+		{Namespace: "ok", CacheSize: -1},
 	} {
 		if _, err := idempotency.NewGuard(s, cfg); err == nil {
 			t.Errorf("NewGuard(%+v) accepted a bad config", cfg)
@@ -188,5 +193,93 @@ func TestStoreFailuresAreStoreErrors(t *testing.T) {
 	var se *idempotency.StoreError
 	if !errors.As(err, &se) || se.Op != "reserve" || !errors.Is(err, errThrottled) {
 		t.Fatalf("err %v: want a *StoreError of reserve wrapping the store's error", err)
+	}
+}
+
+// TestEffectLeavesTheFinishingBudget: the effect's context ends the finishing
+// budget before the lease, which is the invocation's deadline, so that an
+// effect that runs until its context ends still leaves time to complete
+// before Lambda freezes the invocation.
+func TestEffectLeavesTheFinishingBudget(t *testing.T) {
+	s := idempotency.NewMemoryStore()
+	g, err := idempotency.NewGuard(s, idempotency.Config{Namespace: "ns"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	res, err := g.Do(ctx, "k", []byte(`{}`), func(ectx context.Context, r idempotency.Reservation) (string, error) {
+		if !r.LeaseUntil.Equal(deadline.Truncate(time.Millisecond)) {
+			t.Errorf("lease until %v, want the invocation's deadline %v", r.LeaseUntil, deadline)
+		}
+		d, _ := ectx.Deadline()
+		if left := deadline.Sub(d); left < idempotency.DefaultFinishBudget {
+			t.Errorf("the effect's context ends %v before the invocation's deadline, want at least the finishing budget %v", left, idempotency.DefaultFinishBudget)
+		}
+		return "r", nil
+	})
+	if err != nil || res.Outcome != idempotency.Processed {
+		t.Fatalf("%+v, %v", res, err)
+	}
+}
+
+// TestNoReservationWithinTheFinishingBudget: with no more time left than the
+// finishing budget, the guard writes nothing and says the record was not
+// started.
+func TestNoReservationWithinTheFinishingBudget(t *testing.T) {
+	s := idempotency.NewMemoryStore()
+	g, _ := idempotency.NewGuard(s, idempotency.Config{Namespace: "ns"})
+	ctx, cancel := context.WithTimeout(context.Background(), idempotency.DefaultFinishBudget-100*time.Millisecond)
+	defer cancel()
+	_, err := g.Do(ctx, "k", []byte(`{}`), func(context.Context, idempotency.Reservation) (string, error) {
+		t.Error("the effect ran with less time left than the finishing budget")
+		return "", nil
+	})
+	if !errors.Is(err, idempotency.ErrNotStarted) {
+		t.Fatalf("err %v, want ErrNotStarted", err)
+	}
+	if rec, _ := s.Get(context.Background(), "ns#k"); rec != nil {
+		t.Fatalf("record %+v written although nothing started", rec)
+	}
+}
+
+// TestRunTxPanicIsAnEffectError: a transactional effect that panics fails its
+// fact like any effect's panic, and commits nothing.
+func TestRunTxPanicIsAnEffectError(t *testing.T) {
+	s := idempotency.NewMemoryStore()
+	g, _ := idempotency.NewGuard(s, idempotency.Config{Namespace: "ns"})
+	f, _ := g.Fact("k", []byte(`{}`))
+	var err error
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				t.Fatalf("RunTx let the effect's panic escape: %v", p)
+			}
+		}()
+		_, err = g.RunTx(context.Background(), f, func(context.Context, idempotency.Reservation) (any, string, error) { panic("bug in the effect") })
+	}()
+	var ee *idempotency.EffectError
+	if !errors.As(err, &ee) || !errors.Is(err, idempotency.ErrEffectPanicked) {
+		t.Fatalf("err %v, want an EffectError wrapping ErrEffectPanicked", err)
+	}
+	if rec, _ := s.Get(context.Background(), "ns#k"); rec != nil {
+		t.Fatalf("record %+v committed by a panicking effect", rec)
+	}
+}
+
+// TestTxResultTooLargeIsProcessed: a transactional effect whose result is
+// over the limit commits without it, like Run.
+func TestTxResultTooLargeIsProcessed(t *testing.T) {
+	s := idempotency.NewMemoryStore()
+	g, _ := idempotency.NewGuard(s, idempotency.Config{Namespace: "ns"})
+	f, _ := g.Fact("k", []byte(`{}`))
+	big := strings.Repeat("x", idempotency.MaxResultBytes+1)
+	credited := 0
+	res, err := g.RunTx(context.Background(), f, func(context.Context, idempotency.Reservation) (any, string, error) {
+		return idempotency.MemoryWrites(func() error { credited++; return nil }), big, nil
+	})
+	if err != nil || res.Outcome != idempotency.Processed || res.DroppedBytes != len(big) || credited != 1 {
+		t.Fatalf("%+v, %v, credited %d times; want processed once with the result dropped", res, err, credited)
 	}
 }

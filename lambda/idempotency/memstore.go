@@ -83,6 +83,7 @@ func (m *MemoryStore) Complete(ctx context.Context, rec Record) error {
 		return ErrLeaseLost
 	}
 	old.Status, old.Result, old.LeaseUntil = StatusCompleted, rec.Result, time.Time{}
+	old.ExpiresAt, old.TTL = rec.ExpiresAt, rec.TTL
 	m.records[rec.Key] = old
 	return nil
 }
@@ -95,7 +96,10 @@ func (m *MemoryStore) Release(ctx context.Context, key, owner string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	old, ok := m.records[key]
-	if !ok || old.Owner != owner || old.Status != StatusInProgress {
+	if !ok {
+		return nil
+	}
+	if old.Owner != owner || old.Status != StatusInProgress {
 		return ErrLeaseLost
 	}
 	delete(m.records, key)

@@ -42,10 +42,13 @@ type Record struct {
 	// (millisecond precision). Zero on COMPLETED records.
 	LeaseUntil time.Time
 	// ExpiresAt is the end of the business window (second precision),
-	// compared by the library itself.
+	// compared by the library itself. A reservation sets it to the
+	// reservation's time plus the window; completion moves it to the
+	// completion's time plus the window, so that a long effect does not
+	// shorten its own window.
 	ExpiresAt time.Time
 	// TTL is when DynamoDB TTL may delete the record (second precision),
-	// later than ExpiresAt. Never used for correctness.
+	// later than ExpiresAt and moved with it. Never used for correctness.
 	TTL time.Time
 	// PayloadHash is the hash of the canonical business payload.
 	PayloadHash string
@@ -54,18 +57,24 @@ type Record struct {
 }
 
 // Holds reports whether the record keeps a reservation for a payload with
-// hash from being written at now. Within its business window a record holds
-// its key when it is COMPLETED, or carries another payload (the same key
-// for other content is a mismatch, even once the reservation that wrote it
-// has lapsed), or is IN_PROGRESS under a lease that has not ended. An
-// IN_PROGRESS record of the same payload past its lease is taken over by
-// the redelivery. The reserve condition is exactly "no record holds the
-// key".
+// hash from being written at now; the reserve condition is exactly "no
+// record holds the key" (DESIGN.md, "Reserve").
+//
+// An IN_PROGRESS record under a lease that has not ended always holds, whatever
+// its business window: another worker may be running the effect. Past its
+// lease it is taken over by a redelivery of the same payload; within its
+// window it still holds against other content (the same key for other content
+// is a mismatch: the crashed effect may have reached a downstream API under
+// that key). A COMPLETED record holds until the end of its business window.
 func (r *Record) Holds(hash string, now time.Time) bool {
-	if r.ExpiresAt.Unix() < now.Unix() {
-		return false
+	windowEnded := r.ExpiresAt.Unix() < now.Unix()
+	if r.Status == StatusCompleted {
+		return !windowEnded
 	}
-	return r.Status != StatusInProgress || r.PayloadHash != hash || r.LeaseUntil.UnixMilli() >= now.UnixMilli()
+	if r.LeaseUntil.UnixMilli() >= now.UnixMilli() {
+		return true
+	}
+	return r.PayloadHash != hash && !windowEnded
 }
 
 // Sentinel errors. The guard wraps them with the key and context; test with
@@ -93,16 +102,22 @@ var (
 	// ErrInvalidPayload means the payload is not valid JSON, so it cannot be
 	// hashed canonically.
 	ErrInvalidPayload = errors.New("invalid payload")
-	// ErrResultTooLarge means the effect's result exceeds MaxResultBytes.
-	// The record is completed without the result (the effect never runs
-	// again) and the error is reported so the caller can fix the handler.
-	ErrResultTooLarge = errors.New("result exceeds MaxResultBytes")
+	// ErrNotStarted means the guard did not reserve the key because the
+	// invocation had no more time left than the finishing budget: the effect
+	// could not run and then be completed or released before the deadline.
+	// Nothing was written; retry later.
+	ErrNotStarted = errors.New("not started: too close to the deadline")
 	// ErrEffectPanicked means the effect panicked; the reservation was
 	// released.
 	ErrEffectPanicked = errors.New("effect panicked")
 	// ErrTxRejected means a transactional effect's own write was refused by
 	// its condition (for example, a business rule); nothing was written.
 	ErrTxRejected = errors.New("transactional write rejected by its condition")
+	// ErrTxInvalid means the store refused a transactional effect's own
+	// writes as invalid (too many of them, an item over the size limit, a
+	// malformed expression): nothing was written, and the same writes will
+	// be refused again. It is the record's failure, not the store's.
+	ErrTxInvalid = errors.New("transactional writes refused as invalid")
 	// ErrTxConflict means a transaction collided with another one on the
 	// same items; nothing was written and a retry may succeed.
 	ErrTxConflict = errors.New("transaction conflict")

@@ -16,12 +16,15 @@ type Store interface {
 	// Get reads the record of key with a strongly consistent read; it
 	// returns nil and no error when there is none.
 	Get(ctx context.Context, key string) (*Record, error)
-	// Complete marks rec.Key COMPLETED with rec.Result, only if the record
-	// is still owned by rec.Owner; otherwise it returns ErrLeaseLost and
-	// changes nothing.
+	// Complete marks rec.Key COMPLETED with rec.Result, rec.ExpiresAt and
+	// rec.TTL (the window starts at completion), only if the record is still
+	// owned by rec.Owner; otherwise it returns ErrLeaseLost and changes
+	// nothing. Completing a record twice (a retried request) succeeds.
 	Complete(ctx context.Context, rec Record) error
 	// Release deletes the IN_PROGRESS record of key, only if it is still
-	// owned by owner; otherwise it returns ErrLeaseLost and changes nothing.
+	// owned by owner. When the record belongs to another owner it returns
+	// ErrLeaseLost and changes nothing; when there is no record (a retried
+	// request that had been applied) the key is released and it returns nil.
 	Release(ctx context.Context, key, owner string) error
 }
 
@@ -34,6 +37,10 @@ type TxStore interface {
 	// store documents. A failed record condition returns a
 	// *ConditionFailedError; a failed condition of one of writes returns an
 	// error wrapping ErrTxRejected; a collision with another transaction
-	// returns one wrapping ErrTxConflict. In every failure nothing is written.
+	// returns one wrapping ErrTxConflict; writes the store refuses as invalid
+	// (too many, too large, malformed) return one wrapping ErrTxInvalid,
+	// while a refusal of the record's own write stays the store's error
+	// (misconfiguration: it must be loud). In every failure nothing is
+	// written.
 	Commit(ctx context.Context, rec Record, now time.Time, writes any) error
 }

@@ -32,7 +32,9 @@ import (
 
 // Defaults of Config's zero values.
 const (
-	DefaultMinRemaining     = 2 * time.Second
+	// DefaultEffectTime is the least time the effect gets by default: a
+	// record starts only with the guard's finishing budget plus this left.
+	DefaultEffectTime       = time.Second
 	DefaultMaxBodyBytes     = 256 << 10
 	DefaultMetricsNamespace = "IdempotentConsumer"
 )
@@ -44,8 +46,10 @@ type Config struct {
 	// Default: all records of the batch.
 	Concurrency int
 	// MinRemaining is the least time before the deadline for a record to be
-	// started; later records are reported failed and redelivered.
-	// Default: DefaultMinRemaining (2s).
+	// started; later records are reported failed and redelivered. The guard
+	// itself starts nothing with no more than its finishing budget left, so
+	// a MinRemaining below that budget gains nothing.
+	// Default: the guard's FinishBudget plus DefaultEffectTime (3s).
 	MinRemaining time.Duration
 	// MaxBodyBytes is the largest body accepted; larger ones are bad input.
 	// Default: DefaultMaxBodyBytes (256 KiB).
@@ -94,9 +98,9 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	return cfg, nil
 }
 
-func (c Config) withDefaults() Config {
+func (c Config) withDefaults(guard *idempotency.Guard) Config {
 	if c.MinRemaining <= 0 {
-		c.MinRemaining = DefaultMinRemaining
+		c.MinRemaining = guard.FinishBudget() + DefaultEffectTime
 	}
 	if c.MaxBodyBytes <= 0 {
 		c.MaxBodyBytes = DefaultMaxBodyBytes
@@ -144,7 +148,7 @@ type Handler[T any] struct {
 
 // New returns a Handler that runs fn once per fact under guard.
 func New[T any](guard *idempotency.Guard, key KeyFunc[T], fn Func[T], cfg Config) *Handler[T] {
-	h := &Handler[T]{guard: guard, key: key, cfg: cfg.withDefaults()}
+	h := &Handler[T]{guard: guard, key: key, cfg: cfg.withDefaults(guard)}
 	h.run = func(ctx context.Context, f idempotency.Fact, msg T) (idempotency.Result, error) {
 		return guard.Run(ctx, f, func(ctx context.Context, r idempotency.Reservation) (string, error) {
 			return fn(ctx, msg, r)
@@ -157,7 +161,7 @@ func New[T any](guard *idempotency.Guard, key KeyFunc[T], fn Func[T], cfg Config
 // with the COMPLETED record in one request. guard's store must be an
 // idempotency.TxStore.
 func NewTx[T any](guard *idempotency.Guard, key KeyFunc[T], fn TxFunc[T], cfg Config) *Handler[T] {
-	h := &Handler[T]{guard: guard, key: key, cfg: cfg.withDefaults()}
+	h := &Handler[T]{guard: guard, key: key, cfg: cfg.withDefaults(guard)}
 	h.run = func(ctx context.Context, f idempotency.Fact, msg T) (idempotency.Result, error) {
 		return guard.RunTx(ctx, f, func(ctx context.Context, r idempotency.Reservation) (any, string, error) {
 			return fn(ctx, msg, r)
@@ -327,6 +331,9 @@ func (b *batch[T]) one(ctx context.Context, rec *events.SQSMessage) (r report) {
 	if !seen {
 		f.res, f.err = res, err
 	}
+	if err == nil && res.DroppedBytes > 0 {
+		err = fmt.Errorf("processed, but the result of %d bytes exceeds idempotency.MaxResultBytes (%d): stored without it, duplicates get an empty result", res.DroppedBytes, idempotency.MaxResultBytes)
+	}
 	return report{outcome: classify(res, err), key: fact.Key, err: err}
 }
 
@@ -339,6 +346,10 @@ func (h *Handler[T]) log(ctx context.Context, rec *events.SQSMessage, r report) 
 		level = slog.LevelWarn
 	case Mismatch, BadInput, Failed:
 		level = slog.LevelError
+	default:
+		if r.err != nil { // a success with a warning: a dropped result
+			level = slog.LevelWarn
+		}
 	}
 	attrs := []slog.Attr{
 		slog.String("consumer", h.cfg.Consumer),

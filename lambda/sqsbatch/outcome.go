@@ -58,9 +58,9 @@ func (o Outcome) Succeeded() bool { return o == Processed || o == Duplicate }
 // classify maps the guard's answer to an outcome.
 func classify(res idempotency.Result, err error) Outcome {
 	switch {
-	case err == nil && res.Outcome == idempotency.Duplicate:
+	case res.Outcome == idempotency.Duplicate:
 		return Duplicate
-	case err == nil:
+	case res.Outcome == idempotency.Processed:
 		return Processed
 	case errors.Is(err, idempotency.ErrInvalidKey), errors.Is(err, idempotency.ErrInvalidPayload), errors.Is(err, ErrBadInput):
 		return BadInput
@@ -70,7 +70,7 @@ func classify(res idempotency.Result, err error) Outcome {
 		return InProgress
 	case errors.Is(err, idempotency.ErrLeaseLost):
 		return LeaseLost
-	case errors.Is(err, errNotStarted):
+	case errors.Is(err, errNotStarted), errors.Is(err, idempotency.ErrNotStarted):
 		return NotStarted
 	}
 	return Failed

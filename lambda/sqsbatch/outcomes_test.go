@@ -170,6 +170,24 @@ func TestDeadlineTooNear(t *testing.T) {
 	}
 }
 
+// TestMinRemainingCoversTheFinishingBudget: by default a record starts only
+// with more time left than the guard's finishing budget plus a second for
+// the effect; a record that would leave the effect less is not started and
+// touches no store.
+func TestMinRemainingCoversTheFinishingBudget(t *testing.T) {
+	f := newFixture(t)
+	h := sqsbatch.New(f.guard, orderKey, f.effect, f.config(sqsbatch.Raw))
+	left := f.guard.FinishBudget() + sqsbatch.DefaultEffectTime/2
+	ctx, cancel := context.WithTimeout(context.Background(), left)
+	defer cancel()
+	recs := []events.SQSMessage{message(`{"orderId":"late","amount":1}`, sqsbatch.Raw)}
+	_, err := h.Handle(ctx, events.SQSEvent{Records: recs})
+	if err == nil || f.store.calls() != 0 || f.effectCount("late") != 0 || f.logLine(t, recs[0].MessageId)["outcome"] != "not_started" {
+		t.Fatalf("with %v left: %v, store calls %d, effects %d, log %v; want not_started, no store call and no effect",
+			left, err, f.store.calls(), f.effectCount("late"), f.logLine(t, recs[0].MessageId))
+	}
+}
+
 // TestFIFOGroupsRunInOrder: on a FIFO queue each group runs in order, and
 // the rest of a group after a failure is reported failed without running.
 func TestFIFOGroupsRunInOrder(t *testing.T) {

@@ -186,6 +186,7 @@ func (sh *shadow) complete(ctx context.Context, inner idempotency.Store, rec ide
 		sh.resync(ctx, inner, rec.Key)
 	case err == nil:
 		cur.Status, cur.Result, cur.LeaseUntil = idempotency.StatusCompleted, rec.Result, time.Time{}
+		cur.ExpiresAt, cur.TTL = rec.ExpiresAt, rec.TTL // the window starts at completion
 		sh.recs[rec.Key] = cur
 	case errors.Is(err, idempotency.ErrLeaseLost) && had && cur.Owner == rec.Owner:
 		s.problem("complete %s refused its current owner", rec.Key)
@@ -201,6 +202,9 @@ func (sh *shadow) release(key, owner string, err error) {
 	cur, had := sh.recs[key]
 	mine := had && cur.Owner == owner && cur.Status == idempotency.StatusInProgress
 	switch {
+	case err == nil && !had:
+		// Already released (a retried release), or released by the
+		// owner that took over: nothing to delete, nothing harmed.
 	case err == nil && !mine:
 		s.problem("release %s by a stale owner succeeded: the record was %s", key, describe(cur, had))
 		delete(sh.recs, key)

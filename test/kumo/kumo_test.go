@@ -231,3 +231,58 @@ func TestReserveRequests(t *testing.T) {
 		}
 	}
 }
+
+// TestTxRefusals: writes that the store refuses as invalid, whatever the
+// number of deliveries, are the record's failure (an *EffectError wrapping
+// ErrTxInvalid: reported per record, not retried as an outage), and nothing
+// is written; a refusal of the record's own write (a table whose key schema
+// is not the store's) stays the store's error, loud, since it is
+// misconfiguration.
+func TestTxRefusals(t *testing.T) {
+	e := start(t)
+	table := e.newTable(t)
+	g, _ := idempotency.NewGuard(dynamostore.New(e.ddb, table), idempotency.Config{Namespace: "wallet"})
+	ctx := context.Background()
+	tooMany := make([]types.TransactWriteItem, dynamostore.MaxTxWrites+1)
+	for i := range tooMany {
+		tooMany[i] = credit(table, fmt.Sprint("w", i), 1)
+	}
+	malformed := credit(table, "c1", 1)
+	// kumo cancels the transaction with a ValidationError reason for this
+	// action, the answer DynamoDB gives for an action whose item exceeds
+	// 400 KB (kumo has no size limit to trip).
+	malformed.Update.ConditionExpression = aws.String("no_such_function(#b)")
+	for name, writes := range map[string][]types.TransactWriteItem{"too many writes": tooMany, "malformed write": {malformed}} {
+		fact, _ := g.Fact(name, []byte(`{}`))
+		_, err := g.RunTx(ctx, fact, func(context.Context, idempotency.Reservation) (any, string, error) { return writes, "", nil })
+		var ee *idempotency.EffectError
+		if !errors.As(err, &ee) || !errors.Is(err, idempotency.ErrTxInvalid) || errors.As(err, new(*idempotency.StoreError)) {
+			t.Errorf("%s: %v; want an EffectError wrapping ErrTxInvalid", name, err)
+		}
+		if rec, _ := dynamostore.New(e.ddb, table).Get(ctx, fact.Key); rec != nil {
+			t.Errorf("%s: record %+v written", name, rec)
+		}
+	}
+	if got := balance(t, e.ddb, table, "c1"); got != 0 {
+		t.Errorf("balance %d, want nothing written", got)
+	}
+
+	wrongKey := fmt.Sprint("wrong-key-", table)
+	if _, err := e.ddb.CreateTable(ctx, &dynamodb.CreateTableInput{
+		TableName:            aws.String(wrongKey),
+		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("id"), AttributeType: types.ScalarAttributeTypeS}},
+		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String("id"), KeyType: types.KeyTypeHash}},
+		BillingMode:          types.BillingModePayPerRequest,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	g, _ = idempotency.NewGuard(dynamostore.New(e.ddb, wrongKey), idempotency.Config{Namespace: "wallet"})
+	fact, _ := g.Fact("o1", []byte(`{}`))
+	_, err := g.RunTx(ctx, fact, func(context.Context, idempotency.Reservation) (any, string, error) {
+		return []types.TransactWriteItem{credit(table, "c1", 1)}, "", nil
+	})
+	var se *idempotency.StoreError
+	if !errors.As(err, &se) || errors.As(err, new(*idempotency.EffectError)) {
+		t.Fatalf("record refused by a table keyed on id: %v; want a StoreError (misconfiguration), not the record's failure", err)
+	}
+}

@@ -66,6 +66,9 @@ func Run(t *testing.T, h Harness) {
 	t.Run("ExpiredRecordIsReusable", func(t *testing.T) { expiredReusable(t, h) })
 	t.Run("NamespacesAreIsolated", func(t *testing.T) { namespaces(t, h) })
 	t.Run("DuplicateGetsStoredResult", func(t *testing.T) { storedResult(t, h) })
+	t.Run("LiveLeaseBlocksWhateverTheWindow", func(t *testing.T) { liveLease(t, h) })
+	t.Run("WindowStartsAtCompletion", func(t *testing.T) { windowAtCompletion(t, h) })
+	t.Run("RetriedWritesAreTheirOwn", func(t *testing.T) { retriedWrites(t, h) })
 	if h.Credit != nil {
 		t.Run("TransactionalEffectExactlyOnce", func(t *testing.T) { transactional(t, h) })
 	}
@@ -322,7 +325,8 @@ func namespaces(t *testing.T, h Harness) {
 }
 
 // storedResult: the result of the effect is returned to duplicates; a
-// result over the limit is refused but the effect is not repeated.
+// result over the limit is not stored, but the fact is processed and the
+// effect is not repeated.
 func storedResult(t *testing.T, h Harness) {
 	s := h.NewStore(t)
 	g := newGuard(t, s, "charge", NewClock())
@@ -337,12 +341,162 @@ func storedResult(t *testing.T, h Harness) {
 	for i := range big {
 		big[i] = 'x'
 	}
-	if _, err := g.Do(ctx, "order-big", payload, func(context.Context, idempotency.Reservation) (string, error) { return string(big), nil }); !errors.Is(err, idempotency.ErrResultTooLarge) {
-		t.Fatalf("large result: %v, want ErrResultTooLarge", err)
+	res, err := g.Do(ctx, "order-big", payload, func(context.Context, idempotency.Reservation) (string, error) { return string(big), nil })
+	if err != nil || res.Outcome != idempotency.Processed || res.DroppedBytes != len(big) || res.Value != "" {
+		t.Fatalf("large result: %+v, %v; want processed, with the result dropped", res, err)
 	}
-	if res, err := g.Do(ctx, "order-big", payload, failIfRun(t)); err != nil || res.Outcome != idempotency.Duplicate {
-		t.Fatalf("after a large result: %+v, %v; want a duplicate (the effect is done)", res, err)
+	if res, err := g.Do(ctx, "order-big", payload, failIfRun(t)); err != nil || res.Outcome != idempotency.Duplicate || res.Value != "" {
+		t.Fatalf("after a large result: %+v, %v; want a duplicate with no result (the effect is done)", res, err)
 	}
+}
+
+// liveLease: an IN_PROGRESS record under a live lease blocks every other
+// reservation, even past the end of its business window (a record written
+// with a window shorter than its lease).
+func liveLease(t *testing.T, h Harness) {
+	s := h.NewStore(t)
+	clock := NewClock()
+	g := newGuard(t, s, "charge", clock)
+	ctx := context.Background()
+	fact, err := g.Fact("order-13", payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := clock.Now()
+	running := idempotency.Record{Key: fact.Key, Status: idempotency.StatusInProgress, Owner: "running-worker", LeaseUntil: start.Add(15 * time.Minute),
+		ExpiresAt: start.Add(5 * time.Minute), TTL: start.Add(time.Hour), PayloadHash: fact.Hash}
+	if err := s.Reserve(ctx, running, start); err != nil {
+		t.Fatal(err)
+	}
+	later := start.Add(6 * time.Minute)
+	for _, hash := range []string{fact.Hash, "other-content"} {
+		second := idempotency.Record{Key: fact.Key, Status: idempotency.StatusInProgress, Owner: "second-worker", LeaseUntil: later.Add(time.Minute),
+			ExpiresAt: later.Add(time.Hour), TTL: later.Add(2 * time.Hour), PayloadHash: hash}
+		if err := s.Reserve(ctx, second, later); !errors.Is(err, idempotency.ErrConditionFailed) {
+			t.Fatalf("reserve 6m into a 5m window, under a 15m lease that has not ended: %v; want the live lease to block it", err)
+		}
+	}
+	if rec, err := s.Get(ctx, fact.Key); err != nil || rec == nil || rec.Owner != "running-worker" {
+		t.Fatalf("record %+v, %v: the running worker's reservation must stand", rec, err)
+	}
+}
+
+// windowAtCompletion: the business window starts when the fact is
+// completed, not when it was reserved, so that a long effect does not
+// shorten it; the TTL moves with it.
+func windowAtCompletion(t *testing.T, h Harness) {
+	s := h.NewStore(t)
+	clock := NewClock()
+	g := newGuard(t, s, "charge", clock) // Window 1h
+	ctx := context.Background()
+	if _, err := g.Do(ctx, "order-14", payload, func(context.Context, idempotency.Reservation) (string, error) {
+		clock.Advance(50 * time.Second) // a long effect, within its 1m lease
+		return "r", nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	completed := clock.Now()
+	rec, err := s.Get(ctx, "charge#order-14")
+	if err != nil || rec == nil {
+		t.Fatalf("record %+v, %v", rec, err)
+	}
+	if want := completed.Add(time.Hour); !rec.ExpiresAt.Equal(want) || !rec.TTL.Equal(want.Add(idempotency.DefaultTTLAfterWindow)) {
+		t.Fatalf("window ends %v, TTL %v; want %v (completion + window) and the TTL a day later", rec.ExpiresAt, rec.TTL, want)
+	}
+	clock.Advance(time.Hour - 20*time.Second) // 1h30s after the reservation, 40s before the window ends
+	if res, err := g.Do(ctx, "order-14", payload, failIfRun(t)); err != nil || res.Outcome != idempotency.Duplicate {
+		t.Fatalf("inside the window counted from completion: %+v, %v; want a duplicate", res, err)
+	}
+}
+
+// retriedWrites: every write is applied and then sent again, as the SDK's
+// retryer does when a response is lost after the server applied the request.
+// The retry of a reservation finds this reservation's own record and runs
+// the effect; a retried complete succeeds; a retried release finds no record
+// and is a release, not a lost lease; a retried commit is processed, not a
+// duplicate.
+func retriedWrites(t *testing.T, h Harness) {
+	inner := h.NewStore(t)
+	s := retriedStore(inner)
+	g := newGuard(t, s, "charge", NewClock())
+	ctx := context.Background()
+	runs := 0
+	res, err := g.Do(ctx, "order-15", payload, func(context.Context, idempotency.Reservation) (string, error) { runs++; return "r", nil })
+	if err != nil || res.Outcome != idempotency.Processed || runs != 1 {
+		t.Fatalf("reserve and complete each sent twice: %+v, %v, effect ran %d times; want processed once", res, err, runs)
+	}
+	if rec, err := inner.Get(ctx, "charge#order-15"); err != nil || rec == nil || rec.Status != idempotency.StatusCompleted {
+		t.Fatalf("record %+v, %v; want COMPLETED", rec, err)
+	}
+	boom := errors.New("payment API unavailable")
+	_, err = g.Do(ctx, "order-16", payload, func(context.Context, idempotency.Reservation) (string, error) { return "", boom })
+	if !errors.Is(err, boom) || errors.Is(err, idempotency.ErrLeaseLost) {
+		t.Fatalf("release sent twice: %v; want the effect's error alone, not a lost lease", err)
+	}
+	if rec, err := inner.Get(ctx, "charge#order-16"); err != nil || rec != nil {
+		t.Fatalf("record %+v, %v; want it released", rec, err)
+	}
+	if h.Credit == nil {
+		return
+	}
+	fact, err := g.Fact("order-17", payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err = g.RunTx(ctx, fact, func(context.Context, idempotency.Reservation) (any, string, error) {
+		return h.Credit("w-retried", 10), "credited", nil
+	})
+	if err != nil || res.Outcome != idempotency.Processed || res.Value != "credited" {
+		t.Fatalf("commit sent twice: %+v, %v; want processed", res, err)
+	}
+	if got := h.Balance(t, "w-retried"); got != 10 {
+		t.Fatalf("balance %d, want 10: the credit exactly once", got)
+	}
+}
+
+// retriedStore returns a store that applies every write of s and then sends it
+// again, returning the second answer, as an SDK retryer does when the
+// server applied a request whose response was lost. Reads pass through.
+func retriedStore(s idempotency.Store) idempotency.Store {
+	if txs, ok := s.(idempotency.TxStore); ok {
+		return retriedTx{retried{txs}, txs}
+	}
+	return retried{s}
+}
+
+type retried struct{ idempotency.Store }
+
+func (r retried) Reserve(ctx context.Context, rec idempotency.Record, now time.Time) error {
+	if err := r.Store.Reserve(ctx, rec, now); err != nil {
+		return err
+	}
+	return r.Store.Reserve(ctx, rec, now)
+}
+
+func (r retried) Complete(ctx context.Context, rec idempotency.Record) error {
+	if err := r.Store.Complete(ctx, rec); err != nil {
+		return err
+	}
+	return r.Store.Complete(ctx, rec)
+}
+
+func (r retried) Release(ctx context.Context, key, owner string) error {
+	if err := r.Store.Release(ctx, key, owner); err != nil {
+		return err
+	}
+	return r.Store.Release(ctx, key, owner)
+}
+
+type retriedTx struct {
+	retried
+	tx idempotency.TxStore
+}
+
+func (r retriedTx) Commit(ctx context.Context, rec idempotency.Record, now time.Time, writes any) error {
+	if err := r.tx.Commit(ctx, rec, now, writes); err != nil {
+		return err
+	}
+	return r.tx.Commit(ctx, rec, now, writes)
 }
 
 // transactional: concurrent duplicates of a credit apply it exactly once.
