@@ -335,6 +335,7 @@ func NewIdempotentConsumer(scope constructs.Construct, id *string, props *Idempo
 		env.Window:           formatDuration(s.window),
 		env.TTLAfterWindow:   formatDuration(s.ttlAfterWindow),
 		env.LeaseMax:         formatDuration(s.leaseMax),
+		env.FinishBudget:     formatDuration(s.finishBudget),
 		env.CacheSize:        fmt.Sprint(int64(s.cacheSize)),
 		env.Concurrency:      fmt.Sprint(int64(s.batchConcurrency)),
 		env.MinRemaining:     formatDuration(s.minRemaining),

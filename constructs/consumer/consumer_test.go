@@ -182,7 +182,8 @@ func custom(t *testing.T) *fixture {
 			CacheSize:                    jsii.Number(100),
 			PayloadIgnore:                jsii.Strings("meta.sentAt", "traceId"),
 			BatchConcurrency:             jsii.Number(4),
-			MinRemaining:                 awscdk.Duration_Millis(jsii.Number(1500)),
+			FinishBudget:                 awscdk.Duration_Millis(jsii.Number(1500)),
+			MinRemaining:                 awscdk.Duration_Millis(jsii.Number(2500)),
 			MaxBodyBytes:                 jsii.Number(65536),
 			MetricsNamespace:             jsii.String("Wallets"),
 			BatchSize:                    jsii.Number(100),
@@ -394,10 +395,11 @@ func TestDefaultEnvironmentSetsTheWholeContract(t *testing.T) {
 			env.Namespace:        "chargeorder",
 			env.Window:           "24h",
 			env.TTLAfterWindow:   "24h",
-			env.LeaseMax:         "15m",
+			env.LeaseMax:         "30s",
+			env.FinishBudget:     "2s",
 			env.CacheSize:        "0",
 			env.Concurrency:      "10",
-			env.MinRemaining:     "2s",
+			env.MinRemaining:     "3s",
 			env.MaxBodyBytes:     "262144",
 			env.Delivery:         "envelope",
 			env.Consumer:         "ChargeOrder",
@@ -606,7 +608,8 @@ func TestCustomPropsReachTheResources(t *testing.T) {
 			env.CacheSize:        "100",
 			env.PayloadIgnore:    "meta.sentAt,traceId",
 			env.Concurrency:      "4",
-			env.MinRemaining:     "1500ms",
+			env.FinishBudget:     "1500ms",
+			env.MinRemaining:     "2500ms",
 			env.MaxBodyBytes:     "65536",
 			env.Delivery:         "raw",
 			env.Consumer:         "CreditWallet",
@@ -811,6 +814,36 @@ func TestFailsWhen(t *testing.T) {
 		name:   "batch size is 0",
 		change: func(p *consumer.IdempotentConsumerProps) { p.BatchSize = jsii.Number(0) },
 		want:   []string{"BatchSize 0 is out of range"},
+	}, {
+		name: "window is shorter than the lease",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.Window = awscdk.Duration_Minutes(jsii.Number(5))
+			p.LeaseMax = awscdk.Duration_Minutes(jsii.Number(15))
+		},
+		want: []string{"Window 5m is shorter than LeaseMax 15m", "give a Window of at least 15m"},
+	}, {
+		name: "window is shorter than the default lease, the timeout",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.Timeout = awscdk.Duration_Minutes(jsii.Number(5))
+			p.Window = awscdk.Duration_Minutes(jsii.Number(2))
+		},
+		want: []string{"Window 2m is shorter than LeaseMax 5m"},
+	}, {
+		name:   "finishing budget leaves the effect no time",
+		change: func(p *consumer.IdempotentConsumerProps) { p.FinishBudget = awscdk.Duration_Seconds(jsii.Number(30)) },
+		want:   []string{"FinishBudget 30s leaves no time for the effect within LeaseMax 30s", "MinRemaining 31s is not less than Timeout 30s"},
+	}, {
+		name:   "min remaining is within the finishing budget",
+		change: func(p *consumer.IdempotentConsumerProps) { p.MinRemaining = awscdk.Duration_Millis(jsii.Number(1500)) },
+		want:   []string{"MinRemaining 1500ms is not more than FinishBudget 2s", "give a MinRemaining above 2s"},
+	}, {
+		name:   "min remaining is the whole timeout",
+		change: func(p *consumer.IdempotentConsumerProps) { p.MinRemaining = awscdk.Duration_Minutes(jsii.Number(1)) },
+		want:   []string{"MinRemaining 1m is not less than Timeout 30s, so no record could ever start"},
+	}, {
+		name:   "cache is larger than the handler accepts",
+		change: func(p *consumer.IdempotentConsumerProps) { p.CacheSize = jsii.Number(50_000_000) },
+		want:   []string{"CacheSize 5e+07 is out of range", "to 1000000"},
 	}, {
 		name: "several props are wrong",
 		change: func(p *consumer.IdempotentConsumerProps) {

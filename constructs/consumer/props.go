@@ -142,7 +142,7 @@ type IdempotentConsumerProps struct {
 	Environment *map[string]*string
 
 	// Window is the business window: how long a completed fact suppresses
-	// duplicates.
+	// duplicates, counted from its completion. At least LeaseMax.
 	//
 	// Default: 24 hours.
 	Window awscdk.Duration
@@ -154,10 +154,18 @@ type IdempotentConsumerProps struct {
 	TTLAfterWindow awscdk.Duration
 
 	// LeaseMax caps the lease of an IN_PROGRESS reservation; the lease is
-	// otherwise the invocation's deadline.
+	// otherwise the invocation's deadline. Window must be at least LeaseMax.
 	//
-	// Default: 15 minutes.
+	// Default: Timeout.
 	LeaseMax awscdk.Duration
+
+	// FinishBudget is the time kept at the end of a lease for the write that
+	// completes or releases a reservation: the effect's context ends this
+	// long before the invocation's deadline (or the lease). MinRemaining must
+	// exceed it.
+	//
+	// Default: 2 seconds.
+	FinishBudget awscdk.Duration
 
 	// CacheSize is how many completed keys each execution environment keeps
 	// in memory so that repeats skip the table.
@@ -179,9 +187,9 @@ type IdempotentConsumerProps struct {
 
 	// MinRemaining is the least time left before the invocation's deadline
 	// for a record to be started; records not started are reported failed
-	// and redelivered.
+	// and redelivered. It must exceed FinishBudget and be less than Timeout.
 	//
-	// Default: 2 seconds.
+	// Default: FinishBudget plus 1 second (3 seconds).
 	MinRemaining awscdk.Duration
 
 	// MaxBodyBytes is the largest message body the handler accepts; larger

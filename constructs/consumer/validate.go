@@ -10,6 +10,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/env"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
 // Defaults of the props, as documented on IdempotentConsumerProps.
@@ -19,8 +21,6 @@ const (
 	defaultTimeout          = 30 * time.Second
 	defaultWindow           = 24 * time.Hour
 	defaultTTLAfterWindow   = 24 * time.Hour
-	defaultLeaseMax         = 15 * time.Minute
-	defaultMinRemaining     = 2 * time.Second
 	defaultMaxBodyBytes     = 256 * 1024
 	defaultMetricsNamespace = "IdempotentConsumer"
 	defaultBatchSize        = 10
@@ -37,6 +37,7 @@ var contractProps = map[string]string{
 	env.Window:           "Window",
 	env.TTLAfterWindow:   "TTLAfterWindow",
 	env.LeaseMax:         "LeaseMax",
+	env.FinishBudget:     "FinishBudget",
 	env.CacheSize:        "CacheSize",
 	env.PayloadIgnore:    "PayloadIgnore",
 	env.Concurrency:      "BatchConcurrency",
@@ -60,6 +61,7 @@ type settings struct {
 	window            time.Duration
 	ttlAfterWindow    time.Duration
 	leaseMax          time.Duration
+	finishBudget      time.Duration
 	minRemaining      time.Duration
 	maxBodyBytes      float64
 	cacheSize         float64
@@ -96,14 +98,15 @@ func (p *IdempotentConsumerProps) resolve(id *string) (*settings, error) {
 		batchSize:        numberOr(p.BatchSize, defaultBatchSize),
 		window:           durationOr(p.Window, defaultWindow),
 		ttlAfterWindow:   durationOr(p.TTLAfterWindow, defaultTTLAfterWindow),
-		leaseMax:         durationOr(p.LeaseMax, defaultLeaseMax),
-		minRemaining:     durationOr(p.MinRemaining, defaultMinRemaining),
+		finishBudget:     durationOr(p.FinishBudget, idempotency.DefaultFinishBudget),
 		maxBodyBytes:     numberOr(p.MaxBodyBytes, defaultMaxBodyBytes),
 		cacheSize:        numberOr(p.CacheSize, 0),
 		metricsNamespace: stringOr(p.MetricsNamespace, defaultMetricsNamespace),
 		oldestMessageAge: durationOr(p.OldestMessageAlarmThreshold, defaultOldestMessageAge),
 	}
 	s.batchConcurrency = numberOr(p.BatchConcurrency, s.batchSize)
+	s.leaseMax = durationOr(p.LeaseMax, s.timeout)
+	s.minRemaining = durationOr(p.MinRemaining, s.finishBudget+sqsbatch.DefaultEffectTime)
 
 	if p.Entry == nil || strings.TrimSpace(*p.Entry) == "" {
 		bad("Entry is required: set it to the directory of the handler's main package, for example jsii.String(\"lambda/cmd/charge\")")
@@ -167,8 +170,8 @@ func (p *IdempotentConsumerProps) resolve(id *string) (*settings, error) {
 			bad("ReservedConcurrentExecutions %v is below MaxConcurrency %v, so the event source would start invocations that are throttled (and their messages would count receives towards the dead-letter queue); give ReservedConcurrentExecutions at least %v, or lower MaxConcurrency", rc, *p.MaxConcurrency, *p.MaxConcurrency)
 		}
 	}
-	if !isInt(s.cacheSize) || s.cacheSize < 0 {
-		bad("CacheSize %v is out of range; give a whole number of at least 0 (0 disables the cache)", s.cacheSize)
+	if !isInt(s.cacheSize) || s.cacheSize < 0 || s.cacheSize > idempotency.MaxCacheSize {
+		bad("CacheSize %v is out of range; give a whole number from 0 (no cache) to %d", s.cacheSize, idempotency.MaxCacheSize)
 	}
 	if !isInt(s.maxBodyBytes) || s.maxBodyBytes < 1 {
 		bad("MaxBodyBytes %v is out of range; give a whole number of bytes of at least 1 (default %d)", s.maxBodyBytes, defaultMaxBodyBytes)
@@ -177,7 +180,24 @@ func (p *IdempotentConsumerProps) resolve(id *string) (*settings, error) {
 		bad("Window %s must be positive (default %s)", formatDuration(s.window), formatDuration(defaultWindow))
 	}
 	if s.leaseMax <= 0 {
-		bad("LeaseMax %s must be positive (default %s)", formatDuration(s.leaseMax), formatDuration(defaultLeaseMax))
+		bad("LeaseMax %s must be positive (default: Timeout)", formatDuration(s.leaseMax))
+	}
+	if s.window > 0 && s.window < s.leaseMax {
+		bad("Window %s is shorter than LeaseMax %s, so a record could leave its business window while its effect still runs, and a redelivery would run the effect again; give a Window of at least %s, or a shorter LeaseMax (it defaults to Timeout)",
+			formatDuration(s.window), formatDuration(s.leaseMax), formatDuration(s.leaseMax))
+	}
+	if s.finishBudget <= 0 {
+		bad("FinishBudget %s must be positive (default %s)", formatDuration(s.finishBudget), formatDuration(idempotency.DefaultFinishBudget))
+	}
+	if s.leaseMax > 0 && s.finishBudget >= s.leaseMax {
+		bad("FinishBudget %s leaves no time for the effect within LeaseMax %s; give a LeaseMax (default: Timeout) longer than FinishBudget, or a shorter FinishBudget", formatDuration(s.finishBudget), formatDuration(s.leaseMax))
+	}
+	if s.minRemaining <= s.finishBudget {
+		bad("MinRemaining %s is not more than FinishBudget %s, so a record could start with no time for its effect; give a MinRemaining above %s (default: FinishBudget + %s)",
+			formatDuration(s.minRemaining), formatDuration(s.finishBudget), formatDuration(s.finishBudget), formatDuration(sqsbatch.DefaultEffectTime))
+	}
+	if s.minRemaining >= s.timeout {
+		bad("MinRemaining %s is not less than Timeout %s, so no record could ever start; give a MinRemaining below Timeout, or a longer Timeout", formatDuration(s.minRemaining), formatDuration(s.timeout))
 	}
 	if s.oldestMessageAge <= 0 {
 		bad("OldestMessageAlarmThreshold %s must be positive (default %s)", formatDuration(s.oldestMessageAge), formatDuration(defaultOldestMessageAge))

@@ -152,7 +152,7 @@ func (d *deployment) seconds(v time.Duration) int {
 
 // durationVars are the contract variables that hold durations: scaled with
 // the rest of the template's times.
-var durationVars = map[string]bool{env.Window: true, env.TTLAfterWindow: true, env.LeaseMax: true, env.MinRemaining: true}
+var durationVars = map[string]bool{env.Window: true, env.TTLAfterWindow: true, env.LeaseMax: true, env.FinishBudget: true, env.MinRemaining: true}
 
 // environment resolves a function's variables: references to tables,
 // topics and queues become their local names, durations are scaled.
