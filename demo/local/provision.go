@@ -150,9 +150,11 @@ func (d *deployment) seconds(v time.Duration) int {
 	return max(1, int((d.scaled(v)+time.Second-1)/time.Second))
 }
 
-// durationVars are the contract variables that hold durations: scaled with
-// the rest of the template's times.
-var durationVars = map[string]bool{env.Window: true, env.TTLAfterWindow: true, env.LeaseMax: true, env.FinishBudget: true, env.MinRemaining: true}
+// durationVars are the contract variables that hold durations, scaled with
+// the rest of the template's times, and the least value each keeps once
+// scaled: the guard's 1s minimum of Window and LeaseMax, as function
+// timeouts are kept at a whole second (LeaseMax defaults to the timeout).
+var durationVars = map[string]time.Duration{env.Window: time.Second, env.TTLAfterWindow: 0, env.LeaseMax: time.Second, env.FinishBudget: 0, env.MinRemaining: 0}
 
 // environment resolves a function's variables: references to tables,
 // topics and queues become their local names, durations are scaled.
@@ -161,12 +163,12 @@ func (d *deployment) environment(f *Function) (map[string]string, error) {
 	for k, v := range f.Env {
 		switch v := v.(type) {
 		case string:
-			if durationVars[k] {
+			if least, ok := durationVars[k]; ok {
 				dur, err := time.ParseDuration(v)
 				if err != nil {
 					return nil, fmt.Errorf("%s=%q: %w", k, v, err)
 				}
-				v = d.scaled(dur).String()
+				v = max(d.scaled(dur), least).String()
 			}
 			out[k] = v
 		case map[string]any:
