@@ -255,7 +255,10 @@ func (g *Guard) Do(ctx context.Context, key string, payload []byte, effect Effec
 // ErrInProgress, ErrPayloadMismatch, ErrLeaseLost or ErrNotStarted, are an
 // *EffectError (the reservation was released), or a *StoreError.
 func (g *Guard) Run(ctx context.Context, f Fact, effect Effect) (Result, error) {
-	return g.run(ctx, f, "reserve", g.store.Reserve, func(ctx context.Context, rec *Record) (Result, error) {
+	reserve := func(ctx context.Context, rec *Record, now time.Time) error {
+		return g.store.Reserve(ctx, *rec, now)
+	}
+	return g.run(ctx, f, "reserve", reserve, func(ctx context.Context, rec *Record) (Result, error) {
 		return g.runEffect(ctx, rec, effect)
 	})
 }
@@ -277,10 +280,10 @@ func (g *Guard) RunTx(ctx context.Context, f Fact, effect TxEffect) (Result, err
 		writes   any
 		res      = Result{Outcome: Processed}
 	)
-	commit := func(ctx context.Context, rec Record, now time.Time) error {
+	commit := func(ctx context.Context, rec *Record, now time.Time) error {
 		if !computed {
 			var err error
-			writes, res.Value, err = callTxEffect(ctx, g.reservation(&rec), effect)
+			writes, res.Value, err = callTxEffect(ctx, g.reservation(rec), effect)
 			if err != nil {
 				return &EffectError{Err: err}
 			}
@@ -288,29 +291,29 @@ func (g *Guard) RunTx(ctx context.Context, f Fact, effect TxEffect) (Result, err
 			computed = true
 		}
 		rec.Status, rec.LeaseUntil, rec.Result = StatusCompleted, time.Time{}, res.Value
-		err := txs.Commit(ctx, rec, now, writes)
+		err := txs.Commit(ctx, *rec, now, writes)
 		if errors.Is(err, ErrTxRejected) || errors.Is(err, ErrTxInvalid) {
 			return &EffectError{Err: err}
 		}
 		return err
 	}
 	return g.run(ctx, f, "commit", commit, func(_ context.Context, rec *Record) (Result, error) {
-		rec.Status, rec.LeaseUntil, rec.Result = StatusCompleted, time.Time{}, res.Value
 		g.remember(rec)
 		return res, nil
 	})
 }
 
-// write makes the conditional write that takes a fact's key with rec: a
-// reservation, or a transactional commit. It returns a *ConditionFailedError
-// when a record holds the key.
-type write func(ctx context.Context, rec Record, now time.Time) error
+// write makes the conditional write that takes a fact's key with rec, as it
+// stands when it returns: a reservation, or a transactional commit. It
+// returns a *ConditionFailedError when a record holds the key.
+type write func(ctx context.Context, rec *Record, now time.Time) error
 
-// run answers from the cache if it can; otherwise it makes the write w (named
-// op in errors) until it takes the key, and then calls took, or until the record that blocked it
-// decides. A record that carries this call's own owner token is this call's
-// write, applied by a request whose answer was lost and that the SDK sent
-// again: the key is taken.
+// run answers from the cache if it can. Otherwise it makes the write w (op
+// names it in errors) until the write takes the key, and then calls took with
+// the record written, or until the record that blocked it decides. A record
+// that carries this call's own owner token is this call's write, applied by
+// a request whose answer was lost and that the SDK sent again: the key is
+// taken.
 func (g *Guard) run(ctx context.Context, f Fact, op string, w write, took func(ctx context.Context, rec *Record) (Result, error)) (Result, error) {
 	pk, hash := f.Key, f.Hash
 	if e, ok := g.cache.get(pk, g.cfg.Now()); ok {
@@ -320,18 +323,21 @@ func (g *Guard) run(ctx context.Context, f Fact, op string, w write, took func(c
 		return Result{Outcome: Duplicate, Value: e.result, FromCache: true}, nil
 	}
 	token := newToken()
+	var rec Record
+	taken := false
 	for range g.cfg.ExpiryRetries + 1 {
 		if err := ctx.Err(); err != nil {
 			return Result{}, fmt.Errorf("%s: %w: %w", pk, ErrNotStarted, err)
 		}
 		now := g.cfg.Now()
-		rec := g.newRecord(ctx, pk, token, hash, now)
+		rec = g.newRecord(ctx, pk, token, hash, now)
 		if left := rec.LeaseUntil.Sub(now); left <= g.cfg.FinishBudget {
 			return Result{}, fmt.Errorf("%s: %w: %v left, no more than the finishing budget %v", pk, ErrNotStarted, left, g.cfg.FinishBudget)
 		}
-		err := w(ctx, rec, now)
+		err := w(ctx, &rec, now)
 		if err == nil {
-			return g.took(ctx, pk, &rec, took)
+			taken = true
+			break
 		}
 		var cf *ConditionFailedError
 		if !errors.As(err, &cf) {
@@ -347,7 +353,8 @@ func (g *Guard) run(ctx context.Context, f Fact, op string, w write, took func(c
 			}
 		}
 		if old.Owner == token {
-			return g.took(ctx, pk, &rec, took)
+			taken = true
+			break
 		}
 		if !old.Holds(hash, g.cfg.Now()) {
 			continue // expired by the time it was read: try again
@@ -362,13 +369,10 @@ func (g *Guard) run(ctx context.Context, f Fact, op string, w write, took func(c
 			return Result{}, fmt.Errorf("%s: %w until %s", pk, ErrInProgress, old.LeaseUntil.UTC().Format(time.RFC3339Nano))
 		}
 	}
-	return Result{}, fmt.Errorf("%s: %w: the record kept expiring while being read (%d attempts)", pk, ErrInProgress, g.cfg.ExpiryRetries+1)
-}
-
-// took calls took for the record that now holds the key, adding the key to
-// its errors.
-func (g *Guard) took(ctx context.Context, pk string, rec *Record, took func(ctx context.Context, rec *Record) (Result, error)) (Result, error) {
-	res, err := took(ctx, rec)
+	if !taken {
+		return Result{}, fmt.Errorf("%s: %w: the record kept expiring while being read (%d attempts)", pk, ErrInProgress, g.cfg.ExpiryRetries+1)
+	}
+	res, err := took(ctx, &rec)
 	if err != nil {
 		return res, fmt.Errorf("%s: %w", pk, err)
 	}
