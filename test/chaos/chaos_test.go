@@ -46,9 +46,12 @@ func run(t *testing.T, cfg chaos.Config) *chaos.Summary {
 // TestChaos is the short version of `make chaos`: a few fixed seeds on each
 // store, with fewer facts and twice the faults. Every invariant must
 // hold, with at least 30% of the deliveries duplicates, and together the runs
-// must inject every fault kind and crash at every crash point.
+// must inject every fault kind, crash at every crash point, let facts of the
+// short window run again after it, and dead-letter the writes the store
+// refuses as invalid.
 func TestChaos(t *testing.T) {
 	seen := map[string]int{}
+	var ranAgain, finished int
 	for _, c := range []struct {
 		store string
 		seeds []int64
@@ -69,6 +72,11 @@ func TestChaos(t *testing.T) {
 				for k, n := range sum.CrashPoints {
 					seen["crash:"+k] += n
 				}
+				for k, n := range sum.DLQ {
+					seen["dlq:"+k] += n
+				}
+				ranAgain += sum.RanAgainAfterWindow
+				finished += sum.FinishedInBudget
 			})
 		}
 	}
@@ -77,10 +85,19 @@ func TestChaos(t *testing.T) {
 		"provider_503", "provider_ambiguous", "effect_panic", "sns_duplicate", "producer_retry", "slow_delivery",
 		"crash:before_reserve", "crash:after_reserve", "crash:during_effect", "crash:before_complete", "crash:after_complete",
 		"crash:before_commit", "crash:after_commit", "crash:before_get", "crash:before_delete",
+		"store_sdk_retry:reserve", "store_sdk_retry:complete", "store_sdk_retry:release", "store_sdk_retry:commit",
+		"effect_until_deadline", "effect_at_deadline", "effect_deadline_exceeded",
+		"tx_invalid", "dlq:wallet/tx_invalid", "dlq:points/tx_invalid",
 	} {
 		if seen[kind] == 0 {
 			t.Errorf("no run injected %s", kind)
 		}
+	}
+	if ranAgain == 0 {
+		t.Error("no fact ran again after its window: the short window is not exercised")
+	}
+	if finished == 0 {
+		t.Error("no complete or release followed an effect that ran until its context ended")
 	}
 }
 
@@ -129,6 +146,9 @@ func TestSabotageIsCaught(t *testing.T) {
 		{"unfenced-complete", 500, func(s *chaos.Summary) bool { return s.Violations > 0 }},
 		{"effect-outside-tx", 200, func(s *chaos.Summary) bool { return s.DoubleEffects > 0 }},
 		{"ignore-failures", 200, func(s *chaos.Summary) bool { return s.Lost > 0 && s.Violations > 0 }},
+		{"short-window", 300, func(s *chaos.Summary) bool { return s.DoubleEffects > 0 }},
+		{"foreign-retry", 500, func(s *chaos.Summary) bool { return s.Violations > 0 }},
+		{"effect-to-lease", 300, func(s *chaos.Summary) bool { return s.Violations > 0 }},
 	} {
 		t.Run(c.sabotage, func(t *testing.T) {
 			for seed := int64(1); seed <= 5; seed++ {

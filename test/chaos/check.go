@@ -37,12 +37,23 @@ type Summary struct {
 	Faults      map[string]int
 	// Outcomes counts the adapter's per-record outcomes, by consumer.
 	Outcomes map[string]int
-	// DLQ counts the dead-lettered messages, by queue and class.
+	// DLQ counts the dead-lettered messages, by queue and class
+	// ("tx_invalid": writes the store refused as invalid, as expected).
 	DLQ map[string]int
-	// EffectsPastLease counts effects that started after their lease had
-	// ended (the worker stalled in the reserve): the charge aborts its call,
-	// as a context-aware client would.
-	EffectsPastLease int
+	// EffectsPastDeadline counts effects that started after their context
+	// had ended, FinishBudget before the lease (the worker stalled in the
+	// reserve): the charge aborts its call, as a context-aware client would.
+	EffectsPastDeadline int
+	// FinishedInBudget counts the completes and releases after an effect
+	// that ran until its context ended, each sent with at least the
+	// finishing budget left before the lease. TxRefused counts the commits
+	// the store refused as invalid (tx_invalid).
+	FinishedInBudget, TxRefused int
+	// RanAgainAfterWindow counts the facts applied again after the business
+	// window of their previous application had ended (a window shorter than
+	// the redeliveries): legitimate, not double effects. Reruns counts those
+	// later applications.
+	RanAgainAfterWindow, Reruns int
 	// Takeovers counts reservations that took over an expired lease;
 	// StaleRejected the completes and releases of a stale owner that the
 	// fencing refused; StaleDeletes the deletes with an old receipt. (A
@@ -111,8 +122,12 @@ func (s *Summary) Report(w io.Writer) {
 	fmt.Fprintf(w, "faults: %s\n", counts(s.Faults))
 	fmt.Fprintf(w, "outcomes: %s\n", counts(s.Outcomes))
 	fmt.Fprintf(w, "dlq: %s valid_dead_lettered=%d\n", counts(s.DLQ), s.DLQValid)
-	fmt.Fprintf(w, "fencing: effects_past_lease=%d takeovers=%d stale_rejected=%d stale_deletes=%d provider_replays=%d provider_refused=%d expired_reservations=%d\n",
-		s.EffectsPastLease, s.Takeovers, s.StaleRejected, s.StaleDeletes, s.ProviderReplays, s.ProviderRefused, s.ExpiredReservations)
+	fmt.Fprintf(w, "fencing: effects_past_deadline=%d takeovers=%d stale_rejected=%d stale_deletes=%d provider_replays=%d provider_refused=%d expired_reservations=%d\n",
+		s.EffectsPastDeadline, s.Takeovers, s.StaleRejected, s.StaleDeletes, s.ProviderReplays, s.ProviderRefused, s.ExpiredReservations)
+	fmt.Fprintf(w, "seams: sdk_retries=%d effects_to_deadline=%d finished_in_budget=%d tx_refused=%d tx_invalid_dead_lettered=%d ran_again_after_window=%d (facts; %d reruns)\n",
+		s.Faults["store_sdk_retry:reserve"]+s.Faults["store_sdk_retry:complete"]+s.Faults["store_sdk_retry:release"]+s.Faults["store_sdk_retry:commit"],
+		s.Faults["effect_until_deadline"]+s.Faults["effect_at_deadline"]+s.Faults["effect_deadline_exceeded"],
+		s.FinishedInBudget, s.TxRefused, s.DLQ["wallet/tx_invalid"]+s.DLQ["points/tx_invalid"], s.RanAgainAfterWindow, s.Reruns)
 	fmt.Fprintf(w, "virtual=%v steps=%d trace=%016x wall=%v\n", s.Virtual.Round(time.Millisecond), s.Steps, s.Trace, s.Wall.Round(time.Millisecond))
 	for _, p := range s.Problems {
 		fmt.Fprintf(w, "violation: %s\n", p)
@@ -151,62 +166,105 @@ func (s *sim) check(ctx context.Context, inner idempotency.Store) error {
 			s.problem("record %s: the store holds %+v, the model %+v", k, got, want)
 		}
 	}
-	balances := make(map[string]int64)
 	for _, c := range s.consumers {
+		balances := make(map[string]int64)
 		for _, f := range s.facts {
 			applied, err := s.applied(ctx, c, f)
 			if err != nil {
 				return err
 			}
-			if c.name == "wallet" {
-				for _, v := range applied {
-					balances[f.customer] += cashback(f.amountOf(v))
-				}
+			for _, a := range applied {
+				balances[f.customer] += cashback(f.amountOf(a.variant))
 			}
 			s.checkFact(c, f, applied)
 		}
-	}
-	if err := s.checkBalances(ctx, balances); err != nil {
-		return err
+		if c.tx {
+			if err := s.checkBalances(ctx, c.wallet, balances); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
 
-// applied returns the variants of f that consumer c applied, once per
-// application.
-func (s *sim) applied(ctx context.Context, c *consumer, f *fact) ([]int, error) {
+// application is one application of a fact's effect: a payment the provider
+// made, or a credit committed; at is when (for a credit, when its commit was
+// sent).
+type application struct {
+	at      time.Time
+	variant int
+}
+
+// applied returns the applications of f by consumer c, in the order they
+// happened. A wallet's count of credits is the store's (its ledger entry);
+// their times are the harness's, which must account for every one.
+func (s *sim) applied(ctx context.Context, c *consumer, f *fact) ([]application, error) {
 	variant := func(amount int64) int {
 		if f.conflict != 0 && amount == f.conflict {
 			return 1
 		}
 		return 0
 	}
-	var out []int
-	switch c.name {
-	case "charge":
+	var out []application
+	if !c.tx {
 		for _, p := range s.provider.byOrder[f.id] {
-			out = append(out, variant(p.amount))
+			out = append(out, application{at: p.at, variant: variant(p.amount)})
 		}
-	case "wallet":
-		var count, amount int64
-		if s.cfg.Store == "dynamodb" {
-			vals, err := readNumbers(ctx, s.cfg.DynamoDB, s.table, "ledger#"+f.id, "credits", "amount")
-			if err != nil {
-				return nil, fmt.Errorf("chaos: read the ledger of %s: %w", f.id, err)
-			}
-			count, amount = vals[0], vals[1]
-		} else if e := s.wallet.ledger[f.id]; e != nil {
-			count, amount = int64(e.count), e.amount
+		return out, nil
+	}
+	var count, amount int64
+	if s.cfg.Store == "dynamodb" {
+		vals, err := readNumbers(ctx, s.cfg.DynamoDB, s.table, c.name+"/ledger#"+f.id, "credits", "amount")
+		if err != nil {
+			return nil, fmt.Errorf("chaos: read the ledger of %s: %w", f.id, err)
 		}
-		for range count {
-			out = append(out, variant(amount))
+		count, amount = vals[0], vals[1]
+	} else if e := c.wallet.ledger[f.id]; e != nil {
+		count, amount = int64(e.count), e.amount
+	}
+	seen := c.wallet.log[f.id]
+	for _, cr := range seen {
+		out = append(out, application{at: cr.at, variant: variant(cr.amount)})
+	}
+	if int64(len(seen)) != count || (count > 0 && seen[len(seen)-1].amount != amount) {
+		s.problem("%s: the ledger of %s holds %d credits (last of %d), the harness saw %d applied", c.name, f.id, count, amount, len(seen))
+		for range count - int64(len(seen)) {
+			// Credits the harness did not see: applied at an unknown
+			// time, so within the window of the others.
+			out = append(out, application{at: s.clock.Now(), variant: variant(amount)})
 		}
 	}
 	return out, nil
 }
 
+// doubles returns how many applications of key (after the first) happened
+// while the business window of the application before them was open: the
+// window of an application starts when the write that completed it was sent
+// and lasts window; it is kept to the second (Record.ExpiresAt), so an
+// application within the last second of it is given the benefit of the
+// doubt. The others ran again after their window, as they should.
+func (s *sim) doubles(key string, window time.Duration, applied []application) (doubles, reruns int) {
+	completions := s.shadow.completions[key]
+	for j := 1; j < len(applied); j++ {
+		prev, cur := applied[j-1].at, applied[j].at
+		closed := false
+		for _, cc := range completions {
+			if !cc.Before(prev) && cur.After(cc.Add(window-time.Second)) {
+				closed = true
+				break
+			}
+		}
+		if closed {
+			reruns++
+		} else {
+			doubles++
+		}
+	}
+	return doubles, reruns
+}
+
 // checkFact checks one fact at one consumer.
-func (s *sim) checkFact(c *consumer, f *fact, applied []int) {
+func (s *sim) checkFact(c *consumer, f *fact, applied []application) {
 	key := c.name + "#" + f.id
 	rec, had := s.shadow.recs[key]
 	msgs := make([]*message, 0, 4)
@@ -215,7 +273,20 @@ func (s *sim) checkFact(c *consumer, f *fact, applied []int) {
 			msgs = append(msgs, m)
 		}
 	}
-	if f.poison != "" {
+	if f.poison == "tx_invalid" && c.tx {
+		// The store refuses its writes: never applied, no record, every
+		// message failed for that refusal and dead-lettered, as expected.
+		if len(applied) > 0 || had {
+			s.problem("%s: %s, whose writes the store refuses, was applied %d times; its record is %s", c.name, f.id, len(applied), describe(rec, had))
+		}
+		for _, m := range msgs {
+			if m.state != deadLettered || !m.txInvalid {
+				s.problem("%s: %s, whose writes the store refuses, ended %s, never failed for the refusal (last outcome %q: %s)", c.name, m.id, stateName(m.state), m.lastOutcome, m.lastReason)
+			}
+		}
+		return
+	}
+	if f.badAt(c) {
 		if len(applied) > 0 {
 			s.problem("%s: bad input %s (%s) was applied", c.name, f.id, f.poison)
 		}
@@ -232,25 +303,34 @@ func (s *sim) checkFact(c *consumer, f *fact, applied []int) {
 		}
 		return
 	}
-	switch {
-	case len(applied) == 0:
+	if len(applied) == 0 {
 		s.stats.Lost++
 		s.problemOnly("%s: lost: %s was never applied; its record is %s; its messages: %s", c.name, f.id, describe(rec, had), messageStates(msgs))
 		if had && rec.Status == idempotency.StatusInProgress {
 			s.stats.Stuck++
 		}
 		return
-	case len(applied) > 1:
-		s.stats.DoubleEffects++
-		s.problemOnly("%s: %s applied %d times", c.name, f.id, len(applied))
 	}
-	v := applied[0]
+	doubles, reruns := s.doubles(key, c.window, applied)
+	if doubles > 0 {
+		s.stats.DoubleEffects++
+		s.problemOnly("%s: %s applied %d times, %d of them within the window of the one before", c.name, f.id, len(applied), doubles)
+	}
+	if reruns > 0 {
+		s.stats.RanAgainAfterWindow++
+		s.stats.Reruns += reruns
+	}
+	appliedVariant := [2]bool{}
+	for _, a := range applied {
+		appliedVariant[a.variant] = true
+	}
+	// The record is the last application's.
+	v := applied[len(applied)-1].variant
 	want := ""
-	switch c.name {
-	case "charge":
-		want = s.provider.byOrder[f.id][0].id
-	case "wallet":
+	if c.tx {
 		want = fmt.Sprintf("credited %d", cashback(f.amountOf(v)))
+	} else {
+		want = s.provider.byOrder[f.id][0].id
 	}
 	switch {
 	case had && rec.Status == idempotency.StatusInProgress:
@@ -261,9 +341,9 @@ func (s *sim) checkFact(c *consumer, f *fact, applied []int) {
 	}
 	for _, m := range msgs {
 		switch {
-		case m.state == deleted && m.variant != v:
+		case m.state == deleted && !appliedVariant[m.variant]:
 			s.problem("%s: message %s of the variant not applied was deleted", c.name, m.id)
-		case m.state == deadLettered && m.variant == v:
+		case m.state == deadLettered && appliedVariant[m.variant]:
 			// Every delivery failed, each for an injected reason
 			// (checkOutcome); the fact was applied through another
 			// message.
@@ -280,7 +360,7 @@ func (s *sim) problemOnly(format string, args ...any) {
 	s.stats.Violations--
 }
 
-func (s *sim) checkBalances(ctx context.Context, want map[string]int64) error {
+func (s *sim) checkBalances(ctx context.Context, w *wallet, want map[string]int64) error {
 	customers := make(map[string]bool)
 	for _, f := range s.facts {
 		customers[f.customer] = true
@@ -288,16 +368,16 @@ func (s *sim) checkBalances(ctx context.Context, want map[string]int64) error {
 	for _, cu := range slices.Sorted(maps.Keys(customers)) {
 		var got int64
 		if s.cfg.Store == "dynamodb" {
-			vals, err := readNumbers(ctx, s.cfg.DynamoDB, s.table, "balance#"+cu, "balance")
+			vals, err := readNumbers(ctx, s.cfg.DynamoDB, s.table, w.name+"/balance#"+cu, "balance")
 			if err != nil {
 				return fmt.Errorf("chaos: read the balance of %s: %w", cu, err)
 			}
 			got = vals[0]
 		} else {
-			got = s.wallet.balance[cu]
+			got = w.balance[cu]
 		}
 		if got != want[cu] {
-			s.problem("wallet: balance of %s is %d, the ledger adds up to %d", cu, got, want[cu])
+			s.problem("%s: balance of %s is %d, the ledger adds up to %d", w.name, cu, got, want[cu])
 		}
 	}
 	return nil

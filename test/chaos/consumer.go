@@ -26,6 +26,9 @@ type order struct {
 	Amount     int64  `json:"amount"`
 	Currency   string `json:"currency"`
 	PlacedAt   string `json:"placedAt,omitempty"`
+	// Lines are the amounts of the order's line items; the transactional
+	// consumers write one ledger line each.
+	Lines []int64 `json:"lines,omitempty"`
 }
 
 func orderKey(o order) (string, error) { return o.OrderID, nil }
@@ -94,7 +97,7 @@ const (
 // lets the records through in batch order instead: a record that will run the
 // guard passes only once every earlier such record has been seen at its first
 // store call or effect (so it holds the slot, and the next one queues behind
-// it). Records that run no store call cannot change the run and pass freely.
+// it), or judged too late to start any (notStarting). Records that run no store call cannot change the run and pass freely.
 // The classification mirrors the adapter: a record whose fact an earlier
 // record of the batch carries is a follower.
 type gate struct {
@@ -185,6 +188,26 @@ func (g *gate) touch(key string) {
 	}
 }
 
+// notStarting lets the next record through if the pending store maker, about
+// to run the guard at now, will not start: with no more than the finishing
+// budget of its lease left, the guard returns ErrNotStarted without a store
+// call. Time only moves on, so a record judged so here is refused when it
+// runs, even if it does later.
+func (g *gate) notStarting(deadline, now time.Time) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	lease := now.Add(leaseMax)
+	if deadline.Before(lease) {
+		lease = deadline
+	}
+	lease = lease.Truncate(time.Millisecond)
+	if g.pending >= 0 && lease.Sub(now) <= finishBudget {
+		g.witnessed[g.pending] = true
+		g.pending = -1
+		g.cond.Broadcast()
+	}
+}
+
 func (g *gate) crash() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -206,6 +229,15 @@ type invocation struct {
 	// outcomes are the adapter's log lines, by message id. Written by the
 	// adapter's Handle (on the worker's goroutine) and read after it.
 	outcomes map[string]logged
+	// retried are the writes the SDK sent twice (store_sdk_retry), by key,
+	// with the answer the guard got.
+	retried map[string][]retry
+}
+
+// retry is a write applied, its answer lost, and sent again.
+type retry struct {
+	op  string
+	err error
 }
 
 type logged struct{ outcome, reason string }
@@ -222,7 +254,18 @@ type invCtx struct{ inv *invocation }
 
 func (c invCtx) Deadline() (time.Time, bool) { return c.inv.deadline, true }
 func (invCtx) Done() <-chan struct{}         { return nil }
-func (invCtx) Err() error                    { return nil }
+
+// Err is never an error. The guard asks for it just before it decides
+// whether the lease leaves time to start a record: the gate learns there of
+// a record that will make no store call (gate.notStarting). The goroutines of
+// a crashed invocation, which run on until their next store call, change
+// nothing.
+func (c invCtx) Err() error {
+	if inv := c.inv; !inv.crashed() {
+		inv.gate.notStarting(inv.deadline, inv.w.sim.clock.Now())
+	}
+	return nil
+}
 func (c invCtx) Value(k any) any {
 	if k == (invKey{}) {
 		return c.inv
@@ -263,8 +306,12 @@ func (c capture) WithGroup(string) slog.Handler      { return c }
 
 // consumer is one subscriber of the topic: its queue, guard and handler.
 type consumer struct {
-	index   int
-	name    string
+	index int
+	name  string
+	// tx: the effect is transactional (Guard.RunTx), run by wallet.
+	tx      bool
+	window  time.Duration
+	wallet  *wallet
 	q       *queue
 	guard   *idempotency.Guard
 	handler interface {
@@ -272,12 +319,21 @@ type consumer struct {
 	}
 }
 
-func (s *sim) newConsumer(name string, inner idempotency.TxStore) (*consumer, error) {
-	store := &faultStore{sim: s, inner: inner}
+func (s *sim) newConsumer(name string, tx bool, window time.Duration, inner idempotency.TxStore) (*consumer, error) {
+	c := &consumer{index: len(s.consumers), name: name, tx: tx, window: window, q: &queue{name: name, envelope: name == "charge", tx: tx}}
+	if tx {
+		c.wallet = &wallet{sim: s, name: name, ledger: make(map[string]*entry), balance: make(map[string]int64),
+			pending: make(map[string]credit), log: make(map[string][]credit)}
+	}
+	store := &faultStore{sim: s, inner: inner, wallet: c.wallet}
+	if s.cfg.Sabotage == "short-window" && window < longWindow {
+		window /= 3 // the checks still expect c.window
+	}
 	g, err := idempotency.NewGuard(store, idempotency.Config{
 		Namespace:     name,
 		Window:        window,
 		LeaseMax:      leaseMax,
+		FinishBudget:  finishBudget,
 		PayloadIgnore: []string{"placedAt", "simReceipt"},
 		Now:           s.clock.Now,
 	})
@@ -291,12 +347,11 @@ func (s *sim) newConsumer(name string, inner idempotency.TxStore) (*consumer, er
 		Logger:       slog.New(capture{}),
 		Metrics:      io.Discard,
 	}
-	c := &consumer{index: len(s.consumers), name: name, q: &queue{name: name, envelope: name == "charge"}, guard: g}
-	switch name {
-	case "charge":
+	c.guard = g
+	if tx {
+		c.handler = sqsbatch.NewTx(g, orderKey, c.wallet.credit, cfg)
+	} else {
 		c.handler = sqsbatch.New(g, orderKey, s.charge, cfg)
-	case "wallet":
-		c.handler = sqsbatch.NewTx(g, orderKey, s.wallet.credit, cfg)
 	}
 	if c.index == 0 {
 		for _, f := range s.facts {
@@ -352,7 +407,7 @@ func (w *worker) run(t *task) {
 func (w *worker) invoke(msgs []*message) {
 	s := w.sim
 	s.stats.Invocations++
-	inv := &invocation{w: w, deadline: s.clock.Now().Add(functionTimeout), outcomes: make(map[string]logged)}
+	inv := &invocation{w: w, deadline: s.clock.Now().Add(functionTimeout), outcomes: make(map[string]logged), retried: make(map[string][]retry)}
 	ev := events.SQSEvent{Records: make([]events.SQSMessage, len(msgs))}
 	expected := make([]bool, len(msgs))
 	handles := make([]string, len(msgs))
@@ -398,9 +453,16 @@ func (w *worker) invoke(msgs []*message) {
 			m.reasons[l.outcome] = l.reason
 		}
 		m.keyReused = m.keyReused || strings.Contains(l.reason, errKeyReused.Error())
+		if strings.Contains(l.reason, idempotency.ErrTxInvalid.Error()) {
+			m.txInvalid = true
+			if err != nil {
+				s.problem("%s: message %s, refused as invalid, made the batch a function error: %v", w.c.name, m.id, err)
+			}
+		}
 		s.checkOutcome(w.c, m, l)
 		s.stats.Outcomes[w.c.name+"/"+l.outcome]++
 	}
+	s.checkRetried(w.c, inv, msgs)
 	point := ""
 	switch {
 	case !s.clock.Now().Before(inv.deadline):
@@ -440,11 +502,11 @@ func (w *worker) invoke(msgs []*message) {
 // the simulation caused: an injected fault, or another worker holding or
 // having taken over the fact.
 func (s *sim) checkOutcome(c *consumer, m *message, l logged) {
-	if m.f.poison != "" || m.f.conflict != 0 {
+	if m.f.badAt(c) || m.f.conflict != 0 {
 		return
 	}
 	switch l.outcome {
-	case "processed", "duplicate", "in_progress", "lease_lost":
+	case "processed", "duplicate", "in_progress", "lease_lost", "not_started":
 		return
 	case "failed":
 		if strings.Contains(l.reason, "injected") || strings.Contains(l.reason, "payment provider") {
@@ -452,6 +514,42 @@ func (s *sim) checkOutcome(c *consumer, m *message, l logged) {
 		}
 	}
 	s.problem("%s: valid message %s of %s ended %s for no injected reason: %s", c.name, m.id, m.f.id, l.outcome, l.reason)
+}
+
+// checkRetried checks the outcome of every record whose write the SDK sent
+// twice (store_sdk_retry) in an invocation that returned: the guard must take
+// the second answer for what it is. A reserve or commit that finds its own
+// record took the key (never in progress, never a duplicate of itself); a
+// release that finds nothing released (never a lost lease); a complete
+// answered twice completed.
+func (s *sim) checkRetried(c *consumer, inv *invocation, msgs []*message) {
+	g := inv.gate
+	for i, m := range msgs {
+		if !g.expected[i] || g.class[i] != storeMaker {
+			continue
+		}
+		rs := inv.retried[g.keys[i]]
+		if len(rs) == 0 {
+			continue
+		}
+		l := inv.outcomes[m.id]
+		for _, r := range rs {
+			bad := false
+			switch r.op {
+			case "reserve", "commit":
+				bad = errors.Is(r.err, idempotency.ErrConditionFailed) &&
+					(l.outcome == "in_progress" || l.outcome == "duplicate" || l.outcome == "mismatch")
+			case "release":
+				bad = r.err == nil && (l.outcome == "lease_lost" || strings.Contains(l.reason, idempotency.ErrLeaseLost.Error()))
+			case "complete":
+				bad = r.err == nil && l.outcome != "processed"
+			}
+			if bad {
+				s.problem("%s: %s %s was applied, then sent again by the SDK (answer: %v), and the record ended %s (%s)",
+					c.name, r.op, g.keys[i], r.err, l.outcome, l.reason)
+			}
+		}
+	}
 }
 
 func (s *sim) countDelivery(c *consumer, m *message) {
@@ -466,7 +564,7 @@ func (s *sim) countDelivery(c *consumer, m *message) {
 // checkDone checks a message the adapter reported done, before its delete:
 // its fact must be completed, with its content.
 func (s *sim) checkDone(c *consumer, m *message) {
-	if m.f.poison != "" {
+	if m.f.badAt(c) {
 		s.problem("%s: message %s (%s) reported done", c.name, m.id, m.f.poison)
 		return
 	}
@@ -483,16 +581,18 @@ func describe(rec idempotency.Record, ok bool) string {
 	return fmt.Sprintf("%s (owner %.8s, hash %.8s)", rec.Status, rec.Owner, rec.PayloadHash)
 }
 
-// payment is a charge the fake payment provider made.
+// payment is a charge the fake payment provider made, at a virtual time.
 type payment struct {
 	id, key, order, customer string
 	amount                   int64
+	at                       time.Time
 }
 
 // provider is a fake payment API that honours idempotency keys like a real
 // one: a repeated key returns the original charge; a repeated key with other
 // parameters is refused.
 type provider struct {
+	clock            *clock
 	byKey            map[string]*payment
 	byOrder          map[string][]*payment
 	n                int
@@ -511,7 +611,7 @@ func (p *provider) charge(key string, o order) (string, error) {
 		return pm.id, nil
 	}
 	p.n++
-	pm := &payment{id: fmt.Sprintf("ch_%d", p.n), key: key, order: o.OrderID, customer: o.CustomerID, amount: o.Amount}
+	pm := &payment{id: fmt.Sprintf("ch_%d", p.n), key: key, order: o.OrderID, customer: o.CustomerID, amount: o.Amount, at: p.clock.Now()}
 	p.byKey[key] = pm
 	if p.byOrder == nil {
 		p.byOrder = make(map[string][]*payment)
@@ -532,16 +632,25 @@ func (s *sim) charge(ctx context.Context, o order, r idempotency.Reservation) (s
 	if err := o.validate(); err != nil {
 		return "", err
 	}
-	if !s.clock.Now().Before(r.LeaseUntil) {
-		// The effect's context ends with the lease (in real time; the
-		// virtual deadline cannot fire a real timer): a context-aware
-		// client refuses to start the call.
-		s.stats.EffectsPastLease++
-		return "", fmt.Errorf("payment provider call not made: %w (the lease ended)", context.DeadlineExceeded)
+	// The effect's context ends the finishing budget before the lease (its
+	// virtual deadline cannot fire a real timer, so the effect honours it
+	// itself, as a context-aware client would).
+	deadline, ok := ctx.Deadline()
+	if !ok || deadline.After(r.LeaseUntil.Add(-finishBudget)) {
+		s.problem("charge %s: the effect's context ends at %v, less than the finishing budget %v before its lease %v",
+			r.Key, deadline.Sub(epoch), finishBudget, r.LeaseUntil.Sub(epoch))
+	}
+	if !s.clock.Now().Before(deadline) {
+		// A context-aware client refuses to start the call.
+		s.stats.EffectsPastDeadline++
+		return "", fmt.Errorf("payment provider call not made: %w (the effect's context ended)", context.DeadlineExceeded)
 	}
 	key := r.Key
 	if s.cfg.Sabotage == "token-as-key" {
 		key = r.Token
+	}
+	if s.chance(pEffectToDeadline * s.scale) {
+		return s.chargeToDeadline(inv, key, o, r, deadline)
 	}
 	d, _ := s.latency(pProviderSpike, "provider_spike")
 	s.park(inv.w.t, d) // the request is in flight: it lands even if the invocation dies meanwhile
@@ -566,6 +675,55 @@ func (s *sim) charge(ctx context.Context, o order, r idempotency.Reservation) (s
 	return id, err
 }
 
+// chargeToDeadline is a provider call that ends when the effect's context
+// does: the charge made at once and the effect waiting for its context to end
+// before it returns the charge (effect_until_deadline); the provider's answer
+// arriving at the very deadline (effect_at_deadline); or the charge made and
+// the effect returning the context's error at the deadline
+// (effect_deadline_exceeded). What follows, complete or release, must still
+// have the finishing budget before the lease: sim.finishing checks it.
+func (s *sim) chargeToDeadline(inv *invocation, key string, o order, r idempotency.Reservation, deadline time.Time) (string, error) {
+	kind := [...]string{"effect_until_deadline", "effect_at_deadline", "effect_deadline_exceeded"}[s.rng.IntN(3)]
+	if s.cfg.Sabotage == "effect-to-lease" {
+		deadline = r.LeaseUntil
+	}
+	s.stats.Faults[kind]++
+	var id string
+	var err error
+	if kind != "effect_at_deadline" {
+		id, err = s.provider.charge(key, o)
+	}
+	s.park(inv.w.t, deadline.Sub(s.clock.Now()))
+	s.alive(inv)
+	switch kind {
+	case "effect_at_deadline":
+		id, err = s.provider.charge(key, o)
+	case "effect_deadline_exceeded":
+		if err == nil {
+			err = fmt.Errorf("payment provider: charge %s made, then %w (injected: the effect ran until its context ended)", id, context.DeadlineExceeded)
+		}
+		id = ""
+	}
+	s.deadlineEffects[r.Token] = r.LeaseUntil
+	return id, err
+}
+
+// finishing checks the complete or release of the reservation owned by
+// owner, if its effect ran until its context ended: it must be sent with at
+// least the finishing budget left before the lease.
+func (s *sim) finishing(op, key, owner string) {
+	lease, ok := s.deadlineEffects[owner]
+	if !ok {
+		return
+	}
+	delete(s.deadlineEffects, owner)
+	if left := lease.Sub(s.clock.Now()); left < finishBudget {
+		s.problem("%s %s after an effect that ran until its context ended was sent with %v of the lease left, less than the finishing budget %v", op, key, left, finishBudget)
+		return
+	}
+	s.stats.FinishedInBudget++
+}
+
 // cashback is the wallet's credit for an order.
 func cashback(amount int64) int64 { return max(amount/100, 1) }
 
@@ -575,13 +733,35 @@ type entry struct {
 	amount int64
 }
 
-// wallet is the wallet consumer: a transactional effect that credits the
-// customer's balance and writes the order's ledger entry, with the COMPLETED
-// record, in one transaction.
+// credit is one credit of an order, as the harness saw it applied.
+type credit struct {
+	order, customer string
+	amount          int64
+	at              time.Time
+}
+
+// wallet is a transactional consumer: its effect credits the customer's
+// balance and writes the order's ledger entry (and one line per line item),
+// with the COMPLETED record, in one transaction. Its items are named after
+// the consumer, so that the two wallets share the table.
 type wallet struct {
 	sim     *sim
+	name    string
 	ledger  map[string]*entry // memory store only
-	balance map[string]int64
+	balance map[string]int64  // memory store only
+	// pending are the credits computed by an effect, by owner token, until
+	// their commit is applied; log the credits applied, by order, in the
+	// order they were applied: the times the store does not keep.
+	pending map[string]credit
+	log     map[string][]credit
+}
+
+// memTx is the writes of a wallet on the memory store: the function the
+// store applies, and the number of writes the transaction would hold on
+// DynamoDB, which faultStore.Commit limits as dynamostore does.
+type memTx struct {
+	writes int
+	apply  idempotency.MemoryWrites
 }
 
 func (w *wallet) credit(ctx context.Context, o order, r idempotency.Reservation) (any, string, error) {
@@ -595,21 +775,41 @@ func (w *wallet) credit(ctx context.Context, o order, r idempotency.Reservation)
 	}
 	n := cashback(o.Amount)
 	result := "credited " + strconv.FormatInt(n, 10)
+	c := credit{order: o.OrderID, customer: o.CustomerID, amount: o.Amount}
 	if s.cfg.Sabotage == "effect-outside-tx" {
 		// The naive handler: the credit happens in the effect, the record
 		// is committed after it.
 		if err := w.apply(ctx, o, n); err != nil {
 			return nil, "", err
 		}
+		w.applied(c)
 		return nil, result, nil
 	}
+	w.pending[r.Token] = c
 	if s.cfg.Store == "dynamodb" {
-		return creditItems(s.table, o, n), result, nil
+		return w.items(o, n), result, nil
 	}
-	return idempotency.MemoryWrites(func() error {
+	return memTx{writes: 2 + len(o.Lines), apply: func() error {
 		w.applyMemory(o, n)
 		return nil
-	}), result, nil
+	}}, result, nil
+}
+
+// committed records the credit of the reservation owned by owner, whose
+// commit, sent at sent, the store just applied: the credit is applied as of
+// the commit, where its window starts.
+func (w *wallet) committed(owner string, sent time.Time) {
+	if c, ok := w.pending[owner]; ok {
+		delete(w.pending, owner)
+		c.at = sent
+		w.log[c.order] = append(w.log[c.order], c)
+	}
+}
+
+// applied records a credit applied now, outside a commit (sabotage).
+func (w *wallet) applied(c credit) {
+	c.at = w.sim.clock.Now()
+	w.log[c.order] = append(w.log[c.order], c)
 }
 
 func (w *wallet) applyMemory(o order, n int64) {
@@ -625,7 +825,7 @@ func (w *wallet) applyMemory(o order, n int64) {
 
 func (w *wallet) apply(ctx context.Context, o order, n int64) error {
 	if w.sim.cfg.Store == "dynamodb" {
-		return applyItems(ctx, w.sim.cfg.DynamoDB, creditItems(w.sim.table, o, n))
+		return applyItems(ctx, w.sim.cfg.DynamoDB, w.items(o, n))
 	}
 	w.applyMemory(o, n)
 	return nil

@@ -18,26 +18,38 @@ func num(n int64) types.AttributeValue {
 	return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
 }
 
-// creditItems are the wallet's transactional writes, in the idempotency
-// table itself (shared-table mode): the balance increment and the order's
-// ledger entry (a counter of credits, so that a double credit shows).
-func creditItems(table string, o order, n int64) []types.TransactWriteItem {
-	return []types.TransactWriteItem{
+// items are the wallet's transactional writes, in the idempotency table
+// itself (shared-table mode), under the wallet's name: the balance increment,
+// the order's ledger entry (a counter of credits, so that a double credit
+// shows) and one item per line item.
+func (w *wallet) items(o order, n int64) []types.TransactWriteItem {
+	table := w.sim.table
+	items := []types.TransactWriteItem{
 		{Update: &types.Update{
 			TableName:                 aws.String(table),
-			Key:                       pk("balance#" + o.CustomerID),
+			Key:                       pk(w.name + "/balance#" + o.CustomerID),
 			UpdateExpression:          aws.String("ADD #b :n"),
 			ExpressionAttributeNames:  map[string]string{"#b": "balance"},
 			ExpressionAttributeValues: map[string]types.AttributeValue{":n": num(n)},
 		}},
 		{Update: &types.Update{
 			TableName:                 aws.String(table),
-			Key:                       pk("ledger#" + o.OrderID),
+			Key:                       pk(w.name + "/ledger#" + o.OrderID),
 			UpdateExpression:          aws.String("SET #a = :a ADD #c :one"),
 			ExpressionAttributeNames:  map[string]string{"#a": "amount", "#c": "credits"},
 			ExpressionAttributeValues: map[string]types.AttributeValue{":a": num(o.Amount), ":one": num(1)},
 		}},
 	}
+	for i, amount := range o.Lines {
+		items = append(items, types.TransactWriteItem{Put: &types.Put{
+			TableName: aws.String(table),
+			Item: map[string]types.AttributeValue{
+				"pk":     &types.AttributeValueMemberS{Value: fmt.Sprintf("%s/line#%s#%d", w.name, o.OrderID, i)},
+				"amount": num(amount),
+			},
+		}})
+	}
+	return items
 }
 
 func applyItems(ctx context.Context, ddb *dynamodb.Client, items []types.TransactWriteItem) error {

@@ -23,6 +23,12 @@ type fact struct {
 	hash [2]string
 }
 
+// badAt reports whether consumer c can never process the fact: bad input
+// for every consumer, or writes a transactional consumer's store refuses.
+func (f *fact) badAt(c *consumer) bool {
+	return f.poison != "" && (f.poison != "tx_invalid" || c.tx)
+}
+
 // amountOf returns the amount of a variant.
 func (f *fact) amountOf(variant int) int64 {
 	if variant == 1 {
@@ -44,14 +50,23 @@ func (f *fact) body(variant int, placedAt time.Time) string {
 	case "too_large":
 		return fmt.Sprintf(`{"orderId":%q,"customerId":%q,"amount":%d,"currency":"EUR","note":%q}`, f.id, f.customer, f.amount, strings.Repeat("x", maxBodyBytes))
 	}
-	// Valid facts, and poison whose key or amount is the problem.
+	// Valid facts, and poison whose key, amount or line items are the
+	// problem.
+	var lines []int64
+	if f.poison == "tx_invalid" {
+		lines = make([]int64, txInvalidLines)
+		for i := range lines {
+			lines[i] = 1 + int64(i)
+		}
+	}
 	b, _ := json.Marshal(struct {
-		OrderID    string `json:"orderId"`
-		CustomerID string `json:"customerId"`
-		Amount     int64  `json:"amount"`
-		Currency   string `json:"currency"`
-		PlacedAt   string `json:"placedAt"`
-	}{f.id, f.customer, f.amountOf(variant), "EUR", ts})
+		OrderID    string  `json:"orderId"`
+		CustomerID string  `json:"customerId"`
+		Amount     int64   `json:"amount"`
+		Currency   string  `json:"currency"`
+		PlacedAt   string  `json:"placedAt"`
+		Lines      []int64 `json:"lines,omitempty"`
+	}{f.id, f.customer, f.amountOf(variant), "EUR", ts, lines})
 	return string(b)
 }
 
@@ -102,6 +117,7 @@ type message struct {
 	lastOutcome, lastReason string
 	reasons                 map[string]string
 	keyReused               bool // a delivery failed because the provider refused the reused key
+	txInvalid               bool // a delivery failed because the store refused its writes as invalid
 }
 
 // queue is a standard SQS queue with a redrive policy: receives return a
@@ -112,6 +128,7 @@ type message struct {
 type queue struct {
 	name     string
 	envelope bool // SNS delivers in an envelope (raw message delivery off)
+	tx       bool // its consumer's effect is transactional
 	msgs     []*message
 	live     int
 	dlq      []*message
@@ -208,7 +225,9 @@ func (s *sim) deadLetter(m *message) {
 // dlqClass names why a message is in the DLQ, for the summary.
 func dlqClass(m *message) string {
 	switch {
-	case m.f.poison != "":
+	case m.f.poison == "tx_invalid" && m.q.tx:
+		return "tx_invalid"
+	case m.f.poison != "" && m.f.poison != "tx_invalid":
 		return "bad_input"
 	case m.variant == 1 || m.f.conflict != 0:
 		return "conflict"

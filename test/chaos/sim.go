@@ -5,22 +5,60 @@
 //
 // What it models: a producer that retries (the same fact published again as a
 // new message) and sometimes reuses an order id for other content; SNS fan-out
-// to two consumers with duplicate and delayed (reordered) deliveries; standard
-// SQS queues with visibility timeouts, receive counts and a redrive to a DLQ;
-// several concurrent Lambda workers per queue receiving random batches; crashes
-// of a worker at every step of a record (before and after each store call,
-// during the effect, after completion and before the delete), and the Lambda
-// runtime killing an invocation at its deadline; faults on every store call
-// (throttling, 5xx, the ambiguous kind that took effect although the caller
-// saw an error, and latency spikes that carry the clock past the worker's
-// lease, which is shorter than the function timeout, so that a live worker
-// outlives it); faults of the payment provider; and hostile messages.
+// to three consumers with duplicate and delayed (reordered) deliveries;
+// standard SQS queues with visibility timeouts, receive counts and a redrive to
+// a DLQ; several concurrent Lambda workers per queue receiving random batches;
+// crashes of a worker at every step of a record (before and after each store
+// call, during the effect, after completion and before the delete), and the
+// Lambda runtime killing an invocation at its deadline; faults on every store
+// call (throttling, 5xx, the ambiguous kind that took effect although the
+// caller saw an error, and latency spikes that carry the clock past the
+// worker's lease, which is shorter than the function timeout, so that a live
+// worker outlives it); faults of the payment provider; and hostile messages.
+//
+// The seams of the guard (issue 8) have faults of their own, each counted
+// under its name in Summary.Faults:
+//
+//   - "store_sdk_retry:<op>", for reserve, complete, release and commit: the
+//     write is applied, its answer is lost, and the SDK's retryer sends the
+//     same request again after a short backoff; the guard gets the second
+//     answer (a failed condition on its own record, or nothing left to
+//     release). The record's outcome is checked: a retried reserve or commit
+//     is never reported in progress or a duplicate, a retried release never
+//     a lost lease, a retried complete is processed. (The "store_ambiguous"
+//     fault stays: the SDK gave up and the guard saw an error.)
+//   - "effect_until_deadline", "effect_at_deadline" and
+//     "effect_deadline_exceeded": the charge's provider call runs until the
+//     effect's context ends (the charge made first and the effect succeeding
+//     when its context is done; the provider answering at the very deadline;
+//     or the effect returning the context's error, the charge made). The
+//     context ends the guard's FinishBudget before the lease; the harness
+//     checks that every effect's context leaves that budget, and that the
+//     complete or release after such an effect is sent with at least the
+//     budget left (Summary.FinishedInBudget).
+//   - A business window shorter than the function timeout: the "points"
+//     consumer keeps facts for 30s, with a 1m function timeout and a 10s
+//     lease, so that redeliveries after the visibility timeout, late
+//     producer retries and late conflicting variants find the window over.
+//     Such a fact legitimately runs again: only an effect applied while an
+//     earlier application's window (from the time its completion was sent,
+//     to the second the store keeps) was still open counts as a double
+//     effect; the facts that ran again after their window are counted apart
+//     (Summary.RanAgainAfterWindow).
+//   - "tx_invalid": an order with more line items than a transaction can
+//     hold, which the transactional consumers turn into more writes than
+//     DynamoDB allows in one transaction. dynamostore refuses them itself;
+//     on the memory store the harness refuses them the same way (an error
+//     wrapping idempotency.ErrTxInvalid, nothing written). Each such message
+//     must be reported failed for that refusal (never a function error),
+//     reach the DLQ, and is counted there as expected ("tx_invalid"), not
+//     lost. The charge consumer processes the same order normally.
 //
 // The consumers: "charge" runs a non-transactional effect that calls a fake
 // payment provider which honours the idempotency key (Reservation.Key), as a
-// real payment API does; "wallet" runs a transactional effect (a balance
-// increment and a per-order ledger entry, committed with the COMPLETED record
-// by Guard.RunTx).
+// real payment API does; "wallet" and "points" run a transactional effect (a
+// balance increment and a per-order ledger entry, committed with the
+// COMPLETED record by Guard.RunTx), with windows of 24h and 30s.
 //
 // Determinism: every simulated actor is a task of a cooperative,
 // discrete-event scheduler (sched.go); exactly one runs at a time, and every
@@ -30,11 +68,20 @@
 // its own; the harness orders them (see gate in consumer.go), so the same seed
 // gives the same run, step for step.
 //
-// Limits of the model: the adapter compares its MinRemaining with the real
-// clock, which the virtual deadlines make meaningless, so a record started
-// too late is killed with its invocation rather than reported not started;
-// the completed-key cache is off (a cache hit would skip the store calls the
-// harness orders a batch by); two variants of one order never share a batch.
+// Limits of the model: the adapter compares its MinRemaining (by default the
+// guard's FinishBudget plus a second) with the real clock, which the virtual
+// deadlines make meaningless, so it never holds a record back; the guard's
+// own rule (reserve nothing with no more than FinishBudget of the lease left)
+// reads the virtual clock and does, so a record the adapter would have held
+// back with between 2s and 3s left is started by the guard here, and one
+// started later still is killed with its invocation. The effect's context
+// carries its virtual deadline but never fires (its real-time timer is a
+// century away): effects read ctx.Deadline() and honour it themselves, as a
+// context-aware client would. The completed-key cache is off (a cache hit
+// would skip the store calls the harness orders a batch by); two variants of
+// one order never share a batch. The SDK's retry is modelled behind the Store
+// interface, not in the SDK's HTTP transport (dynamostore's own tests do
+// that against a real server).
 package chaos
 
 import (
@@ -65,6 +112,9 @@ const (
 	// visibilityTimeout is 6 × the function timeout, as AWS advises and the
 	// construct enforces.
 	visibilityTimeout = 6 * functionTimeout
+	// finishBudget is the guard's FinishBudget: the effect's context ends
+	// that long before the lease.
+	finishBudget = idempotency.DefaultFinishBudget
 	// maxReceiveCount is the queues' redrive policy: generous enough that a
 	// valid message never reaches the DLQ through faults alone.
 	maxReceiveCount = 10
@@ -74,7 +124,15 @@ const (
 	// maxBodyBytes is the adapter's body limit in the simulation, small so
 	// that oversized bodies stay cheap.
 	maxBodyBytes = 8 << 10
-	window       = 24 * time.Hour
+	// longWindow is the business window of charge and wallet; shortWindow
+	// that of points: shorter than the function timeout, not shorter than
+	// the lease (the guard refuses that).
+	longWindow  = 24 * time.Hour
+	shortWindow = 30 * time.Second
+	// txInvalidLines is the number of line items of a tx_invalid order:
+	// with the balance and the ledger entry, more writes than
+	// dynamostore.MaxTxWrites.
+	txInvalidLines = 100
 	// limit is how much virtual time a run may take before it is declared
 	// undrained.
 	limit = 12 * time.Hour
@@ -91,19 +149,33 @@ const (
 	pThrottle  = 0.015
 	pServer    = 0.010
 	pAmbiguous = 0.010
+	pSDKRetry  = 0.010 // of a write
 	pSpike     = 0.003
 
 	pProviderDown      = 0.02
 	pProviderAmbiguous = 0.01
 	pProviderSpike     = 0.005
 	pEffectPanic       = 0.003
+	pEffectToDeadline  = 0.015 // split between the three kinds
 
 	pCrash             = 0.002 // at each crash point of a record
 	pCrashBeforeDelete = 0.01  // per invocation, after the handler returned
 )
 
-// poisonKinds are the bad inputs the producer emits, in turn.
-var poisonKinds = []string{"not_json", "wrong_shape", "empty_key", "control_key", "long_key", "deep", "zero_amount", "too_large", "bad_envelope", "invalid_utf8"}
+// poisonKinds are the bad inputs the producer emits, in turn. "tx_invalid"
+// is bad only for the transactional consumers: the store refuses its writes.
+var poisonKinds = []string{"tx_invalid", "not_json", "wrong_shape", "empty_key", "control_key", "long_key", "deep", "zero_amount", "too_large", "bad_envelope", "invalid_utf8"}
+
+// consumerSpecs are the subscribers of the topic.
+var consumerSpecs = []struct {
+	name   string
+	tx     bool
+	window time.Duration
+}{
+	{"charge", false, longWindow},
+	{"wallet", true, longWindow},
+	{"points", true, shortWindow},
+}
 
 // Config configures a run.
 type Config struct {
@@ -121,8 +193,14 @@ type Config struct {
 	// it: "token-as-key" (the charge passes the reservation's owner token
 	// downstream instead of its key), "unfenced-complete" (complete ignores
 	// the owner), "effect-outside-tx" (the wallet credits outside the
-	// transaction) or "ignore-failures" (workers delete every message of a
-	// batch). Default: none.
+	// transaction), "ignore-failures" (workers delete every message of a
+	// batch), "short-window" (the points guard keeps facts for a third of
+	// the window the business asked for) or "foreign-retry" (a reserve
+	// retried by the SDK finds its first attempt's record under another
+	// owner token, as the guard saw it before it recognised its own) or
+	// "effect-to-lease" (an effect that runs until its context ends runs
+	// until the lease instead, as its context ended before the finishing
+	// budget existed). Default: none.
 	Sabotage string
 	// FaultScale multiplies the probability of every injected fault and
 	// crash, so that a short run sees every kind. Default: 1.
@@ -147,7 +225,14 @@ type sim struct {
 	stats     *Summary
 	shadow    *shadow
 	provider  *provider
-	wallet    *wallet
+	// deadlineEffects holds the lease of each reservation (by owner token)
+	// whose effect ran until its context ended, until its complete or
+	// release is sent.
+	deadlineEffects map[string]time.Time
+
+	// sdkRetry is set while the first attempt of a write the SDK will
+	// send again is applied.
+	sdkRetry bool
 
 	producerDone bool
 	snsSeq       int
@@ -178,11 +263,12 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 		clock:     &clock{now: epoch},
 		delivered: make(map[string]int),
 		stats:     newSummary(cfg),
+
+		deadlineEffects: make(map[string]time.Time),
 	}
 	s.sched = newScheduler(s.clock)
-	s.shadow = &shadow{sim: s, recs: make(map[string]idempotency.Record)}
-	s.provider = &provider{byKey: make(map[string]*payment)}
-	s.wallet = &wallet{sim: s, ledger: make(map[string]*entry), balance: make(map[string]int64)}
+	s.shadow = &shadow{sim: s, recs: make(map[string]idempotency.Record), completions: make(map[string][]time.Time)}
+	s.provider = &provider{clock: s.clock, byKey: make(map[string]*payment)}
 
 	var inner idempotency.TxStore
 	switch cfg.Store {
@@ -207,8 +293,8 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 		return nil, fmt.Errorf("chaos: unknown store %q (memory or dynamodb)", cfg.Store)
 	}
 	s.makeFacts()
-	for _, name := range []string{"charge", "wallet"} {
-		c, err := s.newConsumer(name, inner)
+	for _, spec := range consumerSpecs {
+		c, err := s.newConsumer(spec.name, spec.tx, spec.window, inner)
 		if err != nil {
 			return nil, err
 		}
@@ -261,7 +347,11 @@ func (s *sim) makeFacts() {
 			f.conflict = f.amount + 1 + s.rng.Int64N(1000)
 			s.stats.Faults["conflicting_payload"]++
 		}
-		if f.poison != "" {
+		switch f.poison {
+		case "":
+		case "tx_invalid":
+			s.stats.Faults["tx_invalid"]++
+		default:
 			s.stats.Faults["bad_input:"+f.poison]++
 		}
 		s.facts = append(s.facts, f)

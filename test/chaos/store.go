@@ -3,8 +3,10 @@ package chaos
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 )
 
@@ -18,20 +20,27 @@ var (
 // faultStore wraps the real store: every call is a turn of the scheduler
 // (request leg, the call itself, response leg), may crash the worker before
 // and after it, and may fail: throttled or 5xx (nothing written), ambiguous
-// (written, but the caller sees an error), or slow enough that the lease ends
-// while the worker waits. Every call that reaches the real store is checked
-// against a model of the records (shadow).
+// (written, but the caller sees an error), retried by the SDK (a write
+// applied, its answer lost, the same request sent again: the caller sees the
+// second answer), or slow enough that the lease ends while the worker waits.
+// Every call that reaches the real store is checked against a model of the
+// records (shadow).
 type faultStore struct {
-	sim   *sim
-	inner idempotency.TxStore
+	sim    *sim
+	inner  idempotency.TxStore
+	wallet *wallet // the transactional consumer's, nil for charge
 }
 
 var _ idempotency.TxStore = (*faultStore)(nil)
 
-// call runs apply, the real store call, under the faults.
-func (fs *faultStore) call(ctx context.Context, op, key string, apply func(ctx context.Context) error) error {
+// call runs apply, the real store call, under the faults. owner is the
+// reservation a complete or release ends ("" for the other calls).
+func (fs *faultStore) call(ctx context.Context, op, key, owner string, apply func(ctx context.Context) error) error {
 	s := fs.sim
 	inv := s.enter(ctx, key)
+	if owner != "" {
+		s.finishing(op, key, owner)
+	}
 	s.stats.StoreCalls++
 	s.maybeCrash(inv, "before_"+op, pCrash)
 	// The request is in flight: it lands even if the invocation dies
@@ -50,6 +59,19 @@ func (fs *faultStore) call(ctx context.Context, op, key string, apply func(ctx c
 		if err = apply(inner); err == nil {
 			s.storeFault("store_ambiguous")
 			err = errAmbiguous
+		}
+	case x < pThrottle+pServer+pAmbiguous+pSDKRetry && op != "get":
+		s.sdkRetry = true
+		err = apply(inner)
+		s.sdkRetry = false
+		if err == nil {
+			// The answer is lost (a 500, a reset connection); the SDK's
+			// retryer backs off and sends the same request again, and the
+			// guard sees only the second answer.
+			s.storeFault("store_sdk_retry:" + op)
+			s.park(inv.w.t, s.between(5*time.Millisecond, 100*time.Millisecond))
+			err = apply(inner)
+			inv.retried[key] = append(inv.retried[key], retry{op: op, err: err})
 		}
 	default:
 		err = apply(inner)
@@ -75,7 +97,11 @@ func (s *sim) storeFault(kind string) {
 }
 
 func (fs *faultStore) Reserve(ctx context.Context, rec idempotency.Record, now time.Time) error {
-	return fs.call(ctx, "reserve", rec.Key, func(ctx context.Context) error {
+	return fs.call(ctx, "reserve", rec.Key, "", func(ctx context.Context) error {
+		rec := rec
+		if fs.sim.sdkRetry && fs.sim.cfg.Sabotage == "foreign-retry" {
+			rec.Owner = "foreign-" + rec.Owner
+		}
 		err := fs.inner.Reserve(ctx, rec, now)
 		fs.sim.shadow.put("reserve", rec, now, err)
 		return err
@@ -84,7 +110,7 @@ func (fs *faultStore) Reserve(ctx context.Context, rec idempotency.Record, now t
 
 func (fs *faultStore) Get(ctx context.Context, key string) (*idempotency.Record, error) {
 	var got *idempotency.Record
-	err := fs.call(ctx, "get", key, func(ctx context.Context) error {
+	err := fs.call(ctx, "get", key, "", func(ctx context.Context) error {
 		var err error
 		got, err = fs.inner.Get(ctx, key)
 		fs.sim.shadow.get(key, got, err)
@@ -97,7 +123,8 @@ func (fs *faultStore) Get(ctx context.Context, key string) (*idempotency.Record,
 }
 
 func (fs *faultStore) Complete(ctx context.Context, rec idempotency.Record) error {
-	return fs.call(ctx, "complete", rec.Key, func(ctx context.Context) error {
+	sent := fs.sim.clock.Now()
+	return fs.call(ctx, "complete", rec.Key, rec.Owner, func(ctx context.Context) error {
 		var err error
 		if fs.sim.cfg.Sabotage == "unfenced-complete" {
 			// Like every Powertools port: the completion overwrites
@@ -108,23 +135,43 @@ func (fs *faultStore) Complete(ctx context.Context, rec idempotency.Record) erro
 		} else {
 			err = fs.inner.Complete(ctx, rec)
 		}
-		fs.sim.shadow.complete(ctx, fs.inner, rec, err)
+		fs.sim.shadow.complete(ctx, fs.inner, rec, sent, err)
 		return err
 	})
 }
 
 func (fs *faultStore) Release(ctx context.Context, key, owner string) error {
-	return fs.call(ctx, "release", key, func(ctx context.Context) error {
+	return fs.call(ctx, "release", key, owner, func(ctx context.Context) error {
 		err := fs.inner.Release(ctx, key, owner)
 		fs.sim.shadow.release(key, owner, err)
 		return err
 	})
 }
 
+// Commit commits a transactional effect. On the memory store the wallets'
+// writes come as a memTx, refused as dynamostore refuses a transaction with
+// more than dynamostore.MaxTxWrites writes: an error wrapping
+// idempotency.ErrTxInvalid, nothing written, whatever record holds the key.
 func (fs *faultStore) Commit(ctx context.Context, rec idempotency.Record, now time.Time, writes any) error {
-	return fs.call(ctx, "commit", rec.Key, func(ctx context.Context) error {
-		err := fs.inner.Commit(ctx, rec, now, writes)
+	sent := fs.sim.clock.Now()
+	tx, isMem := writes.(memTx)
+	if isMem {
+		writes = tx.apply
+	}
+	return fs.call(ctx, "commit", rec.Key, "", func(ctx context.Context) error {
+		var err error
+		if isMem && tx.writes > dynamostore.MaxTxWrites {
+			err = fmt.Errorf("%w: chaos: %d transactional writes, at most %d (refused as dynamostore refuses them)", idempotency.ErrTxInvalid, tx.writes, dynamostore.MaxTxWrites)
+		} else {
+			err = fs.inner.Commit(ctx, rec, now, writes)
+		}
 		fs.sim.shadow.put("commit", rec, now, err)
+		if err == nil {
+			fs.sim.shadow.completed(rec.Key, sent)
+			if fs.wallet != nil {
+				fs.wallet.committed(rec.Owner, sent)
+			}
+		}
 		return err
 	})
 }
@@ -137,6 +184,16 @@ func (fs *faultStore) Commit(ctx context.Context, rec idempotency.Record, now ti
 type shadow struct {
 	sim  *sim
 	recs map[string]idempotency.Record
+	// completions are the times the completing writes (complete, commit)
+	// that the store applied were sent, by key: where the guard starts the
+	// business window.
+	completions map[string][]time.Time
+}
+
+// completed records a completing write of key, sent at sent, that the store
+// applied.
+func (sh *shadow) completed(key string, sent time.Time) {
+	sh.completions[key] = append(sh.completions[key], sent)
 }
 
 // put models a reserve or a commit: rec is written unless a record holds
@@ -151,6 +208,9 @@ func (sh *shadow) put(op string, rec idempotency.Record, now time.Time, err erro
 		if live {
 			s.problem("%s %s succeeded over a live record (%s)", op, rec.Key, describe(old, had))
 		}
+		if left := rec.LeaseUntil.Sub(now); op == "reserve" && left <= finishBudget {
+			s.problem("reserve %s with %v of the lease left, no more than the finishing budget %v", rec.Key, left, finishBudget)
+		}
 		if had && old.Status == idempotency.StatusInProgress {
 			s.stats.Takeovers++
 		}
@@ -162,6 +222,9 @@ func (sh *shadow) put(op string, rec idempotency.Record, now time.Time, err erro
 		if cf.Old != nil && (!had || !same(*cf.Old, old)) {
 			s.problem("%s %s: the store returned %+v as the old record, the model holds %+v", op, rec.Key, *cf.Old, old)
 		}
+	case op == "commit" && errors.Is(err, idempotency.ErrTxInvalid):
+		// The effect's writes refused as invalid: nothing written.
+		s.stats.TxRefused++
 	default:
 		s.problem("%s %s: unexpected store error: %v", op, rec.Key, err)
 	}
@@ -177,7 +240,7 @@ func (sh *shadow) get(key string, got *idempotency.Record, err error) {
 	}
 }
 
-func (sh *shadow) complete(ctx context.Context, inner idempotency.Store, rec idempotency.Record, err error) {
+func (sh *shadow) complete(ctx context.Context, inner idempotency.Store, rec idempotency.Record, sent time.Time, err error) {
 	s := sh.sim
 	cur, had := sh.recs[rec.Key]
 	switch {
@@ -188,6 +251,7 @@ func (sh *shadow) complete(ctx context.Context, inner idempotency.Store, rec ide
 		cur.Status, cur.Result, cur.LeaseUntil = idempotency.StatusCompleted, rec.Result, time.Time{}
 		cur.ExpiresAt, cur.TTL = rec.ExpiresAt, rec.TTL // the window starts at completion
 		sh.recs[rec.Key] = cur
+		sh.completed(rec.Key, sent)
 	case errors.Is(err, idempotency.ErrLeaseLost) && had && cur.Owner == rec.Owner:
 		s.problem("complete %s refused its current owner", rec.Key)
 	case errors.Is(err, idempotency.ErrLeaseLost):
