@@ -30,7 +30,12 @@ func main() {
 	if url := os.Getenv("PAYMENT_API_URL"); url != "" {
 		p.api = provider.New(url)
 	}
-	lambda.Start(sqsbatch.New(c.Guard, orders.Key, p.charge, c.Batch).Handle)
+	lambda.Start(newHandler(c.Guard, p, c.Batch).Handle)
+}
+
+// newHandler is the consumer's batch handler: charge each order once.
+func newHandler(guard *idempotency.Guard, p *payments, cfg sqsbatch.Config) *sqsbatch.Handler[orders.Order] {
+	return sqsbatch.New(guard, orders.Key, p.charge, cfg)
 }
 
 type payments struct {

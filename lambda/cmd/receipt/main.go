@@ -31,7 +31,12 @@ func main() {
 	if url := os.Getenv("RECEIPT_API_URL"); url != "" {
 		m.api = provider.New(url)
 	}
-	lambda.Start(sqsbatch.New(c.Guard, orders.Key, m.send, c.Batch).Handle)
+	lambda.Start(newHandler(c.Guard, m, c.Batch).Handle)
+}
+
+// newHandler is the consumer's batch handler: one receipt per order.
+func newHandler(guard *idempotency.Guard, m *mailer, cfg sqsbatch.Config) *sqsbatch.Handler[orders.Order] {
+	return sqsbatch.New(guard, orders.Key, m.send, cfg)
 }
 
 type mailer struct {

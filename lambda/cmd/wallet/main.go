@@ -31,7 +31,13 @@ func main() {
 	if w.table == "" {
 		w.table = os.Getenv(env.Table)
 	}
-	lambda.Start(sqsbatch.NewTx(c.Guard, orders.Key, w.credit, c.Batch).Handle)
+	lambda.Start(newHandler(c.Guard, w, c.Batch).Handle)
+}
+
+// newHandler is the consumer's batch handler: one cashback credit per order,
+// committed with its record.
+func newHandler(guard *idempotency.Guard, w wallets, cfg sqsbatch.Config) *sqsbatch.Handler[orders.Order] {
+	return sqsbatch.NewTx(guard, orders.Key, w.credit, cfg)
 }
 
 type wallets struct{ table string }
