@@ -122,6 +122,12 @@ func (c Config) withDefaults() Config {
 // KeyFunc derives the idempotency key from the business message: the order
 // id, the transaction id, a client's Idempotency-Key. An empty key or an
 // error is bad input.
+//
+// It is also the place to refuse a message that no retry can fix (a
+// negative amount, a missing field): it runs before the idempotency store,
+// so such a message costs no store request on any delivery, and is reported
+// as bad input until the dead-letter queue takes it. The same refusal in the
+// effect costs a reservation and its release on every delivery.
 type KeyFunc[T any] func(msg T) (string, error)
 
 // Func is the business effect for one message, run at most once per fact.

@@ -54,11 +54,9 @@ type charge struct {
 	ID string `json:"id"`
 }
 
-// charge charges the order; r.Key is the payment's idempotency key.
+// charge charges the order, which orders.Key has validated; r.Key is the
+// payment's idempotency key.
 func (p *payments) charge(ctx context.Context, o orders.Order, r idempotency.Reservation) (string, error) {
-	if err := o.Validate(); err != nil {
-		return "", err
-	}
 	req := chargeRequest{OrderID: o.OrderID, CustomerID: o.CustomerID, Amount: o.Amount, Currency: o.Currency}
 	if p.api == nil {
 		sum := sha256.Sum256([]byte(r.Key))
