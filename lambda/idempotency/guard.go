@@ -184,14 +184,28 @@ func (g *Guard) Key(key string) (string, error) {
 }
 
 // Fact identifies one business fact: its namespaced key and the hash of its
-// canonical payload. Two deliveries of one fact have equal Facts.
+// canonical payload. Two deliveries of one fact have equal Key and Hash.
 type Fact struct {
-	Key  string
+	// Key is the namespaced key ("<namespace>#<key>", or the keyed hash of
+	// the key with Config.KeySecret): the record's partition key.
+	Key string
+	// Hash is the payload's hash in the current version (see Guard.Fact).
 	Hash string
+	// payload is kept to compare with a record that carries a hash of an
+	// earlier version; empty in a Fact not made by Guard.Fact.
+	payload string
 }
 
 // Fact validates key and payload (JSON) and returns their Fact. Errors wrap
 // ErrInvalidKey or ErrInvalidPayload: bad input, not worth a retry.
+//
+// The payload hash is versioned ("v2:…"): SHA-256 of a canonical form in
+// which numbers are exact values (5000, 5000.0 and 5e3 are one number) and
+// objects have sorted members. A payload holding a lone UTF-16 surrogate
+// escape, or an object with a member twice, is invalid: either would make
+// two different facts look alike, or one fact look different to two
+// decoders. A record written with the hash of version 1 (the releases
+// before versions) is recognised as the same payload while it lives.
 func (g *Guard) Fact(key string, payload []byte) (Fact, error) {
 	pk, err := g.Key(key)
 	if err != nil {
@@ -201,7 +215,14 @@ func (g *Guard) Fact(key string, payload []byte) (Fact, error) {
 	if err != nil {
 		return Fact{}, fmt.Errorf("%s: %w", pk, err)
 	}
-	return Fact{Key: pk, Hash: hash}, nil
+	return Fact{Key: pk, Hash: hash, payload: string(payload)}, nil
+}
+
+// samePayload reports whether stored, the payload hash of a record or of a
+// cached completion, is f's payload, in the current hash version or an
+// earlier one that records may still carry.
+func (g *Guard) samePayload(f Fact, stored string) bool {
+	return g.hasher.matches(stored, f.Hash, []byte(f.payload))
 }
 
 // Do runs effect once for the fact identified by key and carried by payload
@@ -284,7 +305,7 @@ type attempt func(ctx context.Context, rec *Record) (took bool, err error)
 func (g *Guard) run(ctx context.Context, f Fact, try attempt, res *Result) error {
 	pk, hash := f.Key, f.Hash
 	if e, ok := g.cache.get(pk, g.cfg.Now()); ok {
-		if e.hash != hash {
+		if !g.samePayload(f, e.hash) {
 			return fmt.Errorf("%s: %w", pk, ErrPayloadMismatch)
 		}
 		*res = Result{Outcome: Duplicate, Value: e.result, FromCache: true}
@@ -315,6 +336,14 @@ func (g *Guard) run(ctx context.Context, f Fact, try attempt, res *Result) error
 			if old == nil {
 				continue // released or deleted since: try again
 			}
+		}
+		if old.PayloadHash != hash && g.samePayload(f, old.PayloadHash) {
+			// A record of an earlier hash version for this very payload
+			// (written before an upgrade): go on under its hash, so that
+			// the record keeps one version and the store's conditions,
+			// which compare hashes as strings, let this delivery take over
+			// a lapsed reservation as they would a redelivery then.
+			hash = old.PayloadHash
 		}
 		if !old.Holds(hash, g.cfg.Now()) {
 			continue // expired by the time it was read: try again

@@ -66,6 +66,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("ExpiredRecordIsReusable", func(t *testing.T) { expiredReusable(t, h) })
 	t.Run("NamespacesAreIsolated", func(t *testing.T) { namespaces(t, h) })
 	t.Run("DuplicateGetsStoredResult", func(t *testing.T) { storedResult(t, h) })
+	t.Run("RecordOfThePreviousHashVersion", func(t *testing.T) { previousHashVersion(t, h) })
 	if h.Credit != nil {
 		t.Run("TransactionalEffectExactlyOnce", func(t *testing.T) { transactional(t, h) })
 	}
