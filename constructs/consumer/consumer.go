@@ -230,9 +230,13 @@ func NewIdempotentConsumer(scope constructs.Construct, id *string, props *Idempo
 	constructs.NewConstruct_Override(c, scope, id)
 	key := props.EncryptionKey
 
-	// Queues: SSE-SQS or the customer's key, TLS only.
+	// Queues: SSE-SQS or the customer's key, TLS only, and the largest SQS
+	// body, so that no queue refuses what the topic delivers (set even
+	// though it is SQS's default now: a queue created before keeps 256 KiB
+	// unless the template says otherwise).
 	queueProps := func(extra *awssqs.QueueProps) *awssqs.QueueProps {
 		extra.EnforceSSL = jsii.Bool(true)
+		extra.MaxMessageSizeBytes = jsii.Number(env.MaxQueueBodyBytes)
 		if key != nil {
 			extra.Encryption = awssqs.QueueEncryption_KMS
 			extra.EncryptionMasterKey = key
@@ -270,10 +274,13 @@ func NewIdempotentConsumer(scope constructs.Construct, id *string, props *Idempo
 		// Not EncryptionKey: the subscription adds the topic's ARN to the
 		// key's policy, and a topic encrypted with that key would then
 		// depend on the key that depends on it.
-		c.topic = awssns.NewTopic(c, jsii.String(IDTopic), &awssns.TopicProps{
+		topic := awssns.NewTopic(c, jsii.String(IDTopic), &awssns.TopicProps{
 			MasterKey:  awskms.Alias_FromAliasName(c, jsii.String(IDTopicKey), jsii.String("alias/aws/sns")),
 			EnforceSSL: jsii.Bool(true),
 		})
+		// SNS refuses at Publish what the handler would refuse.
+		topic.Node().DefaultChild().(awssns.CfnTopic).SetMaximumMessageSize(jsii.Number(s.maxMessageBytes))
+		c.topic = topic
 	}
 	c.topic.AddSubscription(awssnssubscriptions.NewSqsSubscription(c.queue, &awssnssubscriptions.SqsSubscriptionProps{
 		DeadLetterQueue:    c.subDLQ,
@@ -338,7 +345,7 @@ func NewIdempotentConsumer(scope constructs.Construct, id *string, props *Idempo
 		env.CacheSize:        fmt.Sprint(int64(s.cacheSize)),
 		env.Concurrency:      fmt.Sprint(int64(s.batchConcurrency)),
 		env.MinRemaining:     formatDuration(s.minRemaining),
-		env.MaxBodyBytes:     fmt.Sprint(int64(s.maxBodyBytes)),
+		env.MaxMessageBytes:  fmt.Sprint(int64(s.maxMessageBytes)),
 		env.Delivery:         delivery,
 		env.Consumer:         *id,
 		env.MetricsNamespace: s.metricsNamespace,

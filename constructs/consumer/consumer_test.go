@@ -141,6 +141,8 @@ func custom(t *testing.T) *fixture {
 			MasterKey:  awskms.Alias_FromAliasName(s, jsii.String("SNSKey"), jsii.String("alias/aws/sns")),
 			EnforceSSL: jsii.Bool(true),
 		})
+		// Raw delivery carries the largest SNS messages.
+		f.topic.Node().DefaultChild().(awssns.CfnTopic).SetMaximumMessageSize(jsii.Number(1048576))
 		f.alarmTopic = awssns.NewTopic(s, jsii.String("Alarms"), &awssns.TopicProps{MasterKey: f.key, EnforceSSL: jsii.Bool(true)})
 		table := func(id string, key awskms.IKey) awsdynamodb.Table {
 			props := &awsdynamodb.TableProps{
@@ -183,7 +185,7 @@ func custom(t *testing.T) *fixture {
 			PayloadIgnore:                jsii.Strings("meta.sentAt", "traceId"),
 			BatchConcurrency:             jsii.Number(4),
 			MinRemaining:                 awscdk.Duration_Millis(jsii.Number(1500)),
-			MaxBodyBytes:                 jsii.Number(65536),
+			MaxMessageBytes:              jsii.Number(1048576),
 			MetricsNamespace:             jsii.String("Wallets"),
 			BatchSize:                    jsii.Number(100),
 			MaxBatchingWindow:            awscdk.Duration_Seconds(jsii.Number(5)),
@@ -323,6 +325,7 @@ func TestDefaultQueuesAreEncryptedTLSOnlyWithRedrive(t *testing.T) {
 		f.template.ResourcePropertiesCountIs(jsii.String("AWS::SQS::Queue"), assertions.Match_ObjectEquals(&map[string]any{
 			"SqsManagedSseEnabled":   true,
 			"MessageRetentionPeriod": 14 * 24 * 3600,
+			"MaximumMessageSize":     1048576,
 		}), jsii.Number(2))
 	})
 	for _, q := range []string{queue, dlq, subDLQ} {
@@ -398,7 +401,7 @@ func TestDefaultEnvironmentSetsTheWholeContract(t *testing.T) {
 			env.CacheSize:        "0",
 			env.Concurrency:      "10",
 			env.MinRemaining:     "2s",
-			env.MaxBodyBytes:     "262144",
+			env.MaxMessageBytes:  "262144",
 			env.Delivery:         "envelope",
 			env.Consumer:         "ChargeOrder",
 			env.MetricsNamespace: "IdempotentConsumer",
@@ -607,7 +610,7 @@ func TestCustomPropsReachTheResources(t *testing.T) {
 			env.PayloadIgnore:    "meta.sentAt,traceId",
 			env.Concurrency:      "4",
 			env.MinRemaining:     "1500ms",
-			env.MaxBodyBytes:     "65536",
+			env.MaxMessageBytes:  "1048576",
 			env.Delivery:         "raw",
 			env.Consumer:         "CreditWallet",
 			env.MetricsNamespace: "Wallets",
@@ -812,6 +815,37 @@ func TestFailsWhen(t *testing.T) {
 		change: func(p *consumer.IdempotentConsumerProps) { p.BatchSize = jsii.Number(0) },
 		want:   []string{"BatchSize 0 is out of range"},
 	}, {
+		name:   "max message bytes is below what SNS and SQS allow",
+		change: func(p *consumer.IdempotentConsumerProps) { p.MaxMessageBytes = jsii.Number(512) },
+		want:   []string{"MaxMessageBytes 512 is out of range", "from 1024 to 1048576"},
+	}, {
+		name: "max message bytes is above SQS's largest body",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.MaxMessageBytes = jsii.Number(2 << 20)
+			p.RawMessageDelivery = jsii.Bool(true)
+		},
+		want: []string{"MaxMessageBytes 2097152 is out of range", "from 1024 to 1048576"},
+	}, {
+		name:   "max message bytes does not fit an SNS envelope",
+		change: func(p *consumer.IdempotentConsumerProps) { p.MaxMessageBytes = jsii.Number(600000) },
+		want:   []string{"MaxMessageBytes 600000 is more than 520192", "set RawMessageDelivery", "give at most 520192"},
+	}, {
+		name: "the given topic accepts larger messages than the handler",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.RawMessageDelivery = jsii.Bool(true)
+			p.MaxMessageBytes = jsii.Number(65536)
+			p.Topic = awssns.NewTopic(awscdk.NewStack(nil, jsii.String("T"), nil), jsii.String("Big"), nil)
+			p.Topic.Node().DefaultChild().(awssns.CfnTopic).SetMaximumMessageSize(jsii.Number(1048576))
+		},
+		want: []string{"Topic accepts messages of up to 1048576 bytes (its MaximumMessageSize), more than MaxMessageBytes 65536", "set MaxMessageBytes to 1048576"},
+	}, {
+		name: "the given topic keeps SNS's default size, larger than the handler's",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.MaxMessageBytes = jsii.Number(65536)
+			p.Topic = awssns.NewTopic(awscdk.NewStack(nil, jsii.String("T"), nil), jsii.String("Default"), nil)
+		},
+		want: []string{"Topic accepts messages of up to 262144 bytes"},
+	}, {
 		name: "several props are wrong",
 		change: func(p *consumer.IdempotentConsumerProps) {
 			p.MaxReceiveCount = jsii.Number(0)
@@ -856,4 +890,23 @@ func TestFormatDuration(t *testing.T) {
 			t.Errorf("FormatDuration(%s) = %s, want %s", in, got, want)
 		}
 	}
+}
+
+// TestMessageSizesAgree: every queue of the consumer takes the largest SQS
+// body (set explicitly: a queue created before SQS raised its default keeps
+// 256 KiB otherwise), so nothing the topic delivers is refused on the way;
+// the topic the construct creates refuses at Publish what the handler would
+// refuse.
+func TestMessageSizesAgree(t *testing.T) {
+	f := defaults(t)
+	cdktest.Must(t, func() {
+		f.template.ResourcePropertiesCountIs(jsii.String("AWS::SQS::Queue"), map[string]any{"MaximumMessageSize": 1048576}, jsii.Number(3))
+	})
+	has(t, f, "AWS::SNS::Topic", map[string]any{"MaximumMessageSize": 262144})
+	// A given topic keeps its own size; the handler takes as much.
+	c := custom(t)
+	cdktest.Must(t, func() {
+		c.template.ResourcePropertiesCountIs(jsii.String("AWS::SQS::Queue"), map[string]any{"MaximumMessageSize": 1048576}, jsii.Number(3))
+	})
+	has(t, c, "AWS::SNS::Topic", map[string]any{"MaximumMessageSize": 1048576})
 }

@@ -184,11 +184,24 @@ type IdempotentConsumerProps struct {
 	// Default: 2 seconds.
 	MinRemaining awscdk.Duration
 
-	// MaxBodyBytes is the largest message body the handler accepts; larger
-	// bodies are bad input.
+	// MaxMessageBytes is the largest business message the handler accepts,
+	// in bytes: the message as published to the topic, without the SNS
+	// envelope that may carry it. Larger messages are bad input.
 	//
-	// Default: 262144 (256 KiB, the largest SNS message).
-	MaxBodyBytes *float64
+	// The three sizes on the way agree: the topic the construct creates has
+	// this MaximumMessageSize, so that SNS refuses a larger message at
+	// Publish (above 262144 such a topic takes at most 100 subscriptions, all
+	// SQS, Lambda or Firehose); every queue of the construct takes 1 MiB, the
+	// largest SQS body, so that no delivery is refused on the way. With the
+	// SNS envelope (RawMessageDelivery false) JSON escaping can double a
+	// message, so at most 520192 bytes (lambda/env.MaxEnvelopedMessageBytes)
+	// always fit an SQS body; with raw delivery, up to 1048576. A given Topic
+	// whose MaximumMessageSize the app sets (or leaves at SNS's 262144) must
+	// not accept more than this; an imported topic cannot be checked: keep
+	// its MaximumMessageSize at most this value.
+	//
+	// Default: 262144 (256 KiB, what an SNS topic accepts by default).
+	MaxMessageBytes *float64
 
 	// MetricsNamespace is the CloudWatch namespace of the handler's
 	// embedded-metric-format lines.

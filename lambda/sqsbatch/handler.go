@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"strings"
 	"sync"
@@ -33,7 +34,7 @@ import (
 // Defaults of Config's zero values.
 const (
 	DefaultMinRemaining     = 2 * time.Second
-	DefaultMaxBodyBytes     = 256 << 10
+	DefaultMaxMessageBytes  = 256 << 10
 	DefaultMetricsNamespace = "IdempotentConsumer"
 )
 
@@ -47,9 +48,11 @@ type Config struct {
 	// started; later records are reported failed and redelivered.
 	// Default: DefaultMinRemaining (2s).
 	MinRemaining time.Duration
-	// MaxBodyBytes is the largest body accepted; larger ones are bad input.
-	// Default: DefaultMaxBodyBytes (256 KiB).
-	MaxBodyBytes int
+	// MaxMessageBytes is the largest business message accepted: the message
+	// as published, without the SNS envelope that may carry it (which can
+	// double it: see package env). Larger messages are bad input. Default:
+	// DefaultMaxMessageBytes (256 KiB, what an SNS topic accepts by default).
+	MaxMessageBytes int
 	// Delivery says how bodies are delivered. Default: Auto.
 	Delivery Delivery
 	// Consumer names the consumer in logs and metrics. Default: the Lambda
@@ -77,7 +80,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if cfg.MinRemaining, err = env.Duration(getenv, env.MinRemaining); err != nil {
 		return Config{}, err
 	}
-	if cfg.MaxBodyBytes, err = env.Int(getenv, env.MaxBodyBytes); err != nil {
+	if cfg.MaxMessageBytes, err = env.Int(getenv, env.MaxMessageBytes); err != nil {
 		return Config{}, err
 	}
 	switch d := Delivery(getenv(env.Delivery)); d {
@@ -98,8 +101,8 @@ func (c Config) withDefaults() Config {
 	if c.MinRemaining <= 0 {
 		c.MinRemaining = DefaultMinRemaining
 	}
-	if c.MaxBodyBytes <= 0 {
-		c.MaxBodyBytes = DefaultMaxBodyBytes
+	if c.MaxMessageBytes <= 0 {
+		c.MaxMessageBytes = DefaultMaxMessageBytes
 	}
 	if c.Delivery == "" {
 		c.Delivery = Auto
@@ -285,12 +288,17 @@ func (b *batch[T]) one(ctx context.Context, rec *events.SQSMessage) (r report) {
 		}
 	}()
 	h := b.h
-	if len(rec.Body) > h.cfg.MaxBodyBytes {
-		return report{outcome: BadInput, err: fmt.Errorf("%w: body of %d bytes, more than %d", ErrBadInput, len(rec.Body), h.cfg.MaxBodyBytes)}
+	// The body is bounded first, before it is read: no body larger than
+	// an envelope of the largest message can carry one.
+	if maxBody := envelopeBound(h.cfg.MaxMessageBytes); len(rec.Body) > maxBody {
+		return report{outcome: BadInput, err: fmt.Errorf("%w: body of %d bytes, more than %d, the most that can carry a message of at most %d bytes", ErrBadInput, len(rec.Body), maxBody, h.cfg.MaxMessageBytes)}
 	}
 	payload, err := Parse([]byte(rec.Body), h.cfg.Delivery)
 	if err != nil {
 		return report{outcome: BadInput, err: err}
+	}
+	if len(payload) > h.cfg.MaxMessageBytes {
+		return report{outcome: BadInput, err: fmt.Errorf("%w: message of %d bytes, more than %d", ErrBadInput, len(payload), h.cfg.MaxMessageBytes)}
 	}
 	var msg T
 	if err := json.Unmarshal(payload, &msg); err != nil {
@@ -334,6 +342,15 @@ func (b *batch[T]) one(ctx context.Context, rec *events.SQSMessage) (r report) {
 		f.res, f.err = res, err
 	}
 	return report{outcome: classify(res, err), key: fact.Key, err: err}
+}
+
+// envelopeBound is the largest body that can carry a message of at most n
+// bytes: an SNS envelope can double the message and adds its own fields.
+func envelopeBound(n int) int {
+	if n > (math.MaxInt-env.EnvelopeOverheadBytes)/2 {
+		return math.MaxInt
+	}
+	return 2*n + env.EnvelopeOverheadBytes
 }
 
 // log writes the record's line: key, message id, outcome and, for failures,
