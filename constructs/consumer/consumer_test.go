@@ -183,6 +183,7 @@ func custom(t *testing.T) *fixture {
 			LeaseMax:                     awscdk.Duration_Minutes(jsii.Number(1)),
 			CacheSize:                    jsii.Number(100),
 			PayloadIgnore:                jsii.Strings("meta.sentAt", "traceId"),
+			HashKeys:                     jsii.Bool(true),
 			BatchConcurrency:             jsii.Number(4),
 			MinRemaining:                 awscdk.Duration_Millis(jsii.Number(1500)),
 			MaxMessageBytes:              jsii.Number(1048576),
@@ -614,8 +615,22 @@ func TestCustomPropsReachTheResources(t *testing.T) {
 			env.Delivery:         "raw",
 			env.Consumer:         "CreditWallet",
 			env.MetricsNamespace: "Wallets",
+			env.KeySecret: map[string]any{"Fn::Join": []any{"", []any{
+				"{{resolve:secretsmanager:", ref(id(f, f.consumer.KeySecret())), ":SecretString:::}}",
+			}}},
 		})},
 	})
+	// The handler's secret: 64 letters and digits, at least the 32 bytes
+	// it requires, kept with the stack.
+	cdktest.Must(t, func() {
+		f.template.HasResource(jsii.String("AWS::SecretsManager::Secret"), map[string]any{
+			"Properties":     map[string]any{"GenerateSecretString": map[string]any{"PasswordLength": 64, "ExcludePunctuation": true, "IncludeSpace": false}},
+			"DeletionPolicy": "Retain",
+		})
+	})
+	if d := defaults(t); d.consumer.KeySecret() != nil {
+		t.Error("a consumer without HashKeys has a key secret")
+	}
 	has(t, f, "AWS::Logs::LogGroup", map[string]any{"RetentionInDays": 7})
 	has(t, f, "AWS::Lambda::EventSourceMapping", map[string]any{
 		"BatchSize":                      100,

@@ -165,6 +165,24 @@ type IdempotentConsumerProps struct {
 	// Default: 0, no cache.
 	CacheSize *float64
 
+	// HashKeys makes the handler store and log a keyed hash
+	// (HMAC-SHA-256) of each business key instead of the key, for keys that
+	// are personal data (an e-mail address, an account number). The
+	// construct generates the secret in AWS Secrets Manager (64 letters and
+	// digits, retained with the stack, never rotated) and hands it to the
+	// handler through a CloudFormation dynamic reference: the template holds
+	// no secret, the function's configuration does.
+	//
+	// It costs reading keys back from the table and the logs; duplicates
+	// are found as before and the key the effect passes downstream
+	// (Reservation.Key, now the hashed key) is stable across deliveries.
+	// Turning it on or off on a running consumer gives every fact a new
+	// record key: do it only when no fact of the last business window can
+	// be delivered again (see idempotency.Config.KeySecret).
+	//
+	// Default: false, keys are stored and logged as they are.
+	HashKeys *bool
+
 	// PayloadIgnore lists JSON fields (dotted paths such as "meta.sentAt")
 	// left out of the payload hash.
 	//

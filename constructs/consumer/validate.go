@@ -42,6 +42,7 @@ var contractProps = map[string]string{
 	env.LeaseMax:         "LeaseMax",
 	env.CacheSize:        "CacheSize",
 	env.PayloadIgnore:    "PayloadIgnore",
+	env.KeySecret:        "HashKeys",
 	env.Concurrency:      "BatchConcurrency",
 	env.MinRemaining:     "MinRemaining",
 	env.MaxMessageBytes:  "MaxMessageBytes",

@@ -48,6 +48,15 @@ const (
 	// such as "meta.sentAt") left out of the payload hash. Default: none.
 	PayloadIgnore = "IDEMPOTENCY_PAYLOAD_IGNORE"
 
+	// KeySecret, when set, is the secret under which record keys are hashed
+	// (HMAC-SHA-256), so that the table and the logs hold no business key
+	// in plain text (idempotency.Config.KeySecret says what it costs). At
+	// least 32 bytes, used as they are; it must not change while records
+	// live. Default: none, keys are stored as they are. The construct sets
+	// it, from a secret it generates in AWS Secrets Manager, when HashKeys
+	// is on.
+	KeySecret = "IDEMPOTENCY_KEY_SECRET"
+
 	// Concurrency bounds how many records of one batch run at once.
 	// Default: the batch size.
 	Concurrency = "BATCH_CONCURRENCY"

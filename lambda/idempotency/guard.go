@@ -18,7 +18,10 @@ package idempotency
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -67,7 +70,33 @@ type Config struct {
 	ExpiryRetries int
 	// Now is the clock. Default: time.Now.
 	Now func() time.Time
+	// KeySecret, when set, makes the guard store and log a keyed hash of
+	// each business key instead of the key: the record's key is
+	// "<namespace>#" followed by the base64url HMAC-SHA-256, under
+	// KeySecret, of "<namespace>#<key>". Use it when business keys are
+	// personal data (an e-mail address, an account number): the table and
+	// the adapter's logs then hold no key in plain text, and without the
+	// secret nobody can recover one by hashing likely values.
+	//
+	// What it costs: a key cannot be read back from the table or the logs;
+	// to find a fact's record, compute its hash with the secret (Guard.Key).
+	// What stays the same: one business key always gives one record key,
+	// so duplicates are found across deliveries, and Reservation.Key (the
+	// hashed key) is stable across deliveries, to pass downstream as an
+	// idempotency key as before.
+	//
+	// It must be at least MinKeySecretBytes random bytes, and must not
+	// change while records live: a new secret, or turning hashing on or off,
+	// gives every fact a new record key and a new Reservation.Key, so a
+	// duplicate of a fact processed before the change runs again (downstream
+	// too). Change it only when no fact of the last business window can be
+	// delivered again. Default: none, keys are stored and logged as they are.
+	KeySecret []byte
 }
+
+// MinKeySecretBytes is the shortest Config.KeySecret: 32 bytes, the size of
+// an HMAC-SHA-256 output.
+const MinKeySecretBytes = 32
 
 // Guard runs effects at most once per business fact within the business
 // window, and exactly once when deliveries are retried until they succeed.
@@ -101,6 +130,9 @@ func NewGuard(store Store, cfg Config) (*Guard, error) {
 	}
 	if cfg.Window < time.Second || cfg.LeaseMax < time.Second {
 		return nil, fmt.Errorf("idempotency: Window (%v) and LeaseMax (%v) must be at least 1s", cfg.Window, cfg.LeaseMax)
+	}
+	if n := len(cfg.KeySecret); n > 0 && n < MinKeySecretBytes {
+		return nil, fmt.Errorf("idempotency: KeySecret has %d bytes; give at least %d random bytes, or none to keep keys in plain text", n, MinKeySecretBytes)
 	}
 	if cfg.ExpiryRetries <= 0 {
 		cfg.ExpiryRetries = DefaultExpiryRetries
@@ -165,20 +197,29 @@ type Result struct {
 	FromCache bool
 }
 
-// Key returns the namespaced key for a business key, or an error wrapping
-// ErrInvalidKey.
+// Key returns the record key for a business key: the namespaced key
+// "<namespace>#<key>", or its keyed hash with Config.KeySecret. Errors wrap
+// ErrInvalidKey; they quote the key only when keys are not hashed. The rules
+// are the same either way, so that hashing changes no verdict.
 func (g *Guard) Key(key string) (string, error) {
 	switch {
 	case key == "":
 		return "", fmt.Errorf("%w: empty", ErrInvalidKey)
 	case !utf8.ValidString(key):
 		return "", fmt.Errorf("%w: not valid UTF-8", ErrInvalidKey)
+	case strings.IndexFunc(key, unicode.IsControl) >= 0 && len(g.cfg.KeySecret) > 0:
+		return "", fmt.Errorf("%w: it holds control characters", ErrInvalidKey)
 	case strings.IndexFunc(key, unicode.IsControl) >= 0:
 		return "", fmt.Errorf("%w: %q holds control characters", ErrInvalidKey, key)
 	}
 	pk := g.cfg.Namespace + "#" + key
 	if len(pk) > MaxKeyBytes {
 		return "", fmt.Errorf("%w: %d bytes with the namespace, more than %d", ErrInvalidKey, len(pk), MaxKeyBytes)
+	}
+	if len(g.cfg.KeySecret) > 0 {
+		mac := hmac.New(sha256.New, g.cfg.KeySecret)
+		mac.Write([]byte(pk))
+		pk = g.cfg.Namespace + "#" + base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
 	}
 	return pk, nil
 }

@@ -310,7 +310,8 @@ func (b *batch[T]) one(ctx context.Context, rec *events.SQSMessage) (r report) {
 	}
 	fact, err := h.guard.Fact(key, payload)
 	if err != nil {
-		return report{outcome: BadInput, key: key, err: err}
+		pk, _ := h.guard.Key(key) // the key as stored (hashed with a key secret), never as given
+		return report{outcome: BadInput, key: pk, err: err}
 	}
 
 	b.slots <- struct{}{}
