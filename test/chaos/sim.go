@@ -71,10 +71,10 @@ const (
 	batchSize       = 10
 	workersPerQueue = 16
 	publishInterval = 20 * time.Millisecond
-	// maxBodyBytes is the adapter's body limit in the simulation, small so
-	// that oversized bodies stay cheap.
-	maxBodyBytes = 8 << 10
-	window       = 24 * time.Hour
+	// maxMessageBytes is the adapter's message limit in the simulation,
+	// small so that oversized messages stay cheap.
+	maxMessageBytes = 8 << 10
+	window          = 24 * time.Hour
 	// limit is how much virtual time a run may take before it is declared
 	// undrained.
 	limit = 12 * time.Hour
