@@ -28,6 +28,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssnssubscriptions"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
@@ -70,6 +71,8 @@ const (
 	IDErrorsAlarm = "ErrorsAlarm"
 	// IDThrottlesAlarm is the alarm on function throttles.
 	IDThrottlesAlarm = "ThrottlesAlarm"
+	// IDKeySecret is the secret under which keys are hashed (HashKeys).
+	IDKeySecret = "KeySecret"
 )
 
 // Table schema of the idempotency records, which a table passed as
@@ -142,6 +145,9 @@ type IdempotentConsumer interface {
 	LogGroup() awslogs.LogGroup
 	// Alarms are the construct's alarms.
 	Alarms() Alarms
+	// KeySecret is the secret under which the handler hashes keys, when
+	// HashKeys is on; nil otherwise.
+	KeySecret() awssecretsmanager.ISecret
 
 	// GrantPublish lets grantee publish to Topic (and, for a given topic
 	// encrypted with a customer-managed key, use that key).
@@ -203,6 +209,7 @@ type idempotentConsumer struct {
 	role      awsiam.Role
 	logGroup  awslogs.LogGroup
 	alarms    Alarms
+	keySecret awssecretsmanager.ISecret
 }
 
 // NewIdempotentConsumer creates an idempotent consumer in scope.
@@ -230,9 +237,13 @@ func NewIdempotentConsumer(scope constructs.Construct, id *string, props *Idempo
 	constructs.NewConstruct_Override(c, scope, id)
 	key := props.EncryptionKey
 
-	// Queues: SSE-SQS or the customer's key, TLS only.
+	// Queues: SSE-SQS or the customer's key, TLS only, and the largest SQS
+	// body, so that no queue refuses what the topic delivers (set even
+	// though it is SQS's default now: a queue created before keeps 256 KiB
+	// unless the template says otherwise).
 	queueProps := func(extra *awssqs.QueueProps) *awssqs.QueueProps {
 		extra.EnforceSSL = jsii.Bool(true)
+		extra.MaxMessageSizeBytes = jsii.Number(env.MaxQueueBodyBytes)
 		if key != nil {
 			extra.Encryption = awssqs.QueueEncryption_KMS
 			extra.EncryptionMasterKey = key
@@ -270,10 +281,13 @@ func NewIdempotentConsumer(scope constructs.Construct, id *string, props *Idempo
 		// Not EncryptionKey: the subscription adds the topic's ARN to the
 		// key's policy, and a topic encrypted with that key would then
 		// depend on the key that depends on it.
-		c.topic = awssns.NewTopic(c, jsii.String(IDTopic), &awssns.TopicProps{
+		topic := awssns.NewTopic(c, jsii.String(IDTopic), &awssns.TopicProps{
 			MasterKey:  awskms.Alias_FromAliasName(c, jsii.String(IDTopicKey), jsii.String("alias/aws/sns")),
 			EnforceSSL: jsii.Bool(true),
 		})
+		// SNS refuses at Publish what the handler would refuse.
+		topic.Node().DefaultChild().(awssns.CfnTopic).SetMaximumMessageSize(jsii.Number(s.maxMessageBytes))
+		c.topic = topic
 	}
 	c.topic.AddSubscription(awssnssubscriptions.NewSqsSubscription(c.queue, &awssnssubscriptions.SqsSubscriptionProps{
 		DeadLetterQueue:    c.subDLQ,
@@ -339,7 +353,7 @@ func NewIdempotentConsumer(scope constructs.Construct, id *string, props *Idempo
 		env.CacheSize:        fmt.Sprint(int64(s.cacheSize)),
 		env.Concurrency:      fmt.Sprint(int64(s.batchConcurrency)),
 		env.MinRemaining:     formatDuration(s.minRemaining),
-		env.MaxBodyBytes:     fmt.Sprint(int64(s.maxBodyBytes)),
+		env.MaxMessageBytes:  fmt.Sprint(int64(s.maxMessageBytes)),
 		env.Delivery:         delivery,
 		env.Consumer:         *id,
 		env.MetricsNamespace: s.metricsNamespace,
@@ -355,6 +369,28 @@ func NewIdempotentConsumer(scope constructs.Construct, id *string, props *Idempo
 		environment[k] = jsii.String(v)
 	}
 	environment[env.Table] = c.table.TableName()
+	if props.HashKeys != nil && *props.HashKeys {
+		// 64 letters and digits: more than the 32 bytes the handler
+		// requires. Retained and never rotated: a new secret gives every
+		// fact a new record key.
+		secret := awssecretsmanager.NewSecret(c, jsii.String(IDKeySecret), &awssecretsmanager.SecretProps{
+			Description: jsii.String(fmt.Sprintf("Secret under which the idempotent consumer %s hashes its idempotency keys (HMAC-SHA-256). Never change it while records live.", *id)),
+			GenerateSecretString: &awssecretsmanager.SecretStringGenerator{
+				PasswordLength:     jsii.Number(64),
+				ExcludePunctuation: jsii.Bool(true),
+				IncludeSpace:       jsii.Bool(false),
+			},
+			RemovalPolicy: awscdk.RemovalPolicy_RETAIN,
+		})
+		cdknag.NagSuppressions_AddResourceSuppressions(secret, &[]*cdknag.NagPackSuppression{
+			{Id: jsii.String("AwsSolutions-SMG4"), Reason: jsii.String("The secret keys the HMAC of every idempotency key: rotating it would give every fact a new record key, so duplicates of the business window would run their effects again.")},
+		}, jsii.Bool(false))
+		// A dynamic reference: CloudFormation resolves it at deployment, so
+		// the template holds no secret and the function needs no access to
+		// Secrets Manager.
+		environment[env.KeySecret] = secret.SecretValue().UnsafeUnwrap()
+		c.keySecret = secret
+	}
 
 	c.function = awslambda.NewFunction(c, jsii.String(IDFunction), &awslambda.FunctionProps{
 		Description:                  jsii.String(fmt.Sprintf("Idempotent consumer %s", *id)),
@@ -455,6 +491,7 @@ func (c *idempotentConsumer) Function() awslambda.Function              { return
 func (c *idempotentConsumer) Role() awsiam.Role                         { return c.role }
 func (c *idempotentConsumer) LogGroup() awslogs.LogGroup                { return c.logGroup }
 func (c *idempotentConsumer) Alarms() Alarms                            { return c.alarms }
+func (c *idempotentConsumer) KeySecret() awssecretsmanager.ISecret      { return c.keySecret }
 
 func (c *idempotentConsumer) GrantPublish(grantee awsiam.IGrantable) awsiam.Grant {
 	if !c.ownTopic {

@@ -141,6 +141,8 @@ func custom(t *testing.T) *fixture {
 			MasterKey:  awskms.Alias_FromAliasName(s, jsii.String("SNSKey"), jsii.String("alias/aws/sns")),
 			EnforceSSL: jsii.Bool(true),
 		})
+		// Raw delivery carries the largest SNS messages.
+		f.topic.Node().DefaultChild().(awssns.CfnTopic).SetMaximumMessageSize(jsii.Number(1048576))
 		f.alarmTopic = awssns.NewTopic(s, jsii.String("Alarms"), &awssns.TopicProps{MasterKey: f.key, EnforceSSL: jsii.Bool(true)})
 		table := func(id string, key awskms.IKey) awsdynamodb.Table {
 			props := &awsdynamodb.TableProps{
@@ -181,10 +183,11 @@ func custom(t *testing.T) *fixture {
 			LeaseMax:                     awscdk.Duration_Minutes(jsii.Number(1)),
 			CacheSize:                    jsii.Number(100),
 			PayloadIgnore:                jsii.Strings("meta.sentAt", "traceId"),
+			HashKeys:                     jsii.Bool(true),
 			BatchConcurrency:             jsii.Number(4),
 			FinishBudget:                 awscdk.Duration_Millis(jsii.Number(1500)),
 			MinRemaining:                 awscdk.Duration_Millis(jsii.Number(2500)),
-			MaxBodyBytes:                 jsii.Number(65536),
+			MaxMessageBytes:              jsii.Number(1048576),
 			MetricsNamespace:             jsii.String("Wallets"),
 			BatchSize:                    jsii.Number(100),
 			MaxBatchingWindow:            awscdk.Duration_Seconds(jsii.Number(5)),
@@ -324,6 +327,7 @@ func TestDefaultQueuesAreEncryptedTLSOnlyWithRedrive(t *testing.T) {
 		f.template.ResourcePropertiesCountIs(jsii.String("AWS::SQS::Queue"), assertions.Match_ObjectEquals(&map[string]any{
 			"SqsManagedSseEnabled":   true,
 			"MessageRetentionPeriod": 14 * 24 * 3600,
+			"MaximumMessageSize":     1048576,
 		}), jsii.Number(2))
 	})
 	for _, q := range []string{queue, dlq, subDLQ} {
@@ -400,7 +404,7 @@ func TestDefaultEnvironmentSetsTheWholeContract(t *testing.T) {
 			env.CacheSize:        "0",
 			env.Concurrency:      "10",
 			env.MinRemaining:     "3s",
-			env.MaxBodyBytes:     "262144",
+			env.MaxMessageBytes:  "262144",
 			env.Delivery:         "envelope",
 			env.Consumer:         "ChargeOrder",
 			env.MetricsNamespace: "IdempotentConsumer",
@@ -610,12 +614,26 @@ func TestCustomPropsReachTheResources(t *testing.T) {
 			env.Concurrency:      "4",
 			env.FinishBudget:     "1500ms",
 			env.MinRemaining:     "2500ms",
-			env.MaxBodyBytes:     "65536",
+			env.MaxMessageBytes:  "1048576",
 			env.Delivery:         "raw",
 			env.Consumer:         "CreditWallet",
 			env.MetricsNamespace: "Wallets",
+			env.KeySecret: map[string]any{"Fn::Join": []any{"", []any{
+				"{{resolve:secretsmanager:", ref(id(f, f.consumer.KeySecret())), ":SecretString:::}}",
+			}}},
 		})},
 	})
+	// The handler's secret: 64 letters and digits, at least the 32 bytes
+	// it requires, kept with the stack.
+	cdktest.Must(t, func() {
+		f.template.HasResource(jsii.String("AWS::SecretsManager::Secret"), map[string]any{
+			"Properties":     map[string]any{"GenerateSecretString": map[string]any{"PasswordLength": 64, "ExcludePunctuation": true, "IncludeSpace": false}},
+			"DeletionPolicy": "Retain",
+		})
+	})
+	if d := defaults(t); d.consumer.KeySecret() != nil {
+		t.Error("a consumer without HashKeys has a key secret")
+	}
 	has(t, f, "AWS::Logs::LogGroup", map[string]any{"RetentionInDays": 7})
 	has(t, f, "AWS::Lambda::EventSourceMapping", map[string]any{
 		"BatchSize":                      100,
@@ -845,6 +863,37 @@ func TestFailsWhen(t *testing.T) {
 		change: func(p *consumer.IdempotentConsumerProps) { p.CacheSize = jsii.Number(50_000_000) },
 		want:   []string{"CacheSize 5e+07 is out of range", "to 1000000"},
 	}, {
+		name:   "max message bytes is below what SNS and SQS allow",
+		change: func(p *consumer.IdempotentConsumerProps) { p.MaxMessageBytes = jsii.Number(512) },
+		want:   []string{"MaxMessageBytes 512 is out of range", "from 1024 to 1048576"},
+	}, {
+		name: "max message bytes is above SQS's largest body",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.MaxMessageBytes = jsii.Number(2 << 20)
+			p.RawMessageDelivery = jsii.Bool(true)
+		},
+		want: []string{"MaxMessageBytes 2097152 is out of range", "from 1024 to 1048576"},
+	}, {
+		name:   "max message bytes does not fit an SNS envelope",
+		change: func(p *consumer.IdempotentConsumerProps) { p.MaxMessageBytes = jsii.Number(600000) },
+		want:   []string{"MaxMessageBytes 600000 is more than 520192", "set RawMessageDelivery", "give at most 520192"},
+	}, {
+		name: "the given topic accepts larger messages than the handler",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.RawMessageDelivery = jsii.Bool(true)
+			p.MaxMessageBytes = jsii.Number(65536)
+			p.Topic = awssns.NewTopic(awscdk.NewStack(nil, jsii.String("T"), nil), jsii.String("Big"), nil)
+			p.Topic.Node().DefaultChild().(awssns.CfnTopic).SetMaximumMessageSize(jsii.Number(1048576))
+		},
+		want: []string{"Topic accepts messages of up to 1048576 bytes (its MaximumMessageSize), more than MaxMessageBytes 65536", "set MaxMessageBytes to 1048576"},
+	}, {
+		name: "the given topic keeps SNS's default size, larger than the handler's",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.MaxMessageBytes = jsii.Number(65536)
+			p.Topic = awssns.NewTopic(awscdk.NewStack(nil, jsii.String("T"), nil), jsii.String("Default"), nil)
+		},
+		want: []string{"Topic accepts messages of up to 262144 bytes"},
+	}, {
 		name: "several props are wrong",
 		change: func(p *consumer.IdempotentConsumerProps) {
 			p.MaxReceiveCount = jsii.Number(0)
@@ -889,4 +938,23 @@ func TestFormatDuration(t *testing.T) {
 			t.Errorf("FormatDuration(%s) = %s, want %s", in, got, want)
 		}
 	}
+}
+
+// TestMessageSizesAgree: every queue of the consumer takes the largest SQS
+// body (set explicitly: a queue created before SQS raised its default keeps
+// 256 KiB otherwise), so nothing the topic delivers is refused on the way;
+// the topic the construct creates refuses at Publish what the handler would
+// refuse.
+func TestMessageSizesAgree(t *testing.T) {
+	f := defaults(t)
+	cdktest.Must(t, func() {
+		f.template.ResourcePropertiesCountIs(jsii.String("AWS::SQS::Queue"), map[string]any{"MaximumMessageSize": 1048576}, jsii.Number(3))
+	})
+	has(t, f, "AWS::SNS::Topic", map[string]any{"MaximumMessageSize": 262144})
+	// A given topic keeps its own size; the handler takes as much.
+	c := custom(t)
+	cdktest.Must(t, func() {
+		c.template.ResourcePropertiesCountIs(jsii.String("AWS::SQS::Queue"), map[string]any{"MaximumMessageSize": 1048576}, jsii.Number(3))
+	})
+	has(t, c, "AWS::SNS::Topic", map[string]any{"MaximumMessageSize": 1048576})
 }

@@ -173,6 +173,24 @@ type IdempotentConsumerProps struct {
 	// Default: 0, no cache.
 	CacheSize *float64
 
+	// HashKeys makes the handler store and log a keyed hash
+	// (HMAC-SHA-256) of each business key instead of the key, for keys that
+	// are personal data (an e-mail address, an account number). The
+	// construct generates the secret in AWS Secrets Manager (64 letters and
+	// digits, retained with the stack, never rotated) and hands it to the
+	// handler through a CloudFormation dynamic reference: the template holds
+	// no secret, the function's configuration does.
+	//
+	// It costs reading keys back from the table and the logs; duplicates
+	// are found as before and the key the effect passes downstream
+	// (Reservation.Key, now the hashed key) is stable across deliveries.
+	// Turning it on or off on a running consumer gives every fact a new
+	// record key: do it only when no fact of the last business window can
+	// be delivered again (see idempotency.Config.KeySecret).
+	//
+	// Default: false, keys are stored and logged as they are.
+	HashKeys *bool
+
 	// PayloadIgnore lists JSON fields (dotted paths such as "meta.sentAt")
 	// left out of the payload hash.
 	//
@@ -192,11 +210,24 @@ type IdempotentConsumerProps struct {
 	// Default: FinishBudget plus 1 second (3 seconds).
 	MinRemaining awscdk.Duration
 
-	// MaxBodyBytes is the largest message body the handler accepts; larger
-	// bodies are bad input.
+	// MaxMessageBytes is the largest business message the handler accepts,
+	// in bytes: the message as published to the topic, without the SNS
+	// envelope that may carry it. Larger messages are bad input.
 	//
-	// Default: 262144 (256 KiB, the largest SNS message).
-	MaxBodyBytes *float64
+	// The three sizes on the way agree: the topic the construct creates has
+	// this MaximumMessageSize, so that SNS refuses a larger message at
+	// Publish (above 262144 such a topic takes at most 100 subscriptions, all
+	// SQS, Lambda or Firehose); every queue of the construct takes 1 MiB, the
+	// largest SQS body, so that no delivery is refused on the way. With the
+	// SNS envelope (RawMessageDelivery false) JSON escaping can double a
+	// message, so at most 520192 bytes (lambda/env.MaxEnvelopedMessageBytes)
+	// always fit an SQS body; with raw delivery, up to 1048576. A given Topic
+	// whose MaximumMessageSize the app sets (or leaves at SNS's 262144) must
+	// not accept more than this; an imported topic cannot be checked: keep
+	// its MaximumMessageSize at most this value.
+	//
+	// Default: 262144 (256 KiB, what an SNS topic accepts by default).
+	MaxMessageBytes *float64
 
 	// MetricsNamespace is the CloudWatch namespace of the handler's
 	// embedded-metric-format lines.

@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/env"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
@@ -21,7 +23,8 @@ const (
 	defaultTimeout          = 30 * time.Second
 	defaultWindow           = 24 * time.Hour
 	defaultTTLAfterWindow   = 24 * time.Hour
-	defaultMaxBodyBytes     = 256 * 1024
+	defaultMaxMessageBytes  = 256 * 1024
+	minMessageBytes         = 1024 // the least MaximumMessageSize of a topic or a queue
 	defaultMetricsNamespace = "IdempotentConsumer"
 	defaultBatchSize        = 10
 	defaultOldestMessageAge = 15 * time.Minute
@@ -40,9 +43,10 @@ var contractProps = map[string]string{
 	env.FinishBudget:     "FinishBudget",
 	env.CacheSize:        "CacheSize",
 	env.PayloadIgnore:    "PayloadIgnore",
+	env.KeySecret:        "HashKeys",
 	env.Concurrency:      "BatchConcurrency",
 	env.MinRemaining:     "MinRemaining",
-	env.MaxBodyBytes:     "MaxBodyBytes",
+	env.MaxMessageBytes:  "MaxMessageBytes",
 	env.Delivery:         "RawMessageDelivery",
 	env.Consumer:         "the construct id",
 	env.MetricsNamespace: "MetricsNamespace",
@@ -63,7 +67,7 @@ type settings struct {
 	leaseMax          time.Duration
 	finishBudget      time.Duration
 	minRemaining      time.Duration
-	maxBodyBytes      float64
+	maxMessageBytes   float64
 	cacheSize         float64
 	metricsNamespace  string
 	oldestMessageAge  time.Duration
@@ -99,7 +103,7 @@ func (p *IdempotentConsumerProps) resolve(id *string) (*settings, error) {
 		window:           durationOr(p.Window, defaultWindow),
 		ttlAfterWindow:   durationOr(p.TTLAfterWindow, defaultTTLAfterWindow),
 		finishBudget:     durationOr(p.FinishBudget, idempotency.DefaultFinishBudget),
-		maxBodyBytes:     numberOr(p.MaxBodyBytes, defaultMaxBodyBytes),
+		maxMessageBytes:  numberOr(p.MaxMessageBytes, defaultMaxMessageBytes),
 		cacheSize:        numberOr(p.CacheSize, 0),
 		metricsNamespace: stringOr(p.MetricsNamespace, defaultMetricsNamespace),
 		oldestMessageAge: durationOr(p.OldestMessageAlarmThreshold, defaultOldestMessageAge),
@@ -173,8 +177,17 @@ func (p *IdempotentConsumerProps) resolve(id *string) (*settings, error) {
 	if !isInt(s.cacheSize) || s.cacheSize < 0 || s.cacheSize > idempotency.MaxCacheSize {
 		bad("CacheSize %v is out of range; give a whole number from 0 (no cache) to %d", s.cacheSize, idempotency.MaxCacheSize)
 	}
-	if !isInt(s.maxBodyBytes) || s.maxBodyBytes < 1 {
-		bad("MaxBodyBytes %v is out of range; give a whole number of bytes of at least 1 (default %d)", s.maxBodyBytes, defaultMaxBodyBytes)
+	raw := p.RawMessageDelivery != nil && *p.RawMessageDelivery
+	switch {
+	case !isInt(s.maxMessageBytes) || s.maxMessageBytes < minMessageBytes || s.maxMessageBytes > env.MaxQueueBodyBytes:
+		bad("MaxMessageBytes %s is out of range; give a whole number of bytes from %d to %d (default %d)", formatNumber(s.maxMessageBytes), minMessageBytes, env.MaxQueueBodyBytes, defaultMaxMessageBytes)
+	case !raw && s.maxMessageBytes > env.MaxEnvelopedMessageBytes:
+		bad("MaxMessageBytes %s is more than %d, the largest message that always fits the queue's 1 MiB body in an SNS envelope (JSON escaping can double a message); set RawMessageDelivery to deliver larger messages, or give at most %d", formatNumber(s.maxMessageBytes), env.MaxEnvelopedMessageBytes, env.MaxEnvelopedMessageBytes)
+	}
+	if p.Topic != nil {
+		if topicMax, known := topicMaxMessageBytes(p.Topic); known && topicMax > s.maxMessageBytes {
+			bad("Topic accepts messages of up to %s bytes (its MaximumMessageSize), more than MaxMessageBytes %s: a message in between would be published and then refused by the handler on every delivery, until the dead-letter queue takes it; set MaxMessageBytes to %s, or lower the topic's MaximumMessageSize", formatNumber(topicMax), formatNumber(s.maxMessageBytes), formatNumber(topicMax))
+		}
 	}
 	if s.window <= 0 {
 		bad("Window %s must be positive (default %s)", formatDuration(s.window), formatDuration(defaultWindow))
@@ -233,6 +246,28 @@ func (p *IdempotentConsumerProps) resolve(id *string) (*settings, error) {
 	return s, nil
 }
 
+// snsDefaultMaxMessageBytes is the MaximumMessageSize of a topic that does
+// not set it.
+const snsDefaultMaxMessageBytes = 262144
+
+// topicMaxMessageBytes returns the MaximumMessageSize of topic when the app
+// defines the topic (an awssns.Topic, not an imported one) with a concrete
+// value or none (SNS's default). known is false when it cannot be told.
+func topicMaxMessageBytes(topic awssns.ITopic) (size float64, known bool) {
+	cfn, ok := topic.Node().DefaultChild().(awssns.CfnTopic)
+	if !ok || cfn == nil {
+		return 0, false
+	}
+	n := cfn.MaximumMessageSize()
+	switch {
+	case n == nil:
+		return snsDefaultMaxMessageBytes, true
+	case *awscdk.Token_IsUnresolved(n):
+		return 0, false
+	}
+	return *n, true
+}
+
 // toGo converts a concrete CDK duration to a time.Duration.
 func toGo(d awscdk.Duration) time.Duration {
 	return time.Duration(*d.ToMilliseconds(nil)) * time.Millisecond
@@ -258,6 +293,9 @@ func stringOr(s *string, def string) string {
 	}
 	return *s
 }
+
+// formatNumber writes f in plain decimal ("1048576", not "1.048576e+06").
+func formatNumber(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
 func isInt(f float64) bool { return f == math.Trunc(f) && !math.IsInf(f, 0) }
 

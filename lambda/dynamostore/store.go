@@ -38,7 +38,16 @@ const (
 	attrExpires = "expires_at"  // epoch seconds
 	attrHash    = "payload_hash"
 	attrResult  = "result"
+	attrLayout  = "layout"
 )
+
+// Layout is the version of the record's layout (its attributes and what
+// they mean) that this release writes, in the attribute "layout"; a record
+// without one is of layout 1, written before the attribute existed. A
+// record of a newer layout is not read as if it were this one: reading it
+// fails (a store error, retried) until this release is replaced. The payload
+// hash carries its own version ("v2:…"; see idempotency.Guard.Fact).
+const Layout = 1
 
 // MaxTxWrites is how many writes a transactional effect may add: DynamoDB
 // allows 100 actions per transaction and the record takes one.
@@ -266,6 +275,7 @@ func marshal(rec idempotency.Record) map[string]types.AttributeValue {
 		attrExpires:  number(rec.ExpiresAt.Unix()),
 		TTLAttribute: number(rec.TTL.Unix()),
 		attrHash:     &types.AttributeValueMemberS{Value: rec.PayloadHash},
+		attrLayout:   number(Layout),
 	}
 	if rec.Status == idempotency.StatusInProgress {
 		item[attrLease] = number(rec.LeaseUntil.UnixMilli())
@@ -307,8 +317,12 @@ func unmarshal(item map[string]types.AttributeValue) (*idempotency.Record, error
 	}
 	rec.ExpiresAt = time.Unix(num(attrExpires), 0)
 	rec.TTL = time.Unix(num(TTLAttribute), 0)
+	layout := num(attrLayout)
 	if err != nil {
 		return nil, err
+	}
+	if layout > Layout {
+		return nil, fmt.Errorf("record %q has layout %d, newer than this release reads (%d): deploy the release that wrote it", rec.Key, layout, Layout)
 	}
 	if rec.Key == "" || (rec.Status != idempotency.StatusInProgress && rec.Status != idempotency.StatusCompleted) {
 		return nil, fmt.Errorf("not an idempotency record: pk %q, status %q", rec.Key, status)

@@ -3,7 +3,9 @@ package dynamostore_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -72,5 +74,49 @@ func TestValidatesAgainstDynalite(t *testing.T) {
 	}
 	if err := s.Commit(context.Background(), *rec, rec.ExpiresAt, "not writes"); err == nil {
 		t.Fatal("Commit accepted writes of the wrong type")
+	}
+}
+
+// items is an API that answers GetItem with item and keeps what PutItem
+// writes.
+type items struct {
+	dynamostore.API
+	item, put map[string]types.AttributeValue
+}
+
+func (i *items) GetItem(context.Context, *dynamodb.GetItemInput, ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
+	return &dynamodb.GetItemOutput{Item: i.item}, nil
+}
+
+func (i *items) PutItem(_ context.Context, in *dynamodb.PutItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	i.put = in.Item
+	return &dynamodb.PutItemOutput{}, nil
+}
+
+// TestRecordLayoutVersions: records carry their layout version; records
+// written before it existed (no attribute) read as layout 1, and a record of
+// a newer layout is refused rather than misread.
+func TestRecordLayoutVersions(t *testing.T) {
+	api := &items{}
+	s := dynamostore.New(api, "t")
+	if err := s.Reserve(context.Background(), idempotency.Record{Key: "n#k", Status: idempotency.StatusInProgress, Owner: "o", PayloadHash: "v2:h"}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if n, ok := api.put["layout"].(*types.AttributeValueMemberN); !ok || n.Value != "1" {
+		t.Fatalf("written layout %#v, want 1", api.put["layout"])
+	}
+	previous := map[string]types.AttributeValue{ // as the release before layouts wrote it
+		"pk": &types.AttributeValueMemberS{Value: "n#k"}, "status": &types.AttributeValueMemberS{Value: "COMPLETED"},
+		"owner": &types.AttributeValueMemberS{Value: "o"}, "expires_at": &types.AttributeValueMemberN{Value: "2000000000"},
+		"ttl": &types.AttributeValueMemberN{Value: "2000086400"}, "payload_hash": &types.AttributeValueMemberS{Value: "dUPEFpLwNSk8yoOJ3ZdyEXhzX5jQyID04GlYqlf6twA"},
+		"result": &types.AttributeValueMemberS{Value: "r"},
+	}
+	api.item = previous
+	if rec, err := s.Get(context.Background(), "n#k"); err != nil || rec.Status != idempotency.StatusCompleted || rec.Result != "r" || rec.PayloadHash != "dUPEFpLwNSk8yoOJ3ZdyEXhzX5jQyID04GlYqlf6twA" {
+		t.Fatalf("a record without layout: %+v, %v", rec, err)
+	}
+	previous["layout"] = &types.AttributeValueMemberN{Value: "2"}
+	if rec, err := s.Get(context.Background(), "n#k"); err == nil || !strings.Contains(err.Error(), "layout 2") {
+		t.Fatalf("a record of a newer layout: %+v, %v; want an error", rec, err)
 	}
 }

@@ -53,6 +53,15 @@ const (
 	// such as "meta.sentAt") left out of the payload hash. Default: none.
 	PayloadIgnore = "IDEMPOTENCY_PAYLOAD_IGNORE"
 
+	// KeySecret, when set, is the secret under which record keys are hashed
+	// (HMAC-SHA-256), so that the table and the logs hold no business key
+	// in plain text (idempotency.Config.KeySecret says what it costs). At
+	// least 32 bytes, used as they are; it must not change while records
+	// live. Default: none, keys are stored as they are. The construct sets
+	// it, from a secret it generates in AWS Secrets Manager, when HashKeys
+	// is on.
+	KeySecret = "IDEMPOTENCY_KEY_SECRET"
+
 	// Concurrency bounds how many records of one batch run at once.
 	// Default: the batch size.
 	Concurrency = "BATCH_CONCURRENCY"
@@ -62,9 +71,11 @@ const (
 	// Default: the finishing budget plus 1s.
 	MinRemaining = "BATCH_MIN_REMAINING"
 
-	// MaxBodyBytes is the largest message body accepted; larger bodies are bad
-	// input. Default: 262144 (256 KiB).
-	MaxBodyBytes = "BATCH_MAX_BODY_BYTES"
+	// MaxMessageBytes is the largest business message accepted, in bytes:
+	// the message as published, without the SNS envelope that may carry it.
+	// Larger messages are bad input. Default: 262144 (256 KiB, what an SNS
+	// topic accepts by default).
+	MaxMessageBytes = "BATCH_MAX_MESSAGE_BYTES"
 
 	// Delivery says how SNS delivers into the queue: "raw", "envelope" or
 	// "auto" (detect per message). Default: auto.
@@ -77,6 +88,33 @@ const (
 	// MetricsNamespace is the CloudWatch namespace of the Embedded Metric
 	// Format lines. Default: "IdempotentConsumer".
 	MetricsNamespace = "METRICS_NAMESPACE"
+)
+
+// Size limits of the path a message takes, which the construct and the
+// handler agree on.
+//
+// SNS counts a message (with its attributes) against the topic's
+// MaximumMessageSize, 256 KiB by default and at most 1 MiB. With raw message
+// delivery the SQS body is the message. Otherwise it is an SNS envelope: a
+// JSON object whose Message is the message as a JSON string, so that each
+// '"' and '\\' (and each newline) of the message takes two bytes: the body
+// of a message of n bytes can be 2n bytes, plus the envelope's other fields.
+const (
+	// MaxQueueBodyBytes is the largest SQS message body: 1 MiB. The
+	// construct sets every queue's MaximumMessageSize to it, so that a queue
+	// never refuses what the topic delivers.
+	MaxQueueBodyBytes = 1 << 20
+
+	// EnvelopeOverheadBytes bounds what an SNS envelope adds to its escaped
+	// Message: type, ids, topic ARN, subject, timestamp, signature,
+	// certificate and unsubscribe URLs, and the structure of a few message
+	// attributes.
+	EnvelopeOverheadBytes = 8 << 10
+
+	// MaxEnvelopedMessageBytes is the largest message that always fits an
+	// SQS body in an SNS envelope, whatever its content: (1 MiB − 8 KiB) / 2
+	// = 520192 bytes. Larger messages need raw message delivery.
+	MaxEnvelopedMessageBytes = (MaxQueueBodyBytes - EnvelopeOverheadBytes) / 2
 )
 
 // Duration reads the positive Go duration in the variable name through

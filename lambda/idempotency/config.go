@@ -30,5 +30,8 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if s := getenv(env.PayloadIgnore); s != "" {
 		cfg.PayloadIgnore = strings.Split(s, ",")
 	}
+	if s := getenv(env.KeySecret); s != "" {
+		cfg.KeySecret = []byte(s)
+	}
 	return cfg, nil
 }

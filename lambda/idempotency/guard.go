@@ -18,7 +18,10 @@ package idempotency
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -82,7 +85,33 @@ type Config struct {
 	ExpiryRetries int
 	// Now is the clock. Default: time.Now.
 	Now func() time.Time
+	// KeySecret, when set, makes the guard store and log a keyed hash of
+	// each business key instead of the key: the record's key is
+	// "<namespace>#" followed by the base64url HMAC-SHA-256, under
+	// KeySecret, of "<namespace>#<key>". Use it when business keys are
+	// personal data (an e-mail address, an account number): the table and
+	// the adapter's logs then hold no key in plain text, and without the
+	// secret nobody can recover one by hashing likely values.
+	//
+	// What it costs: a key cannot be read back from the table or the logs;
+	// to find a fact's record, compute its hash with the secret (Guard.Key).
+	// What stays the same: one business key always gives one record key,
+	// so duplicates are found across deliveries, and Reservation.Key (the
+	// hashed key) is stable across deliveries, to pass downstream as an
+	// idempotency key as before.
+	//
+	// It must be at least MinKeySecretBytes random bytes, and must not
+	// change while records live: a new secret, or turning hashing on or off,
+	// gives every fact a new record key and a new Reservation.Key, so a
+	// duplicate of a fact processed before the change runs again (downstream
+	// too). Change it only when no fact of the last business window can be
+	// delivered again. Default: none, keys are stored and logged as they are.
+	KeySecret []byte
 }
+
+// MinKeySecretBytes is the shortest Config.KeySecret: 32 bytes, the size of
+// an HMAC-SHA-256 output.
+const MinKeySecretBytes = 32
 
 // Guard runs effects at most once per business fact within the business
 // window, and exactly once when deliveries are retried until they succeed.
@@ -123,6 +152,9 @@ func NewGuard(store Store, cfg Config) (*Guard, error) {
 		return nil, fmt.Errorf("idempotency: FinishBudget (%v) leaves no time for the effect within LeaseMax (%v); give a LeaseMax longer than FinishBudget", cfg.FinishBudget, cfg.LeaseMax)
 	case cfg.CacheSize < 0 || cfg.CacheSize > MaxCacheSize:
 		return nil, fmt.Errorf("idempotency: CacheSize %d is out of range; give 0 (no cache) to %d", cfg.CacheSize, MaxCacheSize)
+	}
+	if n := len(cfg.KeySecret); n > 0 && n < MinKeySecretBytes {
+		return nil, fmt.Errorf("idempotency: KeySecret has %d bytes; give at least %d random bytes, or none to keep keys in plain text", n, MinKeySecretBytes)
 	}
 	if cfg.ExpiryRetries <= 0 {
 		cfg.ExpiryRetries = DefaultExpiryRetries
@@ -198,14 +230,18 @@ type Result struct {
 	DroppedBytes int
 }
 
-// Key returns the namespaced key for a business key, or an error wrapping
-// ErrInvalidKey.
+// Key returns the record key for a business key: the namespaced key
+// "<namespace>#<key>", or its keyed hash with Config.KeySecret. Errors wrap
+// ErrInvalidKey; they quote the key only when keys are not hashed. The rules
+// are the same either way, so that hashing changes no verdict.
 func (g *Guard) Key(key string) (string, error) {
 	switch {
 	case key == "":
 		return "", fmt.Errorf("%w: empty", ErrInvalidKey)
 	case !utf8.ValidString(key):
 		return "", fmt.Errorf("%w: not valid UTF-8", ErrInvalidKey)
+	case strings.IndexFunc(key, unicode.IsControl) >= 0 && len(g.cfg.KeySecret) > 0:
+		return "", fmt.Errorf("%w: it holds control characters", ErrInvalidKey)
 	case strings.IndexFunc(key, unicode.IsControl) >= 0:
 		return "", fmt.Errorf("%w: %q holds control characters", ErrInvalidKey, key)
 	}
@@ -213,18 +249,37 @@ func (g *Guard) Key(key string) (string, error) {
 	if len(pk) > MaxKeyBytes {
 		return "", fmt.Errorf("%w: %d bytes with the namespace, more than %d", ErrInvalidKey, len(pk), MaxKeyBytes)
 	}
+	if len(g.cfg.KeySecret) > 0 {
+		mac := hmac.New(sha256.New, g.cfg.KeySecret)
+		mac.Write([]byte(pk))
+		pk = g.cfg.Namespace + "#" + base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
+	}
 	return pk, nil
 }
 
 // Fact identifies one business fact: its namespaced key and the hash of its
-// canonical payload. Two deliveries of one fact have equal Facts.
+// canonical payload. Two deliveries of one fact have equal Key and Hash.
 type Fact struct {
-	Key  string
+	// Key is the namespaced key ("<namespace>#<key>", or the keyed hash of
+	// the key with Config.KeySecret): the record's partition key.
+	Key string
+	// Hash is the payload's hash in the current version (see Guard.Fact).
 	Hash string
+	// payload is kept to compare with a record that carries a hash of an
+	// earlier version; empty in a Fact not made by Guard.Fact.
+	payload string
 }
 
 // Fact validates key and payload (JSON) and returns their Fact. Errors wrap
 // ErrInvalidKey or ErrInvalidPayload: bad input, not worth a retry.
+//
+// The payload hash is versioned ("v2:…"): SHA-256 of a canonical form in
+// which numbers are exact values (5000, 5000.0 and 5e3 are one number) and
+// objects have sorted members. A payload holding a lone UTF-16 surrogate
+// escape, or an object with a member twice, is invalid: either would make
+// two different facts look alike, or one fact look different to two
+// decoders. A record written with the hash of version 1 (the releases
+// before versions) is recognised as the same payload while it lives.
 func (g *Guard) Fact(key string, payload []byte) (Fact, error) {
 	pk, err := g.Key(key)
 	if err != nil {
@@ -234,7 +289,14 @@ func (g *Guard) Fact(key string, payload []byte) (Fact, error) {
 	if err != nil {
 		return Fact{}, fmt.Errorf("%s: %w", pk, err)
 	}
-	return Fact{Key: pk, Hash: hash}, nil
+	return Fact{Key: pk, Hash: hash, payload: string(payload)}, nil
+}
+
+// samePayload reports whether stored, the payload hash of a record or of a
+// cached completion, is f's payload, in the current hash version or an
+// earlier one that records may still carry.
+func (g *Guard) samePayload(f Fact, stored string) bool {
+	return g.hasher.matches(stored, f.Hash, []byte(f.payload))
 }
 
 // Do runs effect once for the fact identified by key and carried by payload
@@ -317,7 +379,7 @@ type write func(ctx context.Context, rec *Record, now time.Time) error
 func (g *Guard) run(ctx context.Context, f Fact, op string, w write, took func(ctx context.Context, rec *Record) (Result, error)) (Result, error) {
 	pk, hash := f.Key, f.Hash
 	if e, ok := g.cache.get(pk, g.cfg.Now()); ok {
-		if e.hash != hash {
+		if !g.samePayload(f, e.hash) {
 			return Result{}, fmt.Errorf("%s: %w", pk, ErrPayloadMismatch)
 		}
 		return Result{Outcome: Duplicate, Value: e.result, FromCache: true}, nil
@@ -355,6 +417,14 @@ func (g *Guard) run(ctx context.Context, f Fact, op string, w write, took func(c
 		if old.Owner == token {
 			taken = true
 			break
+		}
+		if old.PayloadHash != hash && g.samePayload(f, old.PayloadHash) {
+			// A record of an earlier hash version for this very payload
+			// (written before an upgrade): go on under its hash, so that
+			// the record keeps one version and the store's conditions,
+			// which compare hashes as strings, let this delivery take over
+			// a lapsed reservation as they would a redelivery then.
+			hash = old.PayloadHash
 		}
 		if !old.Holds(hash, g.cfg.Now()) {
 			continue // expired by the time it was read: try again

@@ -283,3 +283,34 @@ func TestTxResultTooLargeIsProcessed(t *testing.T) {
 		t.Fatalf("%+v, %v, credited %d times; want processed once with the result dropped", res, err, credited)
 	}
 }
+
+// TestKeySecretHashesKeys: with a key secret the record key is the
+// namespace and the HMAC-SHA-256 of the namespaced key, stable for one
+// secret, different under another; the key rules do not change, and their
+// errors do not quote the key.
+func TestKeySecretHashesKeys(t *testing.T) {
+	guard := func(secret string) *idempotency.Guard {
+		g, err := idempotency.NewGuard(idempotency.NewMemoryStore(), idempotency.Config{Namespace: "ns", KeySecret: []byte(secret)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	a, b := guard(strings.Repeat("a", 32)), guard(strings.Repeat("b", 32))
+	ka, err := a.Key("jane@example.com")
+	again, _ := a.Key("jane@example.com")
+	kb, _ := b.Key("jane@example.com")
+	other, _ := a.Key("john@example.com")
+	if err != nil || ka != again || ka == kb || ka == other || !strings.HasPrefix(ka, "ns#") || len(ka) != len("ns#")+43 || strings.Contains(ka, "jane") {
+		t.Fatalf("keys %q, %q, %q, %q, %v: want ns# and 43 characters, stable for one secret, apart for another secret or key", ka, again, kb, other, err)
+	}
+	for _, key := range []string{"", "jane\n@example.com", strings.Repeat("k", idempotency.MaxKeyBytes)} {
+		_, err := a.Key(key)
+		if !errors.Is(err, idempotency.ErrInvalidKey) || (key != "" && strings.Contains(err.Error(), key[:4])) {
+			t.Errorf("Key(%.10q…) = %v: want ErrInvalidKey without the key", key, err)
+		}
+	}
+	if _, err := idempotency.NewGuard(idempotency.NewMemoryStore(), idempotency.Config{Namespace: "ns", KeySecret: make([]byte, 31)}); err == nil {
+		t.Error("a 31-byte secret was accepted")
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"strings"
 	"sync"
@@ -35,7 +36,7 @@ const (
 	// DefaultEffectTime is the least time the effect gets by default: a
 	// record starts only with the guard's finishing budget plus this left.
 	DefaultEffectTime       = time.Second
-	DefaultMaxBodyBytes     = 256 << 10
+	DefaultMaxMessageBytes  = 256 << 10
 	DefaultMetricsNamespace = "IdempotentConsumer"
 )
 
@@ -51,9 +52,11 @@ type Config struct {
 	// a MinRemaining below that budget gains nothing.
 	// Default: the guard's FinishBudget plus DefaultEffectTime (3s).
 	MinRemaining time.Duration
-	// MaxBodyBytes is the largest body accepted; larger ones are bad input.
-	// Default: DefaultMaxBodyBytes (256 KiB).
-	MaxBodyBytes int
+	// MaxMessageBytes is the largest business message accepted: the message
+	// as published, without the SNS envelope that may carry it (which can
+	// double it: see package env). Larger messages are bad input. Default:
+	// DefaultMaxMessageBytes (256 KiB, what an SNS topic accepts by default).
+	MaxMessageBytes int
 	// Delivery says how bodies are delivered. Default: Auto.
 	Delivery Delivery
 	// Consumer names the consumer in logs and metrics. Default: the Lambda
@@ -81,7 +84,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if cfg.MinRemaining, err = env.Duration(getenv, env.MinRemaining); err != nil {
 		return Config{}, err
 	}
-	if cfg.MaxBodyBytes, err = env.Int(getenv, env.MaxBodyBytes); err != nil {
+	if cfg.MaxMessageBytes, err = env.Int(getenv, env.MaxMessageBytes); err != nil {
 		return Config{}, err
 	}
 	switch d := Delivery(getenv(env.Delivery)); d {
@@ -102,8 +105,8 @@ func (c Config) withDefaults(guard *idempotency.Guard) Config {
 	if c.MinRemaining <= 0 {
 		c.MinRemaining = guard.FinishBudget() + DefaultEffectTime
 	}
-	if c.MaxBodyBytes <= 0 {
-		c.MaxBodyBytes = DefaultMaxBodyBytes
+	if c.MaxMessageBytes <= 0 {
+		c.MaxMessageBytes = DefaultMaxMessageBytes
 	}
 	if c.Delivery == "" {
 		c.Delivery = Auto
@@ -126,6 +129,12 @@ func (c Config) withDefaults(guard *idempotency.Guard) Config {
 // KeyFunc derives the idempotency key from the business message: the order
 // id, the transaction id, a client's Idempotency-Key. An empty key or an
 // error is bad input.
+//
+// It is also the place to refuse a message that no retry can fix (a
+// negative amount, a missing field): it runs before the idempotency store,
+// so such a message costs no store request on any delivery, and is reported
+// as bad input until the dead-letter queue takes it. The same refusal in the
+// effect costs a reservation and its release on every delivery.
 type KeyFunc[T any] func(msg T) (string, error)
 
 // Func is the business effect for one message, run at most once per fact.
@@ -283,12 +292,17 @@ func (b *batch[T]) one(ctx context.Context, rec *events.SQSMessage) (r report) {
 		}
 	}()
 	h := b.h
-	if len(rec.Body) > h.cfg.MaxBodyBytes {
-		return report{outcome: BadInput, err: fmt.Errorf("%w: body of %d bytes, more than %d", ErrBadInput, len(rec.Body), h.cfg.MaxBodyBytes)}
+	// The body is bounded first, before it is read: no body larger than
+	// an envelope of the largest message can carry one.
+	if maxBody := envelopeBound(h.cfg.MaxMessageBytes); len(rec.Body) > maxBody {
+		return report{outcome: BadInput, err: fmt.Errorf("%w: body of %d bytes, more than %d, the most that can carry a message of at most %d bytes", ErrBadInput, len(rec.Body), maxBody, h.cfg.MaxMessageBytes)}
 	}
 	payload, err := Parse([]byte(rec.Body), h.cfg.Delivery)
 	if err != nil {
 		return report{outcome: BadInput, err: err}
+	}
+	if len(payload) > h.cfg.MaxMessageBytes {
+		return report{outcome: BadInput, err: fmt.Errorf("%w: message of %d bytes, more than %d", ErrBadInput, len(payload), h.cfg.MaxMessageBytes)}
 	}
 	var msg T
 	if err := json.Unmarshal(payload, &msg); err != nil {
@@ -300,7 +314,8 @@ func (b *batch[T]) one(ctx context.Context, rec *events.SQSMessage) (r report) {
 	}
 	fact, err := h.guard.Fact(key, payload)
 	if err != nil {
-		return report{outcome: BadInput, key: key, err: err}
+		pk, _ := h.guard.Key(key) // the key as stored (hashed with a key secret), never as given
+		return report{outcome: BadInput, key: pk, err: err}
 	}
 
 	b.slots <- struct{}{}
@@ -335,6 +350,15 @@ func (b *batch[T]) one(ctx context.Context, rec *events.SQSMessage) (r report) {
 		err = fmt.Errorf("processed, but the result of %d bytes exceeds idempotency.MaxResultBytes (%d): stored without it, duplicates get an empty result", res.DroppedBytes, idempotency.MaxResultBytes)
 	}
 	return report{outcome: classify(res, err), key: fact.Key, err: err}
+}
+
+// envelopeBound is the largest body that can carry a message of at most n
+// bytes: an SNS envelope can double the message and adds its own fields.
+func envelopeBound(n int) int {
+	if n > (math.MaxInt-env.EnvelopeOverheadBytes)/2 {
+		return math.MaxInt
+	}
+	return 2*n + env.EnvelopeOverheadBytes
 }
 
 // log writes the record's line: key, message id, outcome and, for failures,

@@ -67,8 +67,8 @@ func TestHostileInput(t *testing.T) {
 		{"envelope, Message not JSON", envelope(`"orderId=7"`), "bad_input", "not JSON"},
 		{"envelope inside an envelope", envelope(quoted(envelope(quoted(`{"orderId":"inner","amount":1}`)))), "bad_input", "empty"},
 		// Huge bodies, deep nesting.
-		{"body one byte over the limit", `{"orderId":"fat","amount":1,"pad":"` + strings.Repeat("x", sqsbatch.DefaultMaxBodyBytes-len(`{"orderId":"fat","amount":1,"pad":""}`)+1) + `"}`, "bad_input", "more than 262144"},
-		{"4 MiB body", strings.Repeat("{", 4<<20), "bad_input", "more than 262144"},
+		{"message one byte over the limit", `{"orderId":"fat","amount":1,"pad":"` + strings.Repeat("x", sqsbatch.DefaultMaxMessageBytes-len(`{"orderId":"fat","amount":1,"pad":""}`)+1) + `"}`, "bad_input", "message of 262145 bytes, more than 262144"},
+		{"4 MiB body", strings.Repeat("{", 4<<20), "bad_input", "body of 4194304 bytes, more than 532480"},
 		{"nested beyond the JSON parser's limit", `{"orderId":"deep","amount":1,"x":` + nest(20000) + `}`, "bad_input", "not JSON"},
 		{"nested beyond the hash's limit", `{"orderId":"deep","amount":1,"x":` + nest(1000) + `}`, "bad_input", "nested"},
 		{"nested key", `{"orderId":` + nest(200) + `,"amount":1}`, "bad_input", "decode message"},

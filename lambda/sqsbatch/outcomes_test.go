@@ -53,7 +53,7 @@ func TestOutcomeTable(t *testing.T) {
 		{name: "wrong shape", body: `{"orderId":42}`, outcome: "bad_input", reason: "decode message"},
 		{name: "no key", body: `{"amount":10}`, outcome: "bad_input", reason: "empty"},
 		{name: "key with control characters", body: `{"orderId":"a\u0000b"}`, outcome: "bad_input", reason: "control characters"},
-		{name: "too large", body: `{"orderId":"big","pad":"` + strings.Repeat("x", sqsbatch.DefaultMaxBodyBytes) + `"}`, outcome: "bad_input", reason: "more than"},
+		{name: "too large", body: `{"orderId":"big","pad":"` + strings.Repeat("x", sqsbatch.DefaultMaxMessageBytes) + `"}`, outcome: "bad_input", reason: "more than"},
 		{name: "invalid SNS envelope", rawBody: `{"Type":"Notification","TopicArn":"arn:aws:sns:us-east-1:1:orders","Message":{"orderId":"e"}}`, outcome: "bad_input", reason: "Message is not a string"},
 		{name: "SNS envelope without Message", rawBody: `{"Type":"Notification","TopicArn":"arn:aws:sns:us-east-1:1:orders"}`, outcome: "bad_input", reason: "no Message"},
 		{name: "payload mismatch", id: "reused", prepare: complete("reused", `{"orderId":"reused","amount":10}`), body: `{"orderId":"reused","amount":99}`, outcome: "mismatch", calls: 1, reason: "payload mismatch"},

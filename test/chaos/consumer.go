@@ -341,11 +341,11 @@ func (s *sim) newConsumer(name string, tx bool, window time.Duration, inner idem
 		return nil, err
 	}
 	cfg := sqsbatch.Config{
-		Concurrency:  1,
-		MaxBodyBytes: maxBodyBytes,
-		Consumer:     name,
-		Logger:       slog.New(capture{}),
-		Metrics:      io.Discard,
+		Concurrency:     1,
+		MaxMessageBytes: maxMessageBytes,
+		Consumer:        name,
+		Logger:          slog.New(capture{}),
+		Metrics:         io.Discard,
 	}
 	c.guard = g
 	if tx {
@@ -414,8 +414,8 @@ func (w *worker) invoke(msgs []*message) {
 	for i, m := range msgs {
 		handles[i] = m.receipt
 		body := render(m, m.receipt)
-		_, err := sqsbatch.Parse([]byte(body), sqsbatch.Auto)
-		expected[i] = len(body) <= maxBodyBytes && err == nil
+		msg, err := sqsbatch.Parse([]byte(body), sqsbatch.Auto)
+		expected[i] = err == nil && len(msg) <= maxMessageBytes
 		ev.Records[i] = events.SQSMessage{
 			MessageId:      m.id,
 			ReceiptHandle:  m.receipt,

@@ -48,7 +48,7 @@ func (f *fact) body(variant int, placedAt time.Time) string {
 	case "deep":
 		return fmt.Sprintf(`{"orderId":%q,"customerId":%q,"amount":%d,"currency":"EUR","meta":%s1%s}`, f.id, f.customer, f.amount, strings.Repeat("[", 100), strings.Repeat("]", 100))
 	case "too_large":
-		return fmt.Sprintf(`{"orderId":%q,"customerId":%q,"amount":%d,"currency":"EUR","note":%q}`, f.id, f.customer, f.amount, strings.Repeat("x", maxBodyBytes))
+		return fmt.Sprintf(`{"orderId":%q,"customerId":%q,"amount":%d,"currency":"EUR","note":%q}`, f.id, f.customer, f.amount, strings.Repeat("x", maxMessageBytes))
 	}
 	// Valid facts, and poison whose key, amount or line items are the
 	// problem.

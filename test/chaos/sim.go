@@ -121,9 +121,9 @@ const (
 	batchSize       = 10
 	workersPerQueue = 16
 	publishInterval = 20 * time.Millisecond
-	// maxBodyBytes is the adapter's body limit in the simulation, small so
-	// that oversized bodies stay cheap.
-	maxBodyBytes = 8 << 10
+	// maxMessageBytes is the adapter's message limit in the simulation,
+	// small so that oversized messages stay cheap.
+	maxMessageBytes = 8 << 10
 	// longWindow is the business window of charge and wallet; shortWindow
 	// that of points: shorter than the function timeout, not shorter than
 	// the lease (the guard refuses that).

@@ -30,7 +30,12 @@ func main() {
 	if url := os.Getenv("PAYMENT_API_URL"); url != "" {
 		p.api = provider.New(url)
 	}
-	lambda.Start(sqsbatch.New(c.Guard, orders.Key, p.charge, c.Batch).Handle)
+	lambda.Start(newHandler(c.Guard, p, c.Batch).Handle)
+}
+
+// newHandler is the consumer's batch handler: charge each order once.
+func newHandler(guard *idempotency.Guard, p *payments, cfg sqsbatch.Config) *sqsbatch.Handler[orders.Order] {
+	return sqsbatch.New(guard, orders.Key, p.charge, cfg)
 }
 
 type payments struct {
@@ -49,11 +54,9 @@ type charge struct {
 	ID string `json:"id"`
 }
 
-// charge charges the order; r.Key is the payment's idempotency key.
+// charge charges the order, which orders.Key has validated; r.Key is the
+// payment's idempotency key.
 func (p *payments) charge(ctx context.Context, o orders.Order, r idempotency.Reservation) (string, error) {
-	if err := o.Validate(); err != nil {
-		return "", err
-	}
 	req := chargeRequest{OrderID: o.OrderID, CustomerID: o.CustomerID, Amount: o.Amount, Currency: o.Currency}
 	if p.api == nil {
 		sum := sha256.Sum256([]byte(r.Key))

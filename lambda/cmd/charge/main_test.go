@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/cmd/internal/orders"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/cmd/internal/orderstest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/cmd/internal/provider"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
@@ -72,4 +73,13 @@ func TestSandboxCharge(t *testing.T) {
 	if err != nil || a != b || !strings.HasPrefix(a, "ch_sandbox_") {
 		t.Fatalf("sandbox charges %q, %q, %v: want one stable sandbox id per key", a, b, err)
 	}
+}
+
+// TestInvalidOrdersCostNoStoreRequest: an order no retry can fix is bad
+// input before the store, on every delivery.
+func TestInvalidOrdersCostNoStoreRequest(t *testing.T) {
+	p := &payments{logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	orderstest.RefusedBeforeTheStore(t, func(g *idempotency.Guard, cfg sqsbatch.Config) *sqsbatch.Handler[orders.Order] {
+		return newHandler(g, p, cfg)
+	}, nil, nil)
 }

@@ -31,7 +31,21 @@ func main() {
 	if url := os.Getenv("RECEIPT_API_URL"); url != "" {
 		m.api = provider.New(url)
 	}
-	lambda.Start(sqsbatch.New(c.Guard, orders.Key, m.send, c.Batch).Handle)
+	lambda.Start(newHandler(c.Guard, m, c.Batch).Handle)
+}
+
+// newHandler is the consumer's batch handler: one receipt per order.
+func newHandler(guard *idempotency.Guard, m *mailer, cfg sqsbatch.Config) *sqsbatch.Handler[orders.Order] {
+	return sqsbatch.New(guard, key, m.send, cfg)
+}
+
+// key is orders.Key for a receipt, which also needs an address: an order
+// without one is refused before the idempotency store.
+func key(o orders.Order) (string, error) {
+	if o.Email == "" {
+		return "", fmt.Errorf("%w: order %s: no email for the receipt", sqsbatch.ErrBadInput, o.OrderID)
+	}
+	return orders.Key(o)
 }
 
 type mailer struct {
@@ -49,14 +63,9 @@ type sent struct {
 	ID string `json:"id"`
 }
 
-// send e-mails the receipt; r.Key is the e-mail's idempotency key.
+// send e-mails the receipt of an order that key has validated; r.Key is the
+// e-mail's idempotency key.
 func (m *mailer) send(ctx context.Context, o orders.Order, r idempotency.Reservation) (string, error) {
-	if err := o.Validate(); err != nil {
-		return "", err
-	}
-	if o.Email == "" {
-		return "", fmt.Errorf("%w: order %s: no email for the receipt", sqsbatch.ErrBadInput, o.OrderID)
-	}
 	req := receiptRequest{OrderID: o.OrderID, To: o.Email, Text: fmt.Sprintf("Order %s: charged %d.%02d %s", o.OrderID, o.Amount/100, o.Amount%100, o.Currency)}
 	if m.api == nil {
 		sum := sha256.Sum256([]byte(r.Key))

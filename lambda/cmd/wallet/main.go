@@ -31,7 +31,13 @@ func main() {
 	if w.table == "" {
 		w.table = os.Getenv(env.Table)
 	}
-	lambda.Start(sqsbatch.NewTx(c.Guard, orders.Key, w.credit, c.Batch).Handle)
+	lambda.Start(newHandler(c.Guard, w, c.Batch).Handle)
+}
+
+// newHandler is the consumer's batch handler: one cashback credit per order,
+// committed with its record.
+func newHandler(guard *idempotency.Guard, w wallets, cfg sqsbatch.Config) *sqsbatch.Handler[orders.Order] {
+	return sqsbatch.NewTx(guard, orders.Key, w.credit, cfg)
 }
 
 type wallets struct{ table string }
@@ -40,11 +46,9 @@ type wallets struct{ table string }
 func cashback(o orders.Order) int64 { return max(o.Amount/100, 1) }
 
 // credit returns the increment of the customer's balance as a transactional
-// write; it changes nothing itself.
+// write for an order that orders.Key has validated; it changes nothing
+// itself.
 func (w wallets) credit(_ context.Context, o orders.Order, _ idempotency.Reservation) (any, string, error) {
-	if err := o.Validate(); err != nil {
-		return nil, "", err
-	}
 	n := cashback(o)
 	update := types.TransactWriteItem{Update: &types.Update{
 		TableName:                 aws.String(w.table),

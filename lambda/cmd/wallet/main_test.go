@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/cmd/internal/orders"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/cmd/internal/orderstest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
@@ -29,10 +31,26 @@ func TestCreditIsOneIncrement(t *testing.T) {
 	if aws.ToString(u.TableName) != "Wallets" || key != "balance#c7" || n != "123" || aws.ToString(u.UpdateExpression) != "ADD #balance :n" || result != "credited 123" {
 		t.Fatalf("update %s %s +%s (%q), result %q", aws.ToString(u.TableName), key, n, aws.ToString(u.UpdateExpression), result)
 	}
-	if _, _, err := w.credit(context.Background(), orders.Order{OrderID: "2", CustomerID: "c7", Amount: 0, Currency: "EUR"}, idempotency.Reservation{}); !errors.Is(err, sqsbatch.ErrBadInput) {
-		t.Fatalf("zero amount: %v, want bad input", err)
+	if _, err := orders.Key(orders.Order{OrderID: "2", CustomerID: "c7", Amount: 0, Currency: "EUR"}); !errors.Is(err, sqsbatch.ErrBadInput) {
+		t.Fatalf("zero amount: %v, want bad input from the key function", err)
 	}
 	if got := cashback(orders.Order{Amount: 50}); got != 1 {
 		t.Fatalf("cashback of a small order: %d, want at least 1", got)
 	}
+}
+
+// TestInvalidOrdersCostNoStoreRequest: an order no retry can fix is bad
+// input before the store, on every delivery.
+func TestInvalidOrdersCostNoStoreRequest(t *testing.T) {
+	orderstest.RefusedBeforeTheStore(t, func(g *idempotency.Guard, cfg sqsbatch.Config) *sqsbatch.Handler[orders.Order] {
+		return newHandler(g, wallets{table: "Wallets"}, cfg)
+	}, func() idempotency.TxStore { return dropWrites{idempotency.NewMemoryStore()} }, nil)
+}
+
+// dropWrites commits the record of a transactional effect without its
+// DynamoDB writes, which a memory store cannot apply.
+type dropWrites struct{ *idempotency.MemoryStore }
+
+func (s dropWrites) Commit(ctx context.Context, rec idempotency.Record, now time.Time, _ any) error {
+	return s.MemoryStore.Commit(ctx, rec, now, nil)
 }

@@ -69,6 +69,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("LiveLeaseBlocksWhateverTheWindow", func(t *testing.T) { liveLease(t, h) })
 	t.Run("WindowStartsAtCompletion", func(t *testing.T) { windowAtCompletion(t, h) })
 	t.Run("RetriedWritesAreTheirOwn", func(t *testing.T) { retriedWrites(t, h) })
+	t.Run("RecordOfThePreviousHashVersion", func(t *testing.T) { previousHashVersion(t, h) })
 	if h.Credit != nil {
 		t.Run("TransactionalEffectExactlyOnce", func(t *testing.T) { transactional(t, h) })
 	}

@@ -22,8 +22,17 @@ type Order struct {
 }
 
 // Key is the idempotency key of everything done for an order: its id, the
-// business fact. Never the SQS message id.
-func Key(o Order) (string, error) { return o.OrderID, nil }
+// business fact; never the SQS message id. It refuses an order that no retry
+// can fix (see Validate): the key function runs before the idempotency
+// store, so such an order costs no store request on any of its deliveries,
+// where a refusal inside the effect costs a reservation and its release on
+// each one until the dead-letter queue takes it.
+func Key(o Order) (string, error) {
+	if err := o.Validate(); err != nil {
+		return "", err
+	}
+	return o.OrderID, nil
+}
 
 // Validate reports an order that no retry can fix, as bad input.
 func (o Order) Validate() error {
