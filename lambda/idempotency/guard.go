@@ -328,7 +328,9 @@ func (g *Guard) Run(ctx context.Context, f Fact, effect Effect) (Result, error) 
 // RunTx is Run for a transactional effect: the effect's writes and the
 // COMPLETED record are committed in one atomic request (one round trip, no
 // IN_PROGRESS state), so the effect happens exactly once with no window
-// between the effect and its record. The store must be a TxStore. Writes
+// between the effect and its record. As with Run, the effect's context ends
+// FinishBudget before the lease, leaving time for the commit, and the
+// business window starts at the commit. The store must be a TxStore. Writes
 // refused by their own condition return an *EffectError wrapping
 // ErrTxRejected; writes the store refuses as invalid, one wrapping
 // ErrTxInvalid.
@@ -344,13 +346,17 @@ func (g *Guard) RunTx(ctx context.Context, f Fact, effect TxEffect) (Result, err
 	)
 	commit := func(ctx context.Context, rec *Record, now time.Time) error {
 		if !computed {
+			ectx, cancel := context.WithDeadline(ctx, rec.LeaseUntil.Add(-g.cfg.FinishBudget))
 			var err error
-			writes, res.Value, err = callTxEffect(ctx, g.reservation(rec), effect)
+			writes, res.Value, err = callTxEffect(ectx, g.reservation(rec), effect)
+			cancel()
 			if err != nil {
 				return &EffectError{Err: err}
 			}
 			res.Value, res.DroppedBytes = fitResult(res.Value)
 			computed = true
+			now = g.cfg.Now() // the commit, and the window, come after the effect
+			g.setWindow(rec, now)
 		}
 		rec.Status, rec.LeaseUntil, rec.Result = StatusCompleted, time.Time{}, res.Value
 		err := txs.Commit(ctx, *rec, now, writes)

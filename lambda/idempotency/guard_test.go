@@ -314,3 +314,33 @@ func TestKeySecretHashesKeys(t *testing.T) {
 		t.Error("a 31-byte secret was accepted")
 	}
 }
+
+// TestTxEffectLeavesTheFinishingBudgetAndStartsTheWindowAtCommit: a
+// transactional effect's context ends the finishing budget before the
+// invocation's deadline, like Run's, and the window of the record it
+// commits starts at the commit, after the effect.
+func TestTxEffectLeavesTheFinishingBudgetAndStartsTheWindowAtCommit(t *testing.T) {
+	s := idempotency.NewMemoryStore()
+	now := time.Now().Truncate(time.Second)
+	clock := func() time.Time { return now }
+	g, _ := idempotency.NewGuard(s, idempotency.Config{Namespace: "ns", Window: time.Hour, Now: clock})
+	deadline := now.Add(time.Minute)
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	f, _ := g.Fact("k", []byte(`{}`))
+	res, err := g.RunTx(ctx, f, func(ectx context.Context, _ idempotency.Reservation) (any, string, error) {
+		d, _ := ectx.Deadline()
+		if left := deadline.Sub(d); left < idempotency.DefaultFinishBudget {
+			t.Errorf("the transactional effect's context ends %v before the deadline, want at least the finishing budget %v", left, idempotency.DefaultFinishBudget)
+		}
+		now = now.Add(30 * time.Second) // a slow effect
+		return nil, "ok", nil
+	})
+	if err != nil || res.Outcome != idempotency.Processed {
+		t.Fatalf("%+v, %v", res, err)
+	}
+	rec, _ := s.Get(context.Background(), f.Key)
+	if rec == nil || !rec.ExpiresAt.Equal(now.Add(time.Hour)) {
+		t.Fatalf("record %+v: want its window to end an hour after the commit, %v", rec, now.Add(time.Hour))
+	}
+}

@@ -113,7 +113,7 @@ func (m *MemoryStore) Commit(ctx context.Context, rec Record, now time.Time, wri
 	}
 	apply, ok := writes.(MemoryWrites)
 	if !ok && writes != nil {
-		return fmt.Errorf("memory store: writes are %T, want idempotency.MemoryWrites", writes)
+		return fmt.Errorf("%w: memory store: writes are %T, want idempotency.MemoryWrites", ErrTxInvalid, writes)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
