@@ -67,10 +67,11 @@ bench: tools .tools/bin/benchstat
 .tools/bin/benchstat:
 	GOBIN=$(CURDIR)/.tools/bin go install golang.org/x/perf/cmd/benchstat@$(BENCHSTAT_VERSION)
 
-## fuzz: a minute of each fuzz target of the SQS adapter.
+## fuzz: a minute of each fuzz target (SQS adapter, canonical payload parser).
 fuzz: tools
 	go test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 60s -fuzzminimizetime 5s ./lambda/sqsbatch/
 	go test -run '^$$' -fuzz '^FuzzHandle$$' -fuzztime 60s -fuzzminimizetime 5s ./lambda/sqsbatch/
+	go test -run '^$$' -fuzz '^FuzzPayloadHash$$' -fuzztime 60s -fuzzminimizetime 5s ./lambda/idempotency/
 
 ## chaos: the deterministic at-least-once simulation (test/chaos): 10,000 facts
 ## under every fault on the in-memory store. SEED=n replays run n (default 1);
