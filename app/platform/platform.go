@@ -15,10 +15,6 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/consumer"
 )
 
-// WalletTableEnv is the environment variable that tells the wallet handler
-// the name of the table holding wallet balances.
-const WalletTableEnv = "WALLET_TABLE"
-
 // Props configures an OrdersPlatform stack.
 type Props struct {
 	// StackProps are passed to the stack. Default: an environment-agnostic
@@ -109,9 +105,6 @@ func NewOrdersPlatform(scope constructs.Construct, id *string, props *Props) *Or
 		Table:         p.Wallets,
 		Namespace:     jsii.String("wallet"),
 		PayloadIgnore: ignore,
-		Environment: &map[string]*string{
-			WalletTableEnv: p.Wallets.TableName(),
-		},
 	})
 	return p
 }

@@ -18,7 +18,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/app/platform"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/cdktest"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/env"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/OrdersPlatform.template.json")
@@ -169,11 +169,10 @@ func TestWalletSharesTheWalletsTable(t *testing.T) {
 	cdktest.Must(t, func() {
 		synthesized.tmpl.HasResourceProperties(jsii.String("AWS::Lambda::Function"), map[string]any{
 			"Environment": map[string]any{"Variables": map[string]any{
-				env.Table:               map[string]any{"Ref": wallets},
-				env.Namespace:           "wallet",
-				env.Consumer:            "CreditWallet",
-				env.PayloadIgnore:       "placedAt",
-				platform.WalletTableEnv: map[string]any{"Ref": wallets},
+				contract.TableVar:         map[string]any{"Ref": wallets},
+				contract.NamespaceVar:     "wallet",
+				contract.ConsumerVar:      "CreditWallet",
+				contract.PayloadIgnoreVar: "placedAt",
 			}},
 		})
 		synthesized.tmpl.HasResource(jsii.String("AWS::DynamoDB::Table"), map[string]any{
@@ -189,10 +188,9 @@ func TestWalletSharesTheWalletsTable(t *testing.T) {
 		cdktest.Must(t, func() {
 			synthesized.tmpl.HasResourceProperties(jsii.String("AWS::Lambda::Function"), map[string]any{
 				"Environment": map[string]any{"Variables": map[string]any{
-					env.Namespace:           c.namespace,
-					env.Consumer:            c.name,
-					env.PayloadIgnore:       "placedAt",
-					platform.WalletTableEnv: assertions.Match_Absent(),
+					contract.NamespaceVar:     c.namespace,
+					contract.ConsumerVar:      c.name,
+					contract.PayloadIgnoreVar: "placedAt",
 				}},
 			})
 		})

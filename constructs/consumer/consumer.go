@@ -8,7 +8,7 @@
 // handler's Go main package for provided.al2023 on arm64, its own
 // least-privilege role and log group, the SQS event source with partial
 // batch responses, and alarms. The handler is configured only through the
-// environment variables named in package lambda/env.
+// runtime contract of package lambda/contract.
 //
 // The construct is secure by default: the topic, the queues and the table
 // are encrypted, the topic and the queues refuse requests without TLS, and
@@ -18,7 +18,6 @@ package consumer
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
@@ -36,7 +35,8 @@ import (
 	"github.com/aws/jsii-runtime-go"
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
 
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/env"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
 // Construct ids of the resources an IdempotentConsumer creates, relative to
@@ -216,8 +216,10 @@ type idempotentConsumer struct {
 //
 // It panics, as CDK constructs do, when the props are invalid (the message
 // lists every problem with the value given and the fix; see
-// IdempotentConsumerProps.Validate) or when the handler does not build (the
-// message includes the compiler's output).
+// IdempotentConsumerProps.Validate), when the handler does not build (the
+// message includes the compiler's output), or when the handler is not built
+// on this library, or on another version of it than the construct (see
+// DESIGN.md, "Versions that cannot drift").
 func NewIdempotentConsumer(scope constructs.Construct, id *string, props *IdempotentConsumerProps) IdempotentConsumer {
 	if props == nil {
 		props = &IdempotentConsumerProps{}
@@ -231,7 +233,7 @@ func NewIdempotentConsumer(scope constructs.Construct, id *string, props *Idempo
 		panic(fmt.Errorf("IdempotentConsumer %q: %w", *id, err))
 	}
 
-	c := &idempotentConsumer{namespace: s.namespace}
+	c := &idempotentConsumer{namespace: s.runtime.Namespace}
 	// Overriding (rather than wrapping) the jsii Construct makes c itself
 	// the construct, so it can be the scope of other constructs.
 	constructs.NewConstruct_Override(c, scope, id)
@@ -243,7 +245,7 @@ func NewIdempotentConsumer(scope constructs.Construct, id *string, props *Idempo
 	// unless the template says otherwise).
 	queueProps := func(extra *awssqs.QueueProps) *awssqs.QueueProps {
 		extra.EnforceSSL = jsii.Bool(true)
-		extra.MaxMessageSizeBytes = jsii.Number(env.MaxQueueBodyBytes)
+		extra.MaxMessageSizeBytes = jsii.Number(sqsbatch.MaxQueueBodyBytes)
 		if key != nil {
 			extra.Encryption = awssqs.QueueEncryption_KMS
 			extra.EncryptionMasterKey = key
@@ -286,7 +288,7 @@ func NewIdempotentConsumer(scope constructs.Construct, id *string, props *Idempo
 			EnforceSSL: jsii.Bool(true),
 		})
 		// SNS refuses at Publish what the handler would refuse.
-		topic.Node().DefaultChild().(awssns.CfnTopic).SetMaximumMessageSize(jsii.Number(s.maxMessageBytes))
+		topic.Node().DefaultChild().(awssns.CfnTopic).SetMaximumMessageSize(jsii.Number(s.runtime.MaxMessageBytes))
 		c.topic = topic
 	}
 	c.topic.AddSubscription(awssnssubscriptions.NewSqsSubscription(c.queue, &awssnssubscriptions.SqsSubscriptionProps{
@@ -334,41 +336,16 @@ func NewIdempotentConsumer(scope constructs.Construct, id *string, props *Idempo
 	if tracing == "" {
 		tracing = awslambda.Tracing_ACTIVE
 	}
-	delivery := "envelope"
-	if props.RawMessageDelivery != nil && *props.RawMessageDelivery {
-		delivery = "raw"
-	}
 	environment := map[string]*string{}
 	if props.Environment != nil {
 		for k, v := range *props.Environment {
 			environment[k] = v
 		}
 	}
-	contract := map[string]string{
-		env.Namespace:        s.namespace,
-		env.Window:           formatDuration(s.window),
-		env.TTLAfterWindow:   formatDuration(s.ttlAfterWindow),
-		env.LeaseMax:         formatDuration(s.leaseMax),
-		env.FinishBudget:     formatDuration(s.finishBudget),
-		env.CacheSize:        fmt.Sprint(int64(s.cacheSize)),
-		env.Concurrency:      fmt.Sprint(int64(s.batchConcurrency)),
-		env.MinRemaining:     formatDuration(s.minRemaining),
-		env.MaxMessageBytes:  fmt.Sprint(int64(s.maxMessageBytes)),
-		env.Delivery:         delivery,
-		env.Consumer:         *id,
-		env.MetricsNamespace: s.metricsNamespace,
-	}
-	if props.PayloadIgnore != nil && len(*props.PayloadIgnore) > 0 {
-		fields := make([]string, 0, len(*props.PayloadIgnore))
-		for _, f := range *props.PayloadIgnore {
-			fields = append(fields, *f)
-		}
-		contract[env.PayloadIgnore] = strings.Join(fields, ",")
-	}
-	for k, v := range contract {
+	for k, v := range s.runtime.Encode() {
 		environment[k] = jsii.String(v)
 	}
-	environment[env.Table] = c.table.TableName()
+	environment[contract.TableVar] = c.table.TableName()
 	if props.HashKeys != nil && *props.HashKeys {
 		// 64 letters and digits: more than the 32 bytes the handler
 		// requires. Retained and never rotated: a new secret gives every
@@ -388,7 +365,7 @@ func NewIdempotentConsumer(scope constructs.Construct, id *string, props *Idempo
 		// A dynamic reference: CloudFormation resolves it at deployment, so
 		// the template holds no secret and the function needs no access to
 		// Secrets Manager.
-		environment[env.KeySecret] = secret.SecretValue().UnsafeUnwrap()
+		environment[contract.KeySecretVar] = secret.SecretValue().UnsafeUnwrap()
 		c.keySecret = secret
 	}
 
@@ -401,7 +378,7 @@ func NewIdempotentConsumer(scope constructs.Construct, id *string, props *Idempo
 		Role:                         c.role,
 		LogGroup:                     c.logGroup,
 		MemorySize:                   jsii.Number(s.memorySize),
-		Timeout:                      awscdk.Duration_Seconds(jsii.Number(s.timeout.Seconds())),
+		Timeout:                      awscdk.Duration_Seconds(jsii.Number(s.runtime.Timeout.Seconds())),
 		ReservedConcurrentExecutions: props.ReservedConcurrentExecutions,
 		Tracing:                      tracing,
 		Environment:                  &environment,
@@ -416,7 +393,7 @@ func NewIdempotentConsumer(scope constructs.Construct, id *string, props *Idempo
 	// Event source: ReceiveMessage, DeleteMessage, ChangeMessageVisibility
 	// and GetQueueAttributes on the queue (and kms:Decrypt on its key).
 	c.function.AddEventSource(awslambdaeventsources.NewSqsEventSource(c.queue, &awslambdaeventsources.SqsEventSourceProps{
-		BatchSize:               jsii.Number(s.batchSize),
+		BatchSize:               jsii.Number(s.runtime.BatchSize),
 		MaxBatchingWindow:       props.MaxBatchingWindow,
 		MaxConcurrency:          props.MaxConcurrency,
 		ReportBatchItemFailures: jsii.Bool(true),
@@ -469,7 +446,7 @@ func NewIdempotentConsumer(scope constructs.Construct, id *string, props *Idempo
 			fmt.Sprintf("%s: SNS could not deliver messages into the queue; they are in the subscription dead-letter queue.", *id),
 			c.MetricSubscriptionDeadLetterMessages(nil), 0),
 		OldestMessage: alarm(IDOldestMessageAlarm,
-			fmt.Sprintf("%s: the oldest message in the queue is older than %s; the consumer is not keeping up.", *id, formatDuration(s.oldestMessageAge)),
+			fmt.Sprintf("%s: the oldest message in the queue is older than %s; the consumer is not keeping up.", *id, contract.Format(s.oldestMessageAge)),
 			c.MetricOldestMessageAge(nil), s.oldestMessageAge.Seconds()),
 		Errors: alarm(IDErrorsAlarm,
 			fmt.Sprintf("%s: invocations failed as a whole (records reported as batch item failures are not errors).", *id),

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
@@ -22,7 +21,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/consumer"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/cdktest"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/env"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 )
 
 // Directories TestMain prepares: a handler main package that builds, one
@@ -52,13 +51,22 @@ func run(m *testing.M) int {
 	handlerDir = filepath.Join(tmp, "handler")
 	brokenDir = filepath.Join(tmp, "broken")
 	outRoot = filepath.Join(tmp, "out")
-	// Handlers outside this module, with a module of their own and no
-	// dependencies, so that building them is fast and needs no network.
+	root, err := cdktest.ModuleRoot()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	// Handlers outside this module, with a module of their own that uses
+	// the library from this working tree (the construct refuses a handler
+	// without it) through a package with no dependencies, so that building
+	// them is fast and needs no network.
+	const lib = "github.com/idempotent-consumer/idempotent-consumer"
+	onLibrary := "require " + lib + " v0.0.0-00010101000000-000000000000\n\nreplace " + lib + " => " + root + "\n"
 	for dir, src := range map[string]string{
-		handlerDir: "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"stub handler\") }\n",
+		handlerDir: "package main\n\nimport _ \"" + lib + "/lambda/idempotency\"\n\nfunc main() {}\n",
 		brokenDir:  "package main\n\nfunc main() { notDeclaredAnywhere() }\n",
 	} {
-		if err := writeModule(dir, src); err != nil {
+		if err := writeModule(dir, onLibrary, src); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
@@ -66,11 +74,13 @@ func run(m *testing.M) int {
 	return m.Run()
 }
 
-func writeModule(dir, mainSrc string) error {
+// writeModule writes a module of its own in dir, with the library's go
+// version, the go.mod lines in mod, and mainSrc as main.go.
+func writeModule(dir, mod, mainSrc string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/"+filepath.Base(dir)+"\n\ngo 1.26\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/"+filepath.Base(dir)+"\n\ngo 1.26.8\n\n"+mod), 0o644); err != nil {
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, "main.go"), []byte(mainSrc), 0o644)
@@ -180,7 +190,7 @@ func custom(t *testing.T) *fixture {
 			Environment:                  &map[string]*string{"WALLET_TABLE": f.shared.TableName()},
 			Window:                       awscdk.Duration_Hours(jsii.Number(1)),
 			TTLAfterWindow:               awscdk.Duration_Hours(jsii.Number(2)),
-			LeaseMax:                     awscdk.Duration_Minutes(jsii.Number(1)),
+			LeaseMax:                     awscdk.Duration_Seconds(jsii.Number(40)),
 			CacheSize:                    jsii.Number(100),
 			PayloadIgnore:                jsii.Strings("meta.sentAt", "traceId"),
 			HashKeys:                     jsii.Bool(true),
@@ -395,19 +405,22 @@ func TestDefaultEnvironmentSetsTheWholeContract(t *testing.T) {
 	f := defaults(t)
 	has(t, f, "AWS::Lambda::Function", map[string]any{
 		"Environment": map[string]any{"Variables": assertions.Match_ObjectEquals(&map[string]any{
-			env.Table:            ref(id(f, f.consumer.Table())),
-			env.Namespace:        "chargeorder",
-			env.Window:           "24h",
-			env.TTLAfterWindow:   "24h",
-			env.LeaseMax:         "30s",
-			env.FinishBudget:     "2s",
-			env.CacheSize:        "0",
-			env.Concurrency:      "10",
-			env.MinRemaining:     "3s",
-			env.MaxMessageBytes:  "262144",
-			env.Delivery:         "envelope",
-			env.Consumer:         "ChargeOrder",
-			env.MetricsNamespace: "IdempotentConsumer",
+			contract.VersionVar:          "1",
+			contract.TableVar:            ref(id(f, f.consumer.Table())),
+			contract.NamespaceVar:        "chargeorder",
+			contract.TimeoutVar:          "30s",
+			contract.BatchSizeVar:        "10",
+			contract.WindowVar:           "24h",
+			contract.TTLAfterWindowVar:   "24h",
+			contract.LeaseMaxVar:         "30s",
+			contract.FinishBudgetVar:     "2s",
+			contract.CacheSizeVar:        "0",
+			contract.BatchConcurrencyVar: "10",
+			contract.MinRemainingVar:     "3s",
+			contract.MaxMessageBytesVar:  "262144",
+			contract.DeliveryVar:         "envelope",
+			contract.ConsumerVar:         "ChargeOrder",
+			contract.MetricsNamespaceVar: "IdempotentConsumer",
 		})},
 	})
 }
@@ -603,22 +616,25 @@ func TestCustomPropsReachTheResources(t *testing.T) {
 		"ReservedConcurrentExecutions": 5,
 		"TracingConfig":                assertions.Match_Absent(),
 		"Environment": map[string]any{"Variables": assertions.Match_ObjectEquals(&map[string]any{
-			"WALLET_TABLE":       ref(id(f, f.shared)),
-			env.Table:            ref(id(f, f.shared)),
-			env.Namespace:        "wallet",
-			env.Window:           "1h",
-			env.TTLAfterWindow:   "2h",
-			env.LeaseMax:         "1m",
-			env.CacheSize:        "100",
-			env.PayloadIgnore:    "meta.sentAt,traceId",
-			env.Concurrency:      "4",
-			env.FinishBudget:     "1500ms",
-			env.MinRemaining:     "2500ms",
-			env.MaxMessageBytes:  "1048576",
-			env.Delivery:         "raw",
-			env.Consumer:         "CreditWallet",
-			env.MetricsNamespace: "Wallets",
-			env.KeySecret: map[string]any{"Fn::Join": []any{"", []any{
+			"WALLET_TABLE":               ref(id(f, f.shared)),
+			contract.VersionVar:          "1",
+			contract.TableVar:            ref(id(f, f.shared)),
+			contract.NamespaceVar:        "wallet",
+			contract.TimeoutVar:          "45s",
+			contract.BatchSizeVar:        "100",
+			contract.WindowVar:           "1h",
+			contract.TTLAfterWindowVar:   "2h",
+			contract.LeaseMaxVar:         "40s",
+			contract.CacheSizeVar:        "100",
+			contract.PayloadIgnoreVar:    "meta.sentAt,traceId",
+			contract.BatchConcurrencyVar: "4",
+			contract.FinishBudgetVar:     "1500ms",
+			contract.MinRemainingVar:     "2500ms",
+			contract.MaxMessageBytesVar:  "1048576",
+			contract.DeliveryVar:         "raw",
+			contract.ConsumerVar:         "CreditWallet",
+			contract.MetricsNamespaceVar: "Wallets",
+			contract.KeySecretVar: map[string]any{"Fn::Join": []any{"", []any{
 				"{{resolve:secretsmanager:", ref(id(f, f.consumer.KeySecret())), ":SecretString:::}}",
 			}}},
 		})},
@@ -790,11 +806,11 @@ func TestFailsWhen(t *testing.T) {
 		name:   "id gives an empty namespace",
 		id:     "#",
 		change: func(p *consumer.IdempotentConsumerProps) {},
-		want:   []string{`the construct id "#" gives an empty default Namespace; set Namespace`},
+		want:   []string{`Namespace is empty; give a short name`},
 	}, {
 		name: "environment overrides a contract variable",
 		change: func(p *consumer.IdempotentConsumerProps) {
-			p.Environment = &map[string]*string{env.Table: jsii.String("mine"), "OTHER": jsii.String("fine")}
+			p.Environment = &map[string]*string{contract.TableVar: jsii.String("mine"), "OTHER": jsii.String("fine")}
 		},
 		want: []string{"Environment sets IDEMPOTENCY_TABLE", "remove it from Environment and use Table instead"},
 	}, {
@@ -814,7 +830,7 @@ func TestFailsWhen(t *testing.T) {
 	}, {
 		name:   "timeout is not whole seconds",
 		change: func(p *consumer.IdempotentConsumerProps) { p.Timeout = awscdk.Duration_Millis(jsii.Number(1500)) },
-		want:   []string{"Timeout 1500ms is not a whole number of seconds"},
+		want:   []string{"Timeout 1500ms is out of range: Lambda takes whole seconds from 1s to 15m"},
 	}, {
 		name: "visibility timeout is above 12 hours",
 		change: func(p *consumer.IdempotentConsumerProps) {
@@ -861,7 +877,48 @@ func TestFailsWhen(t *testing.T) {
 	}, {
 		name:   "cache is larger than the handler accepts",
 		change: func(p *consumer.IdempotentConsumerProps) { p.CacheSize = jsii.Number(50_000_000) },
-		want:   []string{"CacheSize 5e+07 is out of range", "to 1000000"},
+		want:   []string{"CacheSize 50000000 is out of range", "to 1000000"},
+	}, {
+		name:   "timeout is over 15 minutes",
+		change: func(p *consumer.IdempotentConsumerProps) { p.Timeout = awscdk.Duration_Minutes(jsii.Number(20)) },
+		want:   []string{"Timeout 20m is out of range: Lambda takes whole seconds from 1s to 15m"},
+	}, {
+		name:   "min remaining is 0",
+		change: func(p *consumer.IdempotentConsumerProps) { p.MinRemaining = awscdk.Duration_Seconds(jsii.Number(0)) },
+		want:   []string{"MinRemaining 0s is not more than FinishBudget 2s"},
+	}, {
+		name:   "TTL after the window is 0",
+		change: func(p *consumer.IdempotentConsumerProps) { p.TTLAfterWindow = awscdk.Duration_Seconds(jsii.Number(0)) },
+		want:   []string{"TTLAfterWindow 0s is shorter than 1s"},
+	}, {
+		name: "window and lease are under a second",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.Window = awscdk.Duration_Millis(jsii.Number(500))
+			p.LeaseMax = awscdk.Duration_Millis(jsii.Number(500))
+		},
+		want: []string{"Window 500ms is shorter than 1s", "LeaseMax 500ms is shorter than 1s"},
+	}, {
+		name:   "batch size over 10 without a batching window",
+		change: func(p *consumer.IdempotentConsumerProps) { p.BatchSize = jsii.Number(50) },
+		want:   []string{"BatchSize 50 needs a MaxBatchingWindow", "set MaxBatchingWindow"},
+	}, {
+		name: "batching window over 5 minutes",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.BatchSize = jsii.Number(50)
+			p.MaxBatchingWindow = awscdk.Duration_Minutes(jsii.Number(10))
+		},
+		want: []string{"MaxBatchingWindow 10m is above the SQS event source's maximum of 5m"},
+	}, {
+		name:   "a thousand records at once",
+		change: func(p *consumer.IdempotentConsumerProps) { p.BatchConcurrency = jsii.Number(1000) },
+		want:   []string{"BatchConcurrency 1000 is out of range", "from 1 to 256"},
+	}, {
+		name: "durations are tokens",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.Window = awscdk.Duration_Seconds(awscdk.Token_AsNumber(awscdk.Fn_ImportValue(jsii.String("WindowSeconds"))))
+			p.BatchSize = awscdk.Token_AsNumber(awscdk.Fn_ImportValue(jsii.String("BatchSize")))
+		},
+		want: []string{"Window is a token that CDK resolves only at deployment", "give a concrete duration", "BatchSize is a token"},
 	}, {
 		name:   "max message bytes is below what SNS and SQS allow",
 		change: func(p *consumer.IdempotentConsumerProps) { p.MaxMessageBytes = jsii.Number(512) },
@@ -925,18 +982,6 @@ func TestFailsWhen(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-func TestFormatDuration(t *testing.T) {
-	for in, want := range map[string]string{"0s": "0s", "24h": "24h", "90m": "90m", "1h30m": "90m", "90s": "90s", "1.5s": "1500ms", "36h": "36h"} {
-		d, err := time.ParseDuration(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := consumer.FormatDuration(d); got != want {
-			t.Errorf("FormatDuration(%s) = %s, want %s", in, got, want)
-		}
 	}
 }
 

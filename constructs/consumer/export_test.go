@@ -19,6 +19,3 @@ func ContractVariables() []string {
 	}
 	return names
 }
-
-// FormatDuration is formatDuration.
-var FormatDuration = formatDuration

@@ -15,7 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/env"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 )
 
 // Region is the region the local resources live in.
@@ -150,26 +150,14 @@ func (d *deployment) seconds(v time.Duration) int {
 	return max(1, int((d.scaled(v)+time.Second-1)/time.Second))
 }
 
-// durationVars are the contract variables that hold durations, scaled with
-// the rest of the template's times, and the least value each keeps once
-// scaled: the guard's 1s minimum of Window and LeaseMax, as function
-// timeouts are kept at a whole second (LeaseMax defaults to the timeout).
-var durationVars = map[string]time.Duration{env.Window: time.Second, env.TTLAfterWindow: 0, env.LeaseMax: time.Second, env.FinishBudget: 0, env.MinRemaining: 0}
-
 // environment resolves a function's variables: references to tables,
-// topics and queues become their local names, durations are scaled.
+// topics and queues become their local names, and the runtime contract's
+// durations are scaled with the rest of the template's times.
 func (d *deployment) environment(f *Function) (map[string]string, error) {
 	out := make(map[string]string, len(f.Env))
 	for k, v := range f.Env {
 		switch v := v.(type) {
 		case string:
-			if least, ok := durationVars[k]; ok {
-				dur, err := time.ParseDuration(v)
-				if err != nil {
-					return nil, fmt.Errorf("%s=%q: %w", k, v, err)
-				}
-				v = max(d.scaled(dur), least).String()
-			}
 			out[k] = v
 		case map[string]any:
 			raw, _ := json.Marshal(v)
@@ -186,7 +174,34 @@ func (d *deployment) environment(f *Function) (map[string]string, error) {
 			return nil, fmt.Errorf("%s: unsupported value %v", k, v)
 		}
 	}
+	if err := d.scaleContract(out); err != nil {
+		return nil, fmt.Errorf("%s: %w", f.ID, err)
+	}
 	return out, nil
+}
+
+// scaleContract divides the durations of the runtime contract in env by the
+// time scale, keeping the rules the handler checks: the function's timeout
+// in whole seconds, as seconds does; Window and LeaseMax at least a second,
+// the lease within the timeout.
+func (d *deployment) scaleContract(env map[string]string) error {
+	s, err := contract.Decode(func(k string) string { return env[k] }, "")
+	if err != nil {
+		return fmt.Errorf("the template's runtime contract: %w", err)
+	}
+	s.Timeout = time.Duration(d.seconds(s.Timeout)) * time.Second
+	s.Window = max(d.scaled(s.Window), time.Second)
+	s.TTLAfterWindow = max(d.scaled(s.TTLAfterWindow), time.Second)
+	s.LeaseMax = min(max(d.scaled(s.LeaseMax), time.Second), s.Timeout)
+	s.FinishBudget = d.scaled(s.FinishBudget)
+	s.MinRemaining = d.scaled(s.MinRemaining)
+	if err := s.Validate(); err != nil {
+		return fmt.Errorf("the runtime contract scaled by %v: %w", d.scale, err)
+	}
+	for k, v := range s.Encode() {
+		env[k] = v
+	}
+	return nil
 }
 
 func (d *deployment) resolve(ref intrinsic) (string, error) {

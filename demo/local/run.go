@@ -24,6 +24,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/sivchari/kumo"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
@@ -557,7 +558,7 @@ func (sc *scenario) completedEverywhere(ctx context.Context, c *clients, consume
 				return false
 			}
 		case "wallet":
-			credits, err := sc.credits(ctx, c, con.env["WALLET_TABLE"], []order{o})
+			credits, err := sc.credits(ctx, c, con.env[contract.TableVar], []order{o})
 			if err != nil || credits[o.OrderID] == 0 {
 				return false
 			}
@@ -584,7 +585,7 @@ func (sc *scenario) check(ctx context.Context, c *clients, con *consumer, pay *p
 		effects = mail.sends()
 	case "wallet":
 		var err error
-		if effects, err = sc.credits(ctx, c, con.env["WALLET_TABLE"], sc.orders); err != nil {
+		if effects, err = sc.credits(ctx, c, con.env[contract.TableVar], sc.orders); err != nil {
 			return cr, err
 		}
 	default:

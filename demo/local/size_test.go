@@ -17,7 +17,6 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/sivchari/kumo"
 
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/env"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
@@ -38,8 +37,8 @@ func TestLargestMessageThroughSNSAndSQS(t *testing.T) {
 		delivery sqsbatch.Delivery
 		limit    int
 	}{
-		{sqsbatch.Raw, env.MaxQueueBodyBytes},
-		{sqsbatch.Envelope, env.MaxEnvelopedMessageBytes},
+		{sqsbatch.Raw, sqsbatch.MaxQueueBodyBytes},
+		{sqsbatch.Envelope, sqsbatch.MaxEnvelopedMessageBytes},
 	} {
 		t.Run(string(m.delivery), func(t *testing.T) {
 			topic, err := c.sns.CreateTopic(ctx, &sns.CreateTopicInput{Name: aws.String("sizes-" + string(m.delivery))})
@@ -47,7 +46,7 @@ func TestLargestMessageThroughSNSAndSQS(t *testing.T) {
 				t.Fatal(err)
 			}
 			q, err := c.sqs.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("sizes-" + string(m.delivery)),
-				Attributes: map[string]string{"MaximumMessageSize": strconv.Itoa(env.MaxQueueBodyBytes)}})
+				Attributes: map[string]string{"MaximumMessageSize": strconv.Itoa(sqsbatch.MaxQueueBodyBytes)}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -91,8 +90,8 @@ func TestLargestMessageThroughSNSAndSQS(t *testing.T) {
 				if line.Outcome != want || (want == "processed") != (len(resp.BatchItemFailures) == 0) {
 					t.Fatalf("message of %d bytes, delivered in a body of %d: %s (%s), want %s", size, len(body), line.Outcome, line.Reason, want)
 				}
-				if want == "processed" && len(body) > env.MaxQueueBodyBytes {
-					t.Fatalf("SNS delivered a body of %d bytes, more than SQS takes (%d)", len(body), env.MaxQueueBodyBytes)
+				if want == "processed" && len(body) > sqsbatch.MaxQueueBodyBytes {
+					t.Fatalf("SNS delivered a body of %d bytes, more than SQS takes (%d)", len(body), sqsbatch.MaxQueueBodyBytes)
 				}
 				t.Logf("%s: published %d bytes, SNS delivered a body of %d bytes: %s", m.delivery, size, len(body), line.Outcome)
 			}

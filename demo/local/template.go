@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"sort"
 	"time"
+
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 )
 
 // Stack is what the local run needs of a synthesized template.
@@ -49,7 +51,7 @@ type Table struct {
 // Function is an AWS::Lambda::Function whose code is a local asset.
 type Function struct {
 	ID      string
-	Name    string // CONSUMER_NAME, or the logical id
+	Name    string // the contract's consumer name, or the logical id
 	Package string // import path of the handler's main package, read from the asset
 	Timeout time.Duration
 	Env     map[string]any // strings, or intrinsic functions resolved when provisioned
@@ -248,7 +250,7 @@ func (s *Stack) addFunction(dir, id string, r resource) error {
 	if p.Timeout != nil {
 		f.Timeout = time.Duration(*p.Timeout) * time.Second
 	}
-	if name, ok := f.Env["CONSUMER_NAME"].(string); ok {
+	if name, ok := f.Env[contract.ConsumerVar].(string); ok {
 		f.Name = name
 	}
 	s.Functions[id] = f

@@ -128,21 +128,6 @@ func TestTransactionsNeedATxStore(t *testing.T) {
 	}
 }
 
-func TestConfigFromEnv(t *testing.T) {
-	vars := map[string]string{
-		"IDEMPOTENCY_NAMESPACE": "charge", "IDEMPOTENCY_WINDOW": "48h", "IDEMPOTENCY_LEASE_MAX": "90s",
-		"IDEMPOTENCY_CACHE_SIZE": "100", "IDEMPOTENCY_PAYLOAD_IGNORE": "sentAt,meta.trace",
-	}
-	cfg, err := idempotency.ConfigFromEnv(func(k string) string { return vars[k] })
-	if err != nil || cfg.Namespace != "charge" || cfg.Window != 48*time.Hour || cfg.LeaseMax != 90*time.Second || cfg.CacheSize != 100 || len(cfg.PayloadIgnore) != 2 {
-		t.Fatalf("%+v, %v", cfg, err)
-	}
-	vars["IDEMPOTENCY_WINDOW"] = "a day"
-	if _, err := idempotency.ConfigFromEnv(func(k string) string { return vars[k] }); err == nil {
-		t.Fatal("a bad duration was accepted")
-	}
-}
-
 // BenchmarkGuard measures the guard's own CPU and allocations per record on
 // the in-memory store: a new fact (reserve, effect, complete) and a duplicate
 // (one failed reserve), with and without the completed-key cache.

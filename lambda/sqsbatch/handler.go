@@ -27,7 +27,6 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/env"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 )
 
@@ -70,35 +69,6 @@ type Config struct {
 	// Metrics receives one Embedded Metric Format line per batch.
 	// Default: standard output. Use io.Discard to turn metrics off.
 	Metrics io.Writer
-}
-
-// ConfigFromEnv reads the Config that the IdempotentConsumer construct sets
-// in the function's environment (see package env), through getenv (usually
-// os.Getenv).
-func ConfigFromEnv(getenv func(string) string) (Config, error) {
-	var cfg Config
-	var err error
-	if cfg.Concurrency, err = env.Int(getenv, env.Concurrency); err != nil {
-		return Config{}, err
-	}
-	if cfg.MinRemaining, err = env.Duration(getenv, env.MinRemaining); err != nil {
-		return Config{}, err
-	}
-	if cfg.MaxMessageBytes, err = env.Int(getenv, env.MaxMessageBytes); err != nil {
-		return Config{}, err
-	}
-	switch d := Delivery(getenv(env.Delivery)); d {
-	case "", Auto, Raw, Envelope:
-		cfg.Delivery = d
-	default:
-		return Config{}, fmt.Errorf("%s=%q: want raw, envelope or auto", env.Delivery, d)
-	}
-	cfg.Consumer = getenv(env.Consumer)
-	if cfg.Consumer == "" {
-		cfg.Consumer = getenv("AWS_LAMBDA_FUNCTION_NAME")
-	}
-	cfg.MetricsNamespace = getenv(env.MetricsNamespace)
-	return cfg, nil
 }
 
 func (c Config) withDefaults(guard *idempotency.Guard) Config {
@@ -355,10 +325,10 @@ func (b *batch[T]) one(ctx context.Context, rec *events.SQSMessage) (r report) {
 // envelopeBound is the largest body that can carry a message of at most n
 // bytes: an SNS envelope can double the message and adds its own fields.
 func envelopeBound(n int) int {
-	if n > (math.MaxInt-env.EnvelopeOverheadBytes)/2 {
+	if n > (math.MaxInt-EnvelopeOverheadBytes)/2 {
 		return math.MaxInt
 	}
-	return 2*n + env.EnvelopeOverheadBytes
+	return 2*n + EnvelopeOverheadBytes
 }
 
 // log writes the record's line: key, message id, outcome and, for failures,

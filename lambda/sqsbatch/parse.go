@@ -24,6 +24,28 @@ const (
 	Envelope Delivery = "envelope"
 )
 
+// Size limits of the path a message takes.
+//
+// SNS counts a message (with its attributes) against the topic's
+// MaximumMessageSize, 256 KiB by default and at most 1 MiB. With raw message
+// delivery the SQS body is the message. Otherwise it is an SNS envelope: a
+// JSON object whose Message is the message as a JSON string, so that each
+// '"' and '\\' (and each newline) of the message takes two bytes: the body
+// of a message of n bytes can be 2n bytes, plus the envelope's other fields.
+const (
+	// MaxQueueBodyBytes is the largest SQS message body: 1 MiB.
+	MaxQueueBodyBytes = 1 << 20
+	// EnvelopeOverheadBytes bounds what an SNS envelope adds to its escaped
+	// Message: type, ids, topic ARN, subject, timestamp, signature,
+	// certificate and unsubscribe URLs, and the structure of a few message
+	// attributes.
+	EnvelopeOverheadBytes = 8 << 10
+	// MaxEnvelopedMessageBytes is the largest message that always fits an
+	// SQS body in an SNS envelope, whatever its content: (1 MiB − 8 KiB) / 2
+	// = 520192 bytes. Larger messages need raw message delivery.
+	MaxEnvelopedMessageBytes = (MaxQueueBodyBytes - EnvelopeOverheadBytes) / 2
+)
+
 // ErrBadInput marks a record that can never succeed as it is: not JSON, a
 // bad SNS envelope, no key, too large. It ends in the DLQ.
 var ErrBadInput = errors.New("bad input")

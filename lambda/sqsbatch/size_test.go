@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/env"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
@@ -59,15 +58,15 @@ func TestMessageSizeLimitIgnoresTheEnvelope(t *testing.T) {
 // TestLargestMessagePerDelivery measures, through the adapter, the largest
 // message of each delivery mode at the largest limit the construct allows
 // for it: 1 MiB raw (the body is the message), and
-// env.MaxEnvelopedMessageBytes in an SNS envelope, of the worst content for
+// sqsbatch.MaxEnvelopedMessageBytes in an SNS envelope, of the worst content for
 // escaping, whose body still fits SQS's 1 MiB. One byte more is bad input.
 func TestLargestMessagePerDelivery(t *testing.T) {
 	for _, c := range []struct {
 		d     sqsbatch.Delivery
 		limit int
 	}{
-		{sqsbatch.Raw, env.MaxQueueBodyBytes},
-		{sqsbatch.Envelope, env.MaxEnvelopedMessageBytes},
+		{sqsbatch.Raw, sqsbatch.MaxQueueBodyBytes},
+		{sqsbatch.Envelope, sqsbatch.MaxEnvelopedMessageBytes},
 	} {
 		t.Run(string(c.d), func(t *testing.T) {
 			for _, size := range []int{c.limit, c.limit + 1} {
@@ -80,8 +79,8 @@ func TestLargestMessagePerDelivery(t *testing.T) {
 				if line["outcome"] != want {
 					t.Fatalf("message of %d bytes in a body of %d: %v (%v), want %s", size, len(rec.Body), line["outcome"], line["reason"], want)
 				}
-				if size == c.limit && len(rec.Body) > env.MaxQueueBodyBytes {
-					t.Fatalf("the largest message's body is %d bytes, more than SQS takes (%d)", len(rec.Body), env.MaxQueueBodyBytes)
+				if size == c.limit && len(rec.Body) > sqsbatch.MaxQueueBodyBytes {
+					t.Fatalf("the largest message's body is %d bytes, more than SQS takes (%d)", len(rec.Body), sqsbatch.MaxQueueBodyBytes)
 				}
 				t.Logf("%s: message %d bytes, body %d bytes: %v", c.d, size, len(rec.Body), line["outcome"])
 			}

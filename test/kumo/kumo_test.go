@@ -69,7 +69,7 @@ func walletHarness(e *emulator, api func() dynamostore.API) storetest.Harness {
 func credit(table, wallet string, amount int) types.TransactWriteItem {
 	return types.TransactWriteItem{Update: &types.Update{
 		TableName:                 aws.String(table),
-		Key:                       map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "balance#" + wallet}},
+		Key:                       map[string]types.AttributeValue{dynamostore.KeyAttribute: &types.AttributeValueMemberS{Value: "balance#" + wallet}},
 		UpdateExpression:          aws.String("ADD #b :n"),
 		ExpressionAttributeNames:  map[string]string{"#b": "balance"},
 		ExpressionAttributeValues: map[string]types.AttributeValue{":n": &types.AttributeValueMemberN{Value: strconv.Itoa(amount)}},
@@ -78,7 +78,7 @@ func credit(table, wallet string, amount int) types.TransactWriteItem {
 
 func balance(t *testing.T, ddb *dynamodb.Client, table, wallet string) int {
 	out, err := ddb.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(table), ConsistentRead: aws.Bool(true),
-		Key: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "balance#" + wallet}}})
+		Key: map[string]types.AttributeValue{dynamostore.KeyAttribute: &types.AttributeValueMemberS{Value: "balance#" + wallet}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,27 +15,18 @@ import (
 	"log/slog"
 	"os"
 
-	"github.com/aws/aws-lambda-go/lambda"
-
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/cmd/internal/orders"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/cmd/internal/provider"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/cmd/internal/setup"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
 func main() {
-	c := setup.Must(setup.FromEnv(context.Background()))
-	p := &payments{logger: c.Logger}
+	p := &payments{logger: slog.Default()}
 	if url := os.Getenv("PAYMENT_API_URL"); url != "" {
 		p.api = provider.New(url)
 	}
-	lambda.Start(newHandler(c.Guard, p, c.Batch).Handle)
-}
-
-// newHandler is the consumer's batch handler: charge each order once.
-func newHandler(guard *idempotency.Guard, p *payments, cfg sqsbatch.Config) *sqsbatch.Handler[orders.Order] {
-	return sqsbatch.New(guard, orders.Key, p.charge, cfg)
+	handler.Start(orders.Key, p.charge)
 }
 
 type payments struct {

@@ -16,6 +16,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/cmd/internal/orders"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/cmd/internal/orderstest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/cmd/internal/provider"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
@@ -79,7 +80,7 @@ func TestSandboxCharge(t *testing.T) {
 // input before the store, on every delivery.
 func TestInvalidOrdersCostNoStoreRequest(t *testing.T) {
 	p := &payments{logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	orderstest.RefusedBeforeTheStore(t, func(g *idempotency.Guard, cfg sqsbatch.Config) *sqsbatch.Handler[orders.Order] {
-		return newHandler(g, p, cfg)
+	orderstest.RefusedBeforeTheStore(t, func(opts ...handler.Option) (*sqsbatch.Handler[orders.Order], error) {
+		return handler.New(orders.Key, p.charge, opts...)
 	}, nil, nil)
 }

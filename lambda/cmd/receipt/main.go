@@ -16,27 +16,19 @@ import (
 	"log/slog"
 	"os"
 
-	"github.com/aws/aws-lambda-go/lambda"
-
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/cmd/internal/orders"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/cmd/internal/provider"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/cmd/internal/setup"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
 func main() {
-	c := setup.Must(setup.FromEnv(context.Background()))
-	m := &mailer{logger: c.Logger}
+	m := &mailer{logger: slog.Default()}
 	if url := os.Getenv("RECEIPT_API_URL"); url != "" {
 		m.api = provider.New(url)
 	}
-	lambda.Start(newHandler(c.Guard, m, c.Batch).Handle)
-}
-
-// newHandler is the consumer's batch handler: one receipt per order.
-func newHandler(guard *idempotency.Guard, m *mailer, cfg sqsbatch.Config) *sqsbatch.Handler[orders.Order] {
-	return sqsbatch.New(guard, key, m.send, cfg)
+	handler.Start(key, m.send)
 }
 
 // key is orders.Key for a receipt, which also needs an address: an order

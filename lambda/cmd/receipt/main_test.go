@@ -7,7 +7,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/cmd/internal/orders"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/cmd/internal/orderstest"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
@@ -16,8 +16,8 @@ import (
 // every delivery.
 func TestInvalidOrdersCostNoStoreRequest(t *testing.T) {
 	m := &mailer{logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	orderstest.RefusedBeforeTheStore(t, func(g *idempotency.Guard, cfg sqsbatch.Config) *sqsbatch.Handler[orders.Order] {
-		return newHandler(g, m, cfg)
+	orderstest.RefusedBeforeTheStore(t, func(opts ...handler.Option) (*sqsbatch.Handler[orders.Order], error) {
+		return handler.New(key, m.send, opts...)
 	}, nil, map[string]string{
 		"no email": `{"orderId":"o-mail","customerId":"c1","amount":5,"currency":"EUR"}`,
 	})

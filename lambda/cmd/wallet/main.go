@@ -4,9 +4,9 @@
 // effect: the increment and the COMPLETED record commit in one
 // TransactWriteItems, exactly once, in one round trip.
 //
-// WALLET_TABLE is the table holding balances (item "balance#<customer>",
-// number attribute "balance"). Default: the idempotency table itself, shared
-// under the key namespace.
+// The balances live in the idempotency table itself, beside the records of
+// the wallet namespace (shared-table mode): item "balance#<customer>",
+// number attribute "balance".
 package main
 
 import (
@@ -14,30 +14,21 @@ import (
 	"os"
 	"strconv"
 
-	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/cmd/internal/orders"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/cmd/internal/setup"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/env"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
 func main() {
-	c := setup.Must(setup.FromEnv(context.Background()))
-	w := wallets{table: os.Getenv("WALLET_TABLE")}
-	if w.table == "" {
-		w.table = os.Getenv(env.Table)
-	}
-	lambda.Start(newHandler(c.Guard, w, c.Batch).Handle)
-}
-
-// newHandler is the consumer's batch handler: one cashback credit per order,
-// committed with its record.
-func newHandler(guard *idempotency.Guard, w wallets, cfg sqsbatch.Config) *sqsbatch.Handler[orders.Order] {
-	return sqsbatch.NewTx(guard, orders.Key, w.credit, cfg)
+	// The balances live in the idempotency table, beside the records
+	// (shared-table mode), so that a credit and its record commit together.
+	w := wallets{table: os.Getenv(contract.TableVar)}
+	handler.StartTx(orders.Key, w.credit)
 }
 
 type wallets struct{ table string }
@@ -52,7 +43,7 @@ func (w wallets) credit(_ context.Context, o orders.Order, _ idempotency.Reserva
 	n := cashback(o)
 	update := types.TransactWriteItem{Update: &types.Update{
 		TableName:                 aws.String(w.table),
-		Key:                       map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "balance#" + o.CustomerID}},
+		Key:                       map[string]types.AttributeValue{dynamostore.KeyAttribute: &types.AttributeValueMemberS{Value: "balance#" + o.CustomerID}},
 		UpdateExpression:          aws.String("ADD #balance :n"),
 		ExpressionAttributeNames:  map[string]string{"#balance": "balance"},
 		ExpressionAttributeValues: map[string]types.AttributeValue{":n": &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}},

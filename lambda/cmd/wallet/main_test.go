@@ -11,6 +11,8 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/cmd/internal/orders"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/cmd/internal/orderstest"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
@@ -26,7 +28,7 @@ func TestCreditIsOneIncrement(t *testing.T) {
 		t.Fatalf("writes %#v: want one Update", writes)
 	}
 	u := items[0].Update
-	key := u.Key["pk"].(*types.AttributeValueMemberS).Value
+	key := u.Key[dynamostore.KeyAttribute].(*types.AttributeValueMemberS).Value
 	n := u.ExpressionAttributeValues[":n"].(*types.AttributeValueMemberN).Value
 	if aws.ToString(u.TableName) != "Wallets" || key != "balance#c7" || n != "123" || aws.ToString(u.UpdateExpression) != "ADD #balance :n" || result != "credited 123" {
 		t.Fatalf("update %s %s +%s (%q), result %q", aws.ToString(u.TableName), key, n, aws.ToString(u.UpdateExpression), result)
@@ -42,8 +44,8 @@ func TestCreditIsOneIncrement(t *testing.T) {
 // TestInvalidOrdersCostNoStoreRequest: an order no retry can fix is bad
 // input before the store, on every delivery.
 func TestInvalidOrdersCostNoStoreRequest(t *testing.T) {
-	orderstest.RefusedBeforeTheStore(t, func(g *idempotency.Guard, cfg sqsbatch.Config) *sqsbatch.Handler[orders.Order] {
-		return newHandler(g, wallets{table: "Wallets"}, cfg)
+	orderstest.RefusedBeforeTheStore(t, func(opts ...handler.Option) (*sqsbatch.Handler[orders.Order], error) {
+		return handler.NewTx(orders.Key, wallets{table: "Wallets"}.credit, opts...)
 	}, func() idempotency.TxStore { return dropWrites{idempotency.NewMemoryStore()} }, nil)
 }
 

@@ -11,6 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/sivchari/kumo"
+
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
 )
 
 type creds struct{}
@@ -42,8 +44,8 @@ func NewTable(ctx context.Context, ddb *dynamodb.Client, prefix string) (string,
 	name := fmt.Sprintf("%s-%d", prefix, tables.Add(1))
 	_, err := ddb.CreateTable(ctx, &dynamodb.CreateTableInput{
 		TableName:            aws.String(name),
-		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("pk"), AttributeType: types.ScalarAttributeTypeS}},
-		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String("pk"), KeyType: types.KeyTypeHash}},
+		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String(dynamostore.KeyAttribute), AttributeType: types.ScalarAttributeTypeS}},
+		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String(dynamostore.KeyAttribute), KeyType: types.KeyTypeHash}},
 		BillingMode:          types.BillingModePayPerRequest,
 	})
 	if err != nil {

@@ -10,10 +10,13 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/cmd/internal/orders"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
@@ -30,8 +33,9 @@ var Invalid = map[string]string{
 // Valid is an order every example consumer processes.
 const Valid = `{"orderId":"o-ok","customerId":"c1","amount":5000,"currency":"EUR","email":"a@example.com"}`
 
-// NewHandler builds a consumer's handler over guard with cfg.
-type NewHandler func(guard *idempotency.Guard, cfg sqsbatch.Config) *sqsbatch.Handler[orders.Order]
+// NewHandler builds a consumer's handler with opts (handler.New or
+// handler.NewTx with the consumer's key function and effect).
+type NewHandler func(opts ...handler.Option) (*sqsbatch.Handler[orders.Order], error)
 
 // RefusedBeforeTheStore delivers a valid order, then each invalid order
 // (Invalid and extra) three times, and checks that the valid order is
@@ -54,12 +58,15 @@ func RefusedBeforeTheStore(t *testing.T, newHandler NewHandler, store func() ide
 				inner = store()
 			}
 			counter := storetest.NewCounter(inner)
-			guard, err := idempotency.NewGuard(counter, idempotency.Config{Namespace: "example"})
+			settings := contract.Defaults(30*time.Second, 10)
+			settings.Table, settings.Namespace, settings.Consumer, settings.Delivery = "example", "example", "example", contract.Raw
+			env := settings.Encode()
+			var logs strings.Builder
+			h, err := newHandler(handler.WithStore(counter), handler.WithGetenv(func(k string) string { return env[k] }),
+				handler.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))), handler.WithMetrics(io.Discard))
 			if err != nil {
 				t.Fatal(err)
 			}
-			var logs strings.Builder
-			h := newHandler(guard, sqsbatch.Config{Delivery: sqsbatch.Raw, Logger: slog.New(slog.NewJSONHandler(&logs, nil)), Metrics: io.Discard})
 			resp, err := h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{{MessageId: "valid", Body: Valid}}})
 			if err != nil || len(resp.BatchItemFailures) != 0 || counter.Requests() == 0 {
 				t.Fatalf("a valid order: %+v, %v, %d store requests; want it processed\n%s", resp, err, counter.Requests(), logs.String())

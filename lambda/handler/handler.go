@@ -1,0 +1,209 @@
+// Package handler starts an idempotent SQS consumer in one call.
+//
+// Start reads the runtime contract that the IdempotentConsumer construct
+// wrote into the function's environment (package contract), builds the
+// DynamoDB client, the store, the guard and the batch adapter from it, and
+// hands the adapter to the Lambda runtime:
+//
+//	func main() {
+//		handler.Start(orderKey, charge)
+//	}
+//
+// A configuration the handler cannot run with (a setting that breaks a rule,
+// a contract version other than its library's) ends the init with one JSON
+// log line that says why, and exit status 1: Lambda reports the init error
+// and the messages stay in the queue. This is the one place where the
+// contract's settings become the guard's and the adapter's configuration.
+package handler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+)
+
+// Option changes how New and Start build the consumer.
+type Option func(*options)
+
+type options struct {
+	getenv    func(string) string
+	store     idempotency.Store
+	awsConfig *aws.Config
+	logger    *slog.Logger
+	metrics   io.Writer
+}
+
+// WithStore uses store instead of the DynamoDB table the contract names (a
+// test's idempotency.MemoryStore, or a store of your own).
+func WithStore(store idempotency.Store) Option {
+	return func(o *options) { o.store = store }
+}
+
+// WithAWSConfig builds the DynamoDB client from cfg instead of the default
+// configuration (config.LoadDefaultConfig), for example to add middleware
+// or credentials of your own. The client's HTTP settings are then yours.
+func WithAWSConfig(cfg aws.Config) Option {
+	return func(o *options) { o.awsConfig = &cfg }
+}
+
+// WithLogger writes the records' lines, and an init failure's, to logger
+// instead of JSON on standard error.
+func WithLogger(logger *slog.Logger) Option {
+	return func(o *options) { o.logger = logger }
+}
+
+// WithMetrics writes the batches' Embedded Metric Format lines to w instead
+// of standard output (io.Discard turns them off).
+func WithMetrics(w io.Writer) Option {
+	return func(o *options) { o.metrics = w }
+}
+
+// WithGetenv reads the environment through getenv instead of os.Getenv.
+func WithGetenv(getenv func(string) string) Option {
+	return func(o *options) { o.getenv = getenv }
+}
+
+// New returns the batch handler that runs effect once per fact, its key
+// derived by key, configured from the function's environment. The key
+// function is where to refuse input that no retry can fix (return an error
+// wrapping sqsbatch.ErrBadInput): it runs before the store, so refused
+// input costs no request.
+func New[T any](key sqsbatch.KeyFunc[T], effect sqsbatch.Func[T], opts ...Option) (*sqsbatch.Handler[T], error) {
+	guard, cfg, err := build(false, opts)
+	if err != nil {
+		return nil, err
+	}
+	return sqsbatch.New(guard, key, effect, cfg), nil
+}
+
+// NewTx is New for a transactional effect, whose writes commit with the
+// fact's record in one request (see idempotency.Guard.RunTx). The store
+// must be an idempotency.TxStore, as the DynamoDB store is.
+func NewTx[T any](key sqsbatch.KeyFunc[T], effect sqsbatch.TxFunc[T], opts ...Option) (*sqsbatch.Handler[T], error) {
+	guard, cfg, err := build(true, opts)
+	if err != nil {
+		return nil, err
+	}
+	return sqsbatch.NewTx(guard, key, effect, cfg), nil
+}
+
+// Start builds the handler with New and runs it under the Lambda runtime;
+// it does not return. A configuration it cannot run with is logged as one
+// JSON line and ends the process with status 1.
+func Start[T any](key sqsbatch.KeyFunc[T], effect sqsbatch.Func[T], opts ...Option) {
+	h, err := New(key, effect, opts...)
+	if err != nil {
+		exit(opts, err)
+	}
+	lambda.Start(h.Handle)
+}
+
+// StartTx is Start for a transactional effect (see NewTx).
+func StartTx[T any](key sqsbatch.KeyFunc[T], effect sqsbatch.TxFunc[T], opts ...Option) {
+	h, err := NewTx(key, effect, opts...)
+	if err != nil {
+		exit(opts, err)
+	}
+	lambda.Start(h.Handle)
+}
+
+// ErrNotTransactional means NewTx was given a store that cannot commit
+// transactional effects.
+var ErrNotTransactional = errors.New("the store cannot commit transactional effects")
+
+// build reads the contract and builds the guard and the adapter's
+// configuration.
+func build(tx bool, opts []Option) (*idempotency.Guard, sqsbatch.Config, error) {
+	o := resolve(opts)
+	s, err := contract.Decode(o.getenv, o.getenv("AWS_LAMBDA_FUNCTION_NAME"))
+	if err != nil {
+		return nil, sqsbatch.Config{}, fmt.Errorf("configuration: %w", err)
+	}
+	store := o.store
+	if store == nil {
+		if store, err = dynamoStore(o, s); err != nil {
+			return nil, sqsbatch.Config{}, err
+		}
+	}
+	if _, ok := store.(idempotency.TxStore); tx && !ok {
+		return nil, sqsbatch.Config{}, fmt.Errorf("%w: %T", ErrNotTransactional, store)
+	}
+	guard, err := idempotency.NewGuard(store, idempotency.Config{
+		Namespace:      s.Namespace,
+		Window:         s.Window,
+		TTLAfterWindow: s.TTLAfterWindow,
+		LeaseMax:       s.LeaseMax,
+		FinishBudget:   s.FinishBudget,
+		PayloadIgnore:  s.PayloadIgnore,
+		CacheSize:      s.CacheSize,
+		KeySecret:      []byte(s.KeySecret),
+	})
+	if err != nil {
+		return nil, sqsbatch.Config{}, err
+	}
+	return guard, sqsbatch.Config{
+		Concurrency:      s.BatchConcurrency,
+		MinRemaining:     s.MinRemaining,
+		MaxMessageBytes:  s.MaxMessageBytes,
+		Delivery:         sqsbatch.Delivery(s.Delivery),
+		Consumer:         s.Consumer,
+		MetricsNamespace: s.MetricsNamespace,
+		Logger:           o.logger,
+		Metrics:          o.metrics,
+	}, nil
+}
+
+// dynamoStore returns the store on the contract's table. With the default
+// AWS configuration, the client keeps as many idle connections to DynamoDB
+// as records run at once, so that a batch does not open new ones.
+func dynamoStore(o *options, s contract.Settings) (idempotency.Store, error) {
+	var optFns []func(*dynamodb.Options)
+	cfg := o.awsConfig
+	if cfg == nil {
+		loaded, err := config.LoadDefaultConfig(context.Background())
+		if err != nil {
+			return nil, fmt.Errorf("aws configuration: %w", err)
+		}
+		cfg = &loaded
+		conns := s.BatchConcurrency
+		optFns = append(optFns, func(d *dynamodb.Options) {
+			d.HTTPClient = awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
+				t.MaxIdleConnsPerHost = max(conns, t.MaxIdleConnsPerHost)
+			})
+		})
+	}
+	return dynamostore.New(dynamodb.NewFromConfig(*cfg, optFns...), s.Table), nil
+}
+
+func resolve(opts []Option) *options {
+	o := &options{getenv: os.Getenv}
+	for _, opt := range opts {
+		opt(o)
+	}
+	if o.logger == nil {
+		o.logger = slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	}
+	return o
+}
+
+// exit logs why the handler cannot start, as one JSON line, and ends the
+// process with status 1.
+func exit(opts []Option, err error) {
+	resolve(opts).logger.Error("init", slog.String("reason", err.Error()))
+	os.Exit(1)
+}

@@ -1,0 +1,157 @@
+package handler_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+)
+
+type order struct {
+	OrderID string `json:"orderId"`
+	Amount  int    `json:"amount"`
+}
+
+func orderKey(o order) (string, error) { return o.OrderID, nil }
+
+// settings are valid settings that differ from the defaults.
+func settings() contract.Settings {
+	s := contract.Defaults(30*time.Second, 10)
+	s.Table, s.Namespace, s.Consumer = "idempotency", "charge", "ChargeOrder"
+	s.Delivery = contract.Raw
+	s.Window = time.Hour
+	return s
+}
+
+func getenv(env map[string]string) handler.Option {
+	return handler.WithGetenv(func(k string) string { return env[k] })
+}
+
+// TestNewRunsTheContractsSettings: the handler built from an encoded
+// contract processes a fact once, under the namespace and delivery the
+// contract says.
+func TestNewRunsTheContractsSettings(t *testing.T) {
+	store := idempotency.NewMemoryStore()
+	var logs bytes.Buffer
+	runs := 0
+	h, err := handler.New(orderKey, func(context.Context, order, idempotency.Reservation) (string, error) { runs++; return "ch_1", nil },
+		getenv(settings().Encode()), handler.WithStore(store), handler.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for i := range 2 {
+		ev := events.SQSEvent{Records: []events.SQSMessage{{MessageId: fmt.Sprint("m", i), Body: `{"orderId":"o-1","amount":5}`}}}
+		if resp, err := h.Handle(ctx, ev); err != nil || len(resp.BatchItemFailures) != 0 {
+			t.Fatalf("delivery %d: %v, %v", i, resp, err)
+		}
+	}
+	rec, err := store.Get(ctx, "charge#o-1")
+	if err != nil || rec == nil || rec.Status != idempotency.StatusCompleted || runs != 1 {
+		t.Fatalf("record %+v, %v, effect ran %d times; want charge#o-1 COMPLETED once", rec, err, runs)
+	}
+	if !strings.Contains(logs.String(), `"consumer":"ChargeOrder"`) || !strings.Contains(logs.String(), `"outcome":"duplicate"`) {
+		t.Fatalf("logs do not name the consumer or the duplicate:\n%s", logs.String())
+	}
+}
+
+// TestNewRefuses: what the handler cannot run with is an error from New
+// that says why, before any store is built.
+func TestNewRefuses(t *testing.T) {
+	for name, tc := range map[string]struct {
+		change func(env map[string]string)
+		want   string
+	}{
+		"another contract version":        {func(env map[string]string) { env[contract.VersionVar] = "99" }, "contract version 99"},
+		"a window shorter than the lease": {func(env map[string]string) { env[contract.WindowVar] = "10s" }, "Window 10s is shorter than LeaseMax 30s"},
+		"a duration that does not parse":  {func(env map[string]string) { env[contract.LeaseMaxVar] = "a minute" }, `IDEMPOTENCY_LEASE_MAX="a minute"`},
+		"no table":                        {func(env map[string]string) { delete(env, contract.TableVar) }, "Table is empty"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			env := settings().Encode()
+			tc.change(env)
+			_, err := handler.New(orderKey, func(context.Context, order, idempotency.Reservation) (string, error) { return "", nil },
+				getenv(env), handler.WithStore(idempotency.NewMemoryStore()))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err %v; want one that contains %q", err, tc.want)
+			}
+		})
+	}
+	_, err := handler.New(orderKey, nil, getenv(map[string]string{contract.VersionVar: "99"}))
+	if !errors.Is(err, contract.ErrVersion) {
+		t.Fatalf("err %v; want ErrVersion", err)
+	}
+}
+
+// TestNewTxNeedsATxStore: a transactional handler refuses a store that
+// cannot commit transactions, at init.
+func TestNewTxNeedsATxStore(t *testing.T) {
+	type plain struct{ idempotency.Store }
+	_, err := handler.NewTx(orderKey, func(context.Context, order, idempotency.Reservation) (any, string, error) { return nil, "", nil },
+		getenv(settings().Encode()), handler.WithStore(plain{idempotency.NewMemoryStore()}))
+	if !errors.Is(err, handler.ErrNotTransactional) {
+		t.Fatalf("err %v; want ErrNotTransactional", err)
+	}
+}
+
+// TestStartExitsWithOneLine: a handler that cannot start logs one JSON line
+// that says why and exits with status 1, without a panic. The test runs
+// itself as that handler, in a process of its own.
+func TestStartExitsWithOneLine(t *testing.T) {
+	if os.Getenv("HANDLER_TEST_START") == "1" {
+		handler.Start(orderKey, func(context.Context, order, idempotency.Reservation) (string, error) { return "", nil })
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestStartExitsWithOneLine$")
+	env := settings().Encode()
+	env[contract.MinRemainingVar] = "1s" // not more than the finishing budget
+	cmd.Env = append(os.Environ(), "HANDLER_TEST_START=1")
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("run: %v; want exit status 1", err)
+	}
+	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+	var line struct{ Level, Msg, Reason string }
+	if len(lines) != 1 || json.Unmarshal([]byte(lines[0]), &line) != nil || line.Level != "ERROR" || !strings.Contains(line.Reason, "MinRemaining 1s is not more than FinishBudget 2s") {
+		t.Fatalf("stderr:\n%s\nwant one JSON line at level ERROR with the rule", stderr.String())
+	}
+}
+
+// A handler's whole main: the construct's environment configures it.
+func ExampleStart() {
+	type Order struct {
+		OrderID string `json:"orderId"`
+		Amount  int64  `json:"amount"`
+	}
+	key := func(o Order) (string, error) {
+		if o.Amount <= 0 { // refuse bad input here: it costs no store request
+			return "", fmt.Errorf("%w: amount %d must be positive", sqsbatch.ErrBadInput, o.Amount)
+		}
+		return o.OrderID, nil
+	}
+	charge := func(ctx context.Context, o Order, r idempotency.Reservation) (string, error) {
+		return "ch_" + o.OrderID, nil // call the payment API with r.Key as its idempotency key
+	}
+	handler.Start(key, charge)
+}
