@@ -17,16 +17,27 @@ import (
 	"time"
 )
 
-// builds memoizes the bootstrap directory of each entry for the life of the
-// process, so that an app with several consumers of one handler, or a test
-// binary that synthesizes many stacks, runs `go build` once per entry.
+// builds memoizes the bootstrap of each entry for the life of the process,
+// with the verdict of its library check, so that an app with several
+// consumers of one handler, or a test binary that synthesizes many stacks,
+// runs `go build` once per entry. A failed build is not kept: the next
+// consumer of the entry tries again.
 var builds = struct {
 	sync.Mutex
-	dirs map[string]string
-}{dirs: map[string]string{}}
+	dirs map[string]built
+}{dirs: map[string]built{}}
+
+// built is one entry's bootstrap directory and the result of checkBootstrap
+// on it.
+type built struct {
+	dir string
+	err error
+}
 
 // bootstrapDir returns the directory holding the `bootstrap` built from the
-// main package in entry, building it on first use in this process.
+// main package in entry, building it on first use in this process. It
+// refuses a bootstrap built with a library the construct is not compatible
+// with (see checkLibrary).
 func bootstrapDir(entry string) (string, error) {
 	abs, err := filepath.Abs(entry)
 	if err != nil {
@@ -34,15 +45,19 @@ func bootstrapDir(entry string) (string, error) {
 	}
 	builds.Lock()
 	defer builds.Unlock()
-	if dir, ok := builds.dirs[abs]; ok {
-		return dir, nil
+	b, ok := builds.dirs[abs]
+	if !ok {
+		dir, err := buildBootstrap(abs)
+		if err != nil {
+			return "", err
+		}
+		b = built{dir: dir, err: checkBootstrap(abs, dir)}
+		builds.dirs[abs] = b
 	}
-	dir, err := buildBootstrap(abs)
-	if err != nil {
-		return "", err
+	if b.err != nil {
+		return "", b.err
 	}
-	builds.dirs[abs] = dir
-	return dir, nil
+	return b.dir, nil
 }
 
 // buildRoot is where bootstraps are kept: one directory per distinct

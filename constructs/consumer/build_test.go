@@ -2,9 +2,13 @@ package consumer_test
 
 import (
 	"bytes"
+	"debug/buildinfo"
 	"debug/elf"
 	"os"
 	"path/filepath"
+	"runtime/debug"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -97,5 +101,113 @@ func TestTwoBuildsGiveTheSameAssetHash(t *testing.T) {
 	}
 	if keys[0] != prints[0]+".zip" {
 		t.Errorf("S3 key %s is not the directory fingerprint %s", keys[0], prints[0])
+	}
+}
+
+// writeHandler writes a handler module of its own in dir: goMod after the
+// module line, and main.go.
+func writeHandler(t *testing.T, dir, goMod, mainSrc string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mod := "module example.com/" + filepath.Base(dir) + "\n\n" + goMod
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(mod), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(mainSrc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// construct builds a consumer of entry in a new app and returns the panic's
+// message, if any.
+func construct(t *testing.T, name, entry string) (msg string, panicked bool) {
+	t.Helper()
+	return cdktest.Panics(func() {
+		app, err := cdktest.NewApp(filepath.Join(outRoot, name))
+		if err != nil {
+			panic(err)
+		}
+		consumer.NewIdempotentConsumer(awscdk.NewStack(app, jsii.String("S"), nil), jsii.String("C"),
+			&consumer.IdempotentConsumerProps{Entry: jsii.String(entry)})
+	})
+}
+
+// TestSynthRefusesAHandlerWithoutTheLibrary builds a real bootstrap that
+// does not import the library: the construct refuses it, naming Entry.
+func TestSynthRefusesAHandlerWithoutTheLibrary(t *testing.T) {
+	entry := filepath.Join(t.TempDir(), "nolibrary")
+	writeHandler(t, entry, "go 1.26\n", "package main\n\nfunc main() {}\n")
+	msg, panicked := construct(t, "nolibrary", entry)
+	if !panicked {
+		t.Fatal("NewIdempotentConsumer accepted a handler without the library")
+	}
+	t.Log(msg)
+	for _, w := range []string{
+		`IdempotentConsumer "C": entry ` + entry + ": ",
+		"the handler's bootstrap (its main module example.com/nolibrary) links no package of github.com/idempotent-consumer/idempotent-consumer",
+		"rule: a handler must be built on the library",
+		"fix: point Entry at the main package of a handler built on",
+	} {
+		if !strings.Contains(msg, w) {
+			t.Errorf("message does not contain %q:\n%s", w, msg)
+		}
+	}
+}
+
+// TestSynthAcceptsTheExampleHandler bundles lambda/cmd/charge, built in the
+// library's own module: a working tree, accepted.
+func TestSynthAcceptsTheExampleHandler(t *testing.T) {
+	root, err := cdktest.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msg, panicked := construct(t, "charge", filepath.Join(root, "lambda", "cmd", "charge")); panicked {
+		t.Fatal(msg)
+	}
+}
+
+// TestSynthAcceptsAHandlerReplacedByADirectory bundles a handler of another
+// module whose go.mod replaces the library by this working tree: what a
+// user developing both sides at once does. Accepted: a working tree is not
+// compared at synth.
+func TestSynthAcceptsAHandlerReplacedByADirectory(t *testing.T) {
+	root, err := cdktest.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The handler's go directive must be at least the library's.
+	gomod, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var goLine string
+	for line := range strings.Lines(string(gomod)) {
+		if strings.HasPrefix(line, "go ") {
+			goLine = line
+		}
+	}
+	const lib = "github.com/idempotent-consumer/idempotent-consumer"
+	entry := filepath.Join(t.TempDir(), "replaced")
+	writeHandler(t, entry,
+		goLine+"\nrequire "+lib+" v0.0.0-00010101000000-000000000000\n\nreplace "+lib+" => "+root+"\n",
+		"package main\n\nimport _ \""+lib+"/lambda/idempotency\"\n\nfunc main() {}\n")
+	if msg, panicked := construct(t, "replaced", entry); panicked {
+		t.Fatal(msg)
+	}
+	// The case is the one named: the bootstrap records the replace.
+	dir, err := consumer.BuildBootstrap(entry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bi, err := buildinfo.ReadFile(filepath.Join(dir, "bootstrap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(bi.Deps, func(m *debug.Module) bool {
+		return m.Path == lib && m.Replace != nil && m.Replace.Path == root
+	}) {
+		t.Errorf("the bootstrap's build info does not replace %s by %s:\n%v", lib, root, bi)
 	}
 }
