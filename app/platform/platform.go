@@ -20,11 +20,6 @@ type Props struct {
 	// StackProps are passed to the stack. Default: an environment-agnostic
 	// stack.
 	awscdk.StackProps
-
-	// SourceRoot is the directory holding lambda/cmd/{charge,receipt,wallet}
-	// (the repository root). Default: the current working directory, which
-	// is the repository root under `cdk synth`.
-	SourceRoot string
 }
 
 // OrdersPlatform is the example stack and the resources a test or a larger
@@ -56,12 +51,9 @@ func NewOrdersPlatform(scope constructs.Construct, id *string, props *Props) *Or
 	if props == nil {
 		props = &Props{}
 	}
-	root := props.SourceRoot
-	if root == "" {
-		root = "."
-	}
+	// Relative to this module's root, wherever the app or a test runs.
 	entry := func(name string) *string {
-		return jsii.String(filepath.Join(root, "lambda", "cmd", name))
+		return jsii.String(filepath.Join("lambda", "cmd", name))
 	}
 
 	stack := awscdk.NewStack(scope, id, &props.StackProps)

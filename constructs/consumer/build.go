@@ -34,15 +34,49 @@ type built struct {
 	err error
 }
 
-// bootstrapDir returns the directory holding the `bootstrap` built from the
-// main package in entry, building it on first use in this process. It
-// refuses a bootstrap built with a library the construct is not compatible
-// with (see checkLibrary).
-func bootstrapDir(entry string) (string, error) {
-	abs, err := filepath.Abs(entry)
+// resolveEntry returns the absolute directory of entry: entry itself when
+// it is absolute; otherwise entry under root, or, when root is empty, under
+// the root of the Go module that holds the working directory (the CDK app's
+// module, whether `cdk synth` runs at its root or a test runs in one of its
+// packages' folders).
+func resolveEntry(entry, root string) (string, error) {
+	if filepath.IsAbs(entry) {
+		return filepath.Clean(entry), nil
+	}
+	if root == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", fmt.Errorf("entry %q: %w", entry, err)
+		}
+		if root, err = moduleRoot(wd); err != nil {
+			return "", fmt.Errorf("entry %q is relative, and %w; give an absolute Entry, or EntryRoot", entry, err)
+		}
+	}
+	abs, err := filepath.Abs(filepath.Join(root, entry))
 	if err != nil {
 		return "", fmt.Errorf("entry %q: %w", entry, err)
 	}
+	return abs, nil
+}
+
+// moduleRoot returns the nearest directory at or above dir that holds a
+// go.mod.
+func moduleRoot(dir string) (string, error) {
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("no go.mod at or above %s, the working directory", dir)
+		}
+	}
+}
+
+// bootstrapDir returns the directory holding the `bootstrap` built from the
+// main package in the absolute directory entry, building it on first use in
+// this process. It refuses a bootstrap built with a library the construct
+// is not compatible with (see checkLibrary).
+func bootstrapDir(abs string) (string, error) {
 	builds.Lock()
 	defer builds.Unlock()
 	b, ok := builds.dirs[abs]
@@ -87,6 +121,9 @@ func buildBootstrap(entry string) (string, error) {
 	if !info.IsDir() {
 		return "", fmt.Errorf("entry %s is not a directory; Entry must be the directory of the handler's main package", entry)
 	}
+	if err := isMainPackage(entry); err != nil {
+		return "", err
+	}
 	root := buildRoot()
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return "", fmt.Errorf("build %s: %w", entry, err)
@@ -126,6 +163,25 @@ func buildBootstrap(entry string) (string, error) {
 	_ = os.Chtimes(dir, now, now) // in use: not trimmed
 	trim(root, now)
 	return dir, nil
+}
+
+// isMainPackage returns an error unless the Go package in the directory
+// entry is a main package: `go build` of any other writes an archive, not an
+// executable, and the function would fail every invocation.
+func isMainPackage(entry string) error {
+	cmd := exec.Command("go", "list", "-f", "{{.Name}}", ".")
+	cmd.Dir = entry
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=arm64")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("go list of %s failed (%v):\n%s", entry, err, strings.TrimSpace(stderr.String()))
+	}
+	if name := strings.TrimSpace(string(out)); name != "main" {
+		return fmt.Errorf("entry %s holds package %s, not a main package: its build would be an archive, not an executable, and the function would fail every invocation; point Entry at the directory of the handler's package main (whose main calls handler.Start)", entry, name)
+	}
+	return nil
 }
 
 func fileHash(path string) (string, error) {

@@ -211,3 +211,42 @@ func TestSynthAcceptsAHandlerReplacedByADirectory(t *testing.T) {
 		t.Errorf("the bootstrap's build info does not replace %s by %s:\n%v", lib, root, bi)
 	}
 }
+
+// TestTwoCheckoutsGiveTheSameAssetHash: the library's own example handler,
+// built from two copies of the module at different paths (two checkouts,
+// two machines), is the same binary, so a deploy from either changes
+// nothing.
+func TestTwoCheckoutsGiveTheSameAssetHash(t *testing.T) {
+	root, err := cdktest.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var binaries [][]byte
+	for _, checkout := range []string{filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "deeper", "b")} {
+		// The part of the module the handler builds from.
+		if err := os.CopyFS(filepath.Join(checkout, "lambda"), os.DirFS(filepath.Join(root, "lambda"))); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []string{"go.mod", "go.sum"} {
+			b, err := os.ReadFile(filepath.Join(root, f))
+			if err == nil {
+				err = os.WriteFile(filepath.Join(checkout, f), b, 0o644)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		dir, err := consumer.BuildBootstrap(filepath.Join(checkout, "lambda", "cmd", "charge"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "bootstrap"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		binaries = append(binaries, b)
+	}
+	if !bytes.Equal(binaries[0], binaries[1]) {
+		t.Fatal("the example handler built from two checkouts at different paths differs")
+	}
+}

@@ -18,6 +18,7 @@ package consumer
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
@@ -212,6 +213,37 @@ type idempotentConsumer struct {
 	keySecret awssecretsmanager.ISecret
 }
 
+// claims records, per app, which consumer holds each namespace of each
+// shared table, so that two consumers of one app cannot share one.
+var claims = struct {
+	sync.Mutex
+	byApp map[string]map[string]string // app address → table and namespace → consumer path
+}{byApp: map[string]map[string]string{}}
+
+// claimNamespace claims namespace on table for consumer c, or says which
+// consumer of the app holds it. A table is known by its construct, or by
+// its name when it is imported by a concrete name.
+func claimNamespace(c constructs.Construct, table awsdynamodb.ITable, namespace string) error {
+	tableKey := "construct " + *table.Node().Addr()
+	if name := table.TableName(); name != nil && !*awscdk.Token_IsUnresolved(name) {
+		tableKey = "table " + *name
+	}
+	app := *c.Node().Root().Node().Addr()
+	claims.Lock()
+	defer claims.Unlock()
+	held := claims.byApp[app]
+	if held == nil {
+		held = map[string]string{}
+		claims.byApp[app] = held
+	}
+	key := tableKey + "\x00" + namespace
+	if other, ok := held[key]; ok {
+		return fmt.Errorf("Namespace %q on the table %s is the namespace of the consumer %s already: two consumers with one namespace on one table suppress each other's facts; give each consumer a Namespace of its own", namespace, *table.Node().Path(), other)
+	}
+	held[key] = *c.Node().Path()
+	return nil
+}
+
 // NewIdempotentConsumer creates an idempotent consumer in scope.
 //
 // It panics, as CDK constructs do, when the props are invalid (the message
@@ -228,7 +260,11 @@ func NewIdempotentConsumer(scope constructs.Construct, id *string, props *Idempo
 	if err != nil {
 		panic(err)
 	}
-	assetDir, err := bootstrapDir(*props.Entry)
+	entry, err := resolveEntry(*props.Entry, stringOr(props.EntryRoot, ""))
+	if err != nil {
+		panic(fmt.Errorf("IdempotentConsumer %q: %w", *id, err))
+	}
+	assetDir, err := bootstrapDir(entry)
 	if err != nil {
 		panic(fmt.Errorf("IdempotentConsumer %q: %w", *id, err))
 	}
@@ -237,6 +273,15 @@ func NewIdempotentConsumer(scope constructs.Construct, id *string, props *Idempo
 	// Overriding (rather than wrapping) the jsii Construct makes c itself
 	// the construct, so it can be the scope of other constructs.
 	constructs.NewConstruct_Override(c, scope, id)
+	// The construct's path is unique in the app: the consumer's name in
+	// logs and its metrics dimension, where the id alone could repeat in
+	// another stack.
+	s.runtime.Consumer = *c.Node().Path()
+	if props.Table != nil {
+		if err := claimNamespace(c, props.Table, s.runtime.Namespace); err != nil {
+			panic(fmt.Errorf("IdempotentConsumer %q: %w", *id, err))
+		}
+	}
 	key := props.EncryptionKey
 
 	// Queues: SSE-SQS or the customer's key, TLS only, and the largest SQS

@@ -29,6 +29,7 @@ import (
 var (
 	handlerDir string
 	brokenDir  string
+	libraryDir string
 	outRoot    string
 )
 
@@ -50,6 +51,7 @@ func run(m *testing.M) int {
 	}
 	handlerDir = filepath.Join(tmp, "handler")
 	brokenDir = filepath.Join(tmp, "broken")
+	libraryDir = filepath.Join(tmp, "notmain")
 	outRoot = filepath.Join(tmp, "out")
 	root, err := cdktest.ModuleRoot()
 	if err != nil {
@@ -65,6 +67,7 @@ func run(m *testing.M) int {
 	for dir, src := range map[string]string{
 		handlerDir: "package main\n\nimport _ \"" + lib + "/lambda/idempotency\"\n\nfunc main() {}\n",
 		brokenDir:  "package main\n\nfunc main() { notDeclaredAnywhere() }\n",
+		libraryDir: "package orders\n\n// Key is not a main.\nfunc Key() string { return \"k\" }\n",
 	} {
 		if err := writeModule(dir, onLibrary, src); err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -419,7 +422,7 @@ func TestDefaultEnvironmentSetsTheWholeContract(t *testing.T) {
 			contract.MinRemainingVar:     "3s",
 			contract.MaxMessageBytesVar:  "262144",
 			contract.DeliveryVar:         "envelope",
-			contract.ConsumerVar:         "ChargeOrder",
+			contract.ConsumerVar:         *f.consumer.Node().Path(),
 			contract.MetricsNamespaceVar: "IdempotentConsumer",
 		})},
 	})
@@ -632,7 +635,7 @@ func TestCustomPropsReachTheResources(t *testing.T) {
 			contract.MinRemainingVar:     "2500ms",
 			contract.MaxMessageBytesVar:  "1048576",
 			contract.DeliveryVar:         "raw",
-			contract.ConsumerVar:         "CreditWallet",
+			contract.ConsumerVar:         *f.consumer.Node().Path(),
 			contract.MetricsNamespaceVar: "Wallets",
 			contract.KeySecretVar: map[string]any{"Fn::Join": []any{"", []any{
 				"{{resolve:secretsmanager:", ref(id(f, f.consumer.KeySecret())), ":SecretString:::}}",
@@ -951,6 +954,26 @@ func TestFailsWhen(t *testing.T) {
 		},
 		want: []string{"Topic accepts messages of up to 262144 bytes"},
 	}, {
+		name:   "entry is not a main package",
+		change: func(p *consumer.IdempotentConsumerProps) { p.Entry = jsii.String(libraryDir) },
+		want:   []string{"entry " + libraryDir + " holds package orders, not a main package", "point Entry at the directory of the handler's package main"},
+	}, {
+		name:   "a shared table without a namespace",
+		change: func(p *consumer.IdempotentConsumerProps) { p.Table = sharedTable("pk", nil) },
+		want:   []string{"Table is given (shared-table mode), so Namespace is required"},
+	}, {
+		name: "a shared table keyed on id",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.Table, p.Namespace = sharedTable("id", nil), jsii.String("refund")
+		},
+		want: []string{`Table's key schema is [HASH id (S)], but idempotency records need a string partition key named "pk" and no sort key`},
+	}, {
+		name: "a replicated table",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.Table, p.Namespace = sharedTable("pk", jsii.Strings("eu-west-1")), jsii.String("refund")
+		},
+		want: []string{"Table is replicated to 2 regions", "last writer wins", "set AcceptSingleRegionGuarantee"},
+	}, {
 		name: "several props are wrong",
 		change: func(p *consumer.IdempotentConsumerProps) {
 			p.MaxReceiveCount = jsii.Number(0)
@@ -1002,4 +1025,90 @@ func TestMessageSizesAgree(t *testing.T) {
 		c.template.ResourcePropertiesCountIs(jsii.String("AWS::SQS::Queue"), map[string]any{"MaximumMessageSize": 1048576}, jsii.Number(3))
 	})
 	has(t, c, "AWS::SNS::Topic", map[string]any{"MaximumMessageSize": 1048576})
+}
+
+// sharedTable returns a table of another stack, for a consumer in shared-table
+// mode: a TableV2 with partition key pk and, when replicas is set, replicas
+// in those regions.
+func sharedTable(pk string, replicas *[]*string) awsdynamodb.ITable {
+	stack := awscdk.NewStack(nil, jsii.String("Shared"), &awscdk.StackProps{Env: &awscdk.Environment{Region: jsii.String("us-east-1")}})
+	props := &awsdynamodb.TablePropsV2{PartitionKey: &awsdynamodb.Attribute{Name: jsii.String(pk), Type: awsdynamodb.AttributeType_STRING}}
+	if replicas != nil {
+		var rs []*awsdynamodb.ReplicaTableProps
+		for _, r := range *replicas {
+			rs = append(rs, &awsdynamodb.ReplicaTableProps{Region: r})
+		}
+		props.Replicas = &rs
+	}
+	return awsdynamodb.NewTableV2(stack, jsii.String("Table"), props)
+}
+
+// TestAReplicatedTableNeedsTheSingleRegionGuarantee: the explicit choice
+// accepts a replicated table.
+func TestAReplicatedTableNeedsTheSingleRegionGuarantee(t *testing.T) {
+	p := validProps()
+	p.Table, p.Namespace, p.AcceptSingleRegionGuarantee = sharedTable("pk", jsii.Strings("eu-west-1")), jsii.String("refund"), jsii.Bool(true)
+	if err := p.Validate(jsii.String("C")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestTwoConsumersCannotShareANamespaceOnATable: within one app, a second
+// consumer with the namespace of another on the same table is refused,
+// whether the table is the app's or imported twice by name; another
+// namespace, or another table, is fine.
+func TestTwoConsumersCannotShareANamespaceOnATable(t *testing.T) {
+	msg, _ := cdktest.Panics(func() {
+		app, err := cdktest.NewApp(filepath.Join(outRoot, "namespaces"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		one, two := awscdk.NewStack(app, jsii.String("One"), nil), awscdk.NewStack(app, jsii.String("Two"), nil)
+		table := awsdynamodb.NewTable(one, jsii.String("Shared"), &awsdynamodb.TableProps{PartitionKey: &awsdynamodb.Attribute{Name: jsii.String("pk"), Type: awsdynamodb.AttributeType_STRING}})
+		consumer := func(stack awscdk.Stack, id string, table awsdynamodb.ITable, namespace string) {
+			p := validProps()
+			p.Table, p.Namespace = table, jsii.String(namespace)
+			consumer.NewIdempotentConsumer(stack, jsii.String(id), p)
+		}
+		consumer(one, "Refund", table, "refund")
+		consumer(two, "Refund", table, "refund-two")                                                                    // another namespace
+		consumer(two, "Audit", awsdynamodb.Table_FromTableName(two, jsii.String("I1"), jsii.String("audit")), "refund") // another table
+		consumer(one, "Audit", awsdynamodb.Table_FromTableName(one, jsii.String("I2"), jsii.String("audit")), "audit")
+		consumer(two, "AuditAgain", awsdynamodb.Table_FromTableName(two, jsii.String("I3"), jsii.String("audit")), "audit")
+	})
+	if want := `IdempotentConsumer "AuditAgain": Namespace "audit" on the table Two/I3 is the namespace of the consumer One/Audit already`; !strings.Contains(msg, want) {
+		t.Fatalf("panic %q; want %q", msg, want)
+	}
+	msg, _ = cdktest.Panics(func() {
+		app, err := cdktest.NewApp(filepath.Join(outRoot, "namespaces2"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		one, two := awscdk.NewStack(app, jsii.String("One"), nil), awscdk.NewStack(app, jsii.String("Two"), nil)
+		table := awsdynamodb.NewTable(one, jsii.String("Shared"), &awsdynamodb.TableProps{PartitionKey: &awsdynamodb.Attribute{Name: jsii.String("pk"), Type: awsdynamodb.AttributeType_STRING}})
+		for _, stack := range []awscdk.Stack{one, two} {
+			p := validProps()
+			p.Table, p.Namespace = table, jsii.String("refund")
+			consumer.NewIdempotentConsumer(stack, jsii.String("Refund"), p)
+		}
+	})
+	if want := `IdempotentConsumer "Refund": Namespace "refund" on the table One/Shared is the namespace of the consumer One/Refund already`; !strings.Contains(msg, want) {
+		t.Fatalf("panic %q; want %q", msg, want)
+	}
+}
+
+// TestEntryRootResolvesARelativeEntry: a relative Entry is found under
+// EntryRoot, wherever the process runs.
+func TestEntryRootResolvesARelativeEntry(t *testing.T) {
+	msg, panicked := cdktest.Panics(func() {
+		app, err := cdktest.NewApp(filepath.Join(outRoot, "entryroot"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := &consumer.IdempotentConsumerProps{Entry: jsii.String(filepath.Base(handlerDir)), EntryRoot: jsii.String(filepath.Dir(handlerDir))}
+		consumer.NewIdempotentConsumer(awscdk.NewStack(app, jsii.String("S"), nil), jsii.String("C"), p)
+	})
+	if panicked {
+		t.Fatal(msg)
+	}
 }

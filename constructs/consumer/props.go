@@ -17,15 +17,23 @@ import (
 // because the construct checks them and hands them to the handler as Go
 // duration strings.
 type IdempotentConsumerProps struct {
-	// Entry is the directory of the handler's Go main package, absolute or
-	// relative to the current working directory (for `cdk synth` that is the
-	// directory holding cdk.json), for example "lambda/cmd/charge".
+	// Entry is the directory of the handler's Go main package, for example
+	// "cmd/charge": absolute, or relative to EntryRoot, by default the root
+	// of the Go module that holds the working directory (the CDK app's
+	// module, under `cdk synth` at its root as under `go test` in one of its
+	// packages). It must be a main package (the construct refuses any other
+	// at synth).
 	//
 	// The construct builds it at synth time into a linux/arm64 `bootstrap`
 	// with `CGO_ENABLED=0 go build -tags lambda.norpc -trimpath
 	// -buildvcs=false -ldflags "-s -w"`, so the same source gives the same
 	// asset hash. Required.
 	Entry *string
+
+	// EntryRoot is the directory a relative Entry is resolved against.
+	//
+	// Default: the root of the Go module that holds the working directory.
+	EntryRoot *string
 
 	// Topic is the SNS topic the consumer subscribes to.
 	//
@@ -89,6 +97,16 @@ type IdempotentConsumerProps struct {
 	// on, encrypted with the AWS-managed key.
 	Table awsdynamodb.ITable
 
+	// AcceptSingleRegionGuarantee allows a Table replicated to other regions
+	// (a global table). DynamoDB settles concurrent writes to a global table
+	// by last writer wins, so the conditional write and the fencing of
+	// complete and release hold only among deliveries handled in one region:
+	// set it only when every delivery of a fact is handled in one region
+	// (the consumers of other regions keep other namespaces, or none exist).
+	//
+	// Default: false, a replicated Table is refused.
+	AcceptSingleRegionGuarantee *bool
+
 	// RemovalPolicy applies to the table the construct creates (ignored in
 	// shared-table mode).
 	//
@@ -99,7 +117,10 @@ type IdempotentConsumerProps struct {
 	// Namespace prefixes every idempotency key ("<Namespace>#<key>"). It must
 	// not be empty nor contain '#'.
 	//
-	// Default: the construct id in lower case, without '#'.
+	// Default: the construct id in lower case, without '#'; required with a
+	// given Table, where two consumers with one namespace (in two stacks, say)
+	// would suppress each other's facts. Two consumers of one app with one
+	// namespace on one table are refused.
 	Namespace *string
 
 	// MemorySize of the function in MiB.

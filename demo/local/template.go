@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"time"
@@ -251,7 +252,7 @@ func (s *Stack) addFunction(dir, id string, r resource) error {
 		f.Timeout = time.Duration(*p.Timeout) * time.Second
 	}
 	if name, ok := f.Env[contract.ConsumerVar].(string); ok {
-		f.Name = name
+		f.Name = path.Base(name) // the consumer's construct path: its id, last
 	}
 	s.Functions[id] = f
 	return nil
