@@ -115,15 +115,7 @@ func (p *poller) receive(ctx context.Context) ([]sqstypes.Message, error) {
 
 func (p *poller) handle(ctx context.Context, msgs []sqstypes.Message) {
 	p.stats.records.Add(int64(len(msgs)))
-	event := events.SQSEvent{Records: make([]events.SQSMessage, len(msgs))}
-	for i, m := range msgs {
-		sum := md5.Sum([]byte(aws.ToString(m.Body)))
-		event.Records[i] = events.SQSMessage{
-			MessageId: aws.ToString(m.MessageId), ReceiptHandle: aws.ToString(m.ReceiptHandle), Body: aws.ToString(m.Body),
-			Md5OfBody: hex.EncodeToString(sum[:]), Attributes: m.Attributes, EventSource: "aws:sqs",
-			EventSourceARN: p.queueARN, AWSRegion: Region,
-		}
-	}
+	event := sqsEvent(p.queueARN, msgs)
 	payload, err := json.Marshal(event)
 	if err != nil {
 		p.logf("%s: encode event: %v", p.m.ID, err)
@@ -174,6 +166,21 @@ func (p *poller) handle(ctx context.Context, msgs []sqstypes.Message) {
 		}
 		entries = entries[n:]
 	}
+}
+
+// sqsEvent is the event Lambda's event-source mapping hands the function
+// for msgs, received from the queue queueARN.
+func sqsEvent(queueARN string, msgs []sqstypes.Message) events.SQSEvent {
+	event := events.SQSEvent{Records: make([]events.SQSMessage, len(msgs))}
+	for i, m := range msgs {
+		sum := md5.Sum([]byte(aws.ToString(m.Body)))
+		event.Records[i] = events.SQSMessage{
+			MessageId: aws.ToString(m.MessageId), ReceiptHandle: aws.ToString(m.ReceiptHandle), Body: aws.ToString(m.Body),
+			Md5OfBody: hex.EncodeToString(sum[:]), Attributes: m.Attributes, EventSource: "aws:sqs",
+			EventSourceARN: queueARN, AWSRegion: Region,
+		}
+	}
+	return event
 }
 
 // failures reads a partial batch response. Without ReportBatchItemFailures

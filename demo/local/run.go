@@ -312,17 +312,7 @@ func startConsumers(ctx context.Context, stack *Stack, dep *deployment, c *clien
 			con.dlqURL = dep.queueURL[q.DeadLetter]
 		}
 		out = append(out, con)
-		env := []string{
-			"AWS_REGION=" + Region, "AWS_DEFAULT_REGION=" + Region, "AWS_ACCESS_KEY_ID=local", "AWS_SECRET_ACCESS_KEY=local",
-			"AWS_ENDPOINT_URL=" + c.endpoint, "AWS_EC2_METADATA_DISABLED=true", "AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null",
-			"PATH=" + os.Getenv("PATH"),
-		}
-		for k, v := range extraEnv {
-			env = append(env, k+"="+v)
-		}
-		for k, v := range vars {
-			env = append(env, k+"="+v)
-		}
+		env := handlerEnv(c.endpoint, extraEnv, vars)
 		logFile, err := os.Create(filepath.Join(logDir, fn.Name+".log"))
 		if err != nil {
 			return out, err
@@ -347,6 +337,24 @@ func startConsumers(ctx context.Context, stack *Stack, dep *deployment, c *clien
 		}
 	}
 	return out, nil
+}
+
+// handlerEnv is the environment of a handler's bootstrap on this machine:
+// the AWS SDK pointed at the emulator at endpoint, with its region and
+// dummy credentials and no shared configuration, then the variables of each
+// map in turn.
+func handlerEnv(endpoint string, vars ...map[string]string) []string {
+	env := []string{
+		"AWS_REGION=" + Region, "AWS_DEFAULT_REGION=" + Region, "AWS_ACCESS_KEY_ID=local", "AWS_SECRET_ACCESS_KEY=local",
+		"AWS_ENDPOINT_URL=" + endpoint, "AWS_EC2_METADATA_DISABLED=true", "AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null",
+		"PATH=" + os.Getenv("PATH"),
+	}
+	for _, m := range vars {
+		for k, v := range m {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
 }
 
 // metricsLine adds the counts of an Embedded Metric Format line.
