@@ -25,7 +25,7 @@ func randomSettings(r *rand.Rand) contract.Settings {
 	s.LeaseMax = time.Second + time.Duration(r.Int64N(int64(timeout-time.Second)+1))
 	s.LeaseMax = s.LeaseMax.Truncate(pick(time.Millisecond, time.Second))
 	s.LeaseMax = max(s.LeaseMax, time.Second)
-	s.FinishBudget = time.Duration(1+r.Int64N(int64(s.LeaseMax-1))).Truncate(pick(time.Nanosecond, time.Microsecond, time.Millisecond))
+	s.FinishBudget = time.Duration(1 + r.Int64N(int64(s.LeaseMax-1))).Truncate(pick(time.Nanosecond, time.Microsecond, time.Millisecond))
 	s.FinishBudget = max(s.FinishBudget, 1)
 	if s.FinishBudget >= s.LeaseMax {
 		s.FinishBudget = s.LeaseMax / 2
@@ -115,7 +115,12 @@ func TestInvalidSettings(t *testing.T) {
 		{"no finishing budget", func(s *contract.Settings) { s.FinishBudget = 0 }, "FinishBudget 0s must be positive"},
 		{"finishing budget over the lease", func(s *contract.Settings) { s.FinishBudget = 40 * time.Second }, "FinishBudget 40s leaves no time for the effect within LeaseMax 30s"},
 		{"timeout over 15 minutes", func(s *contract.Settings) { s.Timeout = 20 * time.Minute; s.LeaseMax = 20 * time.Minute }, "Timeout 20m is out of range"},
-		{"timeout in fractions", func(s *contract.Settings) { s.Timeout = 1500 * time.Millisecond; s.LeaseMax = time.Second; s.MinRemaining = 1200 * time.Millisecond; s.FinishBudget = 100 * time.Millisecond }, "Timeout 1500ms is out of range"},
+		{"timeout in fractions", func(s *contract.Settings) {
+			s.Timeout = 1500 * time.Millisecond
+			s.LeaseMax = time.Second
+			s.MinRemaining = 1200 * time.Millisecond
+			s.FinishBudget = 100 * time.Millisecond
+		}, "Timeout 1500ms is out of range"},
 		{"cache beyond the bound", func(s *contract.Settings) { s.CacheSize = 50_000_000 }, "CacheSize 50000000 is out of range"},
 		{"a thousand records at once", func(s *contract.Settings) { s.BatchConcurrency = 1000 }, "BatchConcurrency 1000 is out of range"},
 		{"no concurrency", func(s *contract.Settings) { s.BatchConcurrency = 0 }, "BatchConcurrency 0 is out of range"},
