@@ -37,6 +37,7 @@ import (
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
@@ -80,9 +81,9 @@ const (
 // IdempotentConsumerProps.Table must follow.
 const (
 	// PartitionKey is the name of the table's string partition key.
-	PartitionKey = "pk"
+	PartitionKey = dynamostore.KeyAttribute
 	// TTLAttribute is the attribute DynamoDB TTL is enabled on.
-	TTLAttribute = "ttl"
+	TTLAttribute = dynamostore.TTLAttribute
 )
 
 // itemActions are the item-level DynamoDB actions the guard uses. They are
