@@ -419,6 +419,7 @@ func TestDefaultEnvironmentSetsTheWholeContract(t *testing.T) {
 			contract.MinRemainingVar:     "3s",
 			contract.MaxMessageBytesVar:  "262144",
 			contract.DeliveryVar:         "envelope",
+			contract.FIFOVar:             "false",
 			contract.ConsumerVar:         "ChargeOrder",
 			contract.MetricsNamespaceVar: "IdempotentConsumer",
 		})},
@@ -632,6 +633,7 @@ func TestCustomPropsReachTheResources(t *testing.T) {
 			contract.MinRemainingVar:     "2500ms",
 			contract.MaxMessageBytesVar:  "1048576",
 			contract.DeliveryVar:         "raw",
+			contract.FIFOVar:             "false",
 			contract.ConsumerVar:         "CreditWallet",
 			contract.MetricsNamespaceVar: "Wallets",
 			contract.KeySecretVar: map[string]any{"Fn::Join": []any{"", []any{

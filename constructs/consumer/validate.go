@@ -53,6 +53,7 @@ var contractProps = map[string]string{
 	contract.MinRemainingVar:     "MinRemaining",
 	contract.MaxMessageBytesVar:  "MaxMessageBytes",
 	contract.DeliveryVar:         "RawMessageDelivery",
+	contract.FIFOVar:             "FifoTopic (or StandardQueue)",
 	contract.ConsumerVar:         "the construct id",
 	contract.MetricsNamespaceVar: "MetricsNamespace",
 }
