@@ -283,13 +283,26 @@ func NewIdempotentConsumer(scope constructs.Construct, id *string, props *Idempo
 			panic(fmt.Errorf("IdempotentConsumer %q: %w", *id, err))
 		}
 	}
+	if s.fifo.unknown {
+		awscdk.Annotations_Of(c).AddWarningV2(jsii.String("idempotent-consumer:topicKindUnknown"), jsii.String(unknownTopicWarning), nil)
+	}
 	key := props.EncryptionKey
 
 	// Queues: SSE-SQS or the customer's key, TLS only, and the largest SQS
 	// body, so that no queue refuses what the topic delivers (set even
 	// though it is SQS's default now: a queue created before keeps 256 KiB
 	// unless the template says otherwise).
+	//
+	// Under a FIFO topic all three are FIFO queues (SNS delivers a FIFO
+	// topic's subscription, and its dead letters, only into FIFO queues, and
+	// a FIFO queue's dead-letter queue must be FIFO), without content-based
+	// deduplication: SNS hands each message's deduplication id on to the
+	// queue, and a hash of the body would hash the SNS envelope, which is
+	// new on every delivery. CloudFormation names them with ".fifo".
 	queueProps := func(extra *awssqs.QueueProps) *awssqs.QueueProps {
+		if s.fifo.queue {
+			extra.Fifo = jsii.Bool(true)
+		}
 		extra.EnforceSSL = jsii.Bool(true)
 		extra.MaxMessageSizeBytes = jsii.Number(sqsbatch.MaxQueueBodyBytes)
 		if key != nil {
@@ -329,10 +342,16 @@ func NewIdempotentConsumer(scope constructs.Construct, id *string, props *Idempo
 		// Not EncryptionKey: the subscription adds the topic's ARN to the
 		// key's policy, and a topic encrypted with that key would then
 		// depend on the key that depends on it.
-		topic := awssns.NewTopic(c, jsii.String(IDTopic), &awssns.TopicProps{
+		topicProps := &awssns.TopicProps{
 			MasterKey:  awskms.Alias_FromAliasName(c, jsii.String(IDTopicKey), jsii.String("alias/aws/sns")),
 			EnforceSSL: jsii.Bool(true),
-		})
+		}
+		if s.fifo.topic {
+			// CDK names a FIFO topic after its path, with ".fifo".
+			topicProps.Fifo = jsii.Bool(true)
+			topicProps.ContentBasedDeduplication = props.ContentBasedDeduplication
+		}
+		topic := awssns.NewTopic(c, jsii.String(IDTopic), topicProps)
 		// SNS refuses at Publish what the handler would refuse.
 		topic.Node().DefaultChild().(awssns.CfnTopic).SetMaximumMessageSize(jsii.Number(s.runtime.MaxMessageBytes))
 		c.topic = topic

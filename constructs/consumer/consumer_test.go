@@ -422,6 +422,7 @@ func TestDefaultEnvironmentSetsTheWholeContract(t *testing.T) {
 			contract.MinRemainingVar:     "3s",
 			contract.MaxMessageBytesVar:  "262144",
 			contract.DeliveryVar:         "envelope",
+			contract.FIFOVar:             "false",
 			contract.ConsumerVar:         *f.consumer.Node().Path(),
 			contract.MetricsNamespaceVar: "IdempotentConsumer",
 		})},
@@ -635,6 +636,7 @@ func TestCustomPropsReachTheResources(t *testing.T) {
 			contract.MinRemainingVar:     "2500ms",
 			contract.MaxMessageBytesVar:  "1048576",
 			contract.DeliveryVar:         "raw",
+			contract.FIFOVar:             "false",
 			contract.ConsumerVar:         *f.consumer.Node().Path(),
 			contract.MetricsNamespaceVar: "Wallets",
 			contract.KeySecretVar: map[string]any{"Fn::Join": []any{"", []any{
@@ -911,6 +913,46 @@ func TestFailsWhen(t *testing.T) {
 			p.MaxBatchingWindow = awscdk.Duration_Minutes(jsii.Number(10))
 		},
 		want: []string{"MaxBatchingWindow 10m is above the SQS event source's maximum of 5m"},
+	}, {
+		name: "a FIFO queue's batch over 10",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.FifoTopic = jsii.Bool(true)
+			p.BatchSize = jsii.Number(20)
+		},
+		want: []string{"BatchSize 20 is more than 10, the most the event source of an SQS FIFO queue takes in one batch", "give a BatchSize of at most 10"},
+	}, {
+		name: "a FIFO queue's batching window",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.Topic = awssns.NewTopic(awscdk.NewStack(nil, jsii.String("T"), nil), jsii.String("Orders"), &awssns.TopicProps{Fifo: jsii.Bool(true)})
+			p.BatchSize = jsii.Number(100)
+			p.MaxBatchingWindow = awscdk.Duration_Seconds(jsii.Number(5))
+		},
+		want: []string{"BatchSize 100 is more than 10", "MaxBatchingWindow is 5s, but the event source of an SQS FIFO queue takes no batching window", "leave MaxBatchingWindow nil"},
+	}, {
+		name: "FifoTopic contradicts a FIFO topic",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.Topic = awssns.NewTopic(awscdk.NewStack(nil, jsii.String("T"), nil), jsii.String("Orders"), &awssns.TopicProps{Fifo: jsii.Bool(true)})
+			p.FifoTopic = jsii.Bool(false)
+		},
+		want: []string{"FifoTopic is false, but Topic is a FIFO topic", "leave FifoTopic nil"},
+	}, {
+		name: "FifoTopic contradicts a standard topic",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.Topic = awssns.Topic_FromTopicArn(awscdk.NewStack(nil, jsii.String("T"), nil), jsii.String("Orders"), jsii.String("arn:aws:sns:eu-west-1:123456789012:orders"))
+			p.FifoTopic = jsii.Bool(true)
+		},
+		want: []string{"FifoTopic is true, but Topic is a standard topic"},
+	}, {
+		name: "content-based deduplication of a given topic",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.Topic = awssns.NewTopic(awscdk.NewStack(nil, jsii.String("T"), nil), jsii.String("Orders"), &awssns.TopicProps{Fifo: jsii.Bool(true)})
+			p.ContentBasedDeduplication = jsii.Bool(true)
+		},
+		want: []string{"ContentBasedDeduplication is set with a given Topic", "set it on that topic"},
+	}, {
+		name:   "content-based deduplication of a standard topic",
+		change: func(p *consumer.IdempotentConsumerProps) { p.ContentBasedDeduplication = jsii.Bool(true) },
+		want:   []string{"ContentBasedDeduplication needs a FIFO topic", "set FifoTopic to true as well"},
 	}, {
 		name:   "a thousand records at once",
 		change: func(p *consumer.IdempotentConsumerProps) { p.BatchConcurrency = jsii.Number(1000) },

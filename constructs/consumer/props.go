@@ -57,6 +57,60 @@ type IdempotentConsumerProps struct {
 	// Default: false (the SNS envelope is delivered).
 	RawMessageDelivery *bool
 
+	// FifoTopic says the topic is an SNS FIFO topic, whose messages carry a
+	// message group id and are delivered in order within their group.
+	//
+	// With Topic nil, true makes the construct create a FIFO topic (CDK
+	// names it after the construct's path, ending in ".fifo" as SNS
+	// requires). A Topic defined in the app, or imported from an ARN that is
+	// not a token, says itself whether it is FIFO (awssns.ITopic.Fifo()):
+	// leave FifoTopic nil, or give the same value. A Topic imported from an
+	// ARN that is a token (a parameter, Fn::ImportValue) cannot be told at
+	// synth, and CDK calls it standard: set FifoTopic to true if it is a
+	// FIFO topic; left nil, the consumer gets a standard queue and the
+	// construct adds a synth warning that says so.
+	//
+	// A FIFO topic gets a FIFO queue, a FIFO dead-letter queue and a FIFO
+	// subscription dead-letter queue (unless StandardQueue), and the
+	// handler is told it is FIFO; the event source then takes at most 10
+	// records per batch and no MaxBatchingWindow (MaxConcurrency is allowed;
+	// a FIFO queue's concurrency is also bounded by its number of active
+	// message groups). SQS cannot change a queue's type: switching a running
+	// consumer between FIFO and standard replaces its queues, and the
+	// messages still in them are deleted with them; drain them first.
+	//
+	// Default: nil, the kind of the given Topic; a standard topic when the
+	// construct creates it.
+	FifoTopic *bool
+
+	// ContentBasedDeduplication makes the FIFO topic the construct creates
+	// derive each message's deduplication id from a SHA-256 hash of the
+	// message, so that publishers may leave MessageDeduplicationId out; SNS
+	// hands the id on to the FIFO queue, which drops a repeat within its
+	// five-minute deduplication interval. It is a topic setting only, and
+	// needs FifoTopic with Topic nil (for a given Topic, set it on that
+	// topic). The construct never sets content-based deduplication on a
+	// queue: there SQS would hash the SQS body, which is the SNS envelope,
+	// whose MessageId, Timestamp and Signature are new on every delivery, so
+	// it would deduplicate nothing.
+	//
+	// Default: false, publishers give each message a MessageDeduplicationId
+	// (SNS refuses a Publish to a FIFO topic without one).
+	ContentBasedDeduplication *bool
+
+	// StandardQueue subscribes standard queues to a FIFO topic instead of
+	// FIFO ones, and says what that gives up. SNS delivers to a standard
+	// queue without the message group id, so the messages of one group are
+	// consumed concurrently and in any order, and the topic's deduplication
+	// ends at the topic: a standard queue may deliver a message twice (the
+	// idempotency guard still absorbs such duplicates; the order is what is
+	// lost). In exchange the event source may take a MaxBatchingWindow and
+	// up to 10,000 records per batch. A standard topic always gets standard
+	// queues: there it changes nothing.
+	//
+	// Default: false, a FIFO topic gets FIFO queues.
+	StandardQueue *bool
+
 	// EncryptionKey is a customer-managed KMS key for the queue, the
 	// dead-letter queue and the subscription dead-letter queue. The key
 	// policy is extended so that SNS can deliver into the queues (from Topic

@@ -54,6 +54,7 @@ var contractProps = map[string]string{
 	contract.MinRemainingVar:     "MinRemaining",
 	contract.MaxMessageBytesVar:  "MaxMessageBytes",
 	contract.DeliveryVar:         "RawMessageDelivery",
+	contract.FIFOVar:             "FifoTopic (or StandardQueue)",
 	contract.ConsumerVar:         "the construct id",
 	contract.MetricsNamespaceVar: "MetricsNamespace",
 }
@@ -68,6 +69,7 @@ type settings struct {
 	maxReceiveCount   float64
 	memorySize        float64
 	oldestMessageAge  time.Duration
+	fifo              fifo
 }
 
 // Validate reports every problem of the props for a consumer with the given
@@ -116,7 +118,9 @@ func (p *IdempotentConsumerProps) resolve(id *string) (*settings, error) {
 	if !isInt(s.memorySize) || s.memorySize < 128 || s.memorySize > 10240 {
 		bad("MemorySize %v is out of range; give a whole number of MiB from 128 to 10240 (default %d)", s.memorySize, defaultMemorySize)
 	}
-	if p.MaxBatchingWindow == nil {
+	if s.fifo.queue {
+		problems = append(problems, p.fifoEventSourceProblems(r.BatchSize)...)
+	} else if p.MaxBatchingWindow == nil {
 		if r.BatchSize > maxBatchWithoutWindow {
 			bad("BatchSize %d needs a MaxBatchingWindow: the SQS event source takes at most %d records per batch without one; set MaxBatchingWindow (for example awscdk.Duration_Seconds(jsii.Number(5))), or give a BatchSize of at most %d",
 				r.BatchSize, maxBatchWithoutWindow, maxBatchWithoutWindow)
@@ -198,6 +202,9 @@ func (p *IdempotentConsumerProps) settings(name string) (*settings, []string) {
 	if p.RawMessageDelivery != nil && *p.RawMessageDelivery {
 		r.Delivery = contract.Raw
 	}
+	fifo, fifoProblems := p.fifoKind()
+	rd.problems = append(rd.problems, fifoProblems...)
+	r.FIFO = fifo.queue
 	if p.PayloadIgnore != nil {
 		for _, f := range *p.PayloadIgnore {
 			if f == nil {
@@ -214,6 +221,7 @@ func (p *IdempotentConsumerProps) settings(name string) (*settings, []string) {
 		maxReceiveCount:  numberOr(p.MaxReceiveCount, defaultMaxReceiveCount),
 		memorySize:       numberOr(p.MemorySize, defaultMemorySize),
 		oldestMessageAge: rd.duration("OldestMessageAlarmThreshold", p.OldestMessageAlarmThreshold, defaultOldestMessageAge),
+		fifo:             fifo,
 	}
 	s.visibilityTimeout = rd.duration("VisibilityTimeout", p.VisibilityTimeout, 0)
 	return s, rd.problems

@@ -26,9 +26,13 @@ import (
 )
 
 // Version is the version of the contract that this library writes and
-// reads. It changes when a variable is added, removed or changes meaning;
-// the construct stamps it into the environment and the handler refuses a
-// different one at init.
+// reads. It changes when a variable is removed or changes meaning, or when
+// one is added that a handler of the previous version would misread by
+// ignoring it; the construct stamps it into the environment and the handler
+// refuses a different one at init. A variable whose absence means what the
+// previous version did is added without a change: FIFOVar (an older handler
+// that ignores it still orders a FIFO queue's records by their .fifo event
+// source ARN, and a newer handler without it behaves as before).
 const Version = 1
 
 // Names of the environment variables. Only Encode and Decode read or write
@@ -52,6 +56,7 @@ const (
 	MinRemainingVar     = "BATCH_MIN_REMAINING"
 	MaxMessageBytesVar  = "BATCH_MAX_MESSAGE_BYTES"
 	DeliveryVar         = "MESSAGE_DELIVERY"
+	FIFOVar             = "QUEUE_FIFO"
 	ConsumerVar         = "CONSUMER_NAME"
 	MetricsNamespaceVar = "METRICS_NAMESPACE"
 )
@@ -123,6 +128,10 @@ type Settings struct {
 	MaxMessageBytes int
 	// Delivery says how bodies arrive (DeliveryVar). Default Envelope.
 	Delivery Delivery
+	// FIFO says the queue is a FIFO queue (FIFOVar, "true" or "false"):
+	// records run in order per message group, whatever their event source
+	// ARN says (see sqsbatch.Config.FIFO). Default false.
+	FIFO bool
 	// Consumer names the consumer in logs and metrics (ConsumerVar).
 	// Default: the Lambda function's name; required.
 	Consumer string

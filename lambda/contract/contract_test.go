@@ -50,6 +50,7 @@ func randomSettings(r *rand.Rand) contract.Settings {
 	}
 	s.MaxMessageBytes = contract.MinMessageBytes + r.IntN(limit-contract.MinMessageBytes+1)
 	s.MetricsNamespace = []string{"IdempotentConsumer", "Orders/Wallets"}[r.IntN(2)]
+	s.FIFO = r.IntN(2) == 0
 	return s
 }
 
@@ -160,10 +161,10 @@ func TestUnencodableSettings(t *testing.T) {
 // type is named with the variable, and a contract version other than the
 // library's is ErrVersion.
 func TestDecodeSaysWhatDoesNotParse(t *testing.T) {
-	env := map[string]string{contract.TableVar: "t", contract.NamespaceVar: "ns", contract.WindowVar: "a day", contract.CacheSizeVar: "many"}
+	env := map[string]string{contract.TableVar: "t", contract.NamespaceVar: "ns", contract.WindowVar: "a day", contract.CacheSizeVar: "many", contract.FIFOVar: "yes"}
 	_, err := contract.Decode(func(k string) string { return env[k] }, "f")
-	if err == nil || !strings.Contains(err.Error(), `IDEMPOTENCY_WINDOW="a day"`) || !strings.Contains(err.Error(), `IDEMPOTENCY_CACHE_SIZE="many"`) {
-		t.Fatalf("err %v; want both variables named", err)
+	if err == nil || !strings.Contains(err.Error(), `IDEMPOTENCY_WINDOW="a day"`) || !strings.Contains(err.Error(), `IDEMPOTENCY_CACHE_SIZE="many"`) || !strings.Contains(err.Error(), `QUEUE_FIFO="yes": want "true" or "false"`) {
+		t.Fatalf("err %v; want the three variables named", err)
 	}
 	env = map[string]string{contract.VersionVar: "2", contract.TableVar: "t", contract.NamespaceVar: "ns"}
 	_, err = contract.Decode(func(k string) string { return env[k] }, "f")
@@ -175,14 +176,14 @@ func TestDecodeSaysWhatDoesNotParse(t *testing.T) {
 // FuzzDecode: any environment decodes without a panic, and what decodes
 // encodes back to itself.
 func FuzzDecode(f *testing.F) {
-	f.Add("t", "ns", "24h", "30s", "2s", "3s", "0", "10", "10", "262144", "envelope", "1")
-	f.Add("t", "a#b", "1ms", "15m", "0s", "-1s", "-5", "0", "99999", "x", "raw", "2")
-	f.Fuzz(func(t *testing.T, table, ns, window, timeout, budget, minRemaining, cache, batch, conc, size, delivery, version string) {
+	f.Add("t", "ns", "24h", "30s", "2s", "3s", "0", "10", "10", "262144", "envelope", "1", "false")
+	f.Add("t", "a#b", "1ms", "15m", "0s", "-1s", "-5", "0", "99999", "x", "raw", "2", "TRUE")
+	f.Fuzz(func(t *testing.T, table, ns, window, timeout, budget, minRemaining, cache, batch, conc, size, delivery, version, fifo string) {
 		env := map[string]string{
 			contract.TableVar: table, contract.NamespaceVar: ns, contract.WindowVar: window, contract.TimeoutVar: timeout,
 			contract.FinishBudgetVar: budget, contract.MinRemainingVar: minRemaining, contract.CacheSizeVar: cache,
 			contract.BatchSizeVar: batch, contract.BatchConcurrencyVar: conc, contract.MaxMessageBytesVar: size,
-			contract.DeliveryVar: delivery, contract.VersionVar: version,
+			contract.DeliveryVar: delivery, contract.VersionVar: version, contract.FIFOVar: fifo,
 		}
 		s, err := contract.Decode(func(k string) string { return env[k] }, "f")
 		if err != nil {

@@ -28,6 +28,7 @@ func (s Settings) Encode() map[string]string {
 		MinRemainingVar:     Format(s.MinRemaining),
 		MaxMessageBytesVar:  strconv.Itoa(s.MaxMessageBytes),
 		DeliveryVar:         string(s.Delivery),
+		FIFOVar:             strconv.FormatBool(s.FIFO),
 		ConsumerVar:         s.Consumer,
 		MetricsNamespaceVar: s.MetricsNamespace,
 	}
@@ -45,7 +46,7 @@ func Names() []string {
 	return []string{
 		VersionVar, TableVar, NamespaceVar, WindowVar, TTLAfterWindowVar, TimeoutVar, LeaseMaxVar, FinishBudgetVar,
 		CacheSizeVar, PayloadIgnoreVar, KeySecretVar, BatchSizeVar, BatchConcurrencyVar, MinRemainingVar,
-		MaxMessageBytesVar, DeliveryVar, ConsumerVar, MetricsNamespaceVar,
+		MaxMessageBytesVar, DeliveryVar, FIFOVar, ConsumerVar, MetricsNamespaceVar,
 	}
 }
 
@@ -87,6 +88,7 @@ func Decode(getenv func(string) string, fallbackConsumer string) (Settings, erro
 	if v := getenv(DeliveryVar); v != "" {
 		s.Delivery = Delivery(v)
 	}
+	s.FIFO = d.boolean(FIFOVar, s.FIFO)
 	s.Consumer = orDefault(getenv(ConsumerVar), fallbackConsumer)
 	s.MetricsNamespace = orDefault(getenv(MetricsNamespaceVar), s.MetricsNamespace)
 	if len(d.problems) > 0 {
@@ -125,6 +127,21 @@ func (d *decoder) integer(name string, def int) int {
 		return def
 	}
 	return n
+}
+
+// boolean reads "true" or "false", exactly as Encode writes them: a
+// variable that says more than that is a mistake to report, not a truth
+// value to guess (strconv.ParseBool would take "1", "t" and "TRUE").
+func (d *decoder) boolean(name string, def bool) bool {
+	switch v := d.getenv(name); v {
+	case "":
+		return def
+	case "true", "false":
+		return v == "true"
+	default:
+		d.problems = append(d.problems, fmt.Sprintf("%s=%q: want \"true\" or \"false\"", name, v))
+		return def
+	}
 }
 
 // orDefault returns v, or def when v is empty.

@@ -161,6 +161,7 @@ func build(tx bool, opts []Option) (*idempotency.Guard, sqsbatch.Config, error) 
 		MinRemaining:     s.MinRemaining,
 		MaxMessageBytes:  s.MaxMessageBytes,
 		Delivery:         sqsbatch.Delivery(s.Delivery),
+		FIFO:             s.FIFO,
 		Consumer:         s.Consumer,
 		MetricsNamespace: s.MetricsNamespace,
 		Logger:           o.logger,

@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -67,6 +69,49 @@ func TestNewRunsTheContractsSettings(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), `"consumer":"ChargeOrder"`) || !strings.Contains(logs.String(), `"outcome":"duplicate"`) {
 		t.Fatalf("logs do not name the consumer or the duplicate:\n%s", logs.String())
+	}
+}
+
+// TestNewTellsTheAdapterItIsFIFO: with the contract's FIFO setting, the
+// records of one message group run in order and stop at the first failure
+// although nothing in their event source ARN says FIFO; without it, the same
+// records run independently.
+func TestNewTellsTheAdapterItIsFIFO(t *testing.T) {
+	for _, fifo := range []bool{true, false} {
+		t.Run(fmt.Sprint("fifo=", fifo), func(t *testing.T) {
+			s := settings()
+			s.FIFO = fifo
+			var mu sync.Mutex
+			var ran []string
+			h, err := handler.New(orderKey, func(_ context.Context, o order, _ idempotency.Reservation) (string, error) {
+				mu.Lock()
+				ran = append(ran, o.OrderID)
+				mu.Unlock()
+				if o.OrderID == "g-1" {
+					return "", errors.New("declined")
+				}
+				return "ok", nil
+			}, getenv(s.Encode()), handler.WithStore(idempotency.NewMemoryStore()), handler.WithLogger(slog.New(slog.DiscardHandler)), handler.WithMetrics(io.Discard))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec := func(id string) events.SQSMessage {
+				return events.SQSMessage{MessageId: id, Body: `{"orderId":"` + id + `","amount":1}`, Attributes: map[string]string{"MessageGroupId": "g"}}
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			resp, err := h.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{rec("g-1"), rec("g-2")}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantFailed := 1
+			if fifo {
+				wantFailed = 2 // g-2 is not started after g-1 failed
+			}
+			if len(resp.BatchItemFailures) != wantFailed || fifo && len(ran) != 1 {
+				t.Fatalf("failures %v, effects %v; want %d failures", resp.BatchItemFailures, ran, wantFailed)
+			}
+		})
 	}
 }
 

@@ -58,6 +58,19 @@ type Config struct {
 	MaxMessageBytes int
 	// Delivery says how bodies are delivered. Default: Auto.
 	Delivery Delivery
+	// FIFO says the queue is a FIFO queue: the records of each message
+	// group (the MessageGroupId attribute) run in order, and after a record
+	// of a group fails the later records of that group in the batch are not
+	// started (reported failed, so that SQS redelivers them in order). A
+	// record without a MessageGroupId, which SQS never sends from a FIFO
+	// queue, is taken to be of one group with every other such record of
+	// the batch: they run one after another in batch order, so that no order
+	// the queue meant is lost, and the batch logs a warning.
+	//
+	// Default: false. A record is then taken as FIFO when its event source
+	// ARN ends in ".fifo" and it carries a MessageGroupId; a standard queue's
+	// MessageGroupId (SQS fair queues) does not order records.
+	FIFO bool
 	// Consumer names the consumer in logs and metrics. Default: the Lambda
 	// function name, or "consumer".
 	Consumer string
@@ -175,8 +188,15 @@ func (h *Handler[T]) Handle(ctx context.Context, ev events.SQSEvent) (events.SQS
 	}
 	b.slots = make(chan struct{}, limit)
 
+	grouped, ungrouped := groups(ev.Records, h.cfg.FIFO)
+	if ungrouped > 0 {
+		h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "fifo",
+			slog.String("consumer", h.cfg.Consumer),
+			slog.Int("records", ungrouped),
+			slog.String("reason", "records without a MessageGroupId on a FIFO consumer: run one after another in batch order, as one message group"))
+	}
 	var wg sync.WaitGroup
-	for _, group := range groups(ev.Records) {
+	for _, group := range grouped {
 		wg.Go(func() {
 			failed := false
 			for _, i := range group {
@@ -214,13 +234,19 @@ func (h *Handler[T]) Handle(ctx context.Context, ev events.SQSEvent) (events.SQS
 
 // groups returns the indexes of the records in the order they must run: one
 // group per record on a standard queue, one per message group, in order, on a
-// FIFO queue.
-func groups(records []events.SQSMessage) [][]int {
-	var out [][]int
+// FIFO queue. On a FIFO consumer (fifo) the records without a MessageGroupId
+// form one group of their own; ungrouped counts them.
+func groups(records []events.SQSMessage, fifo bool) (out [][]int, ungrouped int) {
 	byGroup := make(map[string]int)
 	for i, r := range records {
-		gid, fifo := r.Attributes["MessageGroupId"]
-		if !fifo || !strings.HasSuffix(r.EventSourceARN, ".fifo") {
+		gid, hasGroup := r.Attributes["MessageGroupId"]
+		switch {
+		case fifo && !hasGroup:
+			// A key no MessageGroupId can take: SQS allows 1 to 128
+			// characters, so the empty string is never one.
+			gid = ""
+			ungrouped++
+		case !hasGroup || !fifo && !strings.HasSuffix(r.EventSourceARN, ".fifo"):
 			out = append(out, []int{i})
 			continue
 		}
@@ -232,7 +258,7 @@ func groups(records []events.SQSMessage) [][]int {
 		}
 		out[g] = append(out[g], i)
 	}
-	return out
+	return out, ungrouped
 }
 
 // batch is the state shared by the records of one batch.

@@ -3,6 +3,7 @@ package sqsbatch_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -231,6 +232,106 @@ func TestFIFOGroupsRunInOrder(t *testing.T) {
 	if f.logLine(t, recs[4].MessageId)["outcome"] != "not_started" {
 		t.Error("a3 must be logged not_started")
 	}
+}
+
+// TestFIFOConsumer: a consumer told it is FIFO orders records by their
+// MessageGroupId whatever their event source ARN says (a local run, a
+// replay), runs the records without a MessageGroupId one after another in
+// batch order as one group, and says so in a warning; a consumer not told
+// it is FIFO does not order a standard queue's message groups (fair
+// queues), which run at once.
+func TestFIFOConsumer(t *testing.T) {
+	rec := func(body, group string) events.SQSMessage {
+		m := message(body, sqsbatch.Raw)
+		m.EventSourceARN = "" // nothing in the ARN says FIFO
+		if group != "" {
+			m.Attributes["MessageGroupId"] = group
+		}
+		return m
+	}
+	run := func(t *testing.T, fifo bool, recs []events.SQSMessage) (*fixture, []string, map[string]bool) {
+		f := newFixture(t)
+		var mu sync.Mutex
+		var ran []string
+		cfg := f.config(sqsbatch.Raw)
+		cfg.FIFO = fifo
+		// Recorded as each effect ends: a slow first record of a group
+		// that ran beside its successor would end after it.
+		h := sqsbatch.New(f.guard, orderKey, func(ctx context.Context, o order, r idempotency.Reservation) (string, error) {
+			defer func() {
+				mu.Lock()
+				ran = append(ran, o.OrderID)
+				mu.Unlock()
+			}()
+			return f.effect(ctx, o, r)
+		}, cfg)
+		resp, err := h.Handle(context.Background(), events.SQSEvent{Records: recs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f, ran, failedIDs(resp)
+	}
+	before := func(ran []string, a, b string) bool {
+		for _, id := range ran {
+			switch id {
+			case a:
+				return true
+			case b:
+				return false
+			}
+		}
+		return false
+	}
+
+	t.Run("groups without a FIFO ARN", func(t *testing.T) {
+		recs := []events.SQSMessage{
+			rec(`{"orderId":"a1","amount":1,"mode":"slow"}`, "A"),
+			rec(`{"orderId":"b1","amount":1,"mode":"fail"}`, "B"),
+			rec(`{"orderId":"a2","amount":1}`, "A"),
+			rec(`{"orderId":"b2","amount":1}`, "B"),
+		}
+		f, ran, failed := run(t, true, recs)
+		if len(failed) != 2 || !failed[recs[1].MessageId] || !failed[recs[3].MessageId] {
+			t.Fatalf("failures %v, want b1 (failed) and b2 (not started)", failed)
+		}
+		if !before(ran, "a1", "a2") || slices.Contains(ran, "b2") {
+			t.Fatalf("run order %v: a1 before a2, and b2 not run", ran)
+		}
+		if f.logLine(t, recs[3].MessageId)["outcome"] != "not_started" {
+			t.Error("b2 must be logged not_started")
+		}
+	})
+	t.Run("records without a MessageGroupId are one group", func(t *testing.T) {
+		recs := []events.SQSMessage{
+			rec(`{"orderId":"n1","amount":1,"mode":"slow"}`, ""),
+			rec(`{"orderId":"g1","amount":1}`, "G"),
+			rec(`{"orderId":"n2","amount":1,"mode":"fail"}`, ""),
+			rec(`{"orderId":"n3","amount":1}`, ""),
+		}
+		f, ran, failed := run(t, true, recs)
+		if len(failed) != 2 || !failed[recs[2].MessageId] || !failed[recs[3].MessageId] {
+			t.Fatalf("failures %v, want n2 (failed) and n3 (not started)", failed)
+		}
+		if !before(ran, "n1", "n2") || slices.Contains(ran, "n3") || !slices.Contains(ran, "g1") {
+			t.Fatalf("run order %v: n1 before n2, n3 not run, g1 run", ran)
+		}
+		f.mu.Lock()
+		logs := f.logs.String()
+		f.mu.Unlock()
+		if !strings.Contains(logs, `"msg":"fifo"`) || !strings.Contains(logs, `"records":3`) {
+			t.Errorf("no warning about the 3 records without a MessageGroupId:\n%s", logs)
+		}
+	})
+	t.Run("a standard queue's message groups do not order", func(t *testing.T) {
+		recs := []events.SQSMessage{
+			rec(`{"orderId":"s1","amount":1,"mode":"fail"}`, "S"),
+			rec(`{"orderId":"s2","amount":1}`, "S"),
+		}
+		_, ran, failed := run(t, false, recs)
+		if len(failed) != 1 || !failed[recs[0].MessageId] || !slices.Contains(ran, "s2") {
+			t.Fatalf("failures %v, ran %v: s2 must run although s1 of its group failed", failed, ran)
+		}
+	})
 }
 
 // TestConcurrencyBound: no more records run at once than Concurrency.

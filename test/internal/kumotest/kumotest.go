@@ -10,6 +10,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/sivchari/kumo"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
@@ -32,6 +34,25 @@ func StartDynamoDB(retries bool) (*dynamodb.Client, func()) {
 		opts.Retryer = aws.NopRetryer{}
 	}
 	return dynamodb.New(opts), srv.Close
+}
+
+// Clients are SDK clients of one kumo server.
+type Clients struct {
+	DynamoDB *dynamodb.Client
+	SQS      *sqs.Client
+	SNS      *sns.Client
+}
+
+// Start starts kumo on a loopback port and returns clients of its DynamoDB,
+// SQS and SNS (which delivers into its SQS), and the function that stops it.
+func Start() (Clients, func()) {
+	srv := kumo.NewServer()
+	endpoint, region := aws.String(srv.URL), "us-east-1"
+	return Clients{
+		DynamoDB: dynamodb.New(dynamodb.Options{BaseEndpoint: endpoint, Region: region, Credentials: creds{}}),
+		SQS:      sqs.New(sqs.Options{BaseEndpoint: endpoint, Region: region, Credentials: creds{}}),
+		SNS:      sns.New(sns.Options{BaseEndpoint: endpoint, Region: region, Credentials: creds{}}),
+	}, srv.Close
 }
 
 // tables numbers the tables of the process: kumo servers of one process
