@@ -61,7 +61,11 @@ type deployment struct {
 func provision(ctx context.Context, c *clients, s *Stack, scale float64) (*deployment, error) {
 	d := &deployment{stack: s, scale: scale, topicARN: map[string]string{}, queueURL: map[string]string{}, queueARN: map[string]string{}, tableName: map[string]string{}}
 	for _, id := range s.Topics {
-		out, err := c.sns.CreateTopic(ctx, &sns.CreateTopicInput{Name: aws.String(id)})
+		in := &sns.CreateTopicInput{Name: aws.String(id)}
+		if s.FIFOTopics[id] {
+			in.Name, in.Attributes = aws.String(id+".fifo"), map[string]string{"FifoTopic": "true"}
+		}
+		out, err := c.sns.CreateTopic(ctx, in)
 		if err != nil {
 			return nil, fmt.Errorf("topic %s: %w", id, err)
 		}

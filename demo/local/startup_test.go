@@ -325,7 +325,11 @@ func (sc *startedCase) deliver(ctx context.Context, c *clients, o order) (events
 		return events.SQSEvent{}, fmt.Errorf("function %s has no event-source mapping", sc.fn.ID)
 	}
 	msg, _ := json.Marshal(o)
-	if _, err := c.sns.Publish(ctx, &sns.PublishInput{TopicArn: aws.String(sc.dep.topicARN[sc.stack.Topics[0]]), Message: aws.String(string(msg))}); err != nil {
+	in := &sns.PublishInput{TopicArn: aws.String(sc.dep.topicARN[sc.stack.Topics[0]]), Message: aws.String(string(msg))}
+	if sc.stack.FIFOTopics[sc.stack.Topics[0]] {
+		in.MessageGroupId, in.MessageDeduplicationId = aws.String(o.CustomerID), aws.String(o.OrderID)
+	}
+	if _, err := c.sns.Publish(ctx, in); err != nil {
 		return events.SQSEvent{}, fmt.Errorf("publish: %w", err)
 	}
 	out, err := c.sqs.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(sc.dep.queueURL[m.Queue]), MaxNumberOfMessages: 10, WaitTimeSeconds: 5})
@@ -406,6 +410,7 @@ func (sc *startedCase) sameAsDefault() []string {
 		{"MaxMessageBytes", s.MaxMessageBytes == sqsbatch.DefaultMaxMessageBytes},
 		{"Delivery", s.Delivery == contract.Envelope},
 		{"MetricsNamespace", s.MetricsNamespace == sqsbatch.DefaultMetricsNamespace},
+		{"FIFO", !s.FIFO},
 	}
 	var same []string
 	if n := reflect.TypeFor[contract.Settings]().NumField(); n != len(checks)+2 {
@@ -474,8 +479,14 @@ func drawProps(rng *rand.Rand, every bool) *consumercdk.IdempotentConsumerProps 
 		p.CacheSize = jsii.Number(pick(rng, 1, 100, 10_000, idempotency.MaxCacheSize))
 	}
 	batch := contract.DefaultBatchSize
-	if given() {
-		if every || rng.IntN(2) == 0 {
+	if every {
+		// A FIFO topic, and so a FIFO queue: batches of at most 10, no
+		// batching window.
+		p.FifoTopic = jsii.Bool(true)
+		batch = 1 + rng.IntN(9)
+		p.BatchSize = jsii.Number(batch)
+	} else if given() {
+		if rng.IntN(2) == 0 {
 			batch = pick(rng, 1, 50, 500, contract.MaxBatchSize)
 			p.MaxBatchingWindow = cdkDuration(pick(rng, s, 5*s, 20*s, 5*time.Minute))
 		} else {

@@ -20,7 +20,8 @@ import (
 
 // Stack is what the local run needs of a synthesized template.
 type Stack struct {
-	Topics        []string // logical ids
+	Topics        []string        // logical ids
+	FIFOTopics    map[string]bool // the FIFO topics among them
 	Queues        map[string]*Queue
 	Subscriptions []*Subscription
 	Tables        map[string]*Table
@@ -86,7 +87,7 @@ func LoadStack(dir, stack string) (*Stack, error) {
 	if err := json.Unmarshal(data, &tpl); err != nil {
 		return nil, fmt.Errorf("template %s: %w", stack, err)
 	}
-	s := &Stack{Queues: map[string]*Queue{}, Tables: map[string]*Table{}, Functions: map[string]*Function{}}
+	s := &Stack{Queues: map[string]*Queue{}, Tables: map[string]*Table{}, Functions: map[string]*Function{}, FIFOTopics: map[string]bool{}}
 	ids := make([]string, 0, len(tpl.Resources))
 	for id := range tpl.Resources {
 		ids = append(ids, id)
@@ -98,6 +99,11 @@ func LoadStack(dir, stack string) (*Stack, error) {
 		switch r.Type {
 		case "AWS::SNS::Topic":
 			s.Topics = append(s.Topics, id)
+			var p struct{ FifoTopic bool }
+			if len(r.Properties) > 0 {
+				err = json.Unmarshal(r.Properties, &p)
+			}
+			s.FIFOTopics[id] = p.FifoTopic
 		case "AWS::SQS::Queue":
 			err = s.addQueue(id, r)
 		case "AWS::SNS::Subscription":
