@@ -1,12 +1,8 @@
 package platform_test
 
 import (
-	"bytes"
-	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
-	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -16,20 +12,12 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/idempotent-consumer/idempotent-consumer/app/platform"
-	"github.com/idempotent-consumer/idempotent-consumer/internal/cdktest"
+	"github.com/idempotent-consumer/idempotent-consumer/cdktest"
+	"github.com/idempotent-consumer/idempotent-consumer/cdktest/nagtest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/OrdersPlatform.template.json")
-
-const golden = "testdata/OrdersPlatform.template.json"
-
-func TestMain(m *testing.M) {
-	flag.Parse()
-	code := m.Run()
-	jsii.Close()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(cdktest.Main(m)) }
 
 // synthesized is the example stack, synthesized once per test binary (with
 // both cdk-nag packs) and shared by the tests.
@@ -58,7 +46,7 @@ func load(t *testing.T) *platform.OrdersPlatform {
 				panic(err)
 			}
 			s.platform = platform.NewOrdersPlatform(app, jsii.String("OrdersPlatform"), nil)
-			cdktest.AddNagPacks(app)
+			nagtest.AddPacks(app)
 			s.tmpl = assertions.Template_FromStack(s.platform.Stack, nil)
 			s.template = *s.tmpl.ToJSON()
 			s.nag = assertions.Annotations_FromStack(s.platform.Stack)
@@ -70,48 +58,11 @@ func load(t *testing.T) *platform.OrdersPlatform {
 	return s.platform
 }
 
-// assetHash matches the content hashes of assets, which change with every
-// change of a handler's code.
-var assetHash = regexp.MustCompile(`[0-9a-f]{64}`)
-
+// TestSnapshot compares the example stack with its golden template;
+// `go test ./app/platform -run Snapshot -update` rewrites it.
 func TestSnapshot(t *testing.T) {
 	load(t)
-	got, err := json.MarshalIndent(synthesized.template, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got = assetHash.ReplaceAll(append(got, '\n'), []byte("ASSET_HASH"))
-	if *update {
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test ./app/platform -run Snapshot -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("template differs from %s; if the change is intended, run go test ./app/platform -run Snapshot -update\n%s", golden, diff(string(want), string(got)))
-	}
-}
-
-// diff shows the first lines where want and got differ.
-func diff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	for i := 0; i < len(w) || i < len(g); i++ {
-		var wl, gl string
-		if i < len(w) {
-			wl = w[i]
-		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if wl != gl {
-			return fmt.Sprintf("line %d:\n- %s\n+ %s", i+1, wl, gl)
-		}
-	}
-	return ""
+	cdktest.Snapshot(t, synthesized.template, "testdata/OrdersPlatform.template.json")
 }
 
 func TestResources(t *testing.T) {
@@ -195,15 +146,15 @@ func TestWalletSharesTheWalletsTable(t *testing.T) {
 func TestCDKNag(t *testing.T) {
 	load(t)
 	for _, pack := range []string{"AwsSolutions", "Serverless"} {
-		var got cdktest.NagFindings
-		cdktest.Must(t, func() { got = cdktest.Findings(synthesized.nag, pack) })
+		var got nagtest.Findings
+		cdktest.Must(t, func() { got = nagtest.FindingsOf(synthesized.nag, pack) })
 		if len(got.Errors)+len(got.Warnings) > 0 {
 			t.Errorf("%s: %d errors, %d warnings:\n%s", pack, len(got.Errors), len(got.Warnings),
 				strings.Join(append(got.Errors, got.Warnings...), "\n"))
 		}
 	}
 	counts := map[string]int{}
-	for rule, reasons := range cdktest.Suppressions(synthesized.template) {
+	for rule, reasons := range nagtest.Suppressions(synthesized.template) {
 		counts[rule] = len(reasons)
 	}
 	t.Logf("suppressions (rule: resources): %v", counts)

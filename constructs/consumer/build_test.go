@@ -15,8 +15,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/idempotent-consumer/idempotent-consumer/cdktest"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/consumer"
-	"github.com/idempotent-consumer/idempotent-consumer/internal/cdktest"
 )
 
 func TestBootstrapIsAStaticArm64ELFAloneInItsDirectory(t *testing.T) {

@@ -19,8 +19,9 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/idempotent-consumer/idempotent-consumer/cdktest"
+	"github.com/idempotent-consumer/idempotent-consumer/cdktest/nagtest"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/consumer"
-	"github.com/idempotent-consumer/idempotent-consumer/internal/cdktest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 )
 
@@ -122,7 +123,7 @@ func load(t *testing.T, name string, build func(f *fixture)) *fixture {
 		}
 		f.stack = awscdk.NewStack(app, jsii.String(name), nil)
 		build(f)
-		cdktest.AddNagPacks(app)
+		nagtest.AddPacks(app)
 		f.template = assertions.Template_FromStack(f.stack, nil)
 		f.nag = assertions.Annotations_FromStack(f.stack)
 	})
@@ -715,8 +716,8 @@ func TestCDKNag(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := tc.fixture(t)
 			for _, pack := range []string{"AwsSolutions", "Serverless"} {
-				var got cdktest.NagFindings
-				cdktest.Must(t, func() { got = cdktest.Findings(f.nag, pack) })
+				var got nagtest.Findings
+				cdktest.Must(t, func() { got = nagtest.FindingsOf(f.nag, pack) })
 				if len(got.Errors) > 0 {
 					t.Errorf("%s errors:\n%s", pack, strings.Join(got.Errors, "\n"))
 				}
@@ -737,7 +738,7 @@ func TestEverySuppressionCarriesAReason(t *testing.T) {
 	f := defaults(t)
 	var template map[string]any
 	cdktest.Must(t, func() { template = *f.template.ToJSON() })
-	got := cdktest.Suppressions(template)
+	got := nagtest.Suppressions(template)
 	want := map[string]int{
 		"AwsSolutions-SQS3":                              2, // the subscription dead-letter queue and its policy
 		"AwsSolutions-IAM5":                              2, // X-Ray: the role and its default policy

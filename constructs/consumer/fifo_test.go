@@ -13,8 +13,9 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/idempotent-consumer/idempotent-consumer/cdktest"
+	"github.com/idempotent-consumer/idempotent-consumer/cdktest/nagtest"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/consumer"
-	"github.com/idempotent-consumer/idempotent-consumer/internal/cdktest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 )
 
@@ -196,8 +197,8 @@ func TestImportedTopicOfUnknownKind(t *testing.T) {
 func TestFifoConsumersPassCDKNag(t *testing.T) {
 	f := fifos(t)
 	for _, pack := range []string{"AwsSolutions", "Serverless"} {
-		var got cdktest.NagFindings
-		cdktest.Must(t, func() { got = cdktest.Findings(f.nag, pack) })
+		var got nagtest.Findings
+		cdktest.Must(t, func() { got = nagtest.FindingsOf(f.nag, pack) })
 		if len(got.Errors)+len(got.Warnings) > 0 {
 			t.Errorf("%s:\n%s", pack, strings.Join(append(got.Errors, got.Warnings...), "\n"))
 		}

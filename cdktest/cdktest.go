@@ -1,0 +1,178 @@
+// Package cdktest is a test kit for Go CDK apps and constructs, such as the
+// apps that use the IdempotentConsumer construct: it synthesizes a stack in a
+// test with the feature flags of the module's cdk.json, turns jsii panics into
+// test failures with a readable message, and compares a stack's template with
+// a golden file (asset hashes masked; `go test -update` rewrites it).
+//
+// jsii is one Node.js process behind every CDK call: tests that use this
+// package must not call t.Parallel, and must close jsii once, from TestMain:
+//
+//	func TestMain(m *testing.M) { os.Exit(cdktest.Main(m)) }
+//
+// Running the cdk-nag packs is package nagtest, so that an app that does
+// not use cdk-nag does not import it through this kit.
+package cdktest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// ModuleRoot returns the directory holding go.mod, found from the working
+// directory upwards (a test runs in its package's directory).
+func ModuleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("go.mod not found above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// Context returns the "context" of the module's cdk.json: the feature flags
+// `cdk synth` uses, so that tests synthesize what the CLI would.
+func Context() (map[string]any, error) {
+	root, err := ModuleRoot()
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(filepath.Join(root, "cdk.json"))
+	if err != nil {
+		return nil, err
+	}
+	var cfg struct {
+		Context map[string]any `json:"context"`
+	}
+	if err := json.Unmarshal(data, &cfg); err != nil {
+		return nil, fmt.Errorf("cdk.json: %w", err)
+	}
+	if len(cfg.Context) == 0 {
+		return nil, errors.New("cdk.json has no context")
+	}
+	return cfg.Context, nil
+}
+
+// NewApp returns an app with cdk.json's context that writes its cloud
+// assembly under outdir.
+func NewApp(outdir string) (awscdk.App, error) {
+	ctx, err := Context()
+	if err != nil {
+		return nil, err
+	}
+	return awscdk.NewApp(&awscdk.AppProps{
+		Context: &ctx,
+		Outdir:  jsii.String(outdir),
+	}), nil
+}
+
+// Must runs f and turns a panic (a failed assertion or any other jsii
+// error) into a fatal test failure, so that one failure does not end the
+// whole test binary.
+func Must(t testing.TB, f func()) {
+	t.Helper()
+	if msg, panicked := Panics(f); panicked {
+		t.Fatal(msg)
+	}
+}
+
+// Panics runs f and reports whether it panicked, with the panic's message.
+func Panics(f func()) (msg string, panicked bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			msg, panicked = fmt.Sprint(r), true
+		}
+	}()
+	f()
+	return "", false
+}
+
+// Update, set by `go test -update`, makes Snapshot rewrite golden files
+// instead of comparing with them.
+var Update = flag.Bool("update", false, "rewrite the golden templates of cdktest.Snapshot")
+
+// Main runs the tests of a package that uses the CDK and closes jsii after
+// them; it returns the exit code for os.Exit.
+func Main(m *testing.M) int {
+	defer jsii.Close()
+	return m.Run()
+}
+
+// Template synthesizes stack and returns its CloudFormation template, or
+// fails t with the jsii error.
+func Template(t testing.TB, stack awscdk.Stack) map[string]any {
+	t.Helper()
+	var tmpl map[string]any
+	Must(t, func() { tmpl = *assertions.Template_FromStack(stack, nil).ToJSON() })
+	return tmpl
+}
+
+// assetHash matches the content hashes of assets, which change with every
+// change of a handler's code or of the CDK's own assets.
+var assetHash = regexp.MustCompile(`[0-9a-f]{64}`)
+
+// Snapshot compares template with the golden file (a path relative to the
+// test's package, such as "testdata/MyStack.template.json"), after masking
+// asset hashes; with -update it writes the file instead. A difference fails
+// t with the first line that differs and the command that rewrites it.
+func Snapshot(t testing.TB, template map[string]any, golden string) {
+	t.Helper()
+	got, err := json.MarshalIndent(template, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = assetHash.ReplaceAll(append(got, '\n'), []byte("ASSET_HASH"))
+	if *Update {
+		if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test with -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("template differs from %s; if the change is intended, run go test with -update\n%s", golden, firstDifference(string(want), string(got)))
+	}
+}
+
+// firstDifference shows the first line where want and got differ.
+func firstDifference(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := 0; i < len(w) || i < len(g); i++ {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl {
+			return fmt.Sprintf("line %d:\n- %s\n+ %s", i+1, wl, gl)
+		}
+	}
+	return ""
+}

@@ -1,0 +1,97 @@
+package cdktest_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/idempotent-consumer/idempotent-consumer/cdktest"
+)
+
+func TestMain(m *testing.M) { os.Exit(cdktest.Main(m)) }
+
+// recorder is a testing.TB that records failures instead of failing.
+type recorder struct {
+	testing.TB
+	failed []string
+}
+
+func (r *recorder) Errorf(format string, args ...any) {
+	r.failed = append(r.failed, fmt.Sprintf(format, args...))
+}
+func (r *recorder) Fatalf(format string, args ...any) { r.Errorf(format, args...) }
+func (r *recorder) Helper()                           {}
+
+// TestSnapshot: -update writes the golden file with asset hashes masked; a
+// new asset hash is no difference, a changed property is one, reported
+// with its line and the command that rewrites the file.
+func TestSnapshot(t *testing.T) {
+	golden := filepath.Join(t.TempDir(), "testdata", "S.template.json")
+	hash := func(c byte) string { return strings.Repeat(string(c), 64) }
+	template := func(asset, topic string) map[string]any {
+		return map[string]any{"Resources": map[string]any{
+			"Fn":    map[string]any{"Properties": map[string]any{"Code": map[string]any{"S3Key": asset + ".zip"}}},
+			"Topic": map[string]any{"Properties": map[string]any{"DisplayName": topic}},
+		}}
+	}
+	*cdktest.Update = true
+	cdktest.Snapshot(t, template(hash('a'), "orders"), golden)
+	*cdktest.Update = false
+	written, err := os.ReadFile(golden)
+	if err != nil || strings.Contains(string(written), hash('a')) || !strings.Contains(string(written), "ASSET_HASH.zip") {
+		t.Fatalf("golden file %s (%v): want the asset hash masked", written, err)
+	}
+	r := &recorder{TB: t}
+	cdktest.Snapshot(r, template(hash('b'), "orders"), golden)
+	if len(r.failed) != 0 {
+		t.Fatalf("a new asset hash made a difference: %v", r.failed)
+	}
+	cdktest.Snapshot(r, template(hash('a'), "payments"), golden)
+	if len(r.failed) != 1 || !strings.Contains(r.failed[0], `+         "DisplayName": "payments"`) || !strings.Contains(r.failed[0], "-update") {
+		t.Fatalf("a changed property: %v; want one failure naming the line and -update", r.failed)
+	}
+}
+
+// TestTemplateAndPanics: Template synthesizes a stack; a jsii error becomes
+// a message, not the end of the test binary.
+func TestTemplateAndPanics(t *testing.T) {
+	app, err := cdktest.NewApp(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	stack := awscdk.NewStack(app, jsii.String("S"), nil)
+	awssns.NewTopic(stack, jsii.String("Orders"), nil)
+	resources := cdktest.Template(t, stack)["Resources"].(map[string]any)
+	if len(resources) != 1 {
+		t.Fatalf("resources %v, want the topic", resources)
+	}
+	msg, panicked := cdktest.Panics(func() { awssns.NewTopic(stack, jsii.String("Orders"), nil) })
+	if !panicked || !strings.Contains(msg, "There is already a Construct with name 'Orders'") {
+		t.Fatalf("panic %v %q; want jsii's message", panicked, msg)
+	}
+}
+
+// A snapshot test of a stack that uses the IdempotentConsumer construct.
+func Example() {
+	// In a _test.go file of the package that builds the stack:
+	//
+	//	func TestMain(m *testing.M) { os.Exit(cdktest.Main(m)) }
+	//
+	//	func TestSnapshot(t *testing.T) {
+	//		app, err := cdktest.NewApp(t.TempDir())
+	//		if err != nil {
+	//			t.Fatal(err)
+	//		}
+	//		var stack awscdk.Stack
+	//		cdktest.Must(t, func() { stack = orders.NewStack(app, "Orders") })
+	//		cdktest.Snapshot(t, cdktest.Template(t, stack), "testdata/Orders.template.json")
+	//	}
+	//
+	// `go test -run Snapshot -update` writes testdata/Orders.template.json.
+}
