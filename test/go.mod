@@ -1,6 +1,6 @@
 module github.com/idempotent-consumer/idempotent-consumer/test
 
-go 1.26.8
+go 1.26.0
 
 replace github.com/idempotent-consumer/idempotent-consumer => ../
 

@@ -84,7 +84,7 @@ func writeModule(dir, mod, mainSrc string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/"+filepath.Base(dir)+"\n\ngo 1.26.8\n\n"+mod), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/"+filepath.Base(dir)+"\n\ngo 1.26.0\n\n"+mod), 0o644); err != nil {
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, "main.go"), []byte(mainSrc), 0o644)

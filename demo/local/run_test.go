@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 )
 
 // TestDemoEndToEnd is the short version of `make demo`: the synthesized
@@ -37,8 +39,14 @@ func TestDemoEndToEnd(t *testing.T) {
 		t.Fatalf("%d consumers ran, want the stack's 3", len(rep.Consumers))
 	}
 	for _, c := range rep.Consumers {
-		if c.Effects != rep.Orders || c.Outcomes["Processed"] != rep.Orders {
-			t.Errorf("%s: effects=%d processed=%d, want %d each", c.Name, c.Effects, c.Outcomes["Processed"], rep.Orders)
+		// Each order is processed once, except that an invocation that ends
+		// in a function error or a timeout after completing records (a slow
+		// machine) reports nothing, and those records come back as
+		// duplicates: at most a batch (10, the app's batch size) each.
+		processed := c.Outcomes["Processed"]
+		if c.Effects != rep.Orders || processed > rep.Orders || processed < rep.Orders-contract.DefaultBatchSize*int(c.BatchErrors) {
+			t.Errorf("%s: effects=%d processed=%d (%d batches ended in an error), want %d effects and as many processed, less at most %d per failed batch",
+				c.Name, c.Effects, processed, c.BatchErrors, rep.Orders, contract.DefaultBatchSize)
 		}
 		if c.DLQ != 3 || c.DLQValid != 0 {
 			t.Errorf("%s: %d messages dead-lettered (%d valid orders), want exactly the 3 poison messages", c.Name, c.DLQ, c.DLQValid)
