@@ -184,10 +184,14 @@ func (d *deployment) environment(f *Function) (map[string]string, error) {
 	return out, nil
 }
 
+// minFinishBudget is the least finishing budget of the local run.
+const minFinishBudget = 300 * time.Millisecond
+
 // scaleContract divides the durations of the runtime contract in env by the
 // time scale, keeping the rules the handler checks: the function's timeout
 // in whole seconds, as seconds does; Window and LeaseMax at least a second,
-// the lease within the timeout.
+// the lease within the timeout; the finishing budget at least
+// minFinishBudget.
 func (d *deployment) scaleContract(env map[string]string) error {
 	s, err := contract.Decode(func(k string) string { return env[k] }, "")
 	if err != nil {
@@ -197,8 +201,12 @@ func (d *deployment) scaleContract(env map[string]string) error {
 	s.Window = max(d.scaled(s.Window), time.Second)
 	s.TTLAfterWindow = max(d.scaled(s.TTLAfterWindow), time.Second)
 	s.LeaseMax = min(max(d.scaled(s.LeaseMax), time.Second), s.Timeout)
-	s.FinishBudget = d.scaled(s.FinishBudget)
-	s.MinRemaining = d.scaled(s.MinRemaining)
+	// The finishing budget is the time of one write to kumo, which does not
+	// shrink with the scale: a few milliseconds would time out a complete
+	// that landed (the record then comes back as a duplicate) whenever the
+	// machine is busy.
+	s.FinishBudget = max(d.scaled(s.FinishBudget), minFinishBudget)
+	s.MinRemaining = max(d.scaled(s.MinRemaining), s.FinishBudget+minFinishBudget/3)
 	if err := s.Validate(); err != nil {
 		return fmt.Errorf("the runtime contract scaled by %v: %w", d.scale, err)
 	}
