@@ -6,7 +6,8 @@
 // the business message, through a function the handler's author supplies;
 // never from the SQS message id, which SNS fan-out and producer retries renew
 // for the same fact. Records run concurrently (on FIFO queues, each message
-// group in order); two records of one batch that carry the same fact run once.
+// group in order), or one after another in batch order with a Concurrency of
+// 1; two records of one batch that carry the same fact run once.
 // Every record ends processed, a duplicate, or reported failed with a log line
 // that says why: failed records are redelivered by SQS and, after the queue's
 // maxReceiveCount, moved to its dead-letter queue.
@@ -43,6 +44,16 @@ const (
 // documented default.
 type Config struct {
 	// Concurrency bounds how many records of a batch run at once.
+	//
+	// With 1, the records run one after another in batch order, in the
+	// goroutine that called Handle: the effect of a record starts after
+	// the previous record has ended, and no goroutine is started. The
+	// rules of FIFO message groups and of repeated facts hold as with any
+	// bound: after a record of a FIFO group fails, the later records of its
+	// group are not started (the records of other groups still run), and a
+	// record whose fact an earlier record of the batch carried takes that
+	// record's outcome without running it again.
+	//
 	// Default: all records of the batch.
 	Concurrency int
 	// MinRemaining is the least time before the deadline for a record to be
@@ -195,21 +206,31 @@ func (h *Handler[T]) Handle(ctx context.Context, ev events.SQSEvent) (events.SQS
 			slog.Int("records", ungrouped),
 			slog.String("reason", "records without a MessageGroupId on a FIFO consumer: run one after another in batch order, as one message group"))
 	}
-	var wg sync.WaitGroup
-	for _, group := range grouped {
-		wg.Go(func() {
-			failed := false
+	if limit == 1 {
+		// One after another in batch order, here: what a Concurrency of 1
+		// promises, and all a batch of one record needs.
+		groupOf := make([]int, len(ev.Records))
+		for g, group := range grouped {
 			for _, i := range group {
-				if failed {
-					reports[i] = report{outcome: NotStarted, err: fmt.Errorf("%w: an earlier message of its FIFO group failed", errNotStarted)}
-					continue
-				}
-				reports[i] = b.one(ctx, &ev.Records[i])
-				failed = !reports[i].outcome.Succeeded()
+				groupOf[i] = g
 			}
-		})
+		}
+		failed := make([]bool, len(grouped))
+		for i := range ev.Records {
+			reports[i] = b.next(ctx, &ev.Records[i], &failed[groupOf[i]])
+		}
+	} else {
+		var wg sync.WaitGroup
+		for _, group := range grouped {
+			wg.Go(func() {
+				failed := false
+				for _, i := range group {
+					reports[i] = b.next(ctx, &ev.Records[i], &failed)
+				}
+			})
+		}
+		wg.Wait()
 	}
-	wg.Wait()
 
 	var resp events.SQSEventResponse
 	var counts [numOutcomes]int
@@ -276,6 +297,19 @@ type flight struct {
 	done chan struct{}
 	res  idempotency.Result
 	err  error
+}
+
+// next runs the next record of a group, unless an earlier record of the
+// group failed (failed, which it updates): on a FIFO queue the rest of the
+// group is then reported failed without running, so that SQS redelivers it
+// in order.
+func (b *batch[T]) next(ctx context.Context, rec *events.SQSMessage, failed *bool) report {
+	if *failed {
+		return report{outcome: NotStarted, err: fmt.Errorf("%w: an earlier message of its FIFO group failed", errNotStarted)}
+	}
+	r := b.one(ctx, rec)
+	*failed = !r.outcome.Succeeded()
+	return r
 }
 
 // one runs one record. A panic in the author's code (key function, message

@@ -3,6 +3,7 @@ package sqsbatch_test
 import (
 	"context"
 	"errors"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -358,6 +359,110 @@ func TestConcurrencyBound(t *testing.T) {
 	if p := peak.Load(); p > 3 || p < 2 {
 		t.Fatalf("peak concurrency %d, want at most 3 (and some concurrency)", p)
 	}
+}
+
+// TestConcurrencyOne: with a Concurrency of 1 the records run one after
+// another in batch order, in the goroutine that called Handle, on a standard
+// and on a FIFO queue; the rest of a FIFO group after a failure is not
+// started, and a repeated fact takes the outcome of its first record.
+func TestConcurrencyOne(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		fifo    bool
+		recs    [][2]string // body, message group
+		effects string      // the effects that ran, each "+id" as it starts and "-id" as it ends
+		failed  []int       // the records reported failed
+		logged  map[int]string
+	}{
+		{
+			name: "standard queue",
+			recs: [][2]string{
+				{`{"orderId":"o1","amount":1,"mode":"slow"}`},
+				{`{"orderId":"o2","amount":1}`},
+				{`{"orderId":"o3","amount":1,"mode":"fail"}`},
+				{`{"orderId":"o4","amount":1,"mode":"slow"}`},
+				{`{"orderId":"o1","amount":1,"mode":"slow"}`},
+				{`{"orderId":"o3","amount":1,"mode":"fail"}`},
+				{`{"orderId":"o5","amount":1}`},
+			},
+			effects: "+o1 -o1 +o2 -o2 +o3 -o3 +o4 -o4 +o5 -o5",
+			failed:  []int{2, 5},
+			logged:  map[int]string{4: "duplicate", 5: "failed", 6: "processed"},
+		},
+		{
+			name: "FIFO queue",
+			fifo: true,
+			recs: [][2]string{
+				{`{"orderId":"a1","amount":1,"mode":"slow"}`, "A"},
+				{`{"orderId":"b1","amount":1}`, "B"},
+				{`{"orderId":"a2","amount":1,"mode":"fail"}`, "A"},
+				{`{"orderId":"b2","amount":1,"mode":"slow"}`, "B"},
+				{`{"orderId":"a3","amount":1}`, "A"},
+				{`{"orderId":"b1","amount":1}`, "B"},
+				{`{"orderId":"b3","amount":1}`, "B"},
+			},
+			effects: "+a1 -a1 +b1 -b1 +a2 -a2 +b2 -b2 +b3 -b3",
+			failed:  []int{2, 4},
+			logged:  map[int]string{4: "not_started", 5: "duplicate", 6: "processed"},
+		},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFixture(t)
+			cfg := f.config(sqsbatch.Raw)
+			cfg.Concurrency = 1
+			caller := goroutineID()
+			var effects []string // no lock: the records run on this goroutine
+			h := sqsbatch.New(f.guard, orderKey, func(ctx context.Context, o order, r idempotency.Reservation) (string, error) {
+				if id := goroutineID(); id != caller {
+					t.Errorf("the effect of %s ran on goroutine %s, not on the caller's (%s)", o.OrderID, id, caller)
+				}
+				effects = append(effects, "+"+o.OrderID)
+				defer func() { effects = append(effects, "-"+o.OrderID) }()
+				return f.effect(ctx, o, r)
+			}, cfg)
+			var recs []events.SQSMessage
+			for _, r := range c.recs {
+				m := message(r[0], sqsbatch.Raw)
+				if c.fifo {
+					m.EventSourceARN += ".fifo"
+					m.Attributes["MessageGroupId"] = r[1]
+				}
+				recs = append(recs, m)
+			}
+			resp, err := h.Handle(context.Background(), events.SQSEvent{Records: recs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(effects, " "); got != c.effects {
+				t.Errorf("effects\n got %s\nwant %s", got, c.effects)
+			}
+			var want []string
+			for _, i := range c.failed {
+				want = append(want, recs[i].MessageId)
+			}
+			var got []string
+			for _, b := range resp.BatchItemFailures {
+				got = append(got, b.ItemIdentifier)
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("failures %v, want %v", got, want)
+			}
+			for i, outcome := range c.logged {
+				if l := f.logLine(t, recs[i].MessageId); l["outcome"] != outcome {
+					t.Errorf("record %d (%s) logged %v, want %s", i, c.recs[i][0], l["outcome"], outcome)
+				}
+			}
+		})
+	}
+}
+
+// goroutineID returns the id of the calling goroutine, from the first line
+// of its stack ("goroutine 42 [running]:").
+func goroutineID() string {
+	buf := make([]byte, 64)
+	buf = buf[:runtime.Stack(buf, false)]
+	id, _, _ := strings.Cut(strings.TrimPrefix(string(buf), "goroutine "), " ")
+	return id
 }
 
 // TestTransactionalCalls: a transactional new fact is one store call (the
