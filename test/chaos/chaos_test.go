@@ -2,10 +2,14 @@ package chaos_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"regexp"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
@@ -101,14 +105,19 @@ func TestChaos(t *testing.T) {
 	}
 }
 
-// TestDeterministic: a seed replays the same run, step for step.
+// TestDeterministic: a seed replays the same run, step for step, whatever
+// the Go scheduler does: the second run has a single processor
+// (GOMAXPROCS 1).
 func TestDeterministic(t *testing.T) {
 	for _, c := range []struct {
 		store string
 		facts int
 	}{{"memory", 100}, {"dynamodb", 20}} {
 		cfg := chaos.Config{Seed: 42, Facts: c.facts, Store: c.store, FaultScale: 2}
-		a, b := run(t, cfg), run(t, cfg)
+		a := run(t, cfg)
+		procs := runtime.GOMAXPROCS(1)
+		b := run(t, cfg)
+		runtime.GOMAXPROCS(procs)
 		a.Wall, b.Wall = 0, 0
 		if fmt.Sprintf("%+v", *a) != fmt.Sprintf("%+v", *b) {
 			t.Errorf("%s: two runs of seed 42 differ:\n%+v\n%+v", c.store, *a, *b)
@@ -160,4 +169,23 @@ func TestSabotageIsCaught(t *testing.T) {
 			t.Error("the sabotage went unnoticed in 5 runs")
 		})
 	}
+}
+
+// TestDeadlockFailsFast: a task that waits for something other than the
+// scheduler (here a store call that never answers, the "blocking-store"
+// sabotage) fails the run with ErrDeadlock and a message that names the task
+// and the call it is stuck in, after Config.Stall of real time, instead of
+// hanging until go test's timeout. The context is only a backstop.
+func TestDeadlockFailsFast(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	_, err := chaos.Run(ctx, chaos.Config{Seed: 1, Facts: 20, Sabotage: "blocking-store", Stall: 3 * time.Second})
+	if !errors.Is(err, chaos.ErrDeadlock) {
+		t.Fatalf("got %v, want a deadlock (chaos.ErrDeadlock)", err)
+	}
+	want := regexp.MustCompile(`task (charge|wallet|points)-worker-\d+ has held its turn for 3s of real time without giving it back: it is blocked outside the scheduler \(last: reserve (charge|wallet|points)#o-\d+, at virtual time `)
+	if !want.MatchString(err.Error()) {
+		t.Errorf("the deadlock does not name the task and the store call it waits in:\n%v", err)
+	}
+	t.Log(err)
 }

@@ -9,8 +9,6 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -44,188 +42,15 @@ func (o order) validate() error {
 	return nil
 }
 
-// receipts maps a receive's receipt to the record of the invocation that
-// holds it, so that order.UnmarshalJSON (which the adapter calls without a
-// context) can find its batch. Receipts are unique in the process.
-var receipts sync.Map // string -> slot
-
-type slot struct {
-	inv   *invocation
-	index int
-}
-
-var sims atomic.Int64
-
-// UnmarshalJSON decodes an order and, before returning to the adapter, waits
-// for the record's turn in its batch (see gate).
-func (o *order) UnmarshalJSON(data []byte) error {
-	var tracer struct {
-		Receipt string `json:"simReceipt"`
-	}
-	_ = json.Unmarshal(data, &tracer)
-	v, ok := receipts.Load(tracer.Receipt)
-	if !ok {
-		return fmt.Errorf("chaos: message without a known simReceipt: %.80s", data)
-	}
-	at := v.(slot)
-	type plain order
-	var p plain
-	err := json.Unmarshal(data, &p)
-	key, pure := "", true
-	if err == nil {
-		*o = order(p)
-		if f, ferr := at.inv.w.c.guard.Fact(o.OrderID, data); ferr == nil {
-			key, pure = f.Key, false
-		}
-	}
-	at.inv.gate.arrive(at.index, key, pure)
-	return err
-}
-
-// Record classes in a batch, from the adapter's point of view.
-const (
-	unknown    = iota
-	none       // never decoded: bad body, rejected before the harness sees it
-	pure       // fails before taking a turn: bad message, bad key
-	follower   // the same fact as an earlier record: takes its outcome, no store call
-	storeMaker // runs the guard: store calls and effects
-)
-
-// gate orders the records of one batch. The adapter decodes every record on
-// its own goroutine, then (with Concurrency 1) runs them one at a time in the
-// order they grab its single slot, which the Go scheduler decides. The gate
-// lets the records through in batch order instead: a record that will run the
-// guard passes only once every earlier such record has been seen at its first
-// store call or effect (so it holds the slot, and the next one queues behind
-// it), or judged too late to start any (notStarting). Records that run no store call cannot change the run and pass freely.
-// The classification mirrors the adapter: a record whose fact an earlier
-// record of the batch carries is a follower.
-type gate struct {
-	mu        sync.Mutex
-	cond      sync.Cond
-	expected  []bool // will reach UnmarshalJSON
-	arrived   []bool
-	keys      []string
-	pure      []bool
-	class     []int
-	witnessed []bool
-	next      int // records before next are classified
-	leaders   map[string]bool
-	pending   int // the store maker let through and not yet seen at a hook
-	crashed   bool
-}
-
-func newGate(expected []bool) *gate {
-	n := len(expected)
-	g := &gate{expected: expected, arrived: make([]bool, n), keys: make([]string, n), pure: make([]bool, n),
-		class: make([]int, n), witnessed: make([]bool, n), leaders: make(map[string]bool), pending: -1}
-	g.cond.L = &g.mu
-	g.mu.Lock()
-	g.classify()
-	g.mu.Unlock()
-	return g
-}
-
-// classify classifies the records, in batch order, as far as they arrived.
-func (g *gate) classify() {
-	for g.next < len(g.expected) && (!g.expected[g.next] || g.arrived[g.next]) {
-		i := g.next
-		switch {
-		case !g.expected[i]:
-			g.class[i] = none
-		case g.pure[i]:
-			g.class[i] = pure
-		case g.leaders[g.keys[i]]:
-			g.class[i] = follower
-		default:
-			g.leaders[g.keys[i]] = true
-			g.class[i] = storeMaker
-		}
-		g.next++
-	}
-	g.cond.Broadcast()
-}
-
-func (g *gate) admissible(i int) bool {
-	if g.next <= i {
-		return false
-	}
-	for j := range i {
-		if g.class[j] == storeMaker && !g.witnessed[j] {
-			return false
-		}
-	}
-	return true
-}
-
-// arrive registers record i (its namespaced key, or pure when it cannot run
-// the guard) and waits for its turn.
-func (g *gate) arrive(i int, key string, pure bool) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if !g.expected[i] || g.arrived[i] {
-		panic(fmt.Sprintf("chaos: record %d of a batch decoded unexpectedly (the adapter's order of checks changed?)", i))
-	}
-	g.arrived[i], g.keys[i], g.pure[i] = true, key, pure
-	g.classify()
-	for !g.crashed && !g.admissible(i) {
-		g.cond.Wait()
-	}
-	if !g.crashed && g.class[i] == storeMaker {
-		g.pending = i
-	}
-}
-
-// touch is called at every store call and effect with the fact's key: the
-// first one of the pending store maker lets the next record through.
-func (g *gate) touch(key string) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.pending >= 0 && g.keys[g.pending] == key {
-		g.witnessed[g.pending] = true
-		g.pending = -1
-		g.cond.Broadcast()
-	}
-}
-
-// notStarting lets the next record through if the pending store maker, about
-// to run the guard at now, will not start: with no more than the finishing
-// budget of its lease left, the guard returns ErrNotStarted without a store
-// call. Time only moves on, so a record judged so here is refused when it
-// runs, even if it does later.
-func (g *gate) notStarting(deadline, now time.Time) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	lease := now.Add(leaseMax)
-	if deadline.Before(lease) {
-		lease = deadline
-	}
-	lease = lease.Truncate(time.Millisecond)
-	if g.pending >= 0 && lease.Sub(now) <= finishBudget {
-		g.witnessed[g.pending] = true
-		g.pending = -1
-		g.cond.Broadcast()
-	}
-}
-
-func (g *gate) crash() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.crashed = true
-	g.cond.Broadcast()
-}
-
-func (g *gate) isCrashed() bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.crashed
-}
-
-// invocation is one Lambda invocation: a batch handed to the adapter.
+// invocation is one Lambda invocation: a batch handed to the adapter, which
+// runs its records one after another on the worker's goroutine.
 type invocation struct {
 	w        *worker
 	deadline time.Time
-	gate     *gate
+	// dead: the invocation crashed or was killed at its deadline (kill);
+	// the worker runs again at restart.
+	dead    bool
+	restart time.Time
 	// outcomes are the adapter's log lines, by message id. Written by the
 	// adapter's Handle (on the worker's goroutine) and read after it.
 	outcomes map[string]logged
@@ -242,9 +67,6 @@ type retry struct {
 
 type logged struct{ outcome, reason string }
 
-func (inv *invocation) crash()        { inv.gate.crash() }
-func (inv *invocation) crashed() bool { return inv.gate.isCrashed() }
-
 type invKey struct{}
 
 // invCtx is the invocation's context: its deadline is virtual (the lease is
@@ -255,17 +77,9 @@ type invCtx struct{ inv *invocation }
 func (c invCtx) Deadline() (time.Time, bool) { return c.inv.deadline, true }
 func (invCtx) Done() <-chan struct{}         { return nil }
 
-// Err is never an error. The guard asks for it just before it decides
-// whether the lease leaves time to start a record: the gate learns there of
-// a record that will make no store call (gate.notStarting). The goroutines of
-// a crashed invocation, which run on until their next store call, change
-// nothing.
-func (c invCtx) Err() error {
-	if inv := c.inv; !inv.crashed() {
-		inv.gate.notStarting(inv.deadline, inv.w.sim.clock.Now())
-	}
-	return nil
-}
+// Err is never an error: the invocation ends by its deadline, which the
+// harness enforces in virtual time (sim.alive).
+func (invCtx) Err() error { return nil }
 func (c invCtx) Value(k any) any {
 	if k == (invKey{}) {
 		return c.inv
@@ -334,13 +148,15 @@ func (s *sim) newConsumer(name string, tx bool, window time.Duration, inner idem
 		Window:        window,
 		LeaseMax:      leaseMax,
 		FinishBudget:  finishBudget,
-		PayloadIgnore: []string{"placedAt", "simReceipt"},
+		PayloadIgnore: []string{"placedAt"},
 		Now:           s.clock.Now,
 	})
 	if err != nil {
 		return nil, err
 	}
 	cfg := sqsbatch.Config{
+		// One after another in batch order, on the worker's goroutine:
+		// the schedule is the simulation's, not the Go scheduler's.
 		Concurrency:     1,
 		MaxMessageBytes: maxMessageBytes,
 		Consumer:        name,
@@ -409,32 +225,23 @@ func (w *worker) invoke(msgs []*message) {
 	s.stats.Invocations++
 	inv := &invocation{w: w, deadline: s.clock.Now().Add(functionTimeout), outcomes: make(map[string]logged), retried: make(map[string][]retry)}
 	ev := events.SQSEvent{Records: make([]events.SQSMessage, len(msgs))}
-	expected := make([]bool, len(msgs))
 	handles := make([]string, len(msgs))
 	for i, m := range msgs {
 		handles[i] = m.receipt
-		body := render(m, m.receipt)
-		msg, err := sqsbatch.Parse([]byte(body), sqsbatch.Auto)
-		expected[i] = err == nil && len(msg) <= maxMessageBytes
 		ev.Records[i] = events.SQSMessage{
 			MessageId:      m.id,
 			ReceiptHandle:  m.receipt,
-			Body:           body,
+			Body:           render(m),
 			EventSourceARN: "arn:aws:sqs:eu-west-1:123456789012:" + m.q.name,
 			Attributes:     map[string]string{"ApproximateReceiveCount": strconv.Itoa(m.receives)},
 		}
 		s.countDelivery(w.c, m)
 	}
-	inv.gate = newGate(expected)
-	for i := range msgs {
-		receipts.Store(handles[i], slot{inv: inv, index: i})
-	}
 	resp, err := w.c.handler.Handle(invCtx{inv}, ev)
-	for _, h := range handles {
-		receipts.Delete(h)
-	}
-	if inv.crashed() {
-		<-w.t.resume // the crash scheduled this worker's next turn
+	if inv.dead {
+		// Nothing the dead invocation did after its crash was seen, and
+		// no virtual time passed since.
+		s.park(w.t, inv.restart.Sub(s.clock.Now()))
 		return
 	}
 	// The handler returned: its log lines are written, whatever happens
@@ -462,7 +269,7 @@ func (w *worker) invoke(msgs []*message) {
 		s.checkOutcome(w.c, m, l)
 		s.stats.Outcomes[w.c.name+"/"+l.outcome]++
 	}
-	s.checkRetried(w.c, inv, msgs)
+	s.checkRetried(w.c, inv, ev, msgs)
 	point := ""
 	switch {
 	case !s.clock.Now().Before(inv.deadline):
@@ -522,16 +329,13 @@ func (s *sim) checkOutcome(c *consumer, m *message, l logged) {
 // record took the key (never in progress, never a duplicate of itself); a
 // release that finds nothing released (never a lost lease); a complete
 // answered twice completed.
-func (s *sim) checkRetried(c *consumer, inv *invocation, msgs []*message) {
-	g := inv.gate
-	for i, m := range msgs {
-		if !g.expected[i] || g.class[i] != storeMaker {
+func (s *sim) checkRetried(c *consumer, inv *invocation, ev events.SQSEvent, msgs []*message) {
+	for i, key := range c.guardKeys(ev) {
+		rs := inv.retried[key]
+		if key == "" || len(rs) == 0 {
 			continue
 		}
-		rs := inv.retried[g.keys[i]]
-		if len(rs) == 0 {
-			continue
-		}
+		m := msgs[i]
 		l := inv.outcomes[m.id]
 		for _, r := range rs {
 			bad := false
@@ -546,10 +350,38 @@ func (s *sim) checkRetried(c *consumer, inv *invocation, msgs []*message) {
 			}
 			if bad {
 				s.problem("%s: %s %s was applied, then sent again by the SDK (answer: %v), and the record ended %s (%s)",
-					c.name, r.op, g.keys[i], r.err, l.outcome, l.reason)
+					c.name, r.op, key, r.err, l.outcome, l.reason)
 			}
 		}
 	}
+}
+
+// guardKeys returns, for each record of a batch that the adapter runs under
+// the guard, its fact's key; "" for the others: a record the adapter refuses
+// before the guard (bad body, message or key), and a record whose fact an
+// earlier record of the batch carries (it takes that record's outcome).
+// Two variants of one order never share a batch (see receive), so a key
+// names one record's store calls.
+func (c *consumer) guardKeys(ev events.SQSEvent) []string {
+	keys := make([]string, len(ev.Records))
+	seen := make(map[string]bool)
+	for i, rec := range ev.Records {
+		payload, err := sqsbatch.Parse([]byte(rec.Body), sqsbatch.Auto)
+		if err != nil || len(payload) > maxMessageBytes {
+			continue
+		}
+		var o order
+		if json.Unmarshal(payload, &o) != nil {
+			continue
+		}
+		f, err := c.guard.Fact(o.OrderID, payload)
+		if err != nil || seen[f.Key] {
+			continue
+		}
+		seen[f.Key] = true
+		keys[i] = f.Key
+	}
+	return keys
 }
 
 func (s *sim) countDelivery(c *consumer, m *message) {
@@ -623,8 +455,13 @@ func (p *provider) charge(key string, o order) (string, error) {
 // charge is the charge consumer's effect: it charges the order through the
 // provider, passing the fact's key as the idempotency key.
 func (s *sim) charge(ctx context.Context, o order, r idempotency.Reservation) (string, error) {
-	inv := s.enter(ctx, r.Key)
-	s.maybeCrash(inv, "during_effect", pCrash)
+	inv, err := s.enter(ctx, "effect", r.Key)
+	if err != nil {
+		return "", err
+	}
+	if err := s.maybeCrash(inv, "during_effect", pCrash); err != nil {
+		return "", err
+	}
 	if s.chance(pEffectPanic * s.scale) {
 		s.stats.Faults["effect_panic"]++
 		panic("injected: a transient bug in the effect")
@@ -655,7 +492,6 @@ func (s *sim) charge(ctx context.Context, o order, r idempotency.Reservation) (s
 	d, _ := s.latency(pProviderSpike, "provider_spike")
 	s.park(inv.w.t, d) // the request is in flight: it lands even if the invocation dies meanwhile
 	var id string
-	var err error
 	switch x := s.rng.Float64() / s.scale; {
 	case x < pProviderDown:
 		s.stats.Faults["provider_503"]++
@@ -668,10 +504,16 @@ func (s *sim) charge(ctx context.Context, o order, r idempotency.Reservation) (s
 	default:
 		id, err = s.provider.charge(key, o)
 	}
-	s.alive(inv)
+	if dead := s.alive(inv); dead != nil {
+		return "", dead
+	}
 	d, _ = s.latency(0, "")
-	s.wait(inv, d)
-	s.maybeCrash(inv, "during_effect", pCrash)
+	if dead := s.wait(inv, d); dead != nil {
+		return "", dead
+	}
+	if dead := s.maybeCrash(inv, "during_effect", pCrash); dead != nil {
+		return "", dead
+	}
 	return id, err
 }
 
@@ -694,7 +536,9 @@ func (s *sim) chargeToDeadline(inv *invocation, key string, o order, r idempoten
 		id, err = s.provider.charge(key, o)
 	}
 	s.park(inv.w.t, deadline.Sub(s.clock.Now()))
-	s.alive(inv)
+	if dead := s.alive(inv); dead != nil {
+		return "", dead
+	}
 	switch kind {
 	case "effect_at_deadline":
 		id, err = s.provider.charge(key, o)
@@ -766,10 +610,17 @@ type memTx struct {
 
 func (w *wallet) credit(ctx context.Context, o order, r idempotency.Reservation) (any, string, error) {
 	s := w.sim
-	inv := s.enter(ctx, r.Key)
-	s.maybeCrash(inv, "during_effect", pCrash)
+	inv, err := s.enter(ctx, "effect", r.Key)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := s.maybeCrash(inv, "during_effect", pCrash); err != nil {
+		return nil, "", err
+	}
 	d, _ := s.latency(0, "")
-	s.wait(inv, d)
+	if err := s.wait(inv, d); err != nil {
+		return nil, "", err
+	}
 	if err := o.validate(); err != nil {
 		return nil, "", err
 	}

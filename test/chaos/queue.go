@@ -37,7 +37,7 @@ func (f *fact) amountOf(variant int) int64 {
 	return f.amount
 }
 
-// body is the business message of a variant, without the delivery tracer.
+// body is the business message of a variant.
 func (f *fact) body(variant int, placedAt time.Time) string {
 	ts := placedAt.UTC().Format(time.RFC3339Nano)
 	switch f.poison {
@@ -100,7 +100,7 @@ type message struct {
 	q        *queue
 	f        *fact
 	variant  int
-	business string // the business message (no tracer), or the verbatim body of a direct message
+	business string // the business message, or the verbatim body of a direct message
 	direct   bool
 	snsID    string
 	// why the message exists: "first", "producer_retry", "sns_duplicate" or
@@ -173,8 +173,8 @@ func (q *queue) nextVisible() (time.Time, bool) {
 // receive returns up to max visible messages, in random order, and makes
 // them invisible for the visibility timeout. A message received more than
 // maxReceiveCount times goes to the DLQ instead. Two variants of one order
-// never share a batch (see consumer.go: the harness orders the records of a
-// batch by key).
+// never share a batch (see consumer.go: the harness tells the records' store
+// calls apart by key).
 func (s *sim) receive(q *queue, max int) []*message {
 	now := s.clock.Now()
 	var visible []*message
@@ -198,7 +198,7 @@ func (s *sim) receive(q *queue, max int) []*message {
 		}
 		m.receives++
 		s.receipts++
-		m.receipt = fmt.Sprintf("rcpt-%d-%d", s.id, s.receipts)
+		m.receipt = fmt.Sprintf("rcpt-%d", s.receipts)
 		m.visibleAt = now.Add(visibilityTimeout)
 		batch = append(batch, m)
 	}
@@ -247,19 +247,13 @@ func (s *sim) delete(m *message, receipt string) bool {
 	return true
 }
 
-// render returns the SQS body of m for the receive with the given receipt:
-// the business message carries the receipt as the "simReceipt" field (which
-// the guard ignores, like any per-delivery field), so that the harness can
-// tell which record of which batch is being decoded. With SNS envelope
-// delivery the business message is the envelope's Message.
-func render(m *message, receipt string) string {
+// render returns the SQS body of m: with SNS envelope delivery the business
+// message is the envelope's Message.
+func render(m *message) string {
 	if m.direct {
 		return m.business
 	}
 	msg := m.business
-	if strings.HasPrefix(msg, "{") {
-		msg = `{"simReceipt":"` + receipt + `",` + msg[1:]
-	}
 	if !m.q.envelope {
 		return msg
 	}

@@ -64,9 +64,16 @@
 // discrete-event scheduler (sched.go); exactly one runs at a time, and every
 // random choice is drawn by the running task from one generator seeded with
 // the seed. Store calls, effects and waits for a queue are the points where a
-// task gives up its turn. The adapter runs a batch's records on goroutines of
-// its own; the harness orders them (see gate in consumer.go), so the same seed
-// gives the same run, step for step.
+// task gives up its turn. Each task's code runs on one goroutine: a worker
+// calls the adapter with a Concurrency of 1, which runs the batch's records
+// one after another in batch order in the calling goroutine, so the schedule
+// is the simulation's alone and the same seed gives the same run, step for
+// step, whatever the Go scheduler does. A crash does not stop the library in
+// its tracks: it marks the invocation dead, and every later store call and
+// effect of it fails at once without reaching anything (sim.kill). A task that
+// waits for anything but the scheduler is a deadlock: the run fails within
+// Config.Stall of real time, naming the task and its last store call or
+// effect.
 //
 // Limits of the model: the adapter compares its MinRemaining (by default the
 // guard's FinishBudget plus a second) with the real clock, which the virtual
@@ -77,11 +84,17 @@
 // started later still is killed with its invocation. The effect's context
 // carries its virtual deadline but never fires (its real-time timer is a
 // century away): effects read ctx.Deadline() and honour it themselves, as a
-// context-aware client would. The completed-key cache is off (a cache hit
-// would skip the store calls the harness orders a batch by); two variants of
-// one order never share a batch. The SDK's retry is modelled behind the Store
-// interface, not in the SDK's HTTP transport (dynamostore's own tests do
-// that against a real server).
+// context-aware client would. The records of one batch run one after another
+// (Concurrency 1): the concurrency modelled is that of workers and
+// invocations (16 workers per queue, interleaved at every store call and
+// effect), not that of records of one batch; the adapter's concurrent path
+// (its semaphore, its message groups on goroutines of their own, the wait of
+// a same-batch duplicate for its first record) is tested in package sqsbatch,
+// not here. The completed-key cache is off (the guard here is shared by all
+// of a consumer's workers, where each execution environment has its own);
+// two variants of one order never share a batch. The SDK's retry is modelled
+// behind the Store interface, not in the SDK's HTTP transport (dynamostore's
+// own tests do that against a real server).
 package chaos
 
 import (
@@ -90,7 +103,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"runtime"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -200,7 +212,9 @@ type Config struct {
 	// owner token, as the guard saw it before it recognised its own) or
 	// "effect-to-lease" (an effect that runs until its context ends runs
 	// until the lease instead, as its context ended before the finishing
-	// budget existed). Default: none.
+	// budget existed) or "blocking-store" (the first reserve blocks until
+	// the run ends, as a store call without a timeout would: the run must
+	// fail as a deadlock, not hang). Default: none.
 	Sabotage string
 	// FaultScale multiplies the probability of every injected fault and
 	// crash, so that a short run sees every kind. Default: 1.
@@ -208,12 +222,17 @@ type Config struct {
 	// Log receives a line for each of the first problems found. Default:
 	// none.
 	Log io.Writer
+	// Stall bounds the real time one step of the simulation may take (a
+	// task holding its turn: a store call, an effect, the adapter between
+	// them; a few milliseconds): a task that holds it longer is blocked
+	// outside the scheduler, and the run fails as a deadlock that names
+	// it. Default: one minute.
+	Stall time.Duration
 }
 
 // sim is the state of one run. Everything in it is touched only by the
 // running task (or by the scheduler between steps), except where noted.
 type sim struct {
-	id        int64 // unique in the process
 	cfg       Config
 	scale     float64 // Config.FaultScale
 	rng       *rand.Rand
@@ -254,9 +273,11 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	if cfg.FaultScale <= 0 {
 		cfg.FaultScale = 1
 	}
+	if cfg.Stall <= 0 {
+		cfg.Stall = defaultStall
+	}
 	start := time.Now()
 	s := &sim{
-		id:        sims.Add(1),
 		cfg:       cfg,
 		scale:     cfg.FaultScale,
 		rng:       rand.New(rand.NewPCG(uint64(cfg.Seed), 0x5eed)),
@@ -266,7 +287,7 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 
 		deadlineEffects: make(map[string]time.Time),
 	}
-	s.sched = newScheduler(s.clock)
+	s.sched = newScheduler(s.clock, cfg.Stall)
 	s.shadow = &shadow{sim: s, recs: make(map[string]idempotency.Record), completions: make(map[string][]time.Time)}
 	s.provider = &provider{clock: s.clock, byKey: make(map[string]*payment)}
 
@@ -307,7 +328,7 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 			s.sched.spawn(fmt.Sprintf("%s-worker-%d", c.name, i), epoch.Add(time.Duration(i)*time.Millisecond), w.run)
 		}
 	}
-	if err := s.sched.run(epoch.Add(limit)); err != nil {
+	if err := s.sched.run(ctx, epoch.Add(limit)); err != nil {
 		s.problem("run: %v", err)
 		s.stats.Wall = time.Since(start)
 		return s.stats, err
@@ -384,28 +405,33 @@ func (s *sim) problem(format string, args ...any) {
 	}
 }
 
+// errCrashed is what a dead invocation's library gets from every store call
+// and effect after its crash: nothing reaches the store, the provider or the
+// wallet any more, and the harness discards whatever the adapter answers.
+var errCrashed = errors.New("chaos: the invocation is dead (crashed or killed at its deadline)")
+
 // maybeCrash crashes the invocation at a crash point with probability p:
-// the worker dies there, as a Lambda process killed at that instant. The
-// goroutine exits without returning into the library (nothing after this
-// point runs: no release, no complete, no response); the deferred clean-up of
-// the adapter's goroutines runs, as it would not in a dead process, but it
-// touches no store and the harness discards the response.
-func (s *sim) maybeCrash(inv *invocation, point string, p float64) {
+// the worker dies there, as a Lambda process killed at that instant, and
+// maybeCrash returns errCrashed, which its caller returns at once.
+func (s *sim) maybeCrash(inv *invocation, point string, p float64) error {
 	if !s.chance(p * s.scale) {
-		return
+		return nil
 	}
-	s.kill(inv, point)
+	return s.kill(inv, point)
 }
 
-// kill ends the invocation at a crash point: its goroutine exits, and the
-// worker starts afresh after a while.
-func (s *sim) kill(inv *invocation, point string) {
+// kill ends the invocation at a crash point: from now on every store call
+// and effect of it fails at once with errCrashed and no effect, so that the
+// library runs to the end of Handle without touching the world or the
+// clock, and the worker starts afresh after a while (invocation.restart).
+// The library is not stopped in its tracks, as a dead process is, but
+// nothing it does after this point is seen.
+func (s *sim) kill(inv *invocation, point string) error {
 	s.stats.Crashes++
 	s.stats.CrashPoints[point]++
-	inv.crash()
-	s.sched.push(inv.w.t, s.clock.Now().Add(s.between(100*time.Millisecond, 2*time.Second)))
-	s.sched.yield()
-	runtime.Goexit()
+	inv.dead = true
+	inv.restart = s.clock.Now().Add(s.between(100*time.Millisecond, 2*time.Second))
+	return errCrashed
 }
 
 // latency returns the virtual latency of one leg of a call: usually a few
@@ -420,34 +446,34 @@ func (s *sim) latency(spike float64, kind string) (time.Duration, bool) {
 	return leaseMax + s.between(time.Second, 40*time.Second), true
 }
 
-// enter is the start of every store call and effect: it finds the
-// invocation, makes a goroutine of a crashed invocation exit, tells the gate
-// which record is running, and kills an invocation past its deadline.
-func (s *sim) enter(ctx context.Context, key string) *invocation {
+// enter is the start of every store call and effect (op, on the fact's
+// key): it finds the invocation, notes what its task does (for a deadlock
+// report), refuses a dead invocation, and kills an invocation past its
+// deadline.
+func (s *sim) enter(ctx context.Context, op, key string) (*invocation, error) {
 	inv, _ := ctx.Value(invKey{}).(*invocation)
 	if inv == nil {
 		panic("chaos: a store call or an effect outside an invocation")
 	}
-	if inv.crashed() {
-		runtime.Goexit()
+	if inv.dead {
+		return inv, errCrashed
 	}
-	inv.gate.touch(key)
-	s.alive(inv)
-	return inv
+	s.sched.note(inv.w.t, op+" "+key)
+	return inv, s.alive(inv)
 }
 
 // alive kills the invocation if its deadline has passed, as the Lambda
 // runtime does: a request it sent before still lands, but it sees no answer.
-func (s *sim) alive(inv *invocation) {
+func (s *sim) alive(inv *invocation) error {
 	if s.clock.Now().Before(inv.deadline) {
-		return
+		return nil
 	}
-	s.kill(inv, "timeout")
+	return s.kill(inv, "timeout")
 }
 
 // wait parks the invocation's task for d, then kills it if its deadline
 // passed meanwhile.
-func (s *sim) wait(inv *invocation, d time.Duration) {
+func (s *sim) wait(inv *invocation, d time.Duration) error {
 	s.park(inv.w.t, d)
-	s.alive(inv)
+	return s.alive(inv)
 }

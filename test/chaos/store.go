@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
@@ -37,17 +38,21 @@ var _ idempotency.TxStore = (*faultStore)(nil)
 // reservation a complete or release ends ("" for the other calls).
 func (fs *faultStore) call(ctx context.Context, op, key, owner string, apply func(ctx context.Context) error) error {
 	s := fs.sim
-	inv := s.enter(ctx, key)
+	inv, err := s.enter(ctx, op, key)
+	if err != nil {
+		return err
+	}
 	if owner != "" {
 		s.finishing(op, key, owner)
 	}
 	s.stats.StoreCalls++
-	s.maybeCrash(inv, "before_"+op, pCrash)
+	if dead := s.maybeCrash(inv, "before_"+op, pCrash); dead != nil {
+		return dead
+	}
 	// The request is in flight: it lands even if the invocation dies
 	// meanwhile.
 	s.storeLeg(inv, "store_spike_request")
 	inner := context.WithoutCancel(ctx) // real-time deadlines mean nothing here
-	var err error
 	switch x := s.rng.Float64() / s.scale; {
 	case x < pThrottle:
 		s.storeFault("store_throttle")
@@ -76,10 +81,16 @@ func (fs *faultStore) call(ctx context.Context, op, key, owner string, apply fun
 	default:
 		err = apply(inner)
 	}
-	s.alive(inv)
+	if dead := s.alive(inv); dead != nil {
+		return dead
+	}
 	s.storeLeg(inv, "store_spike_response")
-	s.alive(inv)
-	s.maybeCrash(inv, "after_"+op, pCrash)
+	if dead := s.alive(inv); dead != nil {
+		return dead
+	}
+	if dead := s.maybeCrash(inv, "after_"+op, pCrash); dead != nil {
+		return dead
+	}
 	return err
 }
 
@@ -98,6 +109,12 @@ func (s *sim) storeFault(kind string) {
 
 func (fs *faultStore) Reserve(ctx context.Context, rec idempotency.Record, now time.Time) error {
 	return fs.call(ctx, "reserve", rec.Key, "", func(ctx context.Context) error {
+		if fs.sim.cfg.Sabotage == "blocking-store" {
+			// A call that never answers, waiting outside the
+			// scheduler: until the run gives up.
+			<-fs.sim.sched.stop
+			runtime.Goexit()
+		}
 		rec := rec
 		if fs.sim.sdkRetry && fs.sim.cfg.Sabotage == "foreign-retry" {
 			rec.Owner = "foreign-" + rec.Owner
