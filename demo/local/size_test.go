@@ -18,6 +18,7 @@ import (
 	"github.com/sivchari/kumo"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
@@ -59,7 +60,7 @@ func TestLargestMessageThroughSNSAndSQS(t *testing.T) {
 				Attributes: map[string]string{"RawMessageDelivery": strconv.FormatBool(m.delivery == sqsbatch.Raw)}}); err != nil {
 				t.Fatal(err)
 			}
-			guard, err := idempotency.NewGuard(idempotency.NewMemoryStore(), idempotency.Config{Namespace: "sizes"})
+			guard, err := idempotency.NewGuard(storetest.NewMemoryStore(), idempotency.Config{Namespace: "sizes"})
 			if err != nil {
 				t.Fatal(err)
 			}

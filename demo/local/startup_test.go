@@ -28,6 +28,7 @@ import (
 	consumercdk "github.com/idempotent-consumer/idempotent-consumer/constructs/consumer"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
@@ -351,7 +352,7 @@ func (sc *startedCase) deliver(ctx context.Context, c *clients, o order) (events
 // recordKey is the partition key of the record of the business key, with
 // the case's namespace and key secret.
 func (sc *startedCase) recordKey(key string) (string, error) {
-	g, err := idempotency.NewGuard(idempotency.NewMemoryStore(), idempotency.Config{
+	g, err := idempotency.NewGuard(storetest.NewMemoryStore(), idempotency.Config{
 		Namespace: sc.env[contract.NamespaceVar], KeySecret: []byte(sc.env[contract.KeySecretVar]),
 	})
 	if err != nil {

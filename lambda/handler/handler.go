@@ -49,7 +49,7 @@ type options struct {
 }
 
 // WithStore uses store instead of the DynamoDB table the contract names (a
-// test's idempotency.MemoryStore, or a store of your own).
+// test's storetest.MemoryStore, or a store of your own).
 func WithStore(store idempotency.Store) Option {
 	return func(o *options) { o.store = store }
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
@@ -47,7 +48,7 @@ func getenv(env map[string]string) handler.Option {
 // contract processes a fact once, under the namespace and delivery the
 // contract says.
 func TestNewRunsTheContractsSettings(t *testing.T) {
-	store := idempotency.NewMemoryStore()
+	store := storetest.NewMemoryStore()
 	var logs bytes.Buffer
 	runs := 0
 	h, err := handler.New(orderKey, func(context.Context, order, idempotency.Reservation) (string, error) { runs++; return "ch_1", nil },
@@ -91,7 +92,7 @@ func TestNewTellsTheAdapterItIsFIFO(t *testing.T) {
 					return "", errors.New("declined")
 				}
 				return "ok", nil
-			}, getenv(s.Encode()), handler.WithStore(idempotency.NewMemoryStore()), handler.WithLogger(slog.New(slog.DiscardHandler)), handler.WithMetrics(io.Discard))
+			}, getenv(s.Encode()), handler.WithStore(storetest.NewMemoryStore()), handler.WithLogger(slog.New(slog.DiscardHandler)), handler.WithMetrics(io.Discard))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -131,7 +132,7 @@ func TestNewRefuses(t *testing.T) {
 			env := settings().Encode()
 			tc.change(env)
 			_, err := handler.New(orderKey, func(context.Context, order, idempotency.Reservation) (string, error) { return "", nil },
-				getenv(env), handler.WithStore(idempotency.NewMemoryStore()))
+				getenv(env), handler.WithStore(storetest.NewMemoryStore()))
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err %v; want one that contains %q", err, tc.want)
 			}
@@ -148,7 +149,7 @@ func TestNewRefuses(t *testing.T) {
 func TestNewTxNeedsATxStore(t *testing.T) {
 	type plain struct{ idempotency.Store }
 	_, err := handler.NewTx(orderKey, func(context.Context, order, idempotency.Reservation) (any, string, error) { return nil, "", nil },
-		getenv(settings().Encode()), handler.WithStore(plain{idempotency.NewMemoryStore()}))
+		getenv(settings().Encode()), handler.WithStore(plain{storetest.NewMemoryStore()}))
 	if !errors.Is(err, handler.ErrNotTransactional) {
 		t.Fatalf("err %v; want ErrNotTransactional", err)
 	}

@@ -5,12 +5,13 @@ import (
 	"fmt"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 )
 
 // The same fact delivered twice: the effect runs once and the duplicate gets
 // the stored result. In production the store is dynamostore.New(client, table).
 func ExampleGuard_Do() {
-	guard, err := idempotency.NewGuard(idempotency.NewMemoryStore(), idempotency.Config{Namespace: "charge"})
+	guard, err := idempotency.NewGuard(storetest.NewMemoryStore(), idempotency.Config{Namespace: "charge"})
 	if err != nil {
 		panic(err)
 	}

@@ -10,10 +10,11 @@ import (
 	"time"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 )
 
 func TestNewGuardValidates(t *testing.T) {
-	s := idempotency.NewMemoryStore()
+	s := storetest.NewMemoryStore()
 	for _, cfg := range []idempotency.Config{
 		{},
 		{Namespace: "a#b"},
@@ -35,7 +36,7 @@ func TestNewGuardValidates(t *testing.T) {
 }
 
 func TestKeyValidation(t *testing.T) {
-	g, _ := idempotency.NewGuard(idempotency.NewMemoryStore(), idempotency.Config{Namespace: "ns"})
+	g, _ := idempotency.NewGuard(storetest.NewMemoryStore(), idempotency.Config{Namespace: "ns"})
 	long := make([]byte, idempotency.MaxKeyBytes-len("ns#")+1)
 	for i := range long {
 		long[i] = 'k'
@@ -53,7 +54,7 @@ func TestKeyValidation(t *testing.T) {
 }
 
 func TestPayloadHash(t *testing.T) {
-	g, _ := idempotency.NewGuard(idempotency.NewMemoryStore(), idempotency.Config{Namespace: "ns", PayloadIgnore: []string{"sentAt", "meta.trace"}})
+	g, _ := idempotency.NewGuard(storetest.NewMemoryStore(), idempotency.Config{Namespace: "ns", PayloadIgnore: []string{"sentAt", "meta.trace"}})
 	hash := func(p string) string {
 		f, err := g.Fact("k", []byte(p))
 		if err != nil {
@@ -88,7 +89,7 @@ func TestPayloadHash(t *testing.T) {
 }
 
 func TestCacheSkipsTheStore(t *testing.T) {
-	s := idempotency.NewMemoryStore()
+	s := storetest.NewMemoryStore()
 	now := time.Now()
 	clock := func() time.Time { return now }
 	g, _ := idempotency.NewGuard(s, idempotency.Config{Namespace: "ns", CacheSize: 2, Window: time.Hour, Now: clock})
@@ -121,7 +122,7 @@ func TestCacheSkipsTheStore(t *testing.T) {
 
 func TestTransactionsNeedATxStore(t *testing.T) {
 	type plain struct{ idempotency.Store }
-	g, _ := idempotency.NewGuard(plain{idempotency.NewMemoryStore()}, idempotency.Config{Namespace: "ns"})
+	g, _ := idempotency.NewGuard(plain{storetest.NewMemoryStore()}, idempotency.Config{Namespace: "ns"})
 	f, _ := g.Fact("k", []byte(`{}`))
 	if _, err := g.RunTx(context.Background(), f, nil); !errors.Is(err, idempotency.ErrNoTransactions) {
 		t.Fatalf("RunTx on a plain store: %v", err)
@@ -136,7 +137,7 @@ func BenchmarkGuard(b *testing.B) {
 	effect := func(context.Context, idempotency.Reservation) (string, error) { return "ch_123", nil }
 	ctx := context.Background()
 	b.Run("new", func(b *testing.B) {
-		g, _ := idempotency.NewGuard(idempotency.NewMemoryStore(), idempotency.Config{Namespace: "charge"})
+		g, _ := idempotency.NewGuard(storetest.NewMemoryStore(), idempotency.Config{Namespace: "charge"})
 		b.ReportAllocs()
 		i := 0
 		for b.Loop() {
@@ -148,7 +149,7 @@ func BenchmarkGuard(b *testing.B) {
 	})
 	for _, cache := range []int{0, 1024} {
 		b.Run(fmt.Sprintf("duplicate/cache=%d", cache), func(b *testing.B) {
-			g, _ := idempotency.NewGuard(idempotency.NewMemoryStore(), idempotency.Config{Namespace: "charge", CacheSize: cache})
+			g, _ := idempotency.NewGuard(storetest.NewMemoryStore(), idempotency.Config{Namespace: "charge", CacheSize: cache})
 			if _, err := g.Do(ctx, "o-1", payload, effect); err != nil {
 				b.Fatal(err)
 			}
@@ -170,7 +171,7 @@ var errThrottled = errors.New("ThrottlingException")
 func (throttled) Reserve(context.Context, idempotency.Record, time.Time) error { return errThrottled }
 
 func TestStoreFailuresAreStoreErrors(t *testing.T) {
-	g, _ := idempotency.NewGuard(throttled{idempotency.NewMemoryStore()}, idempotency.Config{Namespace: "ns"})
+	g, _ := idempotency.NewGuard(throttled{storetest.NewMemoryStore()}, idempotency.Config{Namespace: "ns"})
 	_, err := g.Do(context.Background(), "k", []byte(`{}`), func(context.Context, idempotency.Reservation) (string, error) {
 		t.Error("the effect ran without a reservation")
 		return "", nil
@@ -186,7 +187,7 @@ func TestStoreFailuresAreStoreErrors(t *testing.T) {
 // effect that runs until its context ends still leaves time to complete
 // before Lambda freezes the invocation.
 func TestEffectLeavesTheFinishingBudget(t *testing.T) {
-	s := idempotency.NewMemoryStore()
+	s := storetest.NewMemoryStore()
 	g, err := idempotency.NewGuard(s, idempotency.Config{Namespace: "ns"})
 	if err != nil {
 		t.Fatal(err)
@@ -213,7 +214,7 @@ func TestEffectLeavesTheFinishingBudget(t *testing.T) {
 // finishing budget, the guard writes nothing and says the record was not
 // started.
 func TestNoReservationWithinTheFinishingBudget(t *testing.T) {
-	s := idempotency.NewMemoryStore()
+	s := storetest.NewMemoryStore()
 	g, _ := idempotency.NewGuard(s, idempotency.Config{Namespace: "ns"})
 	ctx, cancel := context.WithTimeout(context.Background(), idempotency.DefaultFinishBudget-100*time.Millisecond)
 	defer cancel()
@@ -232,7 +233,7 @@ func TestNoReservationWithinTheFinishingBudget(t *testing.T) {
 // TestRunTxPanicIsAnEffectError: a transactional effect that panics fails its
 // fact like any effect's panic, and commits nothing.
 func TestRunTxPanicIsAnEffectError(t *testing.T) {
-	s := idempotency.NewMemoryStore()
+	s := storetest.NewMemoryStore()
 	g, _ := idempotency.NewGuard(s, idempotency.Config{Namespace: "ns"})
 	f, _ := g.Fact("k", []byte(`{}`))
 	var err error
@@ -256,13 +257,13 @@ func TestRunTxPanicIsAnEffectError(t *testing.T) {
 // TestTxResultTooLargeIsProcessed: a transactional effect whose result is
 // over the limit commits without it, like Run.
 func TestTxResultTooLargeIsProcessed(t *testing.T) {
-	s := idempotency.NewMemoryStore()
+	s := storetest.NewMemoryStore()
 	g, _ := idempotency.NewGuard(s, idempotency.Config{Namespace: "ns"})
 	f, _ := g.Fact("k", []byte(`{}`))
 	big := strings.Repeat("x", idempotency.MaxResultBytes+1)
 	credited := 0
 	res, err := g.RunTx(context.Background(), f, func(context.Context, idempotency.Reservation) (any, string, error) {
-		return idempotency.MemoryWrites(func() error { credited++; return nil }), big, nil
+		return storetest.MemoryWrites(func() error { credited++; return nil }), big, nil
 	})
 	if err != nil || res.Outcome != idempotency.Processed || res.DroppedBytes != len(big) || credited != 1 {
 		t.Fatalf("%+v, %v, credited %d times; want processed once with the result dropped", res, err, credited)
@@ -275,7 +276,7 @@ func TestTxResultTooLargeIsProcessed(t *testing.T) {
 // errors do not quote the key.
 func TestKeySecretHashesKeys(t *testing.T) {
 	guard := func(secret string) *idempotency.Guard {
-		g, err := idempotency.NewGuard(idempotency.NewMemoryStore(), idempotency.Config{Namespace: "ns", KeySecret: []byte(secret)})
+		g, err := idempotency.NewGuard(storetest.NewMemoryStore(), idempotency.Config{Namespace: "ns", KeySecret: []byte(secret)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -295,7 +296,7 @@ func TestKeySecretHashesKeys(t *testing.T) {
 			t.Errorf("Key(%.10q…) = %v: want ErrInvalidKey without the key", key, err)
 		}
 	}
-	if _, err := idempotency.NewGuard(idempotency.NewMemoryStore(), idempotency.Config{Namespace: "ns", KeySecret: make([]byte, 31)}); err == nil {
+	if _, err := idempotency.NewGuard(storetest.NewMemoryStore(), idempotency.Config{Namespace: "ns", KeySecret: make([]byte, 31)}); err == nil {
 		t.Error("a 31-byte secret was accepted")
 	}
 }
@@ -305,7 +306,7 @@ func TestKeySecretHashesKeys(t *testing.T) {
 // invocation's deadline, like Run's, and the window of the record it
 // commits starts at the commit, after the effect.
 func TestTxEffectLeavesTheFinishingBudgetAndStartsTheWindowAtCommit(t *testing.T) {
-	s := idempotency.NewMemoryStore()
+	s := storetest.NewMemoryStore()
 	now := time.Now().Truncate(time.Second)
 	clock := func() time.Time { return now }
 	g, _ := idempotency.NewGuard(s, idempotency.Config{Namespace: "ns", Window: time.Hour, Now: clock})

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 )
 
 // FuzzPayloadHash checks the canonical parser against encoding/json on any
@@ -23,7 +24,7 @@ func FuzzPayloadHash(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	g, err := idempotency.NewGuard(idempotency.NewMemoryStore(), idempotency.Config{Namespace: "ns"})
+	g, err := idempotency.NewGuard(storetest.NewMemoryStore(), idempotency.Config{Namespace: "ns"})
 	if err != nil {
 		f.Fatal(err)
 	}

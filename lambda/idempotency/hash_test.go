@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 )
 
 // TestPayloadHashCanonicalNumbers: a number is its exact value, however it
@@ -15,7 +16,7 @@ import (
 // 2^53 stay apart, and exponents of any size are handled in time linear in
 // their text.
 func TestPayloadHashCanonicalNumbers(t *testing.T) {
-	g, _ := idempotency.NewGuard(idempotency.NewMemoryStore(), idempotency.Config{Namespace: "ns"})
+	g, _ := idempotency.NewGuard(storetest.NewMemoryStore(), idempotency.Config{Namespace: "ns"})
 	hash := func(t *testing.T, p string) string {
 		t.Helper()
 		f, err := g.Fact("k", []byte(p))
@@ -75,7 +76,7 @@ func TestPayloadHashCanonicalNumbers(t *testing.T) {
 // TestDuplicateMembersAreInvalid: an object with a member twice is refused;
 // which of its values counts would depend on the decoder.
 func TestDuplicateMembersAreInvalid(t *testing.T) {
-	g, _ := idempotency.NewGuard(idempotency.NewMemoryStore(), idempotency.Config{Namespace: "ns"})
+	g, _ := idempotency.NewGuard(storetest.NewMemoryStore(), idempotency.Config{Namespace: "ns"})
 	for _, p := range []string{
 		`{"amount":1,"amount":1000}`,
 		`{"a":{"b":1,"b":1}}`,

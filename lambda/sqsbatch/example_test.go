@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
@@ -27,7 +28,7 @@ func Example() {
 		OrderID string `json:"orderId"`
 		Amount  int    `json:"amount"`
 	}
-	guard, err := idempotency.NewGuard(idempotency.NewMemoryStore(), idempotency.Config{Namespace: "charge"})
+	guard, err := idempotency.NewGuard(storetest.NewMemoryStore(), idempotency.Config{Namespace: "charge"})
 	if err != nil {
 		panic(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
@@ -29,7 +30,7 @@ func orderKey(o order) (string, error) { return o.OrderID, nil }
 
 // countingStore counts the calls that reach the store, and can fail them.
 type countingStore struct {
-	*idempotency.MemoryStore
+	*storetest.MemoryStore
 	reserve, get, complete, release, commit atomic.Int32
 	fail                                    atomic.Bool // every call fails, like a throttled table
 }
@@ -37,7 +38,7 @@ type countingStore struct {
 var errThrottled = errors.New("ProvisionedThroughputExceededException: throttled")
 
 func newCountingStore() *countingStore {
-	return &countingStore{MemoryStore: idempotency.NewMemoryStore()}
+	return &countingStore{MemoryStore: storetest.NewMemoryStore()}
 }
 
 func (s *countingStore) Reserve(ctx context.Context, r idempotency.Record, now time.Time) error {

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
@@ -220,7 +221,7 @@ func TestResultTooLarge(t *testing.T) {
 			if o.OrderID == "large" {
 				result = big
 			}
-			return idempotency.MemoryWrites(func() error { applied.Add(1); return nil }), result, nil
+			return storetest.MemoryWrites(func() error { applied.Add(1); return nil }), result, nil
 		}, f.config(sqsbatch.Raw))
 		check(t, f, h)
 		if applied.Load() != 2 {
@@ -259,7 +260,7 @@ func FuzzHandle(f *testing.F) {
 				return // the input carries the neighbour's key: not a hostile body, nothing to check
 			}
 		}
-		store := idempotency.NewMemoryStore()
+		store := storetest.NewMemoryStore()
 		g, err := idempotency.NewGuard(store, idempotency.Config{Namespace: "charge"})
 		if err != nil {
 			t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
@@ -471,7 +472,7 @@ func TestTransactionalCalls(t *testing.T) {
 	f := newFixture(t)
 	var balance int
 	h := sqsbatch.NewTx(f.guard, orderKey, func(ctx context.Context, o order, r idempotency.Reservation) (any, string, error) {
-		return idempotency.MemoryWrites(func() error { balance += o.Amount; return nil }), "credited", nil
+		return storetest.MemoryWrites(func() error { balance += o.Amount; return nil }), "credited", nil
 	}, f.config(sqsbatch.Raw))
 	body := `{"orderId":"w1","amount":10}`
 	for i, want := range []string{"processed", "duplicate"} {
@@ -492,7 +493,7 @@ func TestTransactionalCalls(t *testing.T) {
 	}
 	// A write refused by its own condition is the effect's failure.
 	rejecting := sqsbatch.NewTx(f.guard, orderKey, func(ctx context.Context, o order, r idempotency.Reservation) (any, string, error) {
-		return idempotency.MemoryWrites(func() error { return errors.New("insufficient funds") }), "", nil
+		return storetest.MemoryWrites(func() error { return errors.New("insufficient funds") }), "", nil
 	}, f.config(sqsbatch.Raw))
 	rec := message(`{"orderId":"w2","amount":10}`, sqsbatch.Raw)
 	resp, _ := rejecting.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec}})

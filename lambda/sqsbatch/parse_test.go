@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
@@ -65,7 +66,7 @@ func FuzzParse(f *testing.F) {
 	} {
 		f.Add(s)
 	}
-	store := idempotency.NewMemoryStore()
+	store := storetest.NewMemoryStore()
 	g, err := idempotency.NewGuard(store, idempotency.Config{Namespace: "fuzz"})
 	if err != nil {
 		f.Fatal(err)

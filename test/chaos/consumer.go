@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
@@ -605,7 +606,7 @@ type wallet struct {
 // DynamoDB, which faultStore.Commit limits as dynamostore does.
 type memTx struct {
 	writes int
-	apply  idempotency.MemoryWrites
+	apply  storetest.MemoryWrites
 }
 
 func (w *wallet) credit(ctx context.Context, o order, r idempotency.Reservation) (any, string, error) {

@@ -109,6 +109,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/test/internal/kumotest"
 )
 
@@ -195,7 +196,7 @@ type Config struct {
 	Seed int64
 	// Facts is the number of business facts published. Default: 1000.
 	Facts int
-	// Store is "memory" (idempotency.MemoryStore) or "dynamodb"
+	// Store is "memory" (storetest.MemoryStore) or "dynamodb"
 	// (dynamostore on the server DynamoDB points at). Default: memory.
 	Store string
 	// DynamoDB is the client for the dynamodb store; the run creates its
@@ -294,7 +295,7 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	var inner idempotency.TxStore
 	switch cfg.Store {
 	case "memory":
-		m := idempotency.NewMemoryStore()
+		m := storetest.NewMemoryStore()
 		// Odd seeds answer a failed condition without the old record, as
 		// kumo and dynalite do: the guard's read-after-failure path.
 		m.OmitOld = cfg.Seed%2 != 0

@@ -18,6 +18,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/cmd/internal/provider"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
@@ -39,7 +40,7 @@ func TestChargePassesTheKeyDownstream(t *testing.T) {
 		_ = json.NewEncoder(w).Encode(charge{ID: "ch_1"})
 	}))
 	defer api.Close()
-	guard, err := idempotency.NewGuard(idempotency.NewMemoryStore(), idempotency.Config{Namespace: "charge", PayloadIgnore: []string{"placedAt"}})
+	guard, err := idempotency.NewGuard(storetest.NewMemoryStore(), idempotency.Config{Namespace: "charge", PayloadIgnore: []string{"placedAt"}})
 	if err != nil {
 		t.Fatal(err)
 	}

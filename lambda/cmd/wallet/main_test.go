@@ -14,6 +14,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
@@ -46,12 +47,12 @@ func TestCreditIsOneIncrement(t *testing.T) {
 func TestInvalidOrdersCostNoStoreRequest(t *testing.T) {
 	orderstest.RefusedBeforeTheStore(t, func(opts ...handler.Option) (*sqsbatch.Handler[orders.Order], error) {
 		return handler.NewTx(orders.Key, wallets{table: "Wallets"}.credit, opts...)
-	}, func() idempotency.TxStore { return dropWrites{idempotency.NewMemoryStore()} }, nil)
+	}, func() idempotency.TxStore { return dropWrites{storetest.NewMemoryStore()} }, nil)
 }
 
 // dropWrites commits the record of a transactional effect without its
 // DynamoDB writes, which a memory store cannot apply.
-type dropWrites struct{ *idempotency.MemoryStore }
+type dropWrites struct{ *storetest.MemoryStore }
 
 func (s dropWrites) Commit(ctx context.Context, rec idempotency.Record, now time.Time, _ any) error {
 	return s.MemoryStore.Commit(ctx, rec, now, nil)

@@ -1,5 +1,9 @@
-// Package storetest is a conformance suite for idempotency.Store
-// implementations: the guard's guarantees, checked through a real store.
+// Package storetest is what tests of the idempotency library and of its
+// users need, kept out of the core package: MemoryStore, a store in process
+// memory with DynamoDB's semantics; Counter, which counts the requests that
+// reach a store; and Run, a conformance suite for idempotency.Store
+// implementations (the guard's guarantees, checked through a real store),
+// for the stores of this module and for a user's own.
 //
 // Run it from a store's tests with a Harness that makes fresh, empty stores
 // (for a database-backed store: a new table on a server the test started).

@@ -41,7 +41,7 @@ type NewHandler func(opts ...handler.Option) (*sqsbatch.Handler[orders.Order], e
 // (Invalid and extra) three times, and checks that the valid order is
 // processed and that every delivery of an invalid one is bad input that
 // made no store request. store makes the store under the counter (nil: an
-// idempotency.MemoryStore).
+// storetest.MemoryStore).
 func RefusedBeforeTheStore(t *testing.T, newHandler NewHandler, store func() idempotency.TxStore, extra map[string]string) {
 	t.Helper()
 	cases := map[string]string{}
@@ -53,7 +53,7 @@ func RefusedBeforeTheStore(t *testing.T, newHandler NewHandler, store func() ide
 	}
 	for name, body := range cases {
 		t.Run(name, func(t *testing.T) {
-			var inner idempotency.TxStore = idempotency.NewMemoryStore()
+			var inner idempotency.TxStore = storetest.NewMemoryStore()
 			if store != nil {
 				inner = store()
 			}

@@ -1,4 +1,4 @@
-package idempotency_test
+package storetest_test
 
 import (
 	"sync"
@@ -15,12 +15,12 @@ func memoryHarness(omitOld bool) storetest.Harness {
 	wallets := map[string]int{}
 	return storetest.Harness{
 		NewStore: func(*testing.T) idempotency.Store {
-			s := idempotency.NewMemoryStore()
+			s := storetest.NewMemoryStore()
 			s.OmitOld = omitOld
 			return s
 		},
 		Credit: func(wallet string, amount int) any {
-			return idempotency.MemoryWrites(func() error {
+			return storetest.MemoryWrites(func() error {
 				mu.Lock()
 				defer mu.Unlock()
 				wallets[wallet] += amount

@@ -1,14 +1,16 @@
-package idempotency
+package storetest
 
 import (
 	"context"
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 )
 
-// MemoryStore is a TxStore in process memory, with the same semantics as the
-// DynamoDB store: for unit tests, simulations and local runs. Its zero value
+// MemoryStore is an idempotency.TxStore in process memory, with the same
+// semantics as the DynamoDB store: for unit tests, simulations and local runs. Its zero value
 // is not usable; call NewMemoryStore.
 type MemoryStore struct {
 	// OmitOld makes failed conditions return no record, like a DynamoDB
@@ -17,7 +19,7 @@ type MemoryStore struct {
 	OmitOld bool
 
 	mu      sync.Mutex
-	records map[string]Record
+	records map[string]idempotency.Record
 }
 
 // MemoryWrites is the writes type of MemoryStore.Commit: a function applied
@@ -28,11 +30,11 @@ type MemoryWrites func() error
 
 // NewMemoryStore returns an empty MemoryStore.
 func NewMemoryStore() *MemoryStore {
-	return &MemoryStore{records: make(map[string]Record)}
+	return &MemoryStore{records: make(map[string]idempotency.Record)}
 }
 
-// Reserve implements Store.
-func (m *MemoryStore) Reserve(ctx context.Context, rec Record, now time.Time) error {
+// Reserve implements idempotency.Store.
+func (m *MemoryStore) Reserve(ctx context.Context, rec idempotency.Record, now time.Time) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -45,20 +47,20 @@ func (m *MemoryStore) Reserve(ctx context.Context, rec Record, now time.Time) er
 	return nil
 }
 
-// free returns a *ConditionFailedError if a record holds rec's key.
-func (m *MemoryStore) free(rec Record, now time.Time) error {
+// free returns a *idempotency.ConditionFailedError if a record holds rec's key.
+func (m *MemoryStore) free(rec idempotency.Record, now time.Time) error {
 	old, ok := m.records[rec.Key]
 	if !ok || !old.Holds(rec.PayloadHash, now) {
 		return nil
 	}
 	if m.OmitOld {
-		return &ConditionFailedError{}
+		return &idempotency.ConditionFailedError{}
 	}
-	return &ConditionFailedError{Old: &old}
+	return &idempotency.ConditionFailedError{Old: &old}
 }
 
-// Get implements Store.
-func (m *MemoryStore) Get(ctx context.Context, key string) (*Record, error) {
+// Get implements idempotency.Store.
+func (m *MemoryStore) Get(ctx context.Context, key string) (*idempotency.Record, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -71,8 +73,8 @@ func (m *MemoryStore) Get(ctx context.Context, key string) (*Record, error) {
 	return &rec, nil
 }
 
-// Complete implements Store.
-func (m *MemoryStore) Complete(ctx context.Context, rec Record) error {
+// Complete implements idempotency.Store.
+func (m *MemoryStore) Complete(ctx context.Context, rec idempotency.Record) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -80,15 +82,15 @@ func (m *MemoryStore) Complete(ctx context.Context, rec Record) error {
 	defer m.mu.Unlock()
 	old, ok := m.records[rec.Key]
 	if !ok || old.Owner != rec.Owner {
-		return ErrLeaseLost
+		return idempotency.ErrLeaseLost
 	}
-	old.Status, old.Result, old.LeaseUntil = StatusCompleted, rec.Result, time.Time{}
+	old.Status, old.Result, old.LeaseUntil = idempotency.StatusCompleted, rec.Result, time.Time{}
 	old.ExpiresAt, old.TTL = rec.ExpiresAt, rec.TTL
 	m.records[rec.Key] = old
 	return nil
 }
 
-// Release implements Store.
+// Release implements idempotency.Store.
 func (m *MemoryStore) Release(ctx context.Context, key, owner string) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -99,21 +101,21 @@ func (m *MemoryStore) Release(ctx context.Context, key, owner string) error {
 	if !ok {
 		return nil
 	}
-	if old.Owner != owner || old.Status != StatusInProgress {
-		return ErrLeaseLost
+	if old.Owner != owner || old.Status != idempotency.StatusInProgress {
+		return idempotency.ErrLeaseLost
 	}
 	delete(m.records, key)
 	return nil
 }
 
-// Commit implements TxStore; writes must be a MemoryWrites (or nil).
-func (m *MemoryStore) Commit(ctx context.Context, rec Record, now time.Time, writes any) error {
+// Commit implements idempotency.TxStore; writes must be a MemoryWrites (or nil).
+func (m *MemoryStore) Commit(ctx context.Context, rec idempotency.Record, now time.Time, writes any) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	apply, ok := writes.(MemoryWrites)
 	if !ok && writes != nil {
-		return fmt.Errorf("%w: memory store: writes are %T, want idempotency.MemoryWrites", ErrTxInvalid, writes)
+		return fmt.Errorf("%w: memory store: writes are %T, want MemoryWrites", idempotency.ErrTxInvalid, writes)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -122,7 +124,7 @@ func (m *MemoryStore) Commit(ctx context.Context, rec Record, now time.Time, wri
 	}
 	if apply != nil {
 		if err := apply(); err != nil {
-			return fmt.Errorf("%w: %v", ErrTxRejected, err)
+			return fmt.Errorf("%w: %v", idempotency.ErrTxRejected, err)
 		}
 	}
 	m.records[rec.Key] = rec
