@@ -185,6 +185,15 @@ func (s *Store) Release(ctx context.Context, key, owner string) error {
 	return err
 }
 
+// AcceptsWrites implements idempotency.TxStore: writes must be
+// []types.TransactWriteItem.
+func (s *Store) AcceptsWrites(writes any) error {
+	if _, ok := writes.([]types.TransactWriteItem); !ok {
+		return fmt.Errorf("%w: dynamostore: writes are %T, want []types.TransactWriteItem", idempotency.ErrTxInvalid, writes)
+	}
+	return nil
+}
+
 // Commit implements idempotency.TxStore: the COMPLETED record, under the
 // reserve condition, and writes ([]types.TransactWriteItem, at most
 // MaxTxWrites) in one TransactWriteItems.

@@ -75,6 +75,12 @@ func TestValidatesAgainstDynalite(t *testing.T) {
 	if err := s.Commit(context.Background(), *rec, rec.ExpiresAt, "not writes"); err == nil {
 		t.Fatal("Commit accepted writes of the wrong type")
 	}
+	if err := s.AcceptsWrites([]types.TransactWriteItem(nil)); err != nil {
+		t.Fatalf("AcceptsWrites refused the store's own writes type: %v", err)
+	}
+	if err := s.AcceptsWrites("not writes"); !errors.Is(err, idempotency.ErrTxInvalid) {
+		t.Fatalf("AcceptsWrites(string) = %v, want ErrTxInvalid", err)
+	}
 }
 
 // items is an API that answers GetItem with item and keeps what PutItem

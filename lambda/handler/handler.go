@@ -84,7 +84,7 @@ func WithGetenv(getenv func(string) string) Option {
 // wrapping sqsbatch.ErrBadInput): it runs before the store, so refused
 // input costs no request.
 func New[T any](key sqsbatch.KeyFunc[T], effect sqsbatch.Func[T], opts ...Option) (*sqsbatch.Handler[T], error) {
-	guard, cfg, err := build(false, opts)
+	guard, cfg, err := build(opts, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -93,9 +93,21 @@ func New[T any](key sqsbatch.KeyFunc[T], effect sqsbatch.Func[T], opts ...Option
 
 // NewTx is New for a transactional effect, whose writes commit with the
 // fact's record in one request (see idempotency.Guard.RunTx). The store
-// must be an idempotency.TxStore, as the DynamoDB store is.
-func NewTx[T any](key sqsbatch.KeyFunc[T], effect sqsbatch.TxFunc[T], opts ...Option) (*sqsbatch.Handler[T], error) {
-	guard, cfg, err := build(true, opts)
+// must be an idempotency.TxStore, as the DynamoDB store is, and take writes
+// of type W (for DynamoDB, []types.TransactWriteItem): a wrong concrete
+// type is an error here, at init, not on every message (with W an
+// interface type, such as any, the store checks each value it commits).
+func NewTx[T, W any](key sqsbatch.KeyFunc[T], effect sqsbatch.TxFunc[T, W], opts ...Option) (*sqsbatch.Handler[T], error) {
+	var zero W
+	guard, cfg, err := build(opts, func(store idempotency.TxStore) error {
+		if any(zero) == nil {
+			return nil // W is an interface type: the store checks each value
+		}
+		if err := store.AcceptsWrites(zero); err != nil {
+			return fmt.Errorf("the transactional effect's writes do not fit the store: %w", err)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +126,7 @@ func Start[T any](key sqsbatch.KeyFunc[T], effect sqsbatch.Func[T], opts ...Opti
 }
 
 // StartTx is Start for a transactional effect (see NewTx).
-func StartTx[T any](key sqsbatch.KeyFunc[T], effect sqsbatch.TxFunc[T], opts ...Option) {
+func StartTx[T, W any](key sqsbatch.KeyFunc[T], effect sqsbatch.TxFunc[T, W], opts ...Option) {
 	h, err := NewTx(key, effect, opts...)
 	if err != nil {
 		exit(opts, err)
@@ -127,8 +139,9 @@ func StartTx[T any](key sqsbatch.KeyFunc[T], effect sqsbatch.TxFunc[T], opts ...
 var ErrNotTransactional = errors.New("the store cannot commit transactional effects")
 
 // build reads the contract and builds the guard and the adapter's
-// configuration.
-func build(tx bool, opts []Option) (*idempotency.Guard, sqsbatch.Config, error) {
+// configuration; for a transactional handler (checkTx not nil) the store
+// must be a TxStore that checkTx accepts.
+func build(opts []Option, checkTx func(idempotency.TxStore) error) (*idempotency.Guard, sqsbatch.Config, error) {
 	o := resolve(opts)
 	s, err := contract.Decode(o.getenv, o.getenv("AWS_LAMBDA_FUNCTION_NAME"))
 	if err != nil {
@@ -140,8 +153,14 @@ func build(tx bool, opts []Option) (*idempotency.Guard, sqsbatch.Config, error) 
 			return nil, sqsbatch.Config{}, err
 		}
 	}
-	if _, ok := store.(idempotency.TxStore); tx && !ok {
-		return nil, sqsbatch.Config{}, fmt.Errorf("%w: %T", ErrNotTransactional, store)
+	if checkTx != nil {
+		txs, ok := store.(idempotency.TxStore)
+		if !ok {
+			return nil, sqsbatch.Config{}, fmt.Errorf("%w: %T", ErrNotTransactional, store)
+		}
+		if err := checkTx(txs); err != nil {
+			return nil, sqsbatch.Config{}, err
+		}
 	}
 	guard, err := idempotency.NewGuard(store, idempotency.Config{
 		Namespace:      s.Namespace,

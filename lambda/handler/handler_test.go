@@ -201,3 +201,19 @@ func ExampleStart() {
 	}
 	handler.Start(key, charge)
 }
+
+// TestNewTxRefusesWritesTheStoreCannotCommit: a transactional effect whose
+// writes type the store does not take is refused at init, not on every
+// message.
+func TestNewTxRefusesWritesTheStoreCannotCommit(t *testing.T) {
+	type myWrites []string
+	_, err := handler.NewTx(orderKey, func(context.Context, order, idempotency.Reservation) (myWrites, string, error) { return nil, "", nil },
+		getenv(settings().Encode()), handler.WithStore(storetest.NewMemoryStore()))
+	if !errors.Is(err, idempotency.ErrTxInvalid) || !strings.Contains(err.Error(), "handler_test.myWrites") {
+		t.Fatalf("err %v; want ErrTxInvalid naming the writes type", err)
+	}
+	if _, err := handler.NewTx(orderKey, func(context.Context, order, idempotency.Reservation) (storetest.MemoryWrites, string, error) { return nil, "", nil },
+		getenv(settings().Encode()), handler.WithStore(storetest.NewMemoryStore())); err != nil {
+		t.Fatalf("the store's own writes type: %v", err)
+	}
+}

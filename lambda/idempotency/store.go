@@ -43,4 +43,9 @@ type TxStore interface {
 	// (misconfiguration: it must be loud). In every failure nothing is
 	// written.
 	Commit(ctx context.Context, rec Record, now time.Time, writes any) error
+	// AcceptsWrites returns an error wrapping ErrTxInvalid unless writes
+	// (usually the zero value of an effect's writes type) has the type
+	// Commit takes, so that a handler refuses the wrong type at init
+	// rather than on every message.
+	AcceptsWrites(writes any) error
 }

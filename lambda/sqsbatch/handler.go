@@ -138,7 +138,10 @@ type Func[T any] func(ctx context.Context, msg T, r idempotency.Reservation) (re
 // TxFunc computes a transactional effect for one message: the writes that
 // commit atomically with the COMPLETED record (see idempotency.RunTx). It
 // must not have effects of its own.
-type TxFunc[T any] func(ctx context.Context, msg T, r idempotency.Reservation) (writes any, result string, err error)
+//
+// W is the type of the writes, the one the store commits (for DynamoDB,
+// []types.TransactWriteItem): handler.NewTx checks it at init.
+type TxFunc[T, W any] func(ctx context.Context, msg T, r idempotency.Reservation) (writes W, result string, err error)
 
 // Handler is a Lambda handler for SQS batches of messages of type T
 // (decoded from JSON). It is safe for concurrent use.
@@ -163,7 +166,7 @@ func New[T any](guard *idempotency.Guard, key KeyFunc[T], fn Func[T], cfg Config
 // NewTx returns a Handler whose effect is transactional: fn's writes commit
 // with the COMPLETED record in one request. guard's store must be an
 // idempotency.TxStore.
-func NewTx[T any](guard *idempotency.Guard, key KeyFunc[T], fn TxFunc[T], cfg Config) *Handler[T] {
+func NewTx[T, W any](guard *idempotency.Guard, key KeyFunc[T], fn TxFunc[T, W], cfg Config) *Handler[T] {
 	h := &Handler[T]{guard: guard, key: key, cfg: cfg.withDefaults(guard)}
 	h.run = func(ctx context.Context, f idempotency.Fact, msg T) (idempotency.Result, error) {
 		return guard.RunTx(ctx, f, func(ctx context.Context, r idempotency.Reservation) (any, string, error) {

@@ -169,6 +169,9 @@ func (fs *faultStore) Release(ctx context.Context, key, owner string) error {
 // writes come as a memTx, refused as dynamostore refuses a transaction with
 // more than dynamostore.MaxTxWrites writes: an error wrapping
 // idempotency.ErrTxInvalid, nothing written, whatever record holds the key.
+// AcceptsWrites asks the real store; it is no request.
+func (fs *faultStore) AcceptsWrites(writes any) error { return fs.inner.AcceptsWrites(writes) }
+
 func (fs *faultStore) Commit(ctx context.Context, rec idempotency.Record, now time.Time, writes any) error {
 	sent := fs.sim.clock.Now()
 	tx, isMem := writes.(memTx)

@@ -39,7 +39,7 @@ func cashback(o orders.Order) int64 { return max(o.Amount/100, 1) }
 // credit returns the increment of the customer's balance as a transactional
 // write for an order that orders.Key has validated; it changes nothing
 // itself.
-func (w wallets) credit(_ context.Context, o orders.Order, _ idempotency.Reservation) (any, string, error) {
+func (w wallets) credit(_ context.Context, o orders.Order, _ idempotency.Reservation) ([]types.TransactWriteItem, string, error) {
 	n := cashback(o)
 	update := types.TransactWriteItem{Update: &types.Update{
 		TableName:                 aws.String(w.table),

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -24,8 +25,8 @@ func TestCreditIsOneIncrement(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	items, ok := writes.([]types.TransactWriteItem)
-	if !ok || len(items) != 1 || items[0].Update == nil {
+	items := writes
+	if len(items) != 1 || items[0].Update == nil {
 		t.Fatalf("writes %#v: want one Update", writes)
 	}
 	u := items[0].Update
@@ -53,6 +54,14 @@ func TestInvalidOrdersCostNoStoreRequest(t *testing.T) {
 // dropWrites commits the record of a transactional effect without its
 // DynamoDB writes, which a memory store cannot apply.
 type dropWrites struct{ *storetest.MemoryStore }
+
+// AcceptsWrites takes the wallet's DynamoDB writes, which Commit drops.
+func (s dropWrites) AcceptsWrites(writes any) error {
+	if _, ok := writes.([]types.TransactWriteItem); !ok {
+		return fmt.Errorf("%w: writes are %T", idempotency.ErrTxInvalid, writes)
+	}
+	return nil
+}
 
 func (s dropWrites) Commit(ctx context.Context, rec idempotency.Record, now time.Time, _ any) error {
 	return s.MemoryStore.Commit(ctx, rec, now, nil)

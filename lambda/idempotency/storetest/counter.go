@@ -46,6 +46,9 @@ func (c *Counter) Release(ctx context.Context, key, owner string) error {
 	return c.store.Release(ctx, key, owner)
 }
 
+// AcceptsWrites implements idempotency.TxStore; it makes no request.
+func (c *Counter) AcceptsWrites(writes any) error { return c.store.AcceptsWrites(writes) }
+
 // Commit implements idempotency.TxStore.
 func (c *Counter) Commit(ctx context.Context, rec idempotency.Record, now time.Time, writes any) error {
 	c.requests.Add(1)

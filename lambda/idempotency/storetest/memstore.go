@@ -108,6 +108,15 @@ func (m *MemoryStore) Release(ctx context.Context, key, owner string) error {
 	return nil
 }
 
+// AcceptsWrites implements idempotency.TxStore: writes must be a
+// MemoryWrites.
+func (m *MemoryStore) AcceptsWrites(writes any) error {
+	if _, ok := writes.(MemoryWrites); !ok {
+		return fmt.Errorf("%w: memory store: writes are %T, want storetest.MemoryWrites", idempotency.ErrTxInvalid, writes)
+	}
+	return nil
+}
+
 // Commit implements idempotency.TxStore; writes must be a MemoryWrites (or nil).
 func (m *MemoryStore) Commit(ctx context.Context, rec idempotency.Record, now time.Time, writes any) error {
 	if err := ctx.Err(); err != nil {

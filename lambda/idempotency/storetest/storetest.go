@@ -497,6 +497,8 @@ type retriedTx struct {
 	tx idempotency.TxStore
 }
 
+func (r retriedTx) AcceptsWrites(writes any) error { return r.tx.AcceptsWrites(writes) }
+
 func (r retriedTx) Commit(ctx context.Context, rec idempotency.Record, now time.Time, writes any) error {
 	if err := r.tx.Commit(ctx, rec, now, writes); err != nil {
 		return err
