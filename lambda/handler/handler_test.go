@@ -212,7 +212,9 @@ func TestNewTxRefusesWritesTheStoreCannotCommit(t *testing.T) {
 	if !errors.Is(err, idempotency.ErrTxInvalid) || !strings.Contains(err.Error(), "handler_test.myWrites") {
 		t.Fatalf("err %v; want ErrTxInvalid naming the writes type", err)
 	}
-	if _, err := handler.NewTx(orderKey, func(context.Context, order, idempotency.Reservation) (storetest.MemoryWrites, string, error) { return nil, "", nil },
+	if _, err := handler.NewTx(orderKey, func(context.Context, order, idempotency.Reservation) (storetest.MemoryWrites, string, error) {
+		return nil, "", nil
+	},
 		getenv(settings().Encode()), handler.WithStore(storetest.NewMemoryStore())); err != nil {
 		t.Fatalf("the store's own writes type: %v", err)
 	}
