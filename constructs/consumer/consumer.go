@@ -34,7 +34,6 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
-	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
@@ -327,13 +326,11 @@ func NewIdempotentConsumer(scope constructs.Construct, id *string, props *Idempo
 		RetentionPeriod: awscdk.Duration_Days(jsii.Number(14)),
 	}))
 	// A dead-letter queue has no dead-letter queue of its own.
-	cdknag.NagSuppressions_AddResourceSuppressions(c.dlq, &[]*cdknag.NagPackSuppression{
-		{Id: jsii.String("Serverless-SQSRedrivePolicy"), Reason: jsii.String("This queue is the dead-letter queue of Queue (its RedrivePolicy target); a dead-letter queue has no dead-letter queue of its own.")},
-	}, jsii.Bool(true))
-	cdknag.NagSuppressions_AddResourceSuppressions(c.subDLQ, &[]*cdknag.NagPackSuppression{
-		{Id: jsii.String("AwsSolutions-SQS3"), Reason: jsii.String("This queue is the dead-letter queue of the SNS subscription (its RedrivePolicy target); a dead-letter queue has no dead-letter queue of its own.")},
-		{Id: jsii.String("Serverless-SQSRedrivePolicy"), Reason: jsii.String("This queue is the dead-letter queue of the SNS subscription (its RedrivePolicy target); a dead-letter queue has no dead-letter queue of its own.")},
-	}, jsii.Bool(true))
+	suppress(c.dlq, true,
+		nagRule{id: "Serverless-SQSRedrivePolicy", reason: "This queue is the dead-letter queue of Queue (its RedrivePolicy target); a dead-letter queue has no dead-letter queue of its own."})
+	suppress(c.subDLQ, true,
+		nagRule{id: "AwsSolutions-SQS3", reason: "This queue is the dead-letter queue of the SNS subscription (its RedrivePolicy target); a dead-letter queue has no dead-letter queue of its own."},
+		nagRule{id: "Serverless-SQSRedrivePolicy", reason: "This queue is the dead-letter queue of the SNS subscription (its RedrivePolicy target); a dead-letter queue has no dead-letter queue of its own."})
 
 	// Topic and subscription.
 	c.topic = props.Topic
@@ -424,9 +421,8 @@ func NewIdempotentConsumer(scope constructs.Construct, id *string, props *Idempo
 			},
 			RemovalPolicy: awscdk.RemovalPolicy_RETAIN,
 		})
-		cdknag.NagSuppressions_AddResourceSuppressions(secret, &[]*cdknag.NagPackSuppression{
-			{Id: jsii.String("AwsSolutions-SMG4"), Reason: jsii.String("The secret keys the HMAC of every idempotency key: rotating it would give every fact a new record key, so duplicates of the business window would run their effects again.")},
-		}, jsii.Bool(false))
+		suppress(secret, false,
+			nagRule{id: "AwsSolutions-SMG4", reason: "The secret keys the HMAC of every idempotency key: rotating it would give every fact a new record key, so duplicates of the business window would run their effects again."})
 		// A dynamic reference: CloudFormation resolves it at deployment, so
 		// the template holds no secret and the function needs no access to
 		// Secrets Manager.
@@ -463,29 +459,25 @@ func NewIdempotentConsumer(scope constructs.Construct, id *string, props *Idempo
 		MaxConcurrency:          props.MaxConcurrency,
 		ReportBatchItemFailures: jsii.Bool(true),
 	}))
-	cdknag.NagSuppressions_AddResourceSuppressions(c.function, &[]*cdknag.NagPackSuppression{
-		{Id: jsii.String("Serverless-LambdaDLQ"), Reason: jsii.String("The function is only invoked synchronously, by the SQS event-source mapping; a message it fails MaxReceiveCount times moves to the queue's dead-letter queue by the queue's redrive policy.")},
-	}, jsii.Bool(false))
+	suppress(c.function, false,
+		nagRule{id: "Serverless-LambdaDLQ", reason: "The function is only invoked synchronously, by the SQS event-source mapping; a message it fails MaxReceiveCount times moves to the queue's dead-letter queue by the queue's redrive policy."})
 	// The event-source mapping is the child of the function that
 	// AddEventSource just created.
 	for _, child := range *c.function.Node().Children() {
 		if esm, ok := child.(awslambda.EventSourceMapping); ok {
-			cdknag.NagSuppressions_AddResourceSuppressions(esm, &[]*cdknag.NagPackSuppression{
-				{Id: jsii.String("Serverless-LambdaEventSourceMappingDestination"), Reason: jsii.String("An on-failure destination only applies to stream and Kafka event sources; for SQS the queue's redrive policy moves failed messages to the dead-letter queue.")},
-			}, jsii.Bool(true))
+			suppress(esm, true,
+				nagRule{id: "Serverless-LambdaEventSourceMappingDestination", reason: "An on-failure destination only applies to stream and Kafka event sources; for SQS the queue's redrive policy moves failed messages to the dead-letter queue."})
 		}
 	}
 
 	// Added last, when the role's default policy holds every statement.
 	// CDK grants X-Ray for every mode but DISABLED.
 	if tracing != awslambda.Tracing_DISABLED {
-		cdknag.NagSuppressions_AddResourceSuppressions(c.role, &[]*cdknag.NagPackSuppression{
-			{
-				Id:        jsii.String("AwsSolutions-IAM5"),
-				Reason:    jsii.String("X-Ray tracing: xray:PutTraceSegments and xray:PutTelemetryRecords do not support resource-level permissions, so X-Ray requires Resource \"*\"."),
-				AppliesTo: &[]interface{}{jsii.String("Resource::*")},
-			},
-		}, jsii.Bool(true))
+		suppress(c.role, true, nagRule{
+			id:        "AwsSolutions-IAM5",
+			reason:    "X-Ray tracing: xray:PutTraceSegments and xray:PutTelemetryRecords do not support resource-level permissions, so X-Ray requires Resource \"*\".",
+			appliesTo: []string{"Resource::*"},
+		})
 	}
 
 	// Alarms.
