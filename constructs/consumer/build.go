@@ -17,15 +17,31 @@ import (
 	"time"
 )
 
-// builds memoizes the bootstrap of each entry for the life of the process,
+// builds memoizes the bootstrap of each entry and architecture for the life
+// of the process,
 // with the verdict of its library check, so that an app with several
 // consumers of one handler, or a test binary that synthesizes many stacks,
-// runs `go build` once per entry. A failed build is not kept: the next
-// consumer of the entry tries again.
+// runs `go build` once per entry and architecture. A failed build is not
+// kept: the next consumer of the entry tries again.
 var builds = struct {
 	sync.Mutex
-	dirs map[string]built
-}{dirs: map[string]built{}}
+	dirs map[buildKey]built
+}{dirs: map[buildKey]built{}}
+
+// buildKey names one build: the entry's absolute directory and the GOARCH.
+type buildKey struct{ entry, goarch string }
+
+// goarchOf returns the GOARCH of a Lambda architecture name ("arm64",
+// "x86_64"), and whether the construct builds for it.
+func goarchOf(arch string) (string, bool) {
+	switch arch {
+	case "arm64":
+		return "arm64", true
+	case "x86_64":
+		return "amd64", true
+	}
+	return "", false
+}
 
 // built is one entry's bootstrap directory and the result of checkBootstrap
 // on it.
@@ -73,20 +89,21 @@ func moduleRoot(dir string) (string, error) {
 }
 
 // bootstrapDir returns the directory holding the `bootstrap` built from the
-// main package in the absolute directory entry, building it on first use in
-// this process. It refuses a bootstrap built with a library the construct
-// is not compatible with (see checkLibrary).
-func bootstrapDir(abs string) (string, error) {
+// main package in the absolute directory entry for linux/goarch, building it
+// on first use in this process. It refuses a bootstrap built with a library
+// the construct is not compatible with (see checkLibrary).
+func bootstrapDir(abs, goarch string) (string, error) {
 	builds.Lock()
 	defer builds.Unlock()
-	b, ok := builds.dirs[abs]
+	key := buildKey{abs, goarch}
+	b, ok := builds.dirs[key]
 	if !ok {
-		dir, err := buildBootstrap(abs)
+		dir, err := buildBootstrap(abs, goarch)
 		if err != nil {
 			return "", err
 		}
 		b = built{dir: dir, err: checkBootstrap(abs, dir)}
-		builds.dirs[abs] = b
+		builds.dirs[key] = b
 	}
 	if b.err != nil {
 		return "", b.err
@@ -107,13 +124,16 @@ func buildRoot() string {
 const cacheTTL = 7 * 24 * time.Hour
 
 // buildBootstrap builds the main package in the absolute directory entry
-// for provided.al2023 on arm64, reproducibly, and returns a directory that
+// for provided.al2023 on linux/goarch ("arm64", or "amd64" for x86_64),
+// reproducibly, and returns a directory that
 // holds only the resulting `bootstrap`, so that the asset hash CDK computes
 // over it is the hash of the binary. Directories are named by the binary's
-// hash: identical builds share one, and a build is renamed into place whole,
+// hash (and the architecture, for a reader of the cache): identical builds
+// share one, builds for two architectures never do (their binaries differ,
+// and so do their asset hashes), and a build is renamed into place whole,
 // so concurrent builds (two test binaries, say) never expose a partial file.
 // Directories that no build produced for cacheTTL are removed.
-func buildBootstrap(entry string) (string, error) {
+func buildBootstrap(entry, goarch string) (string, error) {
 	info, err := os.Stat(entry)
 	if err != nil {
 		return "", fmt.Errorf("entry %s: %w; Entry must be the directory of the handler's main package", entry, err)
@@ -121,7 +141,7 @@ func buildBootstrap(entry string) (string, error) {
 	if !info.IsDir() {
 		return "", fmt.Errorf("entry %s is not a directory; Entry must be the directory of the handler's main package", entry)
 	}
-	if err := isMainPackage(entry); err != nil {
+	if err := isMainPackage(entry, goarch); err != nil {
 		return "", err
 	}
 	root := buildRoot()
@@ -144,18 +164,18 @@ func buildBootstrap(entry string) (string, error) {
 		".")
 	cmd.Dir = entry
 	// Later entries win over the inherited ones.
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=arm64")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+goarch)
 	var stderr bytes.Buffer
 	cmd.Stdout = &stderr
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("go build of %s for linux/arm64 failed (%v):\n%s", entry, err, strings.TrimSpace(stderr.String()))
+		return "", fmt.Errorf("go build of %s for linux/%s failed (%v):\n%s", entry, goarch, err, strings.TrimSpace(stderr.String()))
 	}
 	sum, err := fileHash(out)
 	if err != nil {
 		return "", fmt.Errorf("build %s: %w", entry, err)
 	}
-	dir := filepath.Join(root, filepath.Base(entry)+"-"+sum[:16])
+	dir := filepath.Join(root, filepath.Base(entry)+"-"+goarch+"-"+sum[:16])
 	if err := os.Rename(tmp, dir); err != nil && !isExist(err) {
 		return "", fmt.Errorf("build %s: %w", entry, err)
 	}
@@ -168,10 +188,10 @@ func buildBootstrap(entry string) (string, error) {
 // isMainPackage returns an error unless the Go package in the directory
 // entry is a main package: `go build` of any other writes an archive, not an
 // executable, and the function would fail every invocation.
-func isMainPackage(entry string) error {
+func isMainPackage(entry, goarch string) error {
 	cmd := exec.Command("go", "list", "-f", "{{.Name}}", ".")
 	cmd.Dir = entry
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=arm64")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+goarch)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

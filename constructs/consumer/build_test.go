@@ -19,8 +19,24 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/consumer"
 )
 
-func TestBootstrapIsAStaticArm64ELFAloneInItsDirectory(t *testing.T) {
-	dir, err := consumer.BuildBootstrap(handlerDir)
+// TestBootstrapIsAStaticELFOfItsArchitectureAloneInItsDirectory: arm64
+// builds an AArch64 binary, x86_64 (GOARCH amd64) an x86-64 one, each in a
+// directory of its own.
+func TestBootstrapIsAStaticELFOfItsArchitectureAloneInItsDirectory(t *testing.T) {
+	dirs := map[string]bool{}
+	for goarch, machine := range map[string]elf.Machine{"arm64": elf.EM_AARCH64, "amd64": elf.EM_X86_64} {
+		t.Run(goarch, func(t *testing.T) {
+			dir := bootstrapIsStaticELF(t, goarch, machine)
+			if dirs[dir] {
+				t.Errorf("two architectures share the directory %s", dir)
+			}
+			dirs[dir] = true
+		})
+	}
+}
+
+func bootstrapIsStaticELF(t *testing.T, goarch string, machine elf.Machine) string {
+	dir, err := consumer.BuildBootstrap(handlerDir, goarch)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,8 +60,8 @@ func TestBootstrapIsAStaticArm64ELFAloneInItsDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if f.Machine != elf.EM_AARCH64 || f.Class != elf.ELFCLASS64 {
-		t.Errorf("bootstrap is %v %v, want EM_AARCH64 ELFCLASS64", f.Machine, f.Class)
+	if f.Machine != machine || f.Class != elf.ELFCLASS64 {
+		t.Errorf("bootstrap is %v %v, want %v ELFCLASS64", f.Machine, f.Class, machine)
 	}
 	for _, p := range f.Progs {
 		if p.Type == elf.PT_INTERP {
@@ -56,6 +72,7 @@ func TestBootstrapIsAStaticArm64ELFAloneInItsDirectory(t *testing.T) {
 		t.Error("bootstrap has a symbol table: it was not linked with -s")
 	}
 	t.Logf("bootstrap: %d bytes", info.Size())
+	return dir
 }
 
 // TestTwoBuildsGiveTheSameAssetHash builds the handler twice, outside the
@@ -66,7 +83,7 @@ func TestTwoBuildsGiveTheSameAssetHash(t *testing.T) {
 	var binaries [][]byte
 	for i := range 2 {
 		consumer.ForgetBuilds()
-		dir, err := consumer.BuildBootstrap(handlerDir)
+		dir, err := consumer.BuildBootstrap(handlerDir, "arm64")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -197,7 +214,7 @@ func TestSynthAcceptsAHandlerReplacedByADirectory(t *testing.T) {
 		t.Fatal(msg)
 	}
 	// The case is the one named: the bootstrap records the replace.
-	dir, err := consumer.BuildBootstrap(entry)
+	dir, err := consumer.BuildBootstrap(entry, "arm64")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +253,7 @@ func TestTwoCheckoutsGiveTheSameAssetHash(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		dir, err := consumer.BuildBootstrap(filepath.Join(checkout, "lambda", "cmd", "charge"))
+		dir, err := consumer.BuildBootstrap(filepath.Join(checkout, "lambda", "cmd", "charge"), "arm64")
 		if err != nil {
 			t.Fatal(err)
 		}

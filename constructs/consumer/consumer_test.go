@@ -11,11 +11,13 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatchactions"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsec2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
@@ -209,7 +211,7 @@ func custom(t *testing.T) *fixture {
 			OldestMessageAlarmThreshold:  awscdk.Duration_Minutes(jsii.Number(5)),
 			AlarmAction:                  awscloudwatchactions.NewSnsAction(f.alarmTopic),
 		})
-		f.consumer.GrantTransactionalWrites(f.ledger)
+		consumer.GrantTransactionalWrites(f.ledger, f.consumer)
 	})
 }
 
@@ -270,7 +272,8 @@ func TestDefaultsCreateOneOfEach(t *testing.T) {
 		"AWS::IAM::Policy":                1,
 		"AWS::Lambda::Function":           1,
 		"AWS::Lambda::EventSourceMapping": 1,
-		"AWS::CloudWatch::Alarm":          5,
+		"AWS::CloudWatch::Alarm":          8,
+		"AWS::CloudWatch::Dashboard":      0,
 		"AWS::KMS::Key":                   0,
 	} {
 		count(t, f, typ, n)
@@ -496,6 +499,14 @@ func TestDefaultAlarms(t *testing.T) {
 			"Dimensions": dim("FunctionName", ref(id(f, f.consumer.Function())))},
 		"throttles": {"Namespace": "AWS/Lambda", "MetricName": "Throttles", "Statistic": "Sum", "Threshold": 0,
 			"Dimensions": dim("FunctionName", ref(id(f, f.consumer.Function())))},
+		// The handler's own counts, in the namespace and with the dimension
+		// the construct writes into its environment.
+		"payload mismatch": {"Namespace": "IdempotentConsumer", "MetricName": "Mismatch", "Statistic": "Sum", "Threshold": 0,
+			"Dimensions": dim("Consumer", "Defaults/ChargeOrder"), "Period": 300},
+		"lease lost": {"Namespace": "IdempotentConsumer", "MetricName": "LeaseLost", "Statistic": "Sum", "Threshold": 0,
+			"Dimensions": dim("Consumer", "Defaults/ChargeOrder"), "Period": 300},
+		"bad input": {"Namespace": "IdempotentConsumer", "MetricName": "BadInput", "Statistic": "Sum", "Threshold": 0,
+			"Dimensions": dim("Consumer", "Defaults/ChargeOrder"), "Period": 300},
 	} {
 		t.Run(name, func(t *testing.T) {
 			want["ComparisonOperator"] = "GreaterThanThreshold"
@@ -505,8 +516,8 @@ func TestDefaultAlarms(t *testing.T) {
 			has(t, f, "AWS::CloudWatch::Alarm", want)
 		})
 	}
-	if n := len(f.consumer.Alarms().All()); n != 5 {
-		t.Errorf("Alarms().All() has %d alarms, want 5", n)
+	if n := len(f.consumer.Alarms().All()); n != 8 {
+		t.Errorf("Alarms().All() has %d alarms, want 8", n)
 	}
 }
 
@@ -527,6 +538,10 @@ func TestConstructIDsAreStable(t *testing.T) {
 		"Defaults/ChargeOrder/OldestMessageAlarm":               *c.Alarms().OldestMessage.Node().Path(),
 		"Defaults/ChargeOrder/ErrorsAlarm":                      *c.Alarms().Errors.Node().Path(),
 		"Defaults/ChargeOrder/ThrottlesAlarm":                   *c.Alarms().Throttles.Node().Path(),
+		"Defaults/ChargeOrder/PayloadMismatchAlarm":             *c.Alarms().PayloadMismatch.Node().Path(),
+		"Defaults/ChargeOrder/LeaseLostAlarm":                   *c.Alarms().LeaseLost.Node().Path(),
+		"Defaults/ChargeOrder/BadInputAlarm":                    *c.Alarms().BadInput.Node().Path(),
+		"Dashboard/Watched/Dashboard":                           *dashboard(t).consumer.Dashboard().Node().Path(),
 	} {
 		if got != want {
 			t.Errorf("construct path %s, want %s", got, want)
@@ -670,7 +685,7 @@ func TestCustomPropsReachTheResources(t *testing.T) {
 	cdktest.Must(t, func() {
 		f.template.ResourcePropertiesCountIs(jsii.String("AWS::CloudWatch::Alarm"), map[string]any{
 			"AlarmActions": []any{ref(id(f, f.alarmTopic))},
-		}, jsii.Number(5))
+		}, jsii.Number(8))
 	})
 }
 
@@ -1024,6 +1039,95 @@ func TestFailsWhen(t *testing.T) {
 			p.CacheSize = jsii.Number(-1)
 		},
 		want: []string{"MaxReceiveCount 0 is out of range", "MemorySize 64 is out of range", "CacheSize -1 is out of range"},
+	}, {
+		name: "a queue and queue props",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.Queue = appQueue(nil, 180)
+			p.QueueProps = &awssqs.QueueProps{RetentionPeriod: awscdk.Duration_Days(jsii.Number(7))}
+			p.DeadLetterQueueProps = &awssqs.QueueProps{RetentionPeriod: awscdk.Duration_Days(jsii.Number(7))}
+		},
+		want: []string{"Queue and QueueProps are both given", "leave QueueProps nil", "Queue and DeadLetterQueueProps are both given"},
+	}, {
+		name:   "a queue without a dead-letter queue",
+		change: func(p *consumer.IdempotentConsumerProps) { p.Queue = appQueue(nil, -1) },
+		want: []string{"Queue T/Q has no dead-letter queue", "give the queue a DeadLetterQueue",
+			"Queue's visibility timeout 30s is less than 6 × Timeout (30s) = 3m", "set the queue's visibility timeout to at least 3m"},
+	}, {
+		name: "props that contradict the queue",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.Queue = appQueue(jsii.Number(3), 300)
+			p.VisibilityTimeout = awscdk.Duration_Minutes(jsii.Number(10))
+			p.MaxReceiveCount = jsii.Number(5)
+			p.DeadLetterQueue = awssqs.NewQueue(awscdk.NewStack(nil, jsii.String("T"), nil), jsii.String("Other"), nil)
+		},
+		want: []string{"VisibilityTimeout 10m differs from Queue's visibility timeout 5m", "MaxReceiveCount 5 differs from Queue's maxReceiveCount 3", "DeadLetterQueue is T/Other, but Queue's dead-letter queue is T/DLQ"},
+	}, {
+		name: "a FIFO queue under a standard topic",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.Queue = awssqs.Queue_FromQueueArn(awscdk.NewStack(nil, jsii.String("T"), nil), jsii.String("Q"), jsii.String("arn:aws:sqs:eu-west-1:123456789012:orders.fifo"))
+			p.DeadLetterQueue = awssqs.Queue_FromQueueArn(awscdk.NewStack(nil, jsii.String("T"), nil), jsii.String("D"), jsii.String("arn:aws:sqs:eu-west-1:123456789012:orders-dlq"))
+			p.VisibilityTimeout = awscdk.Duration_Minutes(jsii.Number(3))
+		},
+		want: []string{"Queue is a FIFO queue, but the topic is standard, so the consumer needs a standard queue", "give a standard queue"},
+	}, {
+		name: "a standard queue under a FIFO topic",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.FifoTopic = jsii.Bool(true)
+			p.Queue = appQueue(jsii.Number(5), 180)
+		},
+		want: []string{"Queue is a standard queue, but the topic is FIFO, so the consumer needs a FIFO queue"},
+	}, {
+		name: "an imported queue without its declarations",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.Queue = awssqs.Queue_FromQueueArn(awscdk.NewStack(nil, jsii.String("T"), nil), jsii.String("Q"), jsii.String("arn:aws:sqs:eu-west-1:123456789012:orders"))
+		},
+		want: []string{"Queue is imported, and the construct cannot read an imported queue's redrive policy at synth; declare its dead-letter queue with DeadLetterQueue",
+			"cannot read an imported queue's visibility timeout at synth; declare it with VisibilityTimeout (at least 6 × Timeout = 3m)"},
+	}, {
+		name: "an imported queue whose declared visibility timeout is short",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			stack := awscdk.NewStack(nil, jsii.String("T"), nil)
+			p.Queue = awssqs.Queue_FromQueueArn(stack, jsii.String("Q"), jsii.String("arn:aws:sqs:eu-west-1:123456789012:orders"))
+			p.DeadLetterQueue = awssqs.Queue_FromQueueArn(stack, jsii.String("D"), jsii.String("arn:aws:sqs:eu-west-1:123456789012:orders-dlq"))
+			p.VisibilityTimeout = awscdk.Duration_Minutes(jsii.Number(1))
+		},
+		want: []string{"Queue's visibility timeout 1m is less than 6 × Timeout (30s) = 3m"},
+	}, {
+		name: "a FIFO dead-letter queue for a standard queue, with its props",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.DeadLetterQueue = awssqs.NewQueue(awscdk.NewStack(nil, jsii.String("T"), nil), jsii.String("D"), &awssqs.QueueProps{Fifo: jsii.Bool(true)})
+			p.DeadLetterQueueProps = &awssqs.QueueProps{RetentionPeriod: awscdk.Duration_Days(jsii.Number(7))}
+		},
+		want: []string{"DeadLetterQueue and DeadLetterQueueProps are both given", "DeadLetterQueue is a FIFO queue, but the queue is standard", "give a standard dead-letter queue"},
+	}, {
+		name: "queue props the construct decides",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.EncryptionKey = awskms.NewKey(awscdk.NewStack(nil, jsii.String("T"), nil), jsii.String("K"), nil)
+			p.QueueProps = &awssqs.QueueProps{
+				VisibilityTimeout:         awscdk.Duration_Minutes(jsii.Number(10)),
+				DeadLetterQueue:           &awssqs.DeadLetterQueue{Queue: appQueue(nil, -1), MaxReceiveCount: jsii.Number(3)},
+				MaxMessageSizeBytes:       jsii.Number(1024),
+				Fifo:                      jsii.Bool(true),
+				EncryptionMasterKey:       p.EncryptionKey,
+				ContentBasedDeduplication: jsii.Bool(true),
+			}
+			p.DeadLetterQueueProps = &awssqs.QueueProps{DeadLetterQueue: &awssqs.DeadLetterQueue{Queue: appQueue(nil, -1), MaxReceiveCount: jsii.Number(3)}}
+		},
+		want: []string{"QueueProps.VisibilityTimeout is set", "set VisibilityTimeout instead",
+			"QueueProps.DeadLetterQueue is set", "give the dead-letter queue as DeadLetterQueue and the count as MaxReceiveCount",
+			"QueueProps.MaxMessageSizeBytes is set", "QueueProps.Fifo is true, but the topic is standard",
+			"QueueProps.EncryptionMasterKey and EncryptionKey are both given", "QueueProps.ContentBasedDeduplication is set, but the queue receives the SNS envelope",
+			"DeadLetterQueueProps.DeadLetterQueue is set, but a dead-letter queue has no dead-letter queue of its own"},
+	}, {
+		name: "security groups without a VPC, and an architecture the construct does not build",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			stack := awscdk.NewStack(nil, jsii.String("T"), nil)
+			vpc := awsec2.NewVpc(stack, jsii.String("V"), &awsec2.VpcProps{MaxAzs: jsii.Number(1), NatGateways: jsii.Number(0)})
+			p.SecurityGroups = &[]awsec2.ISecurityGroup{awsec2.NewSecurityGroup(stack, jsii.String("SG"), &awsec2.SecurityGroupProps{Vpc: vpc})}
+			p.Architecture = awslambda.Architecture_Custom(jsii.String("riscv64"), nil)
+		},
+		want: []string{"VpcSubnets or SecurityGroups is set without Vpc", "set Vpc too",
+			"Architecture riscv64 is not one the construct builds for", "awslambda.Architecture_X86_64()"},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			id := tc.id
@@ -1068,6 +1172,21 @@ func TestMessageSizesAgree(t *testing.T) {
 		c.template.ResourcePropertiesCountIs(jsii.String("AWS::SQS::Queue"), map[string]any{"MaximumMessageSize": 1048576}, jsii.Number(3))
 	})
 	has(t, c, "AWS::SNS::Topic", map[string]any{"MaximumMessageSize": 1048576})
+}
+
+// appQueue returns a queue of another stack, T/Q: with a dead-letter queue
+// T/DLQ after maxReceive receives when maxReceive is set, and the visibility
+// timeout in seconds unless it is negative.
+func appQueue(maxReceive *float64, visibility float64) awssqs.Queue {
+	stack := awscdk.NewStack(nil, jsii.String("T"), nil)
+	props := &awssqs.QueueProps{}
+	if visibility >= 0 {
+		props.VisibilityTimeout = awscdk.Duration_Seconds(jsii.Number(visibility))
+	}
+	if maxReceive != nil {
+		props.DeadLetterQueue = &awssqs.DeadLetterQueue{Queue: awssqs.NewQueue(stack, jsii.String("DLQ"), nil), MaxReceiveCount: maxReceive}
+	}
+	return awssqs.NewQueue(stack, jsii.String("Q"), props)
 }
 
 // sharedTable returns a table of another stack, for a consumer in shared-table

@@ -4,8 +4,11 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/consumer"
@@ -33,5 +36,36 @@ func ExampleNewIdempotentConsumer() {
 	fmt.Println("alarms:", len(charge.Alarms().All()))
 	// Output:
 	// namespace: chargeorder
-	// alarms: 5
+	// alarms: 8
+}
+
+// A payments team brings the queue it already has (with its dead-letter
+// queue), runs the handler on x86_64, lets it write its ledger in the same
+// transaction as its idempotency records, and gets a dashboard.
+func ExampleGrantTransactionalWrites() {
+	app := awscdk.NewApp(nil)
+	stack := awscdk.NewStack(app, jsii.String("Payments"), nil)
+
+	dlq := awssqs.NewQueue(stack, jsii.String("PaymentsDLQ"), &awssqs.QueueProps{EnforceSSL: jsii.Bool(true)})
+	queue := awssqs.NewQueue(stack, jsii.String("Payments"), &awssqs.QueueProps{
+		EnforceSSL:        jsii.Bool(true),
+		VisibilityTimeout: awscdk.Duration_Minutes(jsii.Number(3)),
+		DeadLetterQueue:   &awssqs.DeadLetterQueue{Queue: dlq, MaxReceiveCount: jsii.Number(5)},
+	})
+	ledger := awsdynamodb.NewTable(stack, jsii.String("Ledger"), &awsdynamodb.TableProps{
+		PartitionKey: &awsdynamodb.Attribute{Name: jsii.String("pk"), Type: awsdynamodb.AttributeType_STRING},
+	})
+	pay := consumer.NewIdempotentConsumer(stack, jsii.String("Pay"), &consumer.IdempotentConsumerProps{
+		Entry:        jsii.String(handlerDir),
+		Queue:        queue,
+		Architecture: awslambda.Architecture_X86_64(),
+		Dashboard:    jsii.Bool(true),
+	})
+	consumer.GrantTransactionalWrites(ledger, pay) // the consumer is an awsiam.IGrantable
+
+	fmt.Println("queue is the team's:", *pay.Queue().Node().Path() == *queue.Node().Path())
+	fmt.Println("dashboard rows:", len(pay.Widgets()))
+	// Output:
+	// queue is the team's: true
+	// dashboard rows: 5
 }

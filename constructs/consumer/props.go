@@ -4,10 +4,13 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsec2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 )
 
 // IdempotentConsumerProps configures an IdempotentConsumer.
@@ -24,10 +27,11 @@ type IdempotentConsumerProps struct {
 	// packages). It must be a main package (the construct refuses any other
 	// at synth).
 	//
-	// The construct builds it at synth time into a linux/arm64 `bootstrap`
-	// with `CGO_ENABLED=0 go build -tags lambda.norpc -trimpath
-	// -buildvcs=false -ldflags "-s -w"`, so the same source gives the same
-	// asset hash. Required.
+	// The construct builds it at synth time into a `bootstrap` for Linux on
+	// the function's Architecture (GOARCH arm64, or amd64 for x86_64) with
+	// `CGO_ENABLED=0 go build -tags lambda.norpc -trimpath -buildvcs=false
+	// -ldflags "-s -w"`, so the same source gives the same asset hash (one
+	// per architecture). Required.
 	Entry *string
 
 	// EntryRoot is the directory a relative Entry is resolved against.
@@ -111,8 +115,79 @@ type IdempotentConsumerProps struct {
 	// Default: false, a FIFO topic gets FIFO queues.
 	StandardQueue *bool
 
+	// Queue is an existing queue for the function to consume (bring your
+	// own), in place of the one the construct creates; the construct
+	// subscribes it to Topic and connects it to the function. It must be of
+	// the topic's kind (a FIFO queue under a FIFO topic, unless
+	// StandardQueue; a standard queue under a standard topic) and have a
+	// dead-letter queue, and its visibility timeout must be at least 6 ×
+	// Timeout.
+	//
+	// A queue defined in the app (awssqs.NewQueue) says all of that itself:
+	// the construct reads its visibility timeout (SQS's 30 seconds when it
+	// sets none), its dead-letter queue and its maxReceiveCount, and refuses
+	// DeadLetterQueue, VisibilityTimeout or MaxReceiveCount props that say
+	// otherwise. An imported queue (awssqs.Queue_FromQueueArn) says nothing
+	// at synth, so the construct needs its settings as declarations it can
+	// check: DeadLetterQueue (its redrive target, for the alarms and the
+	// dashboard) and VisibilityTimeout are then required, MaxReceiveCount
+	// optional; the construct cannot see whether the deployed queue matches
+	// them, nor change an imported queue's policy: it must already let
+	// Topic send (sqs:SendMessage from the topic's ARN), and its key, if
+	// any, let SNS use it. Those gaps are the price of an imported queue.
+	//
+	// QueueProps and DeadLetterQueueProps configure queues the construct
+	// creates, and are refused with Queue.
+	//
+	// Default: a new queue (see QueueProps), with a new dead-letter queue.
+	Queue awssqs.IQueue
+
+	// DeadLetterQueue is an existing queue to receive the messages the
+	// function failed to process MaxReceiveCount times: the redrive target
+	// of the queue the construct creates, or the declared redrive target of
+	// an imported Queue. It must be of the queue's kind (FIFO or standard).
+	// The construct marks it for cdk-nag as a dead-letter queue (when the
+	// app defines it), and alarms on its depth.
+	//
+	// Default: the given Queue's own dead-letter queue, or a new one (see
+	// DeadLetterQueueProps).
+	DeadLetterQueue awssqs.IQueue
+
+	// QueueProps override the defaults of the queue the construct creates,
+	// field by field: a field set here wins, a field left nil keeps the
+	// construct's default. The defaults are SSE-SQS (or EncryptionKey),
+	// TLS only (EnforceSSL), SQS's retention of 4 days; set RetentionPeriod,
+	// Encryption and EncryptionMasterKey (a KMS key), QueueName,
+	// DeliveryDelay, ReceiveMessageWaitTime and the others as aws-cdk-lib
+	// documents them. Turning a secure default off (Encryption
+	// UNENCRYPTED, EnforceSSL false) is an explicit choice the construct
+	// leaves to you.
+	//
+	// What the construct must decide itself is refused here, with the prop
+	// to use instead: VisibilityTimeout (the prop, checked against Timeout),
+	// DeadLetterQueue (the props DeadLetterQueue and MaxReceiveCount),
+	// MaxMessageSizeBytes (every queue takes SQS's largest body, so none
+	// refuses what the topic delivers; see MaxMessageBytes), Fifo against
+	// the topic's kind, an EncryptionMasterKey beside EncryptionKey, and
+	// content-based deduplication with the SNS envelope (it would hash the
+	// envelope, new on every delivery). Refused with Queue.
+	//
+	// Default: nil, the construct's defaults.
+	QueueProps *awssqs.QueueProps
+
+	// DeadLetterQueueProps override the defaults of the dead-letter queue
+	// the construct creates, as QueueProps do the queue's (the defaults are
+	// the same, with a retention of 14 days). A dead-letter queue has no
+	// DeadLetterQueue of its own. Refused with Queue or DeadLetterQueue.
+	// The subscription's dead-letter queue keeps the construct's defaults.
+	//
+	// Default: nil, the construct's defaults.
+	DeadLetterQueueProps *awssqs.QueueProps
+
 	// EncryptionKey is a customer-managed KMS key for the queue, the
-	// dead-letter queue and the subscription dead-letter queue. The key
+	// dead-letter queue and the subscription dead-letter queue that the
+	// construct creates (with a given Queue, only for the queues it still
+	// creates). The key
 	// policy is extended so that SNS can deliver into the queues (from Topic
 	// only); the function is allowed to decrypt what it receives.
 	// An imported key (awskms.Key_FromKeyArn) cannot be changed by CDK: its
@@ -126,16 +201,21 @@ type IdempotentConsumerProps struct {
 	// moves it to the dead-letter queue. Every delivery that finds its fact
 	// in progress elsewhere, or lands in a batch whose invocation failed,
 	// counts as a receive: AWS recommends at least 5 for Lambda event
-	// sources.
+	// sources. With a given Queue it is the queue's own: a queue of the app
+	// says it (a different value here is refused); for an imported queue,
+	// it declares the queue's value for the dead-letter alarm's description.
 	//
-	// Default: 5.
+	// Default: 5; the given Queue's.
 	MaxReceiveCount *float64
 
 	// VisibilityTimeout of the queue. It must be at least 6 × Timeout (AWS
 	// guidance for Lambda event sources, which leaves room for retries of a
-	// throttled batch); the construct refuses less.
+	// throttled batch); the construct refuses less. With a given Queue it
+	// is the queue's own: a queue of the app says it (a different value here
+	// is refused); for an imported queue it is required, and declares the
+	// queue's value so that the construct can check it.
 	//
-	// Default: 6 × Timeout.
+	// Default: 6 × Timeout; the given Queue's.
 	VisibilityTimeout awscdk.Duration
 
 	// Table is an existing table to hold the idempotency records
@@ -200,6 +280,50 @@ type IdempotentConsumerProps struct {
 	//
 	// Default: awslogs.RetentionDays_ONE_MONTH.
 	LogRetention awslogs.RetentionDays
+
+	// Architecture of the function: awslambda.Architecture_ARM_64() or
+	// awslambda.Architecture_X86_64(). The bootstrap is built for it (GOARCH
+	// arm64 or amd64); each architecture has its own asset. Others are
+	// refused.
+	//
+	// Default: arm64 (Graviton: cheaper per GB-second).
+	Architecture awslambda.Architecture
+
+	// Role is an existing execution role for the function. The construct
+	// grants it what the function needs (its log group, the table, the
+	// queue, X-Ray, the VPC's network interfaces), as it does its own role;
+	// a role imported with Mutable false takes no grant, and must already
+	// hold them. The consumer (an awsiam.IGrantable) grants through it.
+	//
+	// Default: a new role with no managed policy, assumed by Lambda.
+	Role awsiam.IRole
+
+	// Vpc attaches the function to a VPC, to reach private resources. The
+	// role is allowed to manage the function's network interfaces (the
+	// actions of AWSLambdaVPCAccessExecutionRole, on "*": network
+	// interfaces have no ARN before they exist). The subnets must reach
+	// DynamoDB and SQS (a NAT gateway, or VPC endpoints), or every record
+	// fails.
+	//
+	// Default: none, the function runs outside any VPC.
+	Vpc awsec2.IVpc
+
+	// VpcSubnets selects the subnets of Vpc for the function; needs Vpc.
+	//
+	// Default: the VPC's private subnets (CDK's default).
+	VpcSubnets *awsec2.SubnetSelection
+
+	// SecurityGroups for the function in Vpc; needs Vpc.
+	//
+	// Default: with Vpc, a new security group that allows all outbound
+	// traffic and no inbound (CDK's default).
+	SecurityGroups *[]awsec2.ISecurityGroup
+
+	// Layers are Lambda layers for the function (extensions, such as a
+	// telemetry agent). They must be built for its Architecture.
+	//
+	// Default: none.
+	Layers *[]awslambda.ILayerVersion
 
 	// Tracing mode of the function.
 	//
@@ -340,4 +464,14 @@ type IdempotentConsumerProps struct {
 	//
 	// Default: none, the alarms only change state.
 	AlarmAction awscloudwatch.IAlarmAction
+
+	// Dashboard creates a CloudWatch dashboard for the consumer
+	// (IdempotentConsumer.Widgets): effects run against duplicates absorbed,
+	// the outcomes retried or dead-lettered, the dead-letter queues' depth,
+	// the oldest message's age, errors and throttles, durations and the
+	// alarms. CloudFormation names it.
+	//
+	// Default: false, no dashboard (Widgets() still gives its widgets, for
+	// a dashboard of the app's own).
+	Dashboard *bool
 }

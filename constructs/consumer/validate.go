@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
@@ -70,6 +71,11 @@ type settings struct {
 	memorySize        float64
 	oldestMessageAge  time.Duration
 	fifo              fifo
+	// architecture is the function's, and goarch the GOARCH its bootstrap
+	// is built for ("" for an architecture the construct does not build).
+	architecture awslambda.Architecture
+	goarch       string
+	tracing      awslambda.Tracing
 }
 
 // Validate reports every problem of the props for a consumer with the given
@@ -102,19 +108,8 @@ func (p *IdempotentConsumerProps) resolve(id *string) (*settings, error) {
 	if p.Entry == nil || strings.TrimSpace(*p.Entry) == "" {
 		bad("Entry is required: set it to the directory of the handler's main package, for example jsii.String(\"lambda/cmd/charge\")")
 	}
-	minVisibility := visibilityTimeoutFactor * r.Timeout
-	switch {
-	case p.VisibilityTimeout == nil:
-		s.visibilityTimeout = minVisibility
-	case s.visibilityTimeout < minVisibility:
-		bad("VisibilityTimeout %s is less than %d × Timeout (%s) = %s, so SQS would hand a batch to a second invocation while the first is still working on it; set VisibilityTimeout to at least %s, or leave it nil for the default (%d × Timeout)",
-			contract.Format(s.visibilityTimeout), visibilityTimeoutFactor, contract.Format(r.Timeout), contract.Format(minVisibility), contract.Format(minVisibility), visibilityTimeoutFactor)
-	case s.visibilityTimeout > maxVisibilityTimeout:
-		bad("VisibilityTimeout %s is above the SQS maximum of %s; give at most %s", contract.Format(s.visibilityTimeout), contract.Format(maxVisibilityTimeout), contract.Format(maxVisibilityTimeout))
-	}
-	if !isInt(s.maxReceiveCount) || s.maxReceiveCount < 1 || s.maxReceiveCount > 1000 {
-		bad("MaxReceiveCount %v is out of range; give a whole number from 1 to 1000 (default %d)", s.maxReceiveCount, defaultMaxReceiveCount)
-	}
+	problems = append(problems, p.queueProblems(s)...)
+	problems = append(problems, p.functionProblems(s)...)
 	if !isInt(s.memorySize) || s.memorySize < 128 || s.memorySize > 10240 {
 		bad("MemorySize %v is out of range; give a whole number of MiB from 128 to 10240 (default %d)", s.memorySize, defaultMemorySize)
 	}
@@ -224,6 +219,15 @@ func (p *IdempotentConsumerProps) settings(name string) (*settings, []string) {
 		fifo:             fifo,
 	}
 	s.visibilityTimeout = rd.duration("VisibilityTimeout", p.VisibilityTimeout, 0)
+	s.architecture = p.Architecture
+	if s.architecture == nil {
+		s.architecture = awslambda.Architecture_ARM_64()
+	}
+	s.goarch, _ = goarchOf(*s.architecture.Name())
+	s.tracing = p.Tracing
+	if s.tracing == "" {
+		s.tracing = awslambda.Tracing_ACTIVE
+	}
 	return s, rd.problems
 }
 

@@ -175,16 +175,16 @@ func TestBootstrapDirKeepsTheVerdict(t *testing.T) {
 	t.Cleanup(func() {
 		builds.Lock()
 		defer builds.Unlock()
-		delete(builds.dirs, entry)
+		delete(builds.dirs, buildKey{entry, "arm64"})
 	})
-	_, first := bootstrapDir(entry)
+	_, first := bootstrapDir(entry, "arm64")
 	if first == nil || !strings.Contains(first.Error(), "links no package of "+libraryPath) {
 		t.Fatalf("first build: %v, want the refusal", first)
 	}
 	if err := os.RemoveAll(entry); err != nil {
 		t.Fatal(err)
 	}
-	_, second := bootstrapDir(entry)
+	_, second := bootstrapDir(entry, "arm64")
 	if second == nil || second.Error() != first.Error() {
 		t.Fatalf("second call: %v, want the memoized %v", second, first)
 	}

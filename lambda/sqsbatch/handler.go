@@ -425,18 +425,18 @@ func (h *Handler[T]) log(ctx context.Context, rec *events.SQSMessage, r report) 
 // batch's outcome counts.
 func (h *Handler[T]) emitMetrics(counts [numOutcomes]int, took time.Duration) {
 	metrics := make([]map[string]string, 0, numOutcomes+1)
-	line := map[string]any{"Consumer": h.cfg.Consumer}
+	line := map[string]any{MetricDimension: h.cfg.Consumer}
 	for o, n := range counts {
 		metrics = append(metrics, map[string]string{"Name": metricNames[o], "Unit": "Count"})
 		line[metricNames[o]] = n
 	}
-	metrics = append(metrics, map[string]string{"Name": "BatchDuration", "Unit": "Milliseconds"})
-	line["BatchDuration"] = took.Milliseconds()
+	metrics = append(metrics, map[string]string{"Name": MetricBatchDuration, "Unit": "Milliseconds"})
+	line[MetricBatchDuration] = took.Milliseconds()
 	line["_aws"] = map[string]any{
 		"Timestamp": time.Now().UnixMilli(),
 		"CloudWatchMetrics": []map[string]any{{
 			"Namespace":  h.cfg.MetricsNamespace,
-			"Dimensions": [][]string{{"Consumer"}},
+			"Dimensions": [][]string{{MetricDimension}},
 			"Metrics":    metrics,
 		}},
 	}

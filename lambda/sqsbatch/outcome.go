@@ -44,6 +44,36 @@ var outcomeNames = [numOutcomes]string{"processed", "duplicate", "in_progress", 
 // metricNames are the Embedded Metric Format names of the outcomes.
 var metricNames = [numOutcomes]string{"Processed", "Duplicate", "InProgress", "Mismatch", "BadInput", "Failed", "LeaseLost", "NotStarted"}
 
+// Names of the handler's CloudWatch metrics, which it writes as one Embedded
+// Metric Format line per batch, in Config.MetricsNamespace: a count per
+// outcome (Outcome.MetricName) and the batch's duration, with one dimension,
+// MetricDimension, whose value is Config.Consumer.
+const (
+	// MetricDimension is the metrics' dimension: the consumer's name.
+	MetricDimension = "Consumer"
+	// MetricBatchDuration is the time the handler took over a batch, in
+	// milliseconds.
+	MetricBatchDuration = "BatchDuration"
+)
+
+// Outcomes returns every outcome, in the order of the outcome table.
+func Outcomes() []Outcome {
+	out := make([]Outcome, numOutcomes)
+	for i := range out {
+		out[i] = Outcome(i)
+	}
+	return out
+}
+
+// MetricName is the outcome's count in the handler's metrics ("Processed",
+// "Duplicate", …), or "" for a value that is not an outcome.
+func (o Outcome) MetricName() string {
+	if o < 0 || o >= numOutcomes {
+		return ""
+	}
+	return metricNames[o]
+}
+
 func (o Outcome) String() string {
 	if o < 0 || o >= numOutcomes {
 		return "unknown"

@@ -1,0 +1,159 @@
+package consumer
+
+import (
+	"fmt"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+)
+
+// Alarms are the alarms of an IdempotentConsumer. Each fires on the first
+// datapoint that breaches and treats missing data as not breaching.
+type Alarms struct {
+	// DeadLetterQueue fires when the dead-letter queue holds a message.
+	DeadLetterQueue awscloudwatch.Alarm
+	// SubscriptionDeadLetterQueue fires when SNS could not deliver a
+	// message into the queue.
+	SubscriptionDeadLetterQueue awscloudwatch.Alarm
+	// OldestMessage fires when the oldest message in the queue is older than
+	// OldestMessageAlarmThreshold: the consumer is not keeping up.
+	OldestMessage awscloudwatch.Alarm
+	// Errors fires when an invocation failed as a whole.
+	Errors awscloudwatch.Alarm
+	// Throttles fires when an invocation was throttled.
+	Throttles awscloudwatch.Alarm
+	// PayloadMismatch fires when the handler saw a fact's key with another
+	// payload than the one recorded (outcome mismatch): a producer reuses
+	// keys, or PayloadIgnore misses a field that changes between retries.
+	PayloadMismatch awscloudwatch.Alarm
+	// LeaseLost fires when an effect outlived its lease and another worker
+	// took the fact over (outcome lease_lost): the effect may have run
+	// twice; raise Timeout or LeaseMax, or speed up the effect.
+	LeaseLost awscloudwatch.Alarm
+	// BadInput fires when the handler refused a message no retry can fix
+	// (outcome bad_input: not JSON, no key, too large, refused by the key
+	// function); the message ends in the dead-letter queue.
+	BadInput awscloudwatch.Alarm
+}
+
+// All returns every alarm, in a fixed order.
+func (a Alarms) All() []awscloudwatch.Alarm {
+	return []awscloudwatch.Alarm{a.DeadLetterQueue, a.SubscriptionDeadLetterQueue, a.OldestMessage, a.Errors, a.Throttles,
+		a.PayloadMismatch, a.LeaseLost, a.BadInput}
+}
+
+// addAlarms creates the alarms, each with AlarmAction.
+func (c *idempotentConsumer) addAlarms(props *IdempotentConsumerProps, s *settings, id string) {
+	alarm := func(alarmID, description string, metric awscloudwatch.IMetric, threshold float64) awscloudwatch.Alarm {
+		a := awscloudwatch.NewAlarm(c, jsii.String(alarmID), &awscloudwatch.AlarmProps{
+			AlarmDescription:   jsii.String(description),
+			Metric:             metric,
+			Threshold:          jsii.Number(threshold),
+			ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
+			EvaluationPeriods:  jsii.Number(1),
+			TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
+		})
+		if props.AlarmAction != nil {
+			a.AddAlarmAction(props.AlarmAction)
+		}
+		return a
+	}
+	receives := "MaxReceiveCount"
+	if s.maxReceiveCount > 0 {
+		receives = fmt.Sprintf("%d", int(s.maxReceiveCount))
+	}
+	c.alarms = Alarms{
+		DeadLetterQueue: alarm(IDDeadLetterQueueAlarm,
+			fmt.Sprintf("%s: messages the consumer failed to process %s times are in the dead-letter queue.", id, receives),
+			c.MetricDeadLetterMessages(nil), 0),
+		SubscriptionDeadLetterQueue: alarm(IDSubscriptionDLQAlarm,
+			fmt.Sprintf("%s: SNS could not deliver messages into the queue; they are in the subscription dead-letter queue.", id),
+			c.MetricSubscriptionDeadLetterMessages(nil), 0),
+		OldestMessage: alarm(IDOldestMessageAlarm,
+			fmt.Sprintf("%s: the oldest message in the queue is older than %s; the consumer is not keeping up.", id, contract.Format(s.oldestMessageAge)),
+			c.MetricOldestMessageAge(nil), s.oldestMessageAge.Seconds()),
+		Errors: alarm(IDErrorsAlarm,
+			fmt.Sprintf("%s: invocations failed as a whole (records reported as batch item failures are not errors).", id),
+			c.MetricErrors(nil), 0),
+		Throttles: alarm(IDThrottlesAlarm,
+			fmt.Sprintf("%s: invocations were throttled.", id),
+			c.MetricThrottles(nil), 0),
+		PayloadMismatch: alarm(IDPayloadMismatchAlarm,
+			fmt.Sprintf("%s: a fact's key arrived with another payload than the one recorded; the effect did not run and the message goes to the dead-letter queue. A producer reuses keys for other facts, or PayloadIgnore misses a field that changes between retries.", id),
+			c.MetricOutcome(sqsbatch.Mismatch, nil), 0),
+		LeaseLost: alarm(IDLeaseLostAlarm,
+			fmt.Sprintf("%s: an effect outlived its lease and another worker took the fact over, so the effect may have run twice. Raise Timeout (and LeaseMax), or make the effect faster.", id),
+			c.MetricOutcome(sqsbatch.LeaseLost, nil), 0),
+		BadInput: alarm(IDBadInputAlarm,
+			fmt.Sprintf("%s: the handler refused messages no retry can fix (not JSON, no key, too large, refused by the key function); they go to the dead-letter queue.", id),
+			c.MetricOutcome(sqsbatch.BadInput, nil), 0),
+	}
+}
+
+// MetricOutcome is the number of records of the handler's batches that
+// ended with outcome (sum), from the Embedded Metric Format line the handler
+// writes per batch, in MetricsNamespace with the dimension Consumer, the
+// consumer's construct path. It panics for a value that is not an outcome.
+func (c *idempotentConsumer) MetricOutcome(outcome sqsbatch.Outcome, props *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	name := outcome.MetricName()
+	if name == "" {
+		panic(fmt.Sprintf("IdempotentConsumer %s: MetricOutcome(%d): not an outcome; give one of sqsbatch.Outcomes()", *c.Node().Path(), int(outcome)))
+	}
+	return c.handlerMetric(name, withStatistic(props, "Sum"))
+}
+
+// MetricBatchDuration is the time the handler took over a batch, in
+// milliseconds (maximum), from its Embedded Metric Format line.
+func (c *idempotentConsumer) MetricBatchDuration(props *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	return c.handlerMetric(sqsbatch.MetricBatchDuration, withStatistic(props, "Maximum"))
+}
+
+// handlerMetric is one of the handler's metrics, in the namespace and with
+// the dimension the construct writes into its environment.
+func (c *idempotentConsumer) handlerMetric(name string, props *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
+		Namespace:     jsii.String(c.metricsNamespace),
+		MetricName:    jsii.String(name),
+		DimensionsMap: &map[string]*string{sqsbatch.MetricDimension: c.Node().Path()},
+	}).With(props)
+}
+
+func (c *idempotentConsumer) MetricDeadLetterMessages(props *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	return c.dlq.MetricApproximateNumberOfMessagesVisible(withStatistic(props, "Maximum"))
+}
+
+func (c *idempotentConsumer) MetricSubscriptionDeadLetterMessages(props *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	return c.subDLQ.MetricApproximateNumberOfMessagesVisible(withStatistic(props, "Maximum"))
+}
+
+func (c *idempotentConsumer) MetricOldestMessageAge(props *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	return c.queue.MetricApproximateAgeOfOldestMessage(withStatistic(props, "Maximum"))
+}
+
+func (c *idempotentConsumer) MetricErrors(props *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	return c.function.MetricErrors(withStatistic(props, "Sum"))
+}
+
+func (c *idempotentConsumer) MetricThrottles(props *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	return c.function.MetricThrottles(withStatistic(props, "Sum"))
+}
+
+func (c *idempotentConsumer) MetricDuration(props *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	return c.function.MetricDuration(withStatistic(props, "p99"))
+}
+
+// withStatistic returns a copy of props with the statistic set when the
+// caller did not choose one.
+func withStatistic(props *awscloudwatch.MetricOptions, statistic string) *awscloudwatch.MetricOptions {
+	var p awscloudwatch.MetricOptions
+	if props != nil {
+		p = *props
+	}
+	if p.Statistic == nil {
+		p.Statistic = jsii.String(statistic)
+	}
+	return &p
+}

@@ -1,0 +1,46 @@
+package consumer
+
+import (
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// GrantTransactionalWrites lets grantee write items of table in the same
+// TransactWriteItems as an idempotency record, as an effect that is itself
+// a DynamoDB write does (handler.StartTx): PutItem, UpdateItem, DeleteItem
+// and ConditionCheckItem on that table, and the use of its key if it has a
+// customer-managed one. It is shaped like aws-cdk-lib's grants, the
+// resource's grant to a grantee (table.GrantWriteData(grantee)); the
+// grantee is usually the consumer itself, an awsiam.IGrantable:
+//
+//	consumer.GrantTransactionalWrites(wallets, credit)
+func GrantTransactionalWrites(table awsdynamodb.ITable, grantee awsiam.IGrantable) awsiam.Grant {
+	g := table.Grant(grantee, transactionalActions...)
+	if k := table.EncryptionKey(); k != nil {
+		k.Grant(grantee, tableKeyActions...)
+	}
+	return g
+}
+
+func (c *idempotentConsumer) GrantPrincipal() awsiam.IPrincipal { return c.role.GrantPrincipal() }
+
+func (c *idempotentConsumer) GrantPublish(grantee awsiam.IGrantable) awsiam.Grant {
+	if !c.ownTopic {
+		// A given topic may be encrypted with a customer-managed key:
+		// CDK grants that key too.
+		return c.topic.GrantPublish(grantee)
+	}
+	// The topic the construct creates is under alias/aws/sns, whose key
+	// policy already lets the account's principals use it through SNS; an
+	// IAM grant on the key would only be a wildcard on key/*.
+	return awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
+		Grantee:      grantee,
+		Actions:      jsii.Strings("sns:Publish"),
+		ResourceArns: jsii.Strings(*c.topic.TopicArn()),
+	})
+}
+
+func (c *idempotentConsumer) GrantTransactionalWrites(table awsdynamodb.ITable) awsiam.Grant {
+	return GrantTransactionalWrites(table, c)
+}
