@@ -176,13 +176,6 @@ type IdempotentConsumer interface {
 	// GrantPublish lets grantee publish to Topic (and, for a given topic
 	// encrypted with a customer-managed key, use that key).
 	GrantPublish(grantee awsiam.IGrantable) awsiam.Grant
-	// GrantTransactionalWrites lets the function write items of table in
-	// the same TransactWriteItems as its idempotency record.
-	//
-	// Deprecated: use the package's GrantTransactionalWrites(table,
-	// consumer), shaped like aws-cdk-lib's grants (a resource grants a
-	// grantee).
-	GrantTransactionalWrites(table awsdynamodb.ITable) awsiam.Grant
 
 	// MetricOutcome is the number of records that ended with outcome (sum),
 	// one of the handler's Embedded Metric Format counts (Processed,

@@ -40,7 +40,3 @@ func (c *idempotentConsumer) GrantPublish(grantee awsiam.IGrantable) awsiam.Gran
 		ResourceArns: jsii.Strings(*c.topic.TopicArn()),
 	})
 }
-
-func (c *idempotentConsumer) GrantTransactionalWrites(table awsdynamodb.ITable) awsiam.Grant {
-	return GrantTransactionalWrites(table, c)
-}
