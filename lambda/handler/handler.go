@@ -170,7 +170,9 @@ func build(tx bool, opts []Option) (*idempotency.Guard, sqsbatch.Config, error) 
 
 // dynamoStore returns the store on the contract's table. With the default
 // AWS configuration, the client keeps as many idle connections to DynamoDB
-// as records run at once, so that a batch does not open new ones.
+// as records run at once, so that a batch does not open new ones. The
+// transport is the one the configuration built, so that what the
+// environment set on it (AWS_CA_BUNDLE) stays.
 func dynamoStore(o *options, s contract.Settings) (idempotency.Store, error) {
 	var optFns []func(*dynamodb.Options)
 	cfg := o.awsConfig
@@ -180,9 +182,13 @@ func dynamoStore(o *options, s contract.Settings) (idempotency.Store, error) {
 			return nil, fmt.Errorf("aws configuration: %w", err)
 		}
 		cfg = &loaded
+		base, ok := cfg.HTTPClient.(*awshttp.BuildableClient)
+		if !ok || base == nil {
+			base = awshttp.NewBuildableClient()
+		}
 		conns := s.BatchConcurrency
 		optFns = append(optFns, func(d *dynamodb.Options) {
-			d.HTTPClient = awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
+			d.HTTPClient = base.WithTransportOptions(func(t *http.Transport) {
 				t.MaxIdleConnsPerHost = max(conns, t.MaxIdleConnsPerHost)
 			})
 		})

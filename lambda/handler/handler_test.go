@@ -4,12 +4,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -154,4 +160,38 @@ func ExampleStart() {
 		return "ch_" + o.OrderID, nil // call the payment API with r.Key as its idempotency key
 	}
 	handler.Start(key, charge)
+}
+
+// TestDefaultClientKeepsTheCABundle: the default DynamoDB client trusts the
+// CA bundle the environment names (AWS_CA_BUNDLE), as the SDK's default
+// configuration does; widening the connection pool must not drop it.
+func TestDefaultClientKeepsTheCABundle(t *testing.T) {
+	var requests atomic.Int64
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		http.Error(w, `{"__type":"com.amazonaws.dynamodb.v20120810#ResourceNotFoundException","message":"no table"}`, http.StatusBadRequest)
+	}))
+	defer srv.Close()
+	bundle := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(bundle, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range map[string]string{
+		"AWS_CA_BUNDLE": bundle, "AWS_ENDPOINT_URL_DYNAMODB": srv.URL, "AWS_REGION": "us-east-1",
+		"AWS_ACCESS_KEY_ID": "AKID", "AWS_SECRET_ACCESS_KEY": "secret", "AWS_EC2_METADATA_DISABLED": "true",
+		"AWS_CONFIG_FILE": filepath.Join(t.TempDir(), "none"), "AWS_SHARED_CREDENTIALS_FILE": filepath.Join(t.TempDir(), "none"),
+	} {
+		t.Setenv(k, v)
+	}
+	h, err := handler.New(orderKey, func(context.Context, order, idempotency.Reservation) (string, error) { return "", nil },
+		getenv(settings().Encode()), handler.WithLogger(slog.New(slog.DiscardHandler)), handler.WithMetrics(io.Discard))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, _ = h.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{{MessageId: "m", Body: `{"orderId":"o-1","amount":5}`}}})
+	if requests.Load() == 0 {
+		t.Fatal("no request reached the server: the client did not trust AWS_CA_BUNDLE")
+	}
 }
