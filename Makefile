@@ -17,7 +17,7 @@ STATICCHECK_VERSION := v0.8.2
 # proxy serves, so a pseudo-version pins it.
 RIE_VERSION := v0.0.0-20261030222936-bef5c4ba774d
 BENCHSTAT_VERSION := v0.0.0-20260908200009-22c9c6c9d4da
-GO_MODULES := . test demo
+GO_MODULES := . test demo bench
 ORDERS ?= 200
 
 .PHONY: all demo test tools lint synth diff deploy bench fuzz chaos clean
@@ -58,11 +58,21 @@ lint: tools
 test: lint synth
 	@for m in $(GO_MODULES); do (cd $$m && go test -race -count=1 ./...); done
 
-## bench: the guard's CPU and allocations per record (in-memory store), as
-## medians with benchstat.
+## bench: what a record costs, as benchstat medians of -count runs. First the
+## guard's own share (in-memory store: no SDK, no network); then end to end
+## (bench/e2e): the handler as deployed (handler.New, the AWS SDK, TLS) against
+## a DynamoDB-compatible server in another process that the benchmark starts,
+## per record: CPU time of the benchmark process, allocations, requests, bytes
+## on the wire, log and metric bytes; and the floor, the same requests from a
+## minimal signed HTTP client. BENCH_COUNT=n runs (default 8).
+BENCH_COUNT ?= 8
 bench: tools .tools/bin/benchstat
-	go test -run '^$$' -bench . -benchmem -count 8 ./lambda/idempotency/ > bench.txt
-	benchstat bench.txt
+	go test -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) ./lambda/idempotency/ > bench-guard.txt
+	cd bench && go test -run '^$$' -bench . -count $(BENCH_COUNT) ./e2e/ > ../bench-e2e.txt
+	@echo; echo "== The guard's own share: in-memory store, per record (no SDK, no network) =="
+	benchstat bench-guard.txt
+	@echo; echo "== End to end, per record: EndToEnd is the handler as deployed, Floor the same requests from a minimal signed client =="
+	benchstat -col .name -row /case bench-e2e.txt
 
 .tools/bin/benchstat:
 	GOBIN=$(CURDIR)/.tools/bin go install golang.org/x/perf/cmd/benchstat@$(BENCHSTAT_VERSION)
@@ -94,4 +104,4 @@ deploy: synth
 	cdk deploy --app cdk.out OrdersPlatform
 
 clean:
-	rm -rf node_modules .tools cdk.out bench.txt
+	rm -rf node_modules .tools cdk.out bench.txt bench-guard.txt bench-e2e.txt
