@@ -259,6 +259,7 @@ func report(b *testing.B, records int, cpu0 time.Duration, m0 uint64, w0 wire, l
 	b.ReportMetric(float64(cpu.Microseconds())/n, "cpu-µs/rec")
 	b.ReportMetric(float64(ms.Mallocs-m0)/n, "allocs/rec")
 	b.ReportMetric(float64(d.Requests)/n, "req/rec")
+	b.ReportMetric(float64(d.Conns)/n, "conns/rec")
 	b.ReportMetric(float64(d.BytesIn+d.BytesOut)/n, "wire-B/rec")
 	if metrics >= 0 {
 		b.ReportMetric(float64(logs.n.Load()-l0)/n, "log-B/rec")
