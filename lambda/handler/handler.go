@@ -169,10 +169,13 @@ func build(tx bool, opts []Option) (*idempotency.Guard, sqsbatch.Config, error) 
 }
 
 // dynamoStore returns the store on the contract's table. With the default
-// AWS configuration, the client keeps as many idle connections to DynamoDB
-// as records run at once, so that a batch does not open new ones. The
-// transport is the one the configuration built, so that what the
-// environment set on it (AWS_CA_BUNDLE) stays.
+// AWS configuration, the client keeps every connection it opened to
+// DynamoDB, up to its pool's total (at least as many as records run at
+// once): it talks to one host, and a connection dialled during a burst (a
+// request that found none idle while another was being returned) would
+// otherwise be closed as the burst ends and dialled again, with a TLS
+// handshake, by the next batch. The transport is the one the configuration
+// built, so that what the environment set on it (AWS_CA_BUNDLE) stays.
 func dynamoStore(o *options, s contract.Settings) (idempotency.Store, error) {
 	var optFns []func(*dynamodb.Options)
 	cfg := o.awsConfig
@@ -189,7 +192,7 @@ func dynamoStore(o *options, s contract.Settings) (idempotency.Store, error) {
 		conns := s.BatchConcurrency
 		optFns = append(optFns, func(d *dynamodb.Options) {
 			d.HTTPClient = base.WithTransportOptions(func(t *http.Transport) {
-				t.MaxIdleConnsPerHost = max(conns, t.MaxIdleConnsPerHost)
+				t.MaxIdleConnsPerHost = max(conns, t.MaxIdleConns, t.MaxIdleConnsPerHost)
 			})
 		})
 	}
