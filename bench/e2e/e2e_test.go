@@ -70,6 +70,10 @@ func TestMain(m *testing.M) {
 	} {
 		os.Setenv(k, v)
 	}
+	// What handler.Start does before it builds the handler, for a function
+	// of 256 MB.
+	os.Setenv("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", "256")
+	handler.TuneGC()
 	if admin, err = adminClient(); err != nil {
 		log.Fatal(err)
 	}
