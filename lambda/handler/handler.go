@@ -208,7 +208,8 @@ func build(tx bool, opts []Option) (*idempotency.Guard, sqsbatch.Config, error) 
 // request that found none idle while another was being returned) would
 // otherwise be closed as the burst ends and dialled again, with a TLS
 // handshake, by the next batch. The transport is the one the configuration
-// built, so that what the environment set on it (AWS_CA_BUNDLE) stays.
+// built, so that what the environment set on it (AWS_CA_BUNDLE) stays; a
+// request's headers and body go out in one write (oneWrite).
 func dynamoStore(o *options, s contract.Settings) (idempotency.Store, error) {
 	var optFns []func(*dynamodb.Options)
 	cfg := o.awsConfig
@@ -224,9 +225,9 @@ func dynamoStore(o *options, s contract.Settings) (idempotency.Store, error) {
 		}
 		conns := s.BatchConcurrency
 		optFns = append(optFns, func(d *dynamodb.Options) {
-			d.HTTPClient = base.WithTransportOptions(func(t *http.Transport) {
+			d.HTTPClient = oneWrite{base.WithTransportOptions(func(t *http.Transport) {
 				t.MaxIdleConnsPerHost = max(conns, t.MaxIdleConns, t.MaxIdleConnsPerHost)
-			})
+			})}
 		})
 	}
 	return dynamostore.New(dynamodb.NewFromConfig(*cfg, optFns...), s.Table), nil
