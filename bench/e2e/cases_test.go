@@ -19,6 +19,19 @@ var wantRequests = map[string]map[string]int64{
 	"same-batch-duplicate": {"PutItem": batchSize / 2, "UpdateItem": batchSize / 2},
 }
 
+// wantUnits are the capacity units of one batch of each case, computed by
+// the store (the server reports none, as DynamoDB reports none for a failed
+// condition): every item is under 1 KB, so a write is one unit, a
+// transaction's two writes (the record and the effect's put) four.
+var wantUnits = map[string]map[string]float64{
+	"new":                  {"WriteUnits": 2 * batchSize, "ProcessedWriteUnits": 2 * batchSize, "ReadUnits": 0},
+	"duplicate":            {"WriteUnits": batchSize, "DuplicateWriteUnits": batchSize, "ReadUnits": 0},
+	"cached-duplicate":     {"WriteUnits": 0, "ReadUnits": 0},
+	"transactional":        {"WriteUnits": 4 * batchSize, "ProcessedWriteUnits": 4 * batchSize},
+	"effect-failure":       {"WriteUnits": 2 * batchSize, "ProcessedWriteUnits": 0},
+	"same-batch-duplicate": {"WriteUnits": batchSize, "ProcessedWriteUnits": batchSize, "DuplicateWriteUnits": 0},
+}
+
 // TestCases checks that each case of the benchmark ends its records as it
 // says and makes the requests it should, and that the floor makes the same
 // requests: the two columns of the table measure the same work.
@@ -48,6 +61,18 @@ func TestCases(t *testing.T) {
 			if got := w1.minus(w0).Targets; !maps.Equal(got, wantRequests[sc.name]) {
 				t.Errorf("handler: requests %v, want %v", got, wantRequests[sc.name])
 			}
+			line, err := c.metrics.lastLine()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]float64{}
+			for name := range wantUnits[sc.name] {
+				got[name], _ = line[name].(float64)
+			}
+			if !maps.Equal(got, wantUnits[sc.name]) {
+				t.Errorf("capacity of a batch %v, want %v", got, wantUnits[sc.name])
+			}
+			t.Logf("per record: %.1f WCU, %.1f RCU", got["WriteUnits"]/batchSize, got["ReadUnits"]/batchSize)
 			if sc.cache > 0 {
 				return
 			}

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -156,12 +157,28 @@ func countStderr() (*stderrCounter, error) {
 	return c, nil
 }
 
-// writeCounter counts the bytes written to it.
-type writeCounter struct{ n atomic.Int64 }
+// writeCounter counts the bytes written to it and keeps the last write
+// (the last metrics line).
+type writeCounter struct {
+	n    atomic.Int64
+	mu   sync.Mutex
+	last []byte
+}
 
 func (c *writeCounter) Write(p []byte) (int, error) {
 	c.n.Add(int64(len(p)))
+	c.mu.Lock()
+	c.last = append(c.last[:0], p...)
+	c.mu.Unlock()
 	return len(p), nil
+}
+
+// lastLine returns the last metrics line, decoded.
+func (c *writeCounter) lastLine() (map[string]any, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var m map[string]any
+	return m, json.Unmarshal(c.last, &m)
 }
 
 var _ io.Writer = (*writeCounter)(nil)

@@ -158,9 +158,10 @@ var errNothingJudged = errors.New("no record of the batch could be judged")
 
 // report is what happened to one record.
 type report struct {
-	outcome Outcome
-	key     string
-	err     error
+	outcome  Outcome
+	key      string
+	err      error
+	capacity idempotency.Capacity // what its store requests consumed
 }
 
 // Handle processes a batch and returns the records to retry. It returns an
@@ -193,10 +194,12 @@ func (h *Handler[T]) Handle(ctx context.Context, ev events.SQSEvent) (events.SQS
 
 	var resp events.SQSEventResponse
 	var counts [numOutcomes]int
+	var capacity [numOutcomes]idempotency.Capacity
 	judged := false
 	for i, r := range reports {
 		rec := &ev.Records[i]
 		counts[r.outcome]++
+		capacity[r.outcome].Add(r.capacity)
 		h.log(ctx, rec, r)
 		if !r.outcome.Succeeded() {
 			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: rec.MessageId})
@@ -205,7 +208,7 @@ func (h *Handler[T]) Handle(ctx context.Context, ev events.SQSEvent) (events.SQS
 			judged = true
 		}
 	}
-	h.emitMetrics(counts, time.Since(start))
+	h.emitMetrics(counts, capacity, time.Since(start))
 	if len(ev.Records) > 0 && !judged {
 		return events.SQSEventResponse{}, fmt.Errorf("%w: %w", errNothingJudged, reports[0].err)
 	}
@@ -312,14 +315,15 @@ func (b *batch[T]) one(ctx context.Context, rec *events.SQSMessage) (r report) {
 		f.err = errors.New("the earlier record did not finish") // until run returns
 		defer close(f.done)
 	}
-	res, err := h.run(ctx, fact, msg)
+	var used idempotency.Capacity
+	res, err := h.run(idempotency.WithCapacity(ctx, &used), fact, msg)
 	if !seen {
 		f.res, f.err = res, err
 	}
 	if err == nil && res.DroppedBytes > 0 {
 		err = fmt.Errorf("processed, but the result of %d bytes exceeds idempotency.MaxResultBytes (%d): stored without it, duplicates get an empty result", res.DroppedBytes, idempotency.MaxResultBytes)
 	}
-	return report{outcome: classify(res, err), key: fact.Key, err: err}
+	return report{outcome: classify(res, err), key: fact.Key, err: err, capacity: used}
 }
 
 // envelopeBound is the largest body that can carry a message of at most n
@@ -359,13 +363,31 @@ func (h *Handler[T]) log(ctx context.Context, rec *events.SQSMessage, r report) 
 }
 
 // emitMetrics writes one CloudWatch Embedded Metric Format line with the
-// batch's outcome counts.
-func (h *Handler[T]) emitMetrics(counts [numOutcomes]int, took time.Duration) {
-	metrics := make([]map[string]string, 0, numOutcomes+1)
+// batch's outcome counts and the DynamoDB capacity its records consumed:
+// ReadUnits and WriteUnits for all of them (the table's bill), and the
+// processed and duplicate records' shares, so that a dashboard divides them
+// by Processed and Duplicate for the units per record of each.
+func (h *Handler[T]) emitMetrics(counts [numOutcomes]int, capacity [numOutcomes]idempotency.Capacity, took time.Duration) {
+	metrics := make([]map[string]string, 0, numOutcomes+7)
 	line := map[string]any{"Consumer": h.cfg.Consumer}
 	for o, n := range counts {
 		metrics = append(metrics, map[string]string{"Name": metricNames[o], "Unit": "Count"})
 		line[metricNames[o]] = n
+	}
+	var total idempotency.Capacity
+	for _, c := range capacity {
+		total.Add(c)
+	}
+	for _, m := range []struct {
+		name  string
+		units float64
+	}{
+		{"ReadUnits", total.Read}, {"WriteUnits", total.Write},
+		{"ProcessedReadUnits", capacity[Processed].Read}, {"ProcessedWriteUnits", capacity[Processed].Write},
+		{"DuplicateReadUnits", capacity[Duplicate].Read}, {"DuplicateWriteUnits", capacity[Duplicate].Write},
+	} {
+		metrics = append(metrics, map[string]string{"Name": m.name, "Unit": "Count"})
+		line[m.name] = m.units
 	}
 	metrics = append(metrics, map[string]string{"Name": "BatchDuration", "Unit": "Milliseconds"})
 	line["BatchDuration"] = took.Milliseconds()
