@@ -26,6 +26,7 @@ import (
 	"os"
 	"runtime/debug"
 	"strconv"
+	"strings"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -198,6 +199,7 @@ func build(tx bool, opts []Option) (*idempotency.Guard, sqsbatch.Config, error) 
 		MetricsNamespace: s.MetricsNamespace,
 		Logger:           o.logger,
 		Metrics:          o.metrics,
+		MetricsLevel:     levelName(LogLevel(o.getenv)),
 	}, nil
 }
 
@@ -239,9 +241,48 @@ func resolve(opts []Option) *options {
 		opt(o)
 	}
 	if o.logger == nil {
-		o.logger = slog.New(slog.NewJSONHandler(os.Stderr, nil))
+		o.logger = slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: LogLevel(o.getenv)}))
 	}
 	return o
+}
+
+// LogLevelVar is the variable in which Lambda's advanced logging controls
+// pass the function's application log level.
+const LogLevelVar = "AWS_LAMBDA_LOG_LEVEL"
+
+// LogLevel returns the application log level that Lambda's advanced logging
+// controls set in the function's environment (LogLevelVar: TRACE, DEBUG,
+// INFO, WARN, ERROR or FATAL), read through getenv; INFO when it is not
+// set or not one of those. The default logger writes nothing below it, so
+// that at WARN the lines of processed and duplicate records (INFO) cost
+// neither their formatting nor their bytes, while every failure (WARN or
+// ERROR) is still written; the metrics line carries this level, so that
+// Lambda keeps it at any level.
+func LogLevel(getenv func(string) string) slog.Level {
+	switch strings.ToUpper(getenv(LogLevelVar)) {
+	case "TRACE":
+		return slog.LevelDebug - 4
+	case "DEBUG":
+		return slog.LevelDebug
+	case "WARN":
+		return slog.LevelWarn
+	case "ERROR":
+		return slog.LevelError
+	case "FATAL":
+		return slog.LevelError + 4
+	}
+	return slog.LevelInfo
+}
+
+// levelName is a level as Lambda names it.
+func levelName(l slog.Level) string {
+	switch {
+	case l < slog.LevelDebug:
+		return "TRACE"
+	case l > slog.LevelError:
+		return "FATAL"
+	}
+	return l.String()
 }
 
 // exit logs why the handler cannot start, as one JSON line, and ends the

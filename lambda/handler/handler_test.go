@@ -195,3 +195,67 @@ func TestDefaultClientKeepsTheCABundle(t *testing.T) {
 		t.Fatal("no request reached the server: the client did not trust AWS_CA_BUNDLE")
 	}
 }
+
+// TestLogLevels: under Lambda's advanced logging controls, the default
+// logger honours the application log level (AWS_LAMBDA_LOG_LEVEL): at WARN
+// a processed record writes no line and a failed one still does; every
+// line has a level; the metrics line carries the configured level, so that
+// Lambda keeps it. The test runs itself as the handler, in a process of its
+// own, for its standard error and output.
+func TestLogLevels(t *testing.T) {
+	if os.Getenv("HANDLER_TEST_LEVELS") == "1" {
+		h, err := handler.New(orderKey, func(_ context.Context, o order, _ idempotency.Reservation) (string, error) {
+			if o.Amount < 0 {
+				return "", errors.New("payment declined")
+			}
+			return "ok", nil
+		}, handler.WithGetenv(func(k string) string {
+			if v, ok := settings().Encode()[k]; ok {
+				return v
+			}
+			return os.Getenv(k) // AWS_LAMBDA_LOG_LEVEL, as Lambda sets it
+		}), handler.WithStore(idempotency.NewMemoryStore()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_, _ = h.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{
+			{MessageId: "ok", Body: `{"orderId":"o-1","amount":5}`},
+			{MessageId: "declined", Body: `{"orderId":"o-2","amount":-5}`},
+		}})
+		return
+	}
+	for level, want := range map[string][]string{"": {"ok", "declined"}, "INFO": {"ok", "declined"}, "WARN": {"declined"}, "ERROR": {"declined"}} {
+		t.Run("level="+level, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestLogLevels$")
+			cmd.Env = append(os.Environ(), "HANDLER_TEST_LEVELS=1", "AWS_LAMBDA_LOG_LEVEL="+level)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("%v\n%s", err, stderr.String())
+			}
+			var ids []string
+			for _, l := range strings.Split(strings.TrimSpace(stderr.String()), "\n") {
+				var line struct {
+					Level     string
+					MessageID string `json:"message_id"`
+				}
+				if err := json.Unmarshal([]byte(l), &line); err != nil || line.Level == "" {
+					t.Fatalf("a line without a level: %q", l)
+				}
+				ids = append(ids, line.MessageID)
+			}
+			if strings.Join(ids, ",") != strings.Join(want, ",") {
+				t.Errorf("lines for %v, want %v", ids, want)
+			}
+			wantLevel := level
+			if wantLevel == "" {
+				wantLevel = "INFO"
+			}
+			if !strings.Contains(stdout.String(), `"level":"`+wantLevel+`"`) || !strings.Contains(stdout.String(), `"Failed":1`) {
+				t.Errorf("metrics line %q: want level %s and the counts", stdout.String(), wantLevel)
+			}
+		})
+	}
+}

@@ -69,6 +69,11 @@ type Config struct {
 	// Metrics receives one Embedded Metric Format line per batch.
 	// Default: standard output. Use io.Discard to turn metrics off.
 	Metrics io.Writer
+	// MetricsLevel is the "level" of the metrics line. Lambda's log-level
+	// filtering takes a JSON line without one for INFO and drops it at a
+	// higher application log level; a metrics line at the function's own
+	// level is kept at any level. Default: "INFO".
+	MetricsLevel string
 }
 
 func (c Config) withDefaults(guard *idempotency.Guard) Config {
@@ -92,6 +97,9 @@ func (c Config) withDefaults(guard *idempotency.Guard) Config {
 	}
 	if c.Metrics == nil {
 		c.Metrics = os.Stdout
+	}
+	if c.MetricsLevel == "" {
+		c.MetricsLevel = slog.LevelInfo.String()
 	}
 	return c
 }
@@ -369,7 +377,7 @@ func (h *Handler[T]) log(ctx context.Context, rec *events.SQSMessage, r report) 
 // by Processed and Duplicate for the units per record of each.
 func (h *Handler[T]) emitMetrics(counts [numOutcomes]int, capacity [numOutcomes]idempotency.Capacity, took time.Duration) {
 	metrics := make([]map[string]string, 0, numOutcomes+7)
-	line := map[string]any{"Consumer": h.cfg.Consumer}
+	line := map[string]any{"Consumer": h.cfg.Consumer, "level": h.cfg.MetricsLevel}
 	for o, n := range counts {
 		metrics = append(metrics, map[string]string{"Name": metricNames[o], "Unit": "Count"})
 		line[metricNames[o]] = n
