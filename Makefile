@@ -64,7 +64,9 @@ test: lint synth
 ## a DynamoDB-compatible server in another process that the benchmark starts,
 ## per record: CPU time of the benchmark process, allocations, requests, bytes
 ## on the wire, log and metric bytes; and the floor, the same requests from a
-## minimal signed HTTP client. BENCH_COUNT=n runs (default 8).
+## minimal signed HTTP client; then cold init and bootstrap size.
+## BENCH_COUNT=n runs (default 8). bench/compare.sh OLD NEW compares two
+## revisions side by side.
 BENCH_COUNT ?= 8
 bench: tools .tools/bin/benchstat
 	go test -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) ./lambda/idempotency/ > bench-guard.txt
@@ -73,6 +75,11 @@ bench: tools .tools/bin/benchstat
 	benchstat bench-guard.txt
 	@echo; echo "== End to end, per record: EndToEnd is the handler as deployed, Floor the same requests from a minimal signed client =="
 	benchstat -col .name -row /case bench-e2e.txt
+	@echo; echo "== Cold init and bootstrap size (lambda/cmd/charge, built as the construct builds it) =="
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -buildvcs=false -ldflags "-s -w" -o .tools/bootstrap-arm64 ./lambda/cmd/charge
+	@echo "arm64 bootstrap: $$(wc -c < .tools/bootstrap-arm64) bytes"
+	CGO_ENABLED=0 go build -tags lambda.norpc -trimpath -buildvcs=false -ldflags "-s -w" -o .tools/bootstrap-host ./lambda/cmd/charge
+	cd bench && go run ./cmd/coldstart -n 30 ../.tools/bootstrap-host
 
 .tools/bin/benchstat:
 	GOBIN=$(CURDIR)/.tools/bin go install golang.org/x/perf/cmd/benchstat@$(BENCHSTAT_VERSION)

@@ -4,7 +4,7 @@
 # NEW are git revisions, or "." for the working tree. Each version's test
 # binary is built once; the runs alternate (old, new, old, new, ...) COUNT
 # times (default 10), so that a noisy, shared machine weighs on both alike.
-# PATTERN selects the benchmarks (default EndToEnd).
+# PATTERN selects the benchmarks (default EndToEnd); one table per benchmark.
 set -euo pipefail
 old=$1 new=$2 count=${3:-10} pattern=${4:-EndToEnd}
 root=$(git rev-parse --show-toplevel)
@@ -26,4 +26,4 @@ for i in $(seq "$count"); do
 	done
 done
 benchstat=${BENCHSTAT:-$root/.tools/bin/benchstat}
-"$benchstat" -row /case old="$tmp/old.txt" new="$tmp/new.txt"
+"$benchstat" -table .name -row /case old="$tmp/old.txt" new="$tmp/new.txt"
