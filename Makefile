@@ -28,7 +28,7 @@ STATICCHECK_VERSION := v0.8.2
 # proxy serves, so a pseudo-version pins it.
 RIE_VERSION := v0.0.0-20261030222936-bef5c4ba774d
 BENCHSTAT_VERSION := v0.0.0-20260908200009-22c9c6c9d4da
-GO_MODULES := . test demo examples/payments
+GO_MODULES := . test demo bench examples/payments
 ORDERS ?= 200
 
 .PHONY: all demo test check tools lint synth diff deploy bench fuzz chaos clean
@@ -79,11 +79,28 @@ check:
 	go vet ./lambda/...
 	go test -race $(CHECK_PACKAGES)
 
-## bench: the guard's CPU and allocations per record (in-memory store), as
-## medians with benchstat.
+## bench: what a record costs, as benchstat medians of -count runs. First the
+## guard's own share (in-memory store: no SDK, no network); then end to end
+## (bench/e2e): the handler as deployed (handler.New, the AWS SDK, TLS) against
+## a DynamoDB-compatible server in another process that the benchmark starts,
+## per record: CPU time of the benchmark process, allocations, requests, bytes
+## on the wire, log and metric bytes; and the floor, the same requests from a
+## minimal signed HTTP client; then cold init and bootstrap size.
+## BENCH_COUNT=n runs (default 8). bench/compare.sh OLD NEW compares two
+## revisions side by side.
+BENCH_COUNT ?= 8
 bench: tools .tools/bin/benchstat
-	go test -run '^$$' -bench . -benchmem -count 8 ./lambda/idempotency/ > bench.txt
-	benchstat bench.txt
+	go test -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) ./lambda/idempotency/ > bench-guard.txt
+	cd bench && go test -run '^$$' -bench . -count $(BENCH_COUNT) ./e2e/ > ../bench-e2e.txt
+	@echo; echo "== The guard's own share: in-memory store, per record (no SDK, no network) =="
+	benchstat bench-guard.txt
+	@echo; echo "== End to end, per record: EndToEnd is the handler as deployed, Floor the same requests from a minimal signed client =="
+	benchstat -col .name -row /case bench-e2e.txt
+	@echo; echo "== Cold init and bootstrap size (lambda/cmd/charge, built as the construct builds it) =="
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -buildvcs=false -ldflags "-s -w" -o .tools/bootstrap-arm64 ./lambda/cmd/charge
+	@echo "arm64 bootstrap: $$(wc -c < .tools/bootstrap-arm64) bytes"
+	CGO_ENABLED=0 go build -tags lambda.norpc -trimpath -buildvcs=false -ldflags "-s -w" -o .tools/bootstrap-host ./lambda/cmd/charge
+	cd bench && go run ./cmd/coldstart -n 30 ../.tools/bootstrap-host
 
 .tools/bin/benchstat:
 	GOBIN=$(CURDIR)/.tools/bin go install golang.org/x/perf/cmd/benchstat@$(BENCHSTAT_VERSION)
@@ -115,4 +132,4 @@ deploy: synth
 	cdk deploy --app cdk.out OrdersPlatform
 
 clean:
-	rm -rf node_modules .tools cdk.out bench.txt
+	rm -rf node_modules .tools cdk.out bench.txt bench-guard.txt bench-e2e.txt

@@ -99,17 +99,23 @@ func reserveValues(rec idempotency.Record, now time.Time) map[string]types.Attri
 
 // Reserve implements idempotency.Store with one conditional PutItem.
 func (s *Store) Reserve(ctx context.Context, rec idempotency.Record, now time.Time) error {
-	_, err := s.api.PutItem(ctx, &dynamodb.PutItemInput{
+	item := marshal(rec)
+	out, err := s.api.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName:                           aws.String(s.table),
-		Item:                                marshal(rec),
+		Item:                                item,
 		ConditionExpression:                 aws.String(reserveCondition),
 		ExpressionAttributeNames:            reserveNames(),
 		ExpressionAttributeValues:           reserveValues(rec, now),
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+		ReturnConsumedCapacity:              types.ReturnConsumedCapacityTotal,
 	})
 	var ccf *types.ConditionalCheckFailedException
-	if errors.As(err, &ccf) {
+	switch {
+	case errors.As(err, &ccf):
+		reported(ctx, false, nil, idempotency.Capacity{Write: writeUnits(itemSize(item), itemSize(ccf.Item))})
 		return conditionFailed(ccf.Item)
+	case err == nil:
+		reported(ctx, false, one(out.ConsumedCapacity), idempotency.Capacity{Write: writeUnits(itemSize(item))})
 	}
 	return err
 }
@@ -117,12 +123,17 @@ func (s *Store) Reserve(ctx context.Context, rec idempotency.Record, now time.Ti
 // Get implements idempotency.Store with a strongly consistent GetItem.
 func (s *Store) Get(ctx context.Context, key string) (*idempotency.Record, error) {
 	out, err := s.api.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName:      aws.String(s.table),
-		Key:            keyOf(key),
-		ConsistentRead: aws.Bool(true),
+		TableName:              aws.String(s.table),
+		Key:                    keyOf(key),
+		ConsistentRead:         aws.Bool(true),
+		ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal,
 	})
-	if err != nil || len(out.Item) == 0 {
+	if err != nil {
 		return nil, err
+	}
+	reported(ctx, true, one(out.ConsumedCapacity), idempotency.Capacity{Read: readUnits(itemSize(out.Item))})
+	if len(out.Item) == 0 {
+		return nil, nil
 	}
 	return unmarshal(out.Item)
 }
@@ -141,7 +152,7 @@ func (s *Store) Complete(ctx context.Context, rec idempotency.Record) error {
 		update = "SET #st = :completed, #exp = :exp, #ttl = :ttl, #res = :result REMOVE #lease"
 		values[":result"] = &types.AttributeValueMemberS{Value: rec.Result}
 	}
-	_, err := s.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+	out, err := s.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:        aws.String(s.table),
 		Key:              keyOf(rec.Key),
 		UpdateExpression: aws.String(update),
@@ -152,7 +163,19 @@ func (s *Store) Complete(ctx context.Context, rec idempotency.Record) error {
 			"#st": attrStatus, "#lease": attrLease, "#res": attrResult, "#own": attrOwner, "#exp": attrExpires, "#ttl": TTLAttribute,
 		},
 		ExpressionAttributeValues: values,
+		ReturnConsumedCapacity:    types.ReturnConsumedCapacityTotal,
 	})
+	// The item before: the reservation's; after: the completed record.
+	before := rec
+	before.Status, before.Result, before.LeaseUntil = idempotency.StatusInProgress, "", rec.ExpiresAt
+	computed := idempotency.Capacity{Write: writeUnits(itemSize(marshal(before)), itemSize(marshal(rec)))}
+	var ccf *types.ConditionalCheckFailedException
+	switch {
+	case err == nil:
+		reported(ctx, false, one(out.ConsumedCapacity), computed)
+	case errors.As(err, &ccf):
+		reported(ctx, false, nil, computed)
+	}
 	return fenced(err)
 }
 
@@ -162,7 +185,7 @@ func (s *Store) Complete(ctx context.Context, rec idempotency.Record) error {
 // release that was already applied (no record: a request the SDK retried
 // after its answer was lost).
 func (s *Store) Release(ctx context.Context, key, owner string) error {
-	_, err := s.api.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+	out, err := s.api.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 		TableName:                aws.String(s.table),
 		Key:                      keyOf(key),
 		ConditionExpression:      aws.String("#own = :owner AND #st = :in_progress"),
@@ -171,7 +194,18 @@ func (s *Store) Release(ctx context.Context, key, owner string) error {
 			":owner":       &types.AttributeValueMemberS{Value: owner},
 			":in_progress": &types.AttributeValueMemberS{Value: string(idempotency.StatusInProgress)},
 		},
+		ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal,
 	})
+	// The item deleted is a reservation of this key and owner; its size is
+	// that of one with a payload hash of this release's length.
+	computed := idempotency.Capacity{Write: writeUnits(itemSize(marshal(reservationOf(key, owner))))}
+	var ccf *types.ConditionalCheckFailedException
+	switch {
+	case err == nil:
+		reported(ctx, false, one(out.ConsumedCapacity), computed)
+	case errors.As(err, &ccf):
+		reported(ctx, false, nil, computed)
+	}
 	if err = fenced(err); !errors.Is(err, idempotency.ErrLeaseLost) {
 		return err
 	}
@@ -205,23 +239,63 @@ func (s *Store) Commit(ctx context.Context, rec idempotency.Record, now time.Tim
 	if len(items) > MaxTxWrites {
 		return fmt.Errorf("%w: dynamostore: %d transactional writes, at most %d (DynamoDB allows 100 actions and the record takes one)", idempotency.ErrTxInvalid, len(items), MaxTxWrites)
 	}
+	item := marshal(rec)
 	all := make([]types.TransactWriteItem, 0, len(items)+1)
 	all = append(all, types.TransactWriteItem{Put: &types.Put{
 		TableName:                           aws.String(s.table),
-		Item:                                marshal(rec),
+		Item:                                item,
 		ConditionExpression:                 aws.String(reserveCondition),
 		ExpressionAttributeNames:            reserveNames(),
 		ExpressionAttributeValues:           reserveValues(rec, now),
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	}})
 	all = append(all, items...)
-	_, err := s.api.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: all})
+	out, err := s.api.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: all, ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal})
 	var tce *types.TransactionCanceledException
-	if !errors.As(err, &tce) {
+	switch {
+	case err == nil:
+		reported(ctx, false, out.ConsumedCapacity, txUnits(all))
+		return nil
+	case !errors.As(err, &tce):
 		return err
 	}
+	reported(ctx, false, nil, txUnits(all))
 	return cancelled(tce)
 }
+
+// txUnits computes what a transaction's writes consume: two writes of each
+// item. A put's size is its item's; an update's, delete's or condition
+// check's item is not known here, and counts by its key (at least one unit).
+func txUnits(all []types.TransactWriteItem) idempotency.Capacity {
+	var w float64
+	for _, a := range all {
+		switch {
+		case a.Put != nil:
+			w += 2 * writeUnits(itemSize(a.Put.Item))
+		case a.Update != nil:
+			w += 2 * writeUnits(itemSize(a.Update.Key))
+		case a.Delete != nil:
+			w += 2 * writeUnits(itemSize(a.Delete.Key))
+		case a.ConditionCheck != nil:
+			w += 2 * writeUnits(itemSize(a.ConditionCheck.Key))
+		}
+	}
+	return idempotency.Capacity{Write: w}
+}
+
+// reservationOf is a reservation of key by owner, as Reserve writes it, for
+// its size.
+func reservationOf(key, owner string) idempotency.Record {
+	now := time.Now()
+	return idempotency.Record{
+		Key: key, Owner: owner, Status: idempotency.StatusInProgress, PayloadHash: hashSizeExample,
+		LeaseUntil: now, ExpiresAt: now, TTL: now,
+	}
+}
+
+// hashSizeExample is a payload hash of this release's length ("v2:" and 43
+// characters of base64url SHA-256).
+const hashSizeExample = "v2:0000000000000000000000000000000000000000000"
 
 // cancelled tells, from a cancelled transaction's reasons (one per action,
 // the record first), a duplicate from a rejected or invalid effect write or

@@ -4,14 +4,19 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -217,5 +222,103 @@ func TestNewTxRefusesWritesTheStoreCannotCommit(t *testing.T) {
 	},
 		getenv(settings().Encode()), handler.WithStore(storetest.NewMemoryStore())); err != nil {
 		t.Fatalf("the store's own writes type: %v", err)
+	}
+}
+
+// TestDefaultClientKeepsTheCABundle: the default DynamoDB client trusts the
+// CA bundle the environment names (AWS_CA_BUNDLE), as the SDK's default
+// configuration does; widening the connection pool must not drop it.
+func TestDefaultClientKeepsTheCABundle(t *testing.T) {
+	var requests atomic.Int64
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		http.Error(w, `{"__type":"com.amazonaws.dynamodb.v20120810#ResourceNotFoundException","message":"no table"}`, http.StatusBadRequest)
+	}))
+	defer srv.Close()
+	bundle := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(bundle, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range map[string]string{
+		"AWS_CA_BUNDLE": bundle, "AWS_ENDPOINT_URL_DYNAMODB": srv.URL, "AWS_REGION": "us-east-1",
+		"AWS_ACCESS_KEY_ID": "AKID", "AWS_SECRET_ACCESS_KEY": "secret", "AWS_EC2_METADATA_DISABLED": "true",
+		"AWS_CONFIG_FILE": filepath.Join(t.TempDir(), "none"), "AWS_SHARED_CREDENTIALS_FILE": filepath.Join(t.TempDir(), "none"),
+	} {
+		t.Setenv(k, v)
+	}
+	h, err := handler.New(orderKey, func(context.Context, order, idempotency.Reservation) (string, error) { return "", nil },
+		getenv(settings().Encode()), handler.WithLogger(slog.New(slog.DiscardHandler)), handler.WithMetrics(io.Discard))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, _ = h.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{{MessageId: "m", Body: `{"orderId":"o-1","amount":5}`}}})
+	if requests.Load() == 0 {
+		t.Fatal("no request reached the server: the client did not trust AWS_CA_BUNDLE")
+	}
+}
+
+// TestLogLevels: under Lambda's advanced logging controls, the default
+// logger honours the application log level (AWS_LAMBDA_LOG_LEVEL): at WARN
+// a processed record writes no line and a failed one still does; every
+// line has a level; the metrics line carries the configured level, so that
+// Lambda keeps it. The test runs itself as the handler, in a process of its
+// own, for its standard error and output.
+func TestLogLevels(t *testing.T) {
+	if os.Getenv("HANDLER_TEST_LEVELS") == "1" {
+		h, err := handler.New(orderKey, func(_ context.Context, o order, _ idempotency.Reservation) (string, error) {
+			if o.Amount < 0 {
+				return "", errors.New("payment declined")
+			}
+			return "ok", nil
+		}, handler.WithGetenv(func(k string) string {
+			if v, ok := settings().Encode()[k]; ok {
+				return v
+			}
+			return os.Getenv(k) // AWS_LAMBDA_LOG_LEVEL, as Lambda sets it
+		}), handler.WithStore(storetest.NewMemoryStore()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_, _ = h.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{
+			{MessageId: "ok", Body: `{"orderId":"o-1","amount":5}`},
+			{MessageId: "declined", Body: `{"orderId":"o-2","amount":-5}`},
+		}})
+		return
+	}
+	for level, want := range map[string][]string{"": {"ok", "declined"}, "INFO": {"ok", "declined"}, "WARN": {"declined"}, "ERROR": {"declined"}} {
+		t.Run("level="+level, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestLogLevels$")
+			cmd.Env = append(os.Environ(), "HANDLER_TEST_LEVELS=1", "AWS_LAMBDA_LOG_LEVEL="+level)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("%v\n%s", err, stderr.String())
+			}
+			var ids []string
+			for _, l := range strings.Split(strings.TrimSpace(stderr.String()), "\n") {
+				var line struct {
+					Level     string
+					MessageID string `json:"message_id"`
+				}
+				if err := json.Unmarshal([]byte(l), &line); err != nil || line.Level == "" {
+					t.Fatalf("a line without a level: %q", l)
+				}
+				ids = append(ids, line.MessageID)
+			}
+			if strings.Join(ids, ",") != strings.Join(want, ",") {
+				t.Errorf("lines for %v, want %v", ids, want)
+			}
+			wantLevel := level
+			if wantLevel == "" {
+				wantLevel = "INFO"
+			}
+			if !strings.Contains(stdout.String(), `"level":"`+wantLevel+`"`) || !strings.Contains(stdout.String(), `"Failed":1`) {
+				t.Errorf("metrics line %q: want level %s and the counts", stdout.String(), wantLevel)
+			}
+		})
 	}
 }

@@ -93,6 +93,11 @@ type Config struct {
 	// Metrics receives one Embedded Metric Format line per batch.
 	// Default: standard output. Use io.Discard to turn metrics off.
 	Metrics io.Writer
+	// MetricsLevel is the "level" of the metrics line. Lambda's log-level
+	// filtering takes a JSON line without one for INFO and drops it at a
+	// higher application log level; a metrics line at the function's own
+	// level is kept at any level. Default: "INFO".
+	MetricsLevel string
 }
 
 func (c Config) withDefaults(guard *idempotency.Guard) Config {
@@ -116,6 +121,9 @@ func (c Config) withDefaults(guard *idempotency.Guard) Config {
 	}
 	if c.Metrics == nil {
 		c.Metrics = os.Stdout
+	}
+	if c.MetricsLevel == "" {
+		c.MetricsLevel = slog.LevelInfo.String()
 	}
 	return c
 }
@@ -185,9 +193,10 @@ var errNothingJudged = errors.New("no record of the batch could be judged")
 
 // report is what happened to one record.
 type report struct {
-	outcome Outcome
-	key     string
-	err     error
+	outcome  Outcome
+	key      string
+	err      error
+	capacity idempotency.Capacity // what its store requests consumed
 }
 
 // Handle processes a batch and returns the records to retry. It returns an
@@ -237,10 +246,12 @@ func (h *Handler[T]) Handle(ctx context.Context, ev events.SQSEvent) (events.SQS
 
 	var resp events.SQSEventResponse
 	var counts [numOutcomes]int
+	var capacity [numOutcomes]idempotency.Capacity
 	judged := false
 	for i, r := range reports {
 		rec := &ev.Records[i]
 		counts[r.outcome]++
+		capacity[r.outcome].Add(r.capacity)
 		h.log(ctx, rec, r)
 		if !r.outcome.Succeeded() {
 			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: rec.MessageId})
@@ -249,7 +260,7 @@ func (h *Handler[T]) Handle(ctx context.Context, ev events.SQSEvent) (events.SQS
 			judged = true
 		}
 	}
-	h.emitMetrics(counts, time.Since(start))
+	h.emitMetrics(counts, capacity, time.Since(start))
 	if len(ev.Records) > 0 && !judged {
 		return events.SQSEventResponse{}, fmt.Errorf("%w: %w", errNothingJudged, reports[0].err)
 	}
@@ -375,14 +386,15 @@ func (b *batch[T]) one(ctx context.Context, rec *events.SQSMessage) (r report) {
 		f.err = errors.New("the earlier record did not finish") // until run returns
 		defer close(f.done)
 	}
-	res, err := h.run(ctx, fact, msg)
+	var used idempotency.Capacity
+	res, err := h.run(idempotency.WithCapacity(ctx, &used), fact, msg)
 	if !seen {
 		f.res, f.err = res, err
 	}
 	if err == nil && res.DroppedBytes > 0 {
 		err = fmt.Errorf("processed, but the result of %d bytes exceeds idempotency.MaxResultBytes (%d): stored without it, duplicates get an empty result", res.DroppedBytes, idempotency.MaxResultBytes)
 	}
-	return report{outcome: classify(res, err), key: fact.Key, err: err}
+	return report{outcome: classify(res, err), key: fact.Key, err: err, capacity: used}
 }
 
 // envelopeBound is the largest body that can carry a message of at most n
@@ -422,13 +434,31 @@ func (h *Handler[T]) log(ctx context.Context, rec *events.SQSMessage, r report) 
 }
 
 // emitMetrics writes one CloudWatch Embedded Metric Format line with the
-// batch's outcome counts.
-func (h *Handler[T]) emitMetrics(counts [numOutcomes]int, took time.Duration) {
-	metrics := make([]map[string]string, 0, numOutcomes+1)
-	line := map[string]any{MetricDimension: h.cfg.Consumer}
+// batch's outcome counts and the DynamoDB capacity its records consumed:
+// ReadUnits and WriteUnits for all of them (the table's bill), and the
+// processed and duplicate records' shares, so that a dashboard divides them
+// by Processed and Duplicate for the units per record of each.
+func (h *Handler[T]) emitMetrics(counts [numOutcomes]int, capacity [numOutcomes]idempotency.Capacity, took time.Duration) {
+	metrics := make([]map[string]string, 0, numOutcomes+7)
+	line := map[string]any{MetricDimension: h.cfg.Consumer, "level": h.cfg.MetricsLevel}
 	for o, n := range counts {
 		metrics = append(metrics, map[string]string{"Name": metricNames[o], "Unit": "Count"})
 		line[metricNames[o]] = n
+	}
+	var total idempotency.Capacity
+	for _, c := range capacity {
+		total.Add(c)
+	}
+	for _, m := range []struct {
+		name  string
+		units float64
+	}{
+		{"ReadUnits", total.Read}, {"WriteUnits", total.Write},
+		{"ProcessedReadUnits", capacity[Processed].Read}, {"ProcessedWriteUnits", capacity[Processed].Write},
+		{"DuplicateReadUnits", capacity[Duplicate].Read}, {"DuplicateWriteUnits", capacity[Duplicate].Write},
+	} {
+		metrics = append(metrics, map[string]string{"Name": m.name, "Unit": "Count"})
+		line[m.name] = m.units
 	}
 	metrics = append(metrics, map[string]string{"Name": MetricBatchDuration, "Unit": "Milliseconds"})
 	line[MetricBatchDuration] = took.Milliseconds()
