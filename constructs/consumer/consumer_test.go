@@ -400,7 +400,11 @@ func TestDefaultFunctionIsGoOnArm64(t *testing.T) {
 		"TracingConfig":                map[string]any{"Mode": "Active"},
 		"ReservedConcurrentExecutions": assertions.Match_Absent(),
 		"Role":                         arn(id(f, f.consumer.Role())),
-		"LoggingConfig":                map[string]any{"LogGroup": ref(id(f, f.consumer.LogGroup()))},
+		"LoggingConfig": map[string]any{
+			"LogGroup":            ref(id(f, f.consumer.LogGroup())),
+			"LogFormat":           "JSON",
+			"ApplicationLogLevel": "INFO",
+		},
 		"Code": map[string]any{
 			"S3Key": assertions.Match_StringLikeRegexp(jsii.String("^[0-9a-f]{64}\\.zip$")),
 		},
@@ -1273,4 +1277,22 @@ func TestEntryRootResolvesARelativeEntry(t *testing.T) {
 	if panicked {
 		t.Fatal(msg)
 	}
+}
+
+// TestLogLevelReachesTheFunction: the LogLevel prop is the function's
+// application log level.
+func TestLogLevelReachesTheFunction(t *testing.T) {
+	cdktest.Must(t, func() {
+		app, err := cdktest.NewApp(filepath.Join(outRoot, "loglevel"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		stack := awscdk.NewStack(app, jsii.String("S"), nil)
+		p := validProps()
+		p.LogLevel = awslambda.ApplicationLogLevel_WARN
+		consumer.NewIdempotentConsumer(stack, jsii.String("C"), p)
+		assertions.Template_FromStack(stack, nil).HasResourceProperties(jsii.String("AWS::Lambda::Function"), map[string]any{
+			"LoggingConfig": assertions.Match_ObjectLike(&map[string]any{"LogFormat": "JSON", "ApplicationLogLevel": "WARN"}),
+		})
+	})
 }

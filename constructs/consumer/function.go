@@ -131,6 +131,11 @@ func (c *idempotentConsumer) addFunction(props *IdempotentConsumerProps, s *sett
 		VpcSubnets:                   props.VpcSubnets,
 		SecurityGroups:               props.SecurityGroups,
 		Layers:                       props.Layers,
+		// Lambda's advanced logging controls: JSON lines, filtered by the
+		// application log level, which the handler reads too
+		// (AWS_LAMBDA_LOG_LEVEL).
+		LoggingFormat:         awslambda.LoggingFormat_JSON,
+		ApplicationLogLevelV2: logLevel(props.LogLevel),
 	})
 	suppress(c.function, false,
 		nagRule{id: "Serverless-LambdaDLQ", reason: "The function is only invoked synchronously, by the SQS event-source mapping; a message it fails MaxReceiveCount times moves to the queue's dead-letter queue by the queue's redrive policy."})
@@ -181,4 +186,12 @@ func (c *idempotentConsumer) suppressWildcards(props *IdempotentConsumerProps, s
 			appliesTo: []string{"Resource::*"},
 		})
 	}
+}
+
+// logLevel is the function's application log level: level, or INFO.
+func logLevel(level awslambda.ApplicationLogLevel) awslambda.ApplicationLogLevel {
+	if level == "" {
+		return awslambda.ApplicationLogLevel_INFO
+	}
+	return level
 }

@@ -333,6 +333,17 @@ type IdempotentConsumerProps struct {
 	// since X-Ray has no resource-level permissions.
 	Tracing awslambda.Tracing
 
+	// LogLevel is the function's application log level under Lambda's
+	// advanced logging controls; its logs are JSON. The handler writes a
+	// line per record at INFO (processed, duplicate) or above (WARN: in
+	// progress, not started, lease lost; ERROR: failures, bad input,
+	// mismatches), so awslambda.ApplicationLogLevel_WARN keeps every line that
+	// says why a record is retried or dead-lettered and drops the rest. The
+	// metrics line is written at this level, so it is never dropped.
+	//
+	// Default: awslambda.ApplicationLogLevel_INFO.
+	LogLevel awslambda.ApplicationLogLevel
+
 	// Environment holds extra environment variables for the function. It
 	// must not set a variable of the configuration contract (package
 	// lambda/env): use the matching prop instead.
