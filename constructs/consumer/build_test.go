@@ -121,22 +121,6 @@ func TestTwoBuildsGiveTheSameAssetHash(t *testing.T) {
 	}
 }
 
-// writeHandler writes a handler module of its own in dir: goMod after the
-// module line, and main.go.
-func writeHandler(t *testing.T, dir, goMod, mainSrc string) {
-	t.Helper()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	mod := "module example.com/" + filepath.Base(dir) + "\n\n" + goMod
-	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(mod), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(mainSrc), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // construct builds a consumer of entry in a new app and returns the panic's
 // message, if any.
 func construct(t *testing.T, name, entry string) (msg string, panicked bool) {
@@ -155,7 +139,9 @@ func construct(t *testing.T, name, entry string) (msg string, panicked bool) {
 // does not import the library: the construct refuses it, naming Entry.
 func TestSynthRefusesAHandlerWithoutTheLibrary(t *testing.T) {
 	entry := filepath.Join(t.TempDir(), "nolibrary")
-	writeHandler(t, entry, "go 1.26\n", "package main\n\nfunc main() {}\n")
+	if err := writeModule(entry, "", "package main\n\nfunc main() {}\n"); err != nil {
+		t.Fatal(err)
+	}
 	msg, panicked := construct(t, "nolibrary", entry)
 	if !panicked {
 		t.Fatal("NewIdempotentConsumer accepted a handler without the library")
@@ -185,36 +171,20 @@ func TestSynthAcceptsTheExampleHandler(t *testing.T) {
 	}
 }
 
-// TestSynthAcceptsAHandlerReplacedByADirectory bundles a handler of another
-// module whose go.mod replaces the library by this working tree: what a
-// user developing both sides at once does. Accepted: a working tree is not
-// compared at synth.
+// TestSynthAcceptsAHandlerReplacedByADirectory bundles the tests' stub
+// handler, of another module whose go.mod replaces the library by this
+// working tree: what a user developing both sides at once does. Accepted: a
+// working tree is not compared at synth.
 func TestSynthAcceptsAHandlerReplacedByADirectory(t *testing.T) {
 	root, err := cdktest.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The handler's go directive must be at least the library's.
-	gomod, err := os.ReadFile(filepath.Join(root, "go.mod"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var goLine string
-	for line := range strings.Lines(string(gomod)) {
-		if strings.HasPrefix(line, "go ") {
-			goLine = line
-		}
-	}
-	const lib = "github.com/idempotent-consumer/idempotent-consumer"
-	entry := filepath.Join(t.TempDir(), "replaced")
-	writeHandler(t, entry,
-		goLine+"\nrequire "+lib+" v0.0.0-00010101000000-000000000000\n\nreplace "+lib+" => "+root+"\n",
-		"package main\n\nimport _ \""+lib+"/lambda/idempotency\"\n\nfunc main() {}\n")
-	if msg, panicked := construct(t, "replaced", entry); panicked {
+	if msg, panicked := construct(t, "replaced", handlerDir); panicked {
 		t.Fatal(msg)
 	}
 	// The case is the one named: the bootstrap records the replace.
-	dir, err := consumer.BuildBootstrap(entry, "arm64")
+	dir, err := consumer.BuildBootstrap(handlerDir, "arm64")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,6 +192,7 @@ func TestSynthAcceptsAHandlerReplacedByADirectory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	const lib = "github.com/idempotent-consumer/idempotent-consumer"
 	if !slices.ContainsFunc(bi.Deps, func(m *debug.Module) bool {
 		return m.Path == lib && m.Replace != nil && m.Replace.Path == root
 	}) {
