@@ -56,7 +56,13 @@ func Context() (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(filepath.Join(root, "cdk.json"))
+	return ContextIn(root)
+}
+
+// ContextIn returns the "context" of the cdk.json in dir, for a test whose
+// CDK app is not in its own module.
+func ContextIn(dir string) (map[string]any, error) {
+	data, err := os.ReadFile(filepath.Join(dir, "cdk.json"))
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -25,6 +24,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 	"github.com/sivchari/kumo"
 
+	"github.com/idempotent-consumer/idempotent-consumer/cdktest"
 	consumercdk "github.com/idempotent-consumer/idempotent-consumer/constructs/consumer"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
@@ -259,21 +259,12 @@ func synth(outDir, stackName, id string, cdkContext map[string]any, props *consu
 // feature flags of the repository's cdk.json, and the asset metadata the CLI
 // turns on, through which LoadStack finds a function's bootstrap.
 func readCDKContext(root string) (map[string]any, error) {
-	data, err := os.ReadFile(filepath.Join(root, "cdk.json"))
+	ctx, err := cdktest.ContextIn(root)
 	if err != nil {
 		return nil, err
 	}
-	var cfg struct {
-		Context map[string]any `json:"context"`
-	}
-	if err := json.Unmarshal(data, &cfg); err != nil {
-		return nil, fmt.Errorf("cdk.json: %w", err)
-	}
-	if cfg.Context == nil {
-		cfg.Context = map[string]any{}
-	}
-	cfg.Context["aws:cdk:enable-asset-metadata"] = true // cx-api's ASSET_RESOURCE_METADATA_ENABLED_CONTEXT
-	return cfg.Context, nil
+	ctx["aws:cdk:enable-asset-metadata"] = true // cx-api's ASSET_RESOURCE_METADATA_ENABLED_CONTEXT
+	return ctx, nil
 }
 
 // synthesizedEnvironment returns fn's variables exactly as the template
