@@ -38,7 +38,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore/schema"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
@@ -90,9 +90,9 @@ const (
 // IdempotentConsumerProps.Table must follow.
 const (
 	// PartitionKey is the name of the table's string partition key.
-	PartitionKey = dynamostore.KeyAttribute
+	PartitionKey = schema.Key
 	// TTLAttribute is the attribute DynamoDB TTL is enabled on.
-	TTLAttribute = dynamostore.TTLAttribute
+	TTLAttribute = schema.TTL
 )
 
 // itemActions are the item-level DynamoDB actions the guard uses. They are

@@ -23,22 +23,24 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore/schema"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 )
 
-// Attribute names of a record. The partition key is KeyAttribute; the TTL
+// Attribute names of a record, from package schema (the light package that a
+// CDK app imports for them). The partition key is KeyAttribute; the TTL
 // attribute to enable on the table is TTLAttribute.
 const (
-	KeyAttribute = "pk"
-	TTLAttribute = "ttl"
+	KeyAttribute = schema.Key
+	TTLAttribute = schema.TTL
 
-	attrStatus  = "status"
-	attrOwner   = "owner"
-	attrLease   = "lease_until" // epoch milliseconds
-	attrExpires = "expires_at"  // epoch seconds
-	attrHash    = "payload_hash"
-	attrResult  = "result"
-	attrLayout  = "layout"
+	attrStatus  = schema.Status
+	attrOwner   = schema.Owner
+	attrLease   = schema.Lease
+	attrExpires = schema.Expires
+	attrHash    = schema.Hash
+	attrResult  = schema.Result
+	attrLayout  = schema.Layout
 )
 
 // Layout is the version of the record's layout (its attributes and what

@@ -1,0 +1,32 @@
+// Package schema names the attributes of an idempotency record as package
+// dynamostore writes them, with no dependency beyond the standard library.
+//
+// It is the light half that both sides need, in the shape of
+// database/sql/driver: the construct (a CDK app) reads the key and TTL
+// attribute names from here to define or check a table, and links no AWS
+// SDK for two constants; the store writes the attributes named here.
+package schema
+
+// Attribute names of a record. The partition key is Key (a string); the TTL
+// attribute to enable on the table is TTL (epoch seconds).
+const (
+	// Key is the partition key: "<namespace>#<key>", or its keyed hash.
+	Key = "pk"
+	// TTL is the epoch second after which DynamoDB may delete the record.
+	TTL = "ttl"
+	// Status is IN_PROGRESS or COMPLETED.
+	Status = "status"
+	// Owner is the reservation's owner token.
+	Owner = "owner"
+	// Lease is the end of an IN_PROGRESS record's lease, epoch milliseconds.
+	Lease = "lease_until"
+	// Expires is the end of a COMPLETED record's business window, epoch
+	// seconds.
+	Expires = "expires_at"
+	// Hash is the payload hash, with its version tag ("v2:…").
+	Hash = "payload_hash"
+	// Result is the effect's result, as the effect returned it.
+	Result = "result"
+	// Layout is the version of the record's layout (Layout).
+	Layout = "layout"
+)
