@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -44,11 +45,13 @@ const (
 )
 
 // Layout is the version of the record's layout (its attributes and what
-// they mean) that this release writes, in the attribute "layout"; a record
-// without one is of layout 1, written before the attribute existed. A
-// record of a newer layout is not read as if it were this one: reading it
-// fails (a store error, retried) until this release is replaced. The payload
-// hash carries its own version ("v2:…"; see idempotency.Guard.Fact).
+// they mean) that this release writes, in the attribute "layout". Every
+// record carries it. A record of another layout is not read as if it were
+// this one: reading it fails with an error wrapping
+// idempotency.ErrUnreadableRecord (a store error, retried) until a release
+// that reads it is deployed. A later release that changes the layout must
+// still read layout 1. The payload hash carries its own version ("v2:…";
+// see idempotency.Guard.Fact).
 const Layout = 1
 
 // MaxTxWrites is how many writes a transactional effect may add: DynamoDB
@@ -330,7 +333,9 @@ func conditionFailed(item map[string]types.AttributeValue) error {
 	}
 	old, err := unmarshal(item)
 	if err != nil {
-		return fmt.Errorf("%w: returned item: %v", idempotency.ErrConditionFailed, err)
+		// Not a condition failure the guard could decide on: the record
+		// that failed it cannot be read (a store error, loud).
+		return fmt.Errorf("the record that failed the condition: %w", err)
 	}
 	return &idempotency.ConditionFailedError{Old: old}
 }
@@ -371,46 +376,99 @@ func marshal(rec idempotency.Record) map[string]types.AttributeValue {
 	return item
 }
 
+// unmarshal reads a record of this release's layout. Anything else (an
+// item that is not a record, an unknown status, an attribute missing or of
+// the wrong type, a layout other than Layout) is an error wrapping
+// idempotency.ErrUnreadableRecord: the record is not misread, and the guard
+// reports it as a store error.
 func unmarshal(item map[string]types.AttributeValue) (*idempotency.Record, error) {
-	rec := &idempotency.Record{}
-	var err error
-	str := func(name string, dst *string) {
-		if v, ok := item[name].(*types.AttributeValueMemberS); ok {
-			*dst = v.Value
+	var problems []string
+	str := func(name string, required bool) string {
+		switch v := item[name].(type) {
+		case *types.AttributeValueMemberS:
+			return v.Value
+		case nil:
+			if required {
+				problems = append(problems, "no "+name)
+			}
+		default:
+			problems = append(problems, fmt.Sprintf("%s is a %s, want a string", name, attributeType(v)))
 		}
+		return ""
 	}
 	num := func(name string) int64 {
-		v, ok := item[name].(*types.AttributeValueMemberN)
-		if !ok {
-			return 0
+		switch v := item[name].(type) {
+		case *types.AttributeValueMemberN:
+			n, err := strconv.ParseInt(v.Value, 10, 64)
+			if err != nil {
+				problems = append(problems, fmt.Sprintf("%s is %q, not an integer", name, v.Value))
+			}
+			return n
+		case nil:
+			problems = append(problems, "no "+name)
+		default:
+			problems = append(problems, fmt.Sprintf("%s is a %s, want a number", name, attributeType(v)))
 		}
-		n, perr := strconv.ParseInt(v.Value, 10, 64)
-		if perr != nil && err == nil {
-			err = fmt.Errorf("attribute %s: %w", name, perr)
+		return 0
+	}
+	rec := &idempotency.Record{Key: str(KeyAttribute, true)}
+	known := false // the item has this release's layout
+	if _, ok := item[attrLayout]; !ok {
+		problems = append(problems, "no "+attrLayout+" attribute: not a record this library wrote")
+	} else if before, n := len(problems), num(attrLayout); len(problems) == before {
+		switch {
+		case n > Layout:
+			problems = append(problems, fmt.Sprintf("layout %d, newer than this release reads (%d): deploy the release that wrote it", n, Layout))
+		case n < Layout:
+			problems = append(problems, fmt.Sprintf("layout %d, which no release wrote", n))
+		default:
+			known = true
 		}
-		return n
 	}
-	var status string
-	str(KeyAttribute, &rec.Key)
-	str(attrStatus, &status)
-	str(attrOwner, &rec.Owner)
-	str(attrHash, &rec.PayloadHash)
-	str(attrResult, &rec.Result)
-	rec.Status = idempotency.Status(status)
-	if ms := num(attrLease); ms != 0 {
-		rec.LeaseUntil = time.UnixMilli(ms)
+	if known { // read its attributes as this layout defines them
+		rec.Status = idempotency.Status(str(attrStatus, true))
+		rec.Owner = str(attrOwner, true)
+		rec.PayloadHash = str(attrHash, true)
+		rec.Result = str(attrResult, false)
+		rec.ExpiresAt = time.Unix(num(attrExpires), 0)
+		rec.TTL = time.Unix(num(TTLAttribute), 0)
+		switch rec.Status {
+		case idempotency.StatusInProgress:
+			rec.LeaseUntil = time.UnixMilli(num(attrLease))
+		case idempotency.StatusCompleted:
+		default:
+			problems = append(problems, fmt.Sprintf("unknown status %q", rec.Status))
+		}
 	}
-	rec.ExpiresAt = time.Unix(num(attrExpires), 0)
-	rec.TTL = time.Unix(num(TTLAttribute), 0)
-	layout := num(attrLayout)
-	if err != nil {
-		return nil, err
-	}
-	if layout > Layout {
-		return nil, fmt.Errorf("record %q has layout %d, newer than this release reads (%d): deploy the release that wrote it", rec.Key, layout, Layout)
-	}
-	if rec.Key == "" || (rec.Status != idempotency.StatusInProgress && rec.Status != idempotency.StatusCompleted) {
-		return nil, fmt.Errorf("not an idempotency record: pk %q, status %q", rec.Key, status)
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("%w: item %s %q: %s", idempotency.ErrUnreadableRecord, KeyAttribute, rec.Key, strings.Join(problems, "; "))
 	}
 	return rec, nil
+}
+
+// attributeType names the DynamoDB type of v ("S", "N", "BOOL"...).
+func attributeType(v types.AttributeValue) string {
+	switch v.(type) {
+	case *types.AttributeValueMemberS:
+		return "S"
+	case *types.AttributeValueMemberN:
+		return "N"
+	case *types.AttributeValueMemberB:
+		return "B"
+	case *types.AttributeValueMemberBOOL:
+		return "BOOL"
+	case *types.AttributeValueMemberNULL:
+		return "NULL"
+	case *types.AttributeValueMemberL:
+		return "L"
+	case *types.AttributeValueMemberM:
+		return "M"
+	case *types.AttributeValueMemberSS:
+		return "SS"
+	case *types.AttributeValueMemberNS:
+		return "NS"
+	case *types.AttributeValueMemberBS:
+		return "BS"
+	}
+	return fmt.Sprintf("%T", v)
 }

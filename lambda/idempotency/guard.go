@@ -263,11 +263,8 @@ type Fact struct {
 	// Key is the namespaced key ("<namespace>#<key>", or the keyed hash of
 	// the key with Config.KeySecret): the record's partition key.
 	Key string
-	// Hash is the payload's hash in the current version (see Guard.Fact).
+	// Hash is the payload's hash (see Guard.Fact).
 	Hash string
-	// payload is kept to compare with a record that carries a hash of an
-	// earlier version; empty in a Fact not made by Guard.Fact.
-	payload string
 }
 
 // Fact validates key and payload (JSON) and returns their Fact. Errors wrap
@@ -278,8 +275,7 @@ type Fact struct {
 // objects have sorted members. A payload holding a lone UTF-16 surrogate
 // escape, or an object with a member twice, is invalid: either would make
 // two different facts look alike, or one fact look different to two
-// decoders. A record written with the hash of version 1 (the releases
-// before versions) is recognised as the same payload while it lives.
+// decoders.
 func (g *Guard) Fact(key string, payload []byte) (Fact, error) {
 	pk, err := g.Key(key)
 	if err != nil {
@@ -289,14 +285,7 @@ func (g *Guard) Fact(key string, payload []byte) (Fact, error) {
 	if err != nil {
 		return Fact{}, fmt.Errorf("%s: %w", pk, err)
 	}
-	return Fact{Key: pk, Hash: hash, payload: string(payload)}, nil
-}
-
-// samePayload reports whether stored, the payload hash of a record or of a
-// cached completion, is f's payload, in the current hash version or an
-// earlier one that records may still carry.
-func (g *Guard) samePayload(f Fact, stored string) bool {
-	return g.hasher.matches(stored, f.Hash, []byte(f.payload))
+	return Fact{Key: pk, Hash: hash}, nil
 }
 
 // Do runs effect once for the fact identified by key and carried by payload
@@ -315,7 +304,9 @@ func (g *Guard) Do(ctx context.Context, key string, payload []byte, effect Effec
 // It returns Processed after running the effect, or Duplicate with the
 // stored result when the fact was already completed. Errors wrap
 // ErrInProgress, ErrPayloadMismatch, ErrLeaseLost or ErrNotStarted, are an
-// *EffectError (the reservation was released), or a *StoreError.
+// *EffectError (the effect failed; see EffectError for what became of the
+// reservation), or a *StoreError (including a record this release cannot
+// read, ErrUnreadableRecord).
 func (g *Guard) Run(ctx context.Context, f Fact, effect Effect) (Result, error) {
 	reserve := func(ctx context.Context, rec *Record, now time.Time) error {
 		return g.store.Reserve(ctx, *rec, now)
@@ -385,7 +376,7 @@ type write func(ctx context.Context, rec *Record, now time.Time) error
 func (g *Guard) run(ctx context.Context, f Fact, op string, w write, took func(ctx context.Context, rec *Record) (Result, error)) (Result, error) {
 	pk, hash := f.Key, f.Hash
 	if e, ok := g.cache.get(pk, g.cfg.Now()); ok {
-		if !g.samePayload(f, e.hash) {
+		if e.hash != hash {
 			return Result{}, fmt.Errorf("%s: %w", pk, ErrPayloadMismatch)
 		}
 		return Result{Outcome: Duplicate, Value: e.result, FromCache: true}, nil
@@ -420,17 +411,12 @@ func (g *Guard) run(ctx context.Context, f Fact, op string, w write, took func(c
 				continue // released or deleted since: try again
 			}
 		}
+		if err := readable(old, pk); err != nil {
+			return Result{}, fmt.Errorf("%s: %w", pk, &StoreError{Op: op, Err: err})
+		}
 		if old.Owner == token {
 			taken = true
 			break
-		}
-		if old.PayloadHash != hash && g.samePayload(f, old.PayloadHash) {
-			// A record of an earlier hash version for this very payload
-			// (written before an upgrade): go on under its hash, so that
-			// the record keeps one version and the store's conditions,
-			// which compare hashes as strings, let this delivery take over
-			// a lapsed reservation as they would a redelivery then.
-			hash = old.PayloadHash
 		}
 		if !old.Holds(hash, g.cfg.Now()) {
 			continue // expired by the time it was read: try again
@@ -453,6 +439,21 @@ func (g *Guard) run(ctx context.Context, f Fact, op string, w write, took func(c
 		return res, fmt.Errorf("%s: %w", pk, err)
 	}
 	return res, nil
+}
+
+// readable returns an error wrapping ErrUnreadableRecord unless old, the
+// record a store returned for pk, is one this release can decide on: the
+// record of pk, IN_PROGRESS or COMPLETED. A store that reads records of its
+// own format refuses what it cannot read already (dynamostore does); this
+// check holds for every store.
+func readable(old *Record, pk string) error {
+	switch {
+	case old.Key != pk:
+		return fmt.Errorf("%w: the store returned the record of %q for %q", ErrUnreadableRecord, old.Key, pk)
+	case old.Status != StatusInProgress && old.Status != StatusCompleted:
+		return fmt.Errorf("%w: unknown status %q", ErrUnreadableRecord, old.Status)
+	}
+	return nil
 }
 
 // newRecord returns the IN_PROGRESS record of a new reservation made at now.

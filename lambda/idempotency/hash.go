@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -19,13 +18,10 @@ const maxJSONDepth = 64
 
 // Payload hash versions.
 //
-// A stored payload hash names the canonical form it was computed from, so
-// that a release that changes the form does not turn every record of the
-// business window into a payload mismatch. The current version, v2, is
-// tagged "v2:". Version 1, the form of the releases before hash versions,
-// has no tag; a record that carries one is compared with the payload hashed
-// the version-1 way, for as long as such records live (one business
-// window after the upgrade).
+// A stored payload hash names the canonical form and the function it was
+// computed with, so that a later release that changes either can tell the
+// records it must still read from its own: "v2:" is SHA-256 of canonical
+// form 2. No other tag was ever written.
 const (
 	hashTagV2 = "v2:"
 )
@@ -74,49 +70,6 @@ func (h hasher) Hash(payload []byte) (string, error) {
 	return hashTagV2 + base64.RawURLEncoding.EncodeToString(sum[:]), nil
 }
 
-// matches reports whether stored, a payload hash read from a record, is
-// the hash of payload in a version this release reads; current is
-// payload's hash in the current version.
-func (h hasher) matches(stored, current string, payload []byte) bool {
-	if stored == current {
-		return true
-	}
-	if payload == nil || strings.HasPrefix(stored, hashTagV2) || strings.Contains(stored, ":") {
-		return false // another payload, or a version this release does not know
-	}
-	v1, err := h.hashV1(payload)
-	return err == nil && v1 == stored
-}
-
-// hashV1 is the payload hash of version 1, unchanged: the base64url SHA-256
-// of encoding/json's re-encoding of the payload decoded with UseNumber
-// (numbers as written, strings with U+FFFD for invalid surrogates, the last
-// of duplicate members). It is only compared with records written by a
-// release before hash versions.
-func (h hasher) hashV1(payload []byte) (string, error) {
-	if depth := jsonDepth(payload); depth > maxJSONDepth {
-		return "", fmt.Errorf("%w: nested %d levels deep, more than %d", ErrInvalidPayload, depth, maxJSONDepth)
-	}
-	dec := json.NewDecoder(bytes.NewReader(payload))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return "", fmt.Errorf("%w: %v", ErrInvalidPayload, err)
-	}
-	if dec.More() {
-		return "", fmt.Errorf("%w: trailing data after the JSON value", ErrInvalidPayload)
-	}
-	for _, path := range h.ignore {
-		remove(v, path)
-	}
-	canon, err := json.Marshal(v) // map keys are sorted by encoding/json
-	if err != nil {
-		return "", fmt.Errorf("%w: %v", ErrInvalidPayload, err)
-	}
-	sum := sha256.Sum256(canon)
-	return base64.RawURLEncoding.EncodeToString(sum[:]), nil
-}
-
 // remove deletes the field at path from v, if v holds objects along it.
 func remove(v any, path []string) {
 	for i, name := range path {
@@ -130,33 +83,6 @@ func remove(v any, path []string) {
 		}
 		v = obj[name]
 	}
-}
-
-// jsonDepth returns the deepest nesting of objects and arrays in data,
-// ignoring brackets inside strings. It does not validate.
-func jsonDepth(data []byte) int {
-	depth, deepest, inString, escaped := 0, 0, false, false
-	for _, c := range data {
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == '{' || c == '[':
-			depth++
-			deepest = max(deepest, depth)
-		case c == '}' || c == ']':
-			depth--
-		}
-	}
-	return deepest
 }
 
 // number is a JSON number in canonical form: its exact value as a

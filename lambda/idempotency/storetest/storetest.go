@@ -73,7 +73,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("LiveLeaseBlocksWhateverTheWindow", func(t *testing.T) { liveLease(t, h) })
 	t.Run("WindowStartsAtCompletion", func(t *testing.T) { windowAtCompletion(t, h) })
 	t.Run("RetriedWritesAreTheirOwn", func(t *testing.T) { retriedWrites(t, h) })
-	t.Run("RecordOfThePreviousHashVersion", func(t *testing.T) { previousHashVersion(t, h) })
+	t.Run("UnreadableRecordIsAStoreError", func(t *testing.T) { unreadableRecord(t, h) })
 	if h.Credit != nil {
 		t.Run("TransactionalEffectExactlyOnce", func(t *testing.T) { transactional(t, h) })
 	}
@@ -554,6 +554,45 @@ func transactional(t *testing.T, h Harness) {
 	}
 	if got := h.Balance(t, "w1"); got != 10*facts || processed.Load() != facts {
 		t.Fatalf("balance %d after %d processed, want %d after %d: each credit exactly once", got, processed.Load(), 10*facts, facts)
+	}
+}
+
+// unreadableRecord: a record of a status this release does not know (the
+// peer's invalid-status case) is never overwritten nor misread: delivering
+// its fact is a *StoreError wrapping ErrUnreadableRecord, whether the store
+// returns the record with the failed condition or the guard reads it, and
+// the effect does not run.
+func unreadableRecord(t *testing.T, h Harness) {
+	s := h.NewStore(t)
+	clock := NewClock()
+	g := newGuard(t, s, "charge", clock)
+	ctx := context.Background()
+	fact, err := g.Fact("order-18", payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := clock.Now()
+	odd := idempotency.Record{Key: fact.Key, Status: "EXPIRED", Owner: "another-library", ExpiresAt: now.Add(-time.Hour), TTL: now.Add(-time.Minute), PayloadHash: fact.Hash}
+	if err := s.Reserve(ctx, odd, now); err != nil {
+		t.Fatal(err)
+	}
+	check := func(what string, err error) {
+		t.Helper()
+		var se *idempotency.StoreError
+		if !errors.As(err, &se) || !errors.Is(err, idempotency.ErrUnreadableRecord) {
+			t.Errorf("%s over a record of status EXPIRED: %v; want a *StoreError wrapping ErrUnreadableRecord", what, err)
+		}
+	}
+	_, err = g.Do(ctx, "order-18", payload, failIfRun(t))
+	check("Do", err)
+	if _, ok := s.(idempotency.TxStore); ok && h.Credit != nil {
+		_, err = g.RunTx(ctx, fact, func(context.Context, idempotency.Reservation) (any, string, error) {
+			return h.Credit("w-unreadable", 10), "credited", nil
+		})
+		check("RunTx", err)
+		if got := h.Balance(t, "w-unreadable"); got != 0 {
+			t.Errorf("balance %d, want nothing written", got)
+		}
 	}
 }
 
