@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/idempotent-consumer/idempotent-consumer/internal/jsonesc"
 )
 
 // maxJSONDepth bounds the nesting of a payload that is hashed, so that a
@@ -311,35 +313,15 @@ func (p *canonParser) escape() (rune, error) {
 		}
 		return 0, p.errorf("invalid escape \\%c", c)
 	}
-	r, ok := p.hex4(p.pos + 2)
-	if !ok {
+	r, n, err := jsonesc.Unicode(p.data, p.pos)
+	switch {
+	case errors.Is(err, jsonesc.ErrLoneSurrogate):
+		return 0, p.errorf("lone UTF-16 surrogate \\u%04x: not valid Unicode (a decoder would turn it into U+FFFD)", r)
+	case err != nil:
 		return 0, p.errorf("invalid \\u escape")
 	}
-	switch {
-	case utf16.IsSurrogate(r) && r < 0xDC00: // high: its low half must follow
-		low, ok := rune(0), false
-		if p.pos+7 < len(p.data) && p.data[p.pos+6] == '\\' && p.data[p.pos+7] == 'u' {
-			low, ok = p.hex4(p.pos + 8)
-		}
-		if !ok || low < 0xDC00 || low > 0xDFFF {
-			return 0, p.errorf("lone UTF-16 surrogate \\u%04x: not valid Unicode (a decoder would turn it into U+FFFD)", r)
-		}
-		p.pos += 12
-		return utf16.DecodeRune(r, low), nil
-	case utf16.IsSurrogate(r):
-		return 0, p.errorf("lone UTF-16 surrogate \\u%04x: not valid Unicode (a decoder would turn it into U+FFFD)", r)
-	}
-	p.pos += 6
+	p.pos += n
 	return r, nil
-}
-
-// hex4 reads the four hex digits at i.
-func (p *canonParser) hex4(i int) (rune, bool) {
-	if i+4 > len(p.data) {
-		return 0, false
-	}
-	n, err := strconv.ParseUint(string(p.data[i:i+4]), 16, 16)
-	return rune(n), err == nil
 }
 
 // number reads a number into its canonical form.
