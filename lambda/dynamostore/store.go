@@ -102,16 +102,32 @@ func reserveValues(rec idempotency.Record, now time.Time) map[string]types.Attri
 	}
 }
 
-// Reserve implements idempotency.Store with one conditional PutItem.
-func (s *Store) Reserve(ctx context.Context, rec idempotency.Record, now time.Time) error {
-	item := marshal(rec)
-	out, err := s.api.PutItem(ctx, &dynamodb.PutItemInput{
+// reservePut is the conditional put that takes a fact's key with rec, as
+// the reserve's PutItem and as the first action of a commit's transaction:
+// rec's item under the reserve condition, returning the record that holds
+// the key when the condition fails.
+func (s *Store) reservePut(rec idempotency.Record, now time.Time) *types.Put {
+	return &types.Put{
 		TableName:                           aws.String(s.table),
-		Item:                                item,
+		Item:                                marshal(rec),
 		ConditionExpression:                 aws.String(reserveCondition),
 		ExpressionAttributeNames:            reserveNames(),
 		ExpressionAttributeValues:           reserveValues(rec, now),
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}
+}
+
+// Reserve implements idempotency.Store with one conditional PutItem.
+func (s *Store) Reserve(ctx context.Context, rec idempotency.Record, now time.Time) error {
+	put := s.reservePut(rec, now)
+	item := put.Item
+	out, err := s.api.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:                           put.TableName,
+		Item:                                put.Item,
+		ConditionExpression:                 put.ConditionExpression,
+		ExpressionAttributeNames:            put.ExpressionAttributeNames,
+		ExpressionAttributeValues:           put.ExpressionAttributeValues,
+		ReturnValuesOnConditionCheckFailure: put.ReturnValuesOnConditionCheckFailure,
 		ReturnConsumedCapacity:              types.ReturnConsumedCapacityTotal,
 	})
 	var ccf *types.ConditionalCheckFailedException
@@ -244,16 +260,8 @@ func (s *Store) Commit(ctx context.Context, rec idempotency.Record, now time.Tim
 	if len(items) > MaxTxWrites {
 		return fmt.Errorf("%w: dynamostore: %d transactional writes, at most %d (DynamoDB allows 100 actions and the record takes one)", idempotency.ErrTxInvalid, len(items), MaxTxWrites)
 	}
-	item := marshal(rec)
 	all := make([]types.TransactWriteItem, 0, len(items)+1)
-	all = append(all, types.TransactWriteItem{Put: &types.Put{
-		TableName:                           aws.String(s.table),
-		Item:                                item,
-		ConditionExpression:                 aws.String(reserveCondition),
-		ExpressionAttributeNames:            reserveNames(),
-		ExpressionAttributeValues:           reserveValues(rec, now),
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	}})
+	all = append(all, types.TransactWriteItem{Put: s.reservePut(rec, now)})
 	all = append(all, items...)
 	out, err := s.api.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: all, ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal})
 	var tce *types.TransactionCanceledException
