@@ -306,8 +306,8 @@ func reservationOf(key, owner string) idempotency.Record {
 	}
 }
 
-// hashSizeExample is a payload hash of this release's length ("v2:" and 43
-// characters of base64url SHA-256).
+// hashSizeExample is a payload hash of this release's length ("v2:" or
+// "k2:" and 43 characters of base64url SHA-256 or HMAC-SHA-256).
 const hashSizeExample = "v2:0000000000000000000000000000000000000000000"
 
 // cancelled tells, from a cancelled transaction's reasons (one per action,

@@ -88,9 +88,12 @@ type Config struct {
 	// KeySecret, when set, makes the guard store and log a keyed hash of
 	// each business key instead of the key: the record's key is
 	// "<namespace>#" followed by the base64url HMAC-SHA-256, under
-	// KeySecret, of "<namespace>#<key>". Use it when business keys are
+	// KeySecret, of "<namespace>#<key>". The payload hash is keyed too
+	// ("k2:", an HMAC-SHA-256 under a key derived from KeySecret), since a
+	// payload usually carries its key. Use it when business keys are
 	// personal data (an e-mail address, an account number): the table and
-	// the adapter's logs then hold no key in plain text, and without the
+	// the adapter's logs then hold no key in plain text and no hash that a
+	// guessed key or payload can be checked against, so that without the
 	// secret nobody can recover one by hashing likely values.
 	//
 	// What it costs: a key cannot be read back from the table or the logs;
@@ -105,7 +108,21 @@ type Config struct {
 	// gives every fact a new record key and a new Reservation.Key, so a
 	// duplicate of a fact processed before the change runs again (downstream
 	// too). Change it only when no fact of the last business window can be
-	// delivered again. Default: none, keys are stored and logged as they are.
+	// delivered again.
+	//
+	// The guard reads KeySecret once, when it is made: a new value reaches
+	// a running function only with a new guard, in a new execution
+	// environment. Deployed by the construct (HashKeys), the secret is
+	// resolved into the function's environment (IDEMPOTENCY_KEY_SECRET) by
+	// CloudFormation, through a dynamic reference, when a stack operation
+	// creates or updates the function; CloudFormation does not notice a
+	// value changed in Secrets Manager by itself. A changed secret thus
+	// reaches the function only at the next stack update that updates the
+	// function (its dynamic reference, or the function's configuration);
+	// Lambda then starts new execution environments with it, and until
+	// then the function keeps hashing with the old secret (DESIGN.md,
+	// "Hashed keys"). Default: none, keys and payload hashes are stored and
+	// logged as they are.
 	KeySecret []byte
 }
 
@@ -162,7 +179,7 @@ func NewGuard(store Store, cfg Config) (*Guard, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Guard{store: store, cfg: cfg, hasher: newHasher(cfg.PayloadIgnore), cache: newCompletedCache(cfg.CacheSize)}, nil
+	return &Guard{store: store, cfg: cfg, hasher: newHasher(cfg.PayloadIgnore, cfg.KeySecret), cache: newCompletedCache(cfg.CacheSize)}, nil
 }
 
 // FinishBudget returns the time the guard keeps at the end of a lease to

@@ -2,6 +2,8 @@ package idempotency
 
 import (
 	"bytes"
+	"crypto/hkdf"
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
@@ -22,30 +24,50 @@ const maxJSONDepth = 64
 //
 // A stored payload hash names the canonical form and the function it was
 // computed with, so that a later release that changes either can tell the
-// records it must still read from its own: "v2:" is SHA-256 of canonical
-// form 2. No other tag was ever written.
+// records it must still read from its own. Release 0.1.0 writes two, and
+// a later release must read both:
+//   - "v2:" and the base64url SHA-256 of canonical form 2, without a key
+//     secret;
+//   - "k2:" and the base64url HMAC-SHA-256 of canonical form 2 under the
+//     payload key, with Config.KeySecret: the payload key is derived from
+//     the secret with HKDF-SHA-256 (no salt, info payloadKeyInfo), so that
+//     nobody without the secret can test a guessed payload against a
+//     stored hash.
 const (
-	hashTagV2 = "v2:"
+	hashTagV2      = "v2:"
+	hashTagKeyedV2 = "k2:"
+	payloadKeyInfo = "idempotency payload hash k2"
 )
 
-// hasher computes the payload hash: SHA-256 of the canonical JSON after
-// removing the ignored fields.
+// hasher computes the payload hash: SHA-256 (or, keyed, HMAC-SHA-256) of
+// the canonical JSON after removing the ignored fields.
 type hasher struct {
 	ignore [][]string // dotted paths, split
+	key    []byte     // the payload key; nil without a key secret
 }
 
-func newHasher(ignore []string) hasher {
+// newHasher returns the hasher that leaves out the fields at the paths of
+// ignore and, with a key secret, keys the hash with a key derived from it.
+func newHasher(ignore []string, secret []byte) hasher {
 	h := hasher{}
 	for _, p := range ignore {
 		if p = strings.TrimSpace(p); p != "" {
 			h.ignore = append(h.ignore, strings.Split(p, "."))
 		}
 	}
+	if len(secret) > 0 {
+		key, err := hkdf.Key(sha256.New, secret, nil, payloadKeyInfo, sha256.Size)
+		if err != nil { // only for a key length beyond 255 × 32 bytes
+			panic(err)
+		}
+		h.key = key
+	}
 	return h
 }
 
-// Hash returns the current version's hash of payload: "v2:" and the
-// base64url SHA-256 of its canonical form (version 2).
+// Hash returns the hash of payload: "v2:" and the base64url SHA-256 of its
+// canonical form (version 2), or with a key secret "k2:" and the base64url
+// HMAC-SHA-256 of that form under the payload key.
 //
 // The canonical form is strict about what would make the identity of a fact
 // ambiguous, and refuses it as invalid (ErrInvalidPayload):
@@ -68,8 +90,14 @@ func (h hasher) Hash(payload []byte) (string, error) {
 	for _, path := range h.ignore {
 		remove(v, path)
 	}
-	sum := sha256.Sum256(appendCanonical(nil, v))
-	return hashTagV2 + base64.RawURLEncoding.EncodeToString(sum[:]), nil
+	canon := appendCanonical(nil, v)
+	if h.key == nil {
+		sum := sha256.Sum256(canon)
+		return hashTagV2 + base64.RawURLEncoding.EncodeToString(sum[:]), nil
+	}
+	mac := hmac.New(sha256.New, h.key)
+	mac.Write(canon)
+	return hashTagKeyedV2 + base64.RawURLEncoding.EncodeToString(mac.Sum(nil)), nil
 }
 
 // remove deletes the field at path from v, if v holds objects along it.
