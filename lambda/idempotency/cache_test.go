@@ -53,9 +53,9 @@ func TestCacheIsBoundedByMemory(t *testing.T) {
 type forgetful struct{}
 
 func (forgetful) Reserve(context.Context, Record, time.Time) error { return nil }
-func (forgetful) Get(context.Context, string) (*Record, error)   { return nil, nil }
-func (forgetful) Complete(context.Context, Record) error         { return nil }
-func (forgetful) Release(context.Context, string, string) error  { return nil }
+func (forgetful) Get(context.Context, string) (*Record, error)     { return nil, nil }
+func (forgetful) Complete(context.Context, Record) error           { return nil }
+func (forgetful) Release(context.Context, string, string) error    { return nil }
 
 // TestCacheOwnsWhatItKeeps: the cache copies the key, hash and result it
 // keeps, so that a result (or a Fact's key or hash) cut from a large buffer
@@ -75,7 +75,7 @@ func TestCacheOwnsWhatItKeeps(t *testing.T) {
 	for i := range results {
 		_, err := g.Do(ctx, strconv.Itoa(i), []byte(`{}`), func(context.Context, Reservation) (string, error) {
 			response := strings.Repeat("x", 64<<10) // a downstream API's response
-			return response[100:116], nil            // the id it carries
+			return response[100:116], nil           // the id it carries
 		})
 		if err != nil {
 			t.Fatal(err)
