@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -263,17 +264,160 @@ func (s *Store) Commit(ctx context.Context, rec idempotency.Record, now time.Tim
 	all := make([]types.TransactWriteItem, 0, len(items)+1)
 	all = append(all, types.TransactWriteItem{Put: s.reservePut(rec, now)})
 	all = append(all, items...)
+	if err := s.oneActionPerItem(all); err != nil {
+		return err
+	}
 	out, err := s.api.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: all, ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal})
 	var tce *types.TransactionCanceledException
 	switch {
 	case err == nil:
 		reported(ctx, false, out.ConsumedCapacity, txUnits(all))
 		return nil
+	case multipleOperationsOnOneItem(err):
+		// Two actions on one item that the check above could not see (two
+		// puts on a table whose key it does not know, a table named once by
+		// name and once by ARN): DynamoDB refuses the whole request.
+		return fmt.Errorf("%w: dynamostore: %v", idempotency.ErrTxInvalid, err)
 	case !errors.As(err, &tce):
 		return err
 	}
 	reported(ctx, false, nil, txUnits(all))
 	return cancelled(tce)
+}
+
+// oneActionPerItem returns an error wrapping idempotency.ErrTxInvalid when
+// two actions of the transaction all (the record's put first) act on one
+// item: DynamoDB refuses such a request as a whole with a ValidationException
+// ("Transaction request cannot include multiple operations on one item"),
+// which would otherwise come back as a store outage. An effect write on the
+// record's own item is such a pair.
+//
+// An action's item is its table and its key. The key of an update, delete or
+// condition check is its Key; a put's is read from its Item by the key
+// attributes of its table: this store's own key for the idempotency table,
+// and for another table the attribute names of a Key that another action of
+// the transaction gives for it. A put on a table that no other action keys
+// is not checked here; DynamoDB's refusal is then mapped to ErrTxInvalid
+// after sending.
+func (s *Store) oneActionPerItem(all []types.TransactWriteItem) error {
+	type action struct {
+		table string
+		key   map[string]types.AttributeValue // nil for a put: its item
+		item  map[string]types.AttributeValue
+	}
+	actions := make([]action, len(all))
+	keyNames := map[string][]string{tableName(s.table): {KeyAttribute}}
+	for i, a := range all {
+		var act action
+		switch {
+		case a.Put != nil:
+			act = action{table: tableName(aws.ToString(a.Put.TableName)), item: a.Put.Item}
+		case a.Update != nil:
+			act = action{table: tableName(aws.ToString(a.Update.TableName)), key: a.Update.Key}
+		case a.Delete != nil:
+			act = action{table: tableName(aws.ToString(a.Delete.TableName)), key: a.Delete.Key}
+		case a.ConditionCheck != nil:
+			act = action{table: tableName(aws.ToString(a.ConditionCheck.TableName)), key: a.ConditionCheck.Key}
+		default:
+			continue // no action: DynamoDB refuses it, with its own message
+		}
+		if _, known := keyNames[act.table]; !known && len(act.key) > 0 {
+			for name := range act.key {
+				keyNames[act.table] = append(keyNames[act.table], name)
+			}
+		}
+		actions[i] = act
+	}
+	seen := map[string]int{}
+	for i, act := range actions {
+		if act.table == "" {
+			continue
+		}
+		names, known := keyNames[act.table]
+		if !known {
+			continue // a put on a table no action keys: its key is not known here
+		}
+		from := act.key
+		if from == nil {
+			from = act.item
+		}
+		id, ok := itemID(act.table, names, from)
+		if !ok {
+			continue // a key attribute missing: DynamoDB refuses the action itself
+		}
+		if j, dup := seen[id]; dup {
+			if j == 0 {
+				return fmt.Errorf("%w: dynamostore: write %d acts on the idempotency record's own item (table %s, %s): an effect must not write the record; DynamoDB refuses two actions on one item in a transaction", idempotency.ErrTxInvalid, i-1, act.table, describeKey(names, from))
+			}
+			return fmt.Errorf("%w: dynamostore: writes %d and %d act on one item (table %s, %s): DynamoDB refuses two actions on one item in a transaction; merge them into one", idempotency.ErrTxInvalid, j-1, i-1, act.table, describeKey(names, from))
+		}
+		seen[id] = i
+	}
+	return nil
+}
+
+// tableName is the name of a table given by name or by ARN
+// ("arn:aws:dynamodb:<region>:<account>:table/<name>").
+func tableName(t string) string {
+	if strings.HasPrefix(t, "arn:") {
+		if i := strings.Index(t, ":table/"); i >= 0 {
+			return t[i+len(":table/"):]
+		}
+	}
+	return t
+}
+
+// itemID identifies the item of table whose key attributes names have the
+// values they have in attrs; false when one is missing or not a key type.
+func itemID(table string, names []string, attrs map[string]types.AttributeValue) (string, bool) {
+	names = slices.Sorted(slices.Values(names))
+	var b strings.Builder
+	b.WriteString(table)
+	for _, name := range names {
+		b.WriteByte(0)
+		b.WriteString(name)
+		switch v := attrs[name].(type) {
+		case *types.AttributeValueMemberS:
+			b.WriteString("\x00S")
+			b.WriteString(v.Value)
+		case *types.AttributeValueMemberN:
+			b.WriteString("\x00N")
+			b.WriteString(v.Value)
+		case *types.AttributeValueMemberB:
+			b.WriteString("\x00B")
+			b.Write(v.Value)
+		default:
+			return "", false
+		}
+	}
+	return b.String(), true
+}
+
+// describeKey writes the key attributes names of attrs for a message.
+func describeKey(names []string, attrs map[string]types.AttributeValue) string {
+	parts := make([]string, 0, len(names))
+	for _, name := range slices.Sorted(slices.Values(names)) {
+		switch v := attrs[name].(type) {
+		case *types.AttributeValueMemberS:
+			parts = append(parts, fmt.Sprintf("%s %q", name, v.Value))
+		case *types.AttributeValueMemberN:
+			parts = append(parts, fmt.Sprintf("%s %s", name, v.Value))
+		default:
+			parts = append(parts, name+" (binary)")
+		}
+	}
+	return "key " + strings.Join(parts, ", ")
+}
+
+// multipleOperationsOnOneItem reports whether err is DynamoDB's request-level
+// refusal of a transaction with two actions on one item.
+func multipleOperationsOnOneItem(err error) bool {
+	var api interface {
+		ErrorCode() string
+		ErrorMessage() string
+	}
+	return errors.As(err, &api) && api.ErrorCode() == "ValidationException" &&
+		strings.Contains(strings.ToLower(api.ErrorMessage()), "multiple operations on one item")
 }
 
 // txUnits computes what a transaction's writes consume: two writes of each

@@ -204,3 +204,108 @@ type conditionFails struct{ *items }
 func (c *conditionFails) PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
 	return nil, &types.ConditionalCheckFailedException{Message: aws.String("The conditional request failed")}
 }
+
+// transactions is an API that records the transactions it is sent and
+// answers them with err.
+type transactions struct {
+	dynamostore.API
+	sent []*dynamodb.TransactWriteItemsInput
+	err  error
+}
+
+func (x *transactions) TransactWriteItems(_ context.Context, in *dynamodb.TransactWriteItemsInput, _ ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
+	x.sent = append(x.sent, in)
+	if x.err != nil {
+		return nil, x.err
+	}
+	return &dynamodb.TransactWriteItemsOutput{}, nil
+}
+
+// apiError is a request-level error as the SDK returns it (smithy's
+// GenericAPIError has these methods).
+type apiError struct{ code, message string }
+
+func (e *apiError) Error() string        { return e.code + ": " + e.message }
+func (e *apiError) ErrorCode() string    { return e.code }
+func (e *apiError) ErrorMessage() string { return e.message }
+
+// TestTxOneActionPerItem: two writes on one item (same table, same key), or
+// a write on the record's own item, are refused before anything is sent,
+// as ErrTxInvalid (the record's failure): DynamoDB refuses them with a
+// request-level ValidationException that was a store outage before. Writes
+// on distinct items, on other namespaces' items of the idempotency table,
+// or two puts on a table whose key the store cannot know are sent; for the
+// last, DynamoDB's refusal is mapped to ErrTxInvalid.
+func TestTxOneActionPerItem(t *testing.T) {
+	s := func(k string) types.AttributeValue { return &types.AttributeValueMemberS{Value: k} }
+	update := func(table string, key map[string]types.AttributeValue) types.TransactWriteItem {
+		return types.TransactWriteItem{Update: &types.Update{TableName: aws.String(table), Key: key, UpdateExpression: aws.String("ADD #b :n")}}
+	}
+	put := func(table string, item map[string]types.AttributeValue) types.TransactWriteItem {
+		return types.TransactWriteItem{Put: &types.Put{TableName: aws.String(table), Item: item}}
+	}
+	check := func(table string, key map[string]types.AttributeValue) types.TransactWriteItem {
+		return types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{TableName: aws.String(table), Key: key, ConditionExpression: aws.String("attribute_exists(id)")}}
+	}
+	del := func(table string, key map[string]types.AttributeValue) types.TransactWriteItem {
+		return types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(table), Key: key}}
+	}
+	stock := func(sku string) map[string]types.AttributeValue { return map[string]types.AttributeValue{"sku": s(sku)} }
+	order := func(pk, sk string) map[string]types.AttributeValue { return map[string]types.AttributeValue{"pk": s(pk), "sk": s(sk)} }
+	const arn = "arn:aws:dynamodb:eu-west-1:123456789012:table/Stock"
+	rec := idempotency.Record{Key: "wallet#o1", Status: idempotency.StatusCompleted, Owner: "o", PayloadHash: "v2:h"}
+	for _, c := range []struct {
+		name   string
+		writes []types.TransactWriteItem
+		want   string // "" when the transaction is sent
+	}{
+		{"distinct items", []types.TransactWriteItem{update("Stock", stock("a")), update("Stock", stock("b")), put("Orders", order("c1", "o1"))}, ""},
+		{"same key, other tables", []types.TransactWriteItem{update("Stock", stock("a")), update("Reserved", stock("a"))}, ""},
+		{"another namespace's item of the idempotency table", []types.TransactWriteItem{update("idem", map[string]types.AttributeValue{"pk": s("balance#w1")})}, ""},
+		{"two updates of one item", []types.TransactWriteItem{update("Stock", stock("a")), update("Stock", stock("a"))}, `writes 0 and 1 act on one item (table Stock, key sku "a")`},
+		{"a condition check and a delete of one item", []types.TransactWriteItem{check("Stock", stock("b")), update("Stock", stock("a")), del("Stock", stock("b"))}, "writes 0 and 2 act on one item"},
+		{"a table by name and by ARN", []types.TransactWriteItem{update("Stock", stock("a")), update(arn, stock("a"))}, "writes 0 and 1 act on one item"},
+		{"a put and an update of one item, keyed by the update", []types.TransactWriteItem{put("Orders", map[string]types.AttributeValue{"pk": s("c1"), "sk": s("o1"), "total": &types.AttributeValueMemberN{Value: "5"}}), update("Orders", order("c1", "o1"))}, "writes 0 and 1 act on one item"},
+		{"a put and an update of two items of one partition", []types.TransactWriteItem{put("Orders", order("c1", "o2")), update("Orders", order("c1", "o1"))}, ""},
+		{"an update of the record", []types.TransactWriteItem{update("idem", map[string]types.AttributeValue{"pk": s("wallet#o1")})}, "write 0 acts on the idempotency record's own item"},
+		{"a put of the record", []types.TransactWriteItem{update("Stock", stock("a")), put("idem", map[string]types.AttributeValue{"pk": s("wallet#o1"), "x": s("y")})}, "write 1 acts on the idempotency record's own item"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			api := &transactions{}
+			err := dynamostore.New(api, "idem").Commit(context.Background(), rec, time.Now(), c.writes)
+			if c.want == "" {
+				if err != nil || len(api.sent) != 1 {
+					t.Fatalf("Commit: %v, %d sent; want the transaction sent", err, len(api.sent))
+				}
+				return
+			}
+			if !errors.Is(err, idempotency.ErrTxInvalid) || !strings.Contains(err.Error(), c.want) || len(api.sent) != 0 {
+				t.Fatalf("Commit: %v, %d sent; want ErrTxInvalid saying %q, before sending", err, len(api.sent), c.want)
+			}
+		})
+	}
+	t.Run("two puts on a table no action keys", func(t *testing.T) {
+		api := &transactions{err: &apiError{"ValidationException", "Transaction request cannot include multiple operations on one item"}}
+		writes := []types.TransactWriteItem{put("Log", map[string]types.AttributeValue{"id": s("1")}), put("Log", map[string]types.AttributeValue{"id": s("1")})}
+		err := dynamostore.New(api, "idem").Commit(context.Background(), rec, time.Now(), writes)
+		if !errors.Is(err, idempotency.ErrTxInvalid) || len(api.sent) != 1 {
+			t.Fatalf("Commit: %v; want DynamoDB's refusal as ErrTxInvalid", err)
+		}
+		api.err = &apiError{"ValidationException", "One or more parameter values were invalid: Missing the key pk in the item"}
+		if err := dynamostore.New(api, "idem").Commit(context.Background(), rec, time.Now(), writes); errors.Is(err, idempotency.ErrTxInvalid) {
+			t.Fatalf("Commit: %v; another request-level refusal stays the store's error", err)
+		}
+	})
+	t.Run("through the guard", func(t *testing.T) {
+		api := &transactions{}
+		g, _ := idempotency.NewGuard(dynamostore.New(api, "idem"), idempotency.Config{Namespace: "wallet"})
+		fact, _ := g.Fact("o1", []byte(`{}`))
+		_, err := g.RunTx(context.Background(), fact, func(context.Context, idempotency.Reservation) (any, string, error) {
+			return []types.TransactWriteItem{update("Stock", stock("a")), update("Stock", stock("a"))}, "", nil
+		})
+		var ee *idempotency.EffectError
+		if !errors.As(err, &ee) || !errors.Is(err, idempotency.ErrTxInvalid) || errors.As(err, new(*idempotency.StoreError)) || len(api.sent) != 0 {
+			t.Fatalf("RunTx: %v; want an EffectError wrapping ErrTxInvalid, nothing sent", err)
+		}
+	})
+}
