@@ -250,8 +250,12 @@ func TestTxOneActionPerItem(t *testing.T) {
 	del := func(table string, key map[string]types.AttributeValue) types.TransactWriteItem {
 		return types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(table), Key: key}}
 	}
-	stock := func(sku string) map[string]types.AttributeValue { return map[string]types.AttributeValue{"sku": s(sku)} }
-	order := func(pk, sk string) map[string]types.AttributeValue { return map[string]types.AttributeValue{"pk": s(pk), "sk": s(sk)} }
+	stock := func(sku string) map[string]types.AttributeValue {
+		return map[string]types.AttributeValue{"sku": s(sku)}
+	}
+	order := func(pk, sk string) map[string]types.AttributeValue {
+		return map[string]types.AttributeValue{"pk": s(pk), "sk": s(sk)}
+	}
 	const arn = "arn:aws:dynamodb:eu-west-1:123456789012:table/Stock"
 	rec := idempotency.Record{Key: "wallet#o1", Status: idempotency.StatusCompleted, Owner: "o", PayloadHash: "v2:h"}
 	for _, c := range []struct {
