@@ -129,7 +129,10 @@ func (s *Store) Reserve(ctx context.Context, rec idempotency.Record, now time.Ti
 		ExpressionAttributeNames:            put.ExpressionAttributeNames,
 		ExpressionAttributeValues:           put.ExpressionAttributeValues,
 		ReturnValuesOnConditionCheckFailure: put.ReturnValuesOnConditionCheckFailure,
-		ReturnConsumedCapacity:              types.ReturnConsumedCapacityTotal,
+		// The record replaced, if any (no read capacity is consumed): a
+		// lapsed reservation taken over is reported to the guard.
+		ReturnValues:           types.ReturnValueAllOld,
+		ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal,
 	})
 	var ccf *types.ConditionalCheckFailedException
 	switch {
@@ -137,7 +140,12 @@ func (s *Store) Reserve(ctx context.Context, rec idempotency.Record, now time.Ti
 		reported(ctx, false, nil, idempotency.Capacity{Write: writeUnits(itemSize(item), itemSize(ccf.Item))})
 		return conditionFailed(ccf.Item)
 	case err == nil:
-		reported(ctx, false, one(out.ConsumedCapacity), idempotency.Capacity{Write: writeUnits(itemSize(item))})
+		reported(ctx, false, one(out.ConsumedCapacity), idempotency.Capacity{Write: writeUnits(itemSize(item), itemSize(out.Attributes))})
+		if len(out.Attributes) > 0 {
+			if old, uerr := unmarshal(out.Attributes); uerr == nil {
+				idempotency.ReportReplaced(ctx, old)
+			}
+		}
 	}
 	return err
 }

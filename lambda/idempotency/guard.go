@@ -240,6 +240,21 @@ type Result struct {
 	Value string
 	// FromCache reports a duplicate answered from memory, without the store.
 	FromCache bool
+	// TookOver reports that the key was held by the reservation of another
+	// worker whose lease had ended (a worker that crashed, was killed, or
+	// ran out of time mid-effect), and that this call took it over and ran
+	// the effect: the effect may already have run before, in part or in
+	// full, without its completion being recorded, so that its downstream
+	// calls are safe only if made idempotent under Reservation.Key. Set
+	// with an error too (the effect failed after the takeover). It is known
+	// only when the store reports what its reserve replaced (see
+	// ReportReplaced; dynamostore and storetest.MemoryStore do), and not for
+	// a reserve the SDK retried after its answer was lost. Never set by
+	// RunTx, which reserves nothing.
+	TookOver bool
+	// LapsedLease is when the lease taken over had ended; zero unless
+	// TookOver.
+	LapsedLease time.Time
 	// DroppedBytes is the size of a result that exceeded MaxResultBytes and
 	// was not stored: the fact is processed all the same (its effect never
 	// runs again) and its duplicates get an empty Value. Fix the effect to
@@ -325,12 +340,33 @@ func (g *Guard) Do(ctx context.Context, key string, payload []byte, effect Effec
 // reservation), or a *StoreError (including a record this release cannot
 // read, ErrUnreadableRecord).
 func (g *Guard) Run(ctx context.Context, f Fact, effect Effect) (Result, error) {
+	var replaced *Record // what the reserve that took the key replaced, if the store says
 	reserve := func(ctx context.Context, rec *Record, now time.Time) error {
-		return g.store.Reserve(ctx, *rec, now)
+		replaced = nil
+		return g.store.Reserve(context.WithValue(ctx, replacedKey{}, &replaced), *rec, now)
 	}
 	return g.run(ctx, f, "reserve", reserve, func(ctx context.Context, rec *Record) (Result, error) {
-		return g.runEffect(ctx, rec, effect)
+		res, err := g.runEffect(ctx, rec, effect)
+		if replaced != nil && replaced.Status == StatusInProgress && replaced.Owner != rec.Owner {
+			res.TookOver, res.LapsedLease = true, replaced.LeaseUntil
+		}
+		return res, err
 	})
+}
+
+type replacedKey struct{}
+
+// ReportReplaced is called by a Store's Reserve, with the context it was
+// given, when its write replaced a record (one that no longer held the key:
+// a reservation whose lease had ended, or a record past its business
+// window), so that the guard can tell the takeover of a crashed worker's
+// reservation (Result.TookOver) from a new fact. A store that cannot tell
+// does not call it: takeovers then go unreported, and nothing else changes.
+func ReportReplaced(ctx context.Context, old *Record) {
+	if p, ok := ctx.Value(replacedKey{}).(**Record); ok && old != nil {
+		rec := *old
+		*p = &rec
+	}
 }
 
 // RunTx is Run for a transactional effect: the effect's writes and the
