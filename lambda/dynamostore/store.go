@@ -3,13 +3,16 @@
 //
 // One item per business fact, partition key "pk" (a string). Reserve is one
 // conditional PutItem that asks for the old item on a failed condition
-// (ReturnValuesOnConditionCheckFailure=ALL_OLD); complete and release are
-// conditioned on the reservation's owner token; transactional effects commit
-// their writes and the COMPLETED record in one TransactWriteItems.
+// (ReturnValuesOnConditionCheckFailure=ALL_OLD) and for the item it replaced
+// on success (ReturnValues=ALL_OLD); complete and release are conditioned on
+// the reservation's owner token; transactional effects commit their writes
+// and the COMPLETED record in one TransactWriteItems.
 //
-// The table needs a string partition key named "pk" and no sort key. Enable
-// TTL on the attribute "ttl" so that DynamoDB deletes old records; the
-// library never relies on that deletion.
+// The table the construct creates has a string partition key named "pk" and
+// no sort key, with TTL enabled on the attribute "ttl" so that DynamoDB
+// deletes old records (the library never relies on that deletion). A shared
+// table of the app's own design (its own key names, a sort key, its own TTL
+// attribute) is described with Options.
 package dynamostore
 
 import (
@@ -74,11 +77,53 @@ type API interface {
 type Store struct {
 	api   API
 	table string
+
+	partition, sort, ttl string                        // attribute names; sort is "" without a sort key
+	sortValue            func(namespace string) string // WithSortKey
+	partitionValue       func(namespace string) string // WithKeyInSortKey
+	err                  error                         // a design the store cannot use
 }
 
-// New returns a Store over the table named table.
-func New(api API, table string) *Store {
-	return &Store{api: api, table: table}
+// New returns a Store over the table named table, of the construct's design
+// unless opts say otherwise. Options the store cannot use (a key or TTL
+// attribute named like an attribute of the record, two roles on one
+// attribute) make a Store whose every request fails with the reason (see
+// Err): the misconfiguration is loud, a store error, and never writes.
+func New(api API, table string, opts ...Option) *Store {
+	s := &Store{api: api, table: table, partition: KeyAttribute, ttl: TTLAttribute}
+	for _, o := range opts {
+		o(s)
+	}
+	s.err = s.check()
+	return s
+}
+
+// Err returns why the store cannot use the table's design its options
+// describe, or nil. Check it at init, before the first record.
+func (s *Store) Err() error { return s.err }
+
+// check returns why the store cannot use its design, or nil.
+func (s *Store) check() error {
+	var problems []string
+	record := []string{attrStatus, attrOwner, attrLease, attrExpires, attrHash, attrResult, attrLayout}
+	roles := []struct{ role, name string }{{"partition key", s.partition}, {"sort key", s.sort}, {"TTL attribute", s.ttl}}
+	for i, r := range roles {
+		if r.name == "" {
+			continue
+		}
+		if slices.Contains(record, r.name) {
+			problems = append(problems, fmt.Sprintf("the %s %q is an attribute of the record (package schema): give the table's own name", r.role, r.name))
+		}
+		for _, o := range roles[i+1:] {
+			if o.name == r.name {
+				problems = append(problems, fmt.Sprintf("the %s and the %s are both %q: give each its own attribute", r.role, o.role, r.name))
+			}
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("dynamostore: table %s: %s", s.table, strings.Join(problems, "; "))
+	}
+	return nil
 }
 
 // The reserve condition, exactly "no record holds the key" (see
@@ -89,8 +134,8 @@ const reserveCondition = "attribute_not_exists(#pk)" +
 	" OR (#st = :completed AND #exp < :now_s)" +
 	" OR (#st = :in_progress AND #lease < :now_ms AND (#hash = :hash OR #exp < :now_s))"
 
-func reserveNames() map[string]string {
-	return map[string]string{"#pk": KeyAttribute, "#exp": attrExpires, "#st": attrStatus, "#lease": attrLease, "#hash": attrHash}
+func (s *Store) reserveNames() map[string]string {
+	return map[string]string{"#pk": s.partition, "#exp": attrExpires, "#st": attrStatus, "#lease": attrLease, "#hash": attrHash}
 }
 
 func reserveValues(rec idempotency.Record, now time.Time) map[string]types.AttributeValue {
@@ -110,9 +155,9 @@ func reserveValues(rec idempotency.Record, now time.Time) map[string]types.Attri
 func (s *Store) reservePut(rec idempotency.Record, now time.Time) *types.Put {
 	return &types.Put{
 		TableName:                           aws.String(s.table),
-		Item:                                marshal(rec),
+		Item:                                s.marshal(rec),
 		ConditionExpression:                 aws.String(reserveCondition),
-		ExpressionAttributeNames:            reserveNames(),
+		ExpressionAttributeNames:            s.reserveNames(),
 		ExpressionAttributeValues:           reserveValues(rec, now),
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	}
@@ -120,6 +165,9 @@ func (s *Store) reservePut(rec idempotency.Record, now time.Time) *types.Put {
 
 // Reserve implements idempotency.Store with one conditional PutItem.
 func (s *Store) Reserve(ctx context.Context, rec idempotency.Record, now time.Time) error {
+	if s.err != nil {
+		return s.err
+	}
 	put := s.reservePut(rec, now)
 	item := put.Item
 	out, err := s.api.PutItem(ctx, &dynamodb.PutItemInput{
@@ -138,11 +186,11 @@ func (s *Store) Reserve(ctx context.Context, rec idempotency.Record, now time.Ti
 	switch {
 	case errors.As(err, &ccf):
 		reported(ctx, false, nil, idempotency.Capacity{Write: writeUnits(itemSize(item), itemSize(ccf.Item))})
-		return conditionFailed(ccf.Item)
+		return s.conditionFailed(ccf.Item)
 	case err == nil:
 		reported(ctx, false, one(out.ConsumedCapacity), idempotency.Capacity{Write: writeUnits(itemSize(item), itemSize(out.Attributes))})
 		if len(out.Attributes) > 0 {
-			if old, uerr := unmarshal(out.Attributes); uerr == nil {
+			if old, uerr := s.unmarshal(out.Attributes); uerr == nil {
 				idempotency.ReportReplaced(ctx, old)
 			}
 		}
@@ -152,9 +200,12 @@ func (s *Store) Reserve(ctx context.Context, rec idempotency.Record, now time.Ti
 
 // Get implements idempotency.Store with a strongly consistent GetItem.
 func (s *Store) Get(ctx context.Context, key string) (*idempotency.Record, error) {
+	if s.err != nil {
+		return nil, s.err
+	}
 	out, err := s.api.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:              aws.String(s.table),
-		Key:                    keyOf(key),
+		Key:                    s.ItemKey(key),
 		ConsistentRead:         aws.Bool(true),
 		ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal,
 	})
@@ -165,12 +216,15 @@ func (s *Store) Get(ctx context.Context, key string) (*idempotency.Record, error
 	if len(out.Item) == 0 {
 		return nil, nil
 	}
-	return unmarshal(out.Item)
+	return s.unmarshal(out.Item)
 }
 
 // Complete implements idempotency.Store with an UpdateItem conditioned on
 // the owner token. It moves the business window and the TTL to rec's.
 func (s *Store) Complete(ctx context.Context, rec idempotency.Record) error {
+	if s.err != nil {
+		return s.err
+	}
 	update := "SET #st = :completed, #exp = :exp, #ttl = :ttl REMOVE #lease, #res"
 	values := map[string]types.AttributeValue{
 		":completed": &types.AttributeValueMemberS{Value: string(idempotency.StatusCompleted)},
@@ -184,13 +238,13 @@ func (s *Store) Complete(ctx context.Context, rec idempotency.Record) error {
 	}
 	out, err := s.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:        aws.String(s.table),
-		Key:              keyOf(rec.Key),
+		Key:              s.ItemKey(rec.Key),
 		UpdateExpression: aws.String(update),
 		// A complete that the SDK retried after it was applied finds its own
 		// COMPLETED record: the owner condition holds again.
 		ConditionExpression: aws.String("#own = :owner"),
 		ExpressionAttributeNames: map[string]string{
-			"#st": attrStatus, "#lease": attrLease, "#res": attrResult, "#own": attrOwner, "#exp": attrExpires, "#ttl": TTLAttribute,
+			"#st": attrStatus, "#lease": attrLease, "#res": attrResult, "#own": attrOwner, "#exp": attrExpires, "#ttl": s.ttl,
 		},
 		ExpressionAttributeValues: values,
 		ReturnConsumedCapacity:    types.ReturnConsumedCapacityTotal,
@@ -198,7 +252,7 @@ func (s *Store) Complete(ctx context.Context, rec idempotency.Record) error {
 	// The item before: the reservation's; after: the completed record.
 	before := rec
 	before.Status, before.Result, before.LeaseUntil = idempotency.StatusInProgress, "", rec.ExpiresAt
-	computed := idempotency.Capacity{Write: writeUnits(itemSize(marshal(before)), itemSize(marshal(rec)))}
+	computed := idempotency.Capacity{Write: writeUnits(itemSize(s.marshal(before)), itemSize(s.marshal(rec)))}
 	var ccf *types.ConditionalCheckFailedException
 	switch {
 	case err == nil:
@@ -215,9 +269,12 @@ func (s *Store) Complete(ctx context.Context, rec idempotency.Record) error {
 // release that was already applied (no record: a request the SDK retried
 // after its answer was lost).
 func (s *Store) Release(ctx context.Context, key, owner string) error {
+	if s.err != nil {
+		return s.err
+	}
 	out, err := s.api.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 		TableName:                aws.String(s.table),
-		Key:                      keyOf(key),
+		Key:                      s.ItemKey(key),
 		ConditionExpression:      aws.String("#own = :owner AND #st = :in_progress"),
 		ExpressionAttributeNames: map[string]string{"#st": attrStatus, "#own": attrOwner},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
@@ -228,7 +285,7 @@ func (s *Store) Release(ctx context.Context, key, owner string) error {
 	})
 	// The item deleted is a reservation of this key and owner; its size is
 	// that of one with a payload hash of this release's length.
-	computed := idempotency.Capacity{Write: writeUnits(itemSize(marshal(reservationOf(key, owner))))}
+	computed := idempotency.Capacity{Write: writeUnits(itemSize(s.marshal(reservationOf(key, owner))))}
 	var ccf *types.ConditionalCheckFailedException
 	switch {
 	case err == nil:
@@ -262,6 +319,9 @@ func (s *Store) AcceptsWrites(writes any) error {
 // reserve condition, and writes ([]types.TransactWriteItem, at most
 // MaxTxWrites) in one TransactWriteItems.
 func (s *Store) Commit(ctx context.Context, rec idempotency.Record, now time.Time, writes any) error {
+	if s.err != nil {
+		return s.err
+	}
 	items, ok := writes.([]types.TransactWriteItem)
 	if !ok && writes != nil {
 		return fmt.Errorf("%w: dynamostore: writes are %T, want []types.TransactWriteItem", idempotency.ErrTxInvalid, writes)
@@ -290,7 +350,7 @@ func (s *Store) Commit(ctx context.Context, rec idempotency.Record, now time.Tim
 		return err
 	}
 	reported(ctx, false, nil, txUnits(all))
-	return cancelled(tce)
+	return s.cancelled(tce)
 }
 
 // oneActionPerItem returns an error wrapping idempotency.ErrTxInvalid when
@@ -314,7 +374,7 @@ func (s *Store) oneActionPerItem(all []types.TransactWriteItem) error {
 		item  map[string]types.AttributeValue
 	}
 	actions := make([]action, len(all))
-	keyNames := map[string][]string{tableName(s.table): {KeyAttribute}}
+	keyNames := map[string][]string{tableName(s.table): s.KeyAttributes()}
 	for i, a := range all {
 		var act action
 		switch {
@@ -466,10 +526,10 @@ const hashSizeExample = "v2:0000000000000000000000000000000000000000000"
 // the record first), a duplicate from a rejected or invalid effect write or
 // a conflict. A refusal of the record's own write (other than its
 // condition) stays the store's error: the table is misconfigured.
-func cancelled(tce *types.TransactionCanceledException) error {
+func (s *Store) cancelled(tce *types.TransactionCanceledException) error {
 	reasons := tce.CancellationReasons
 	if len(reasons) > 0 && aws.ToString(reasons[0].Code) == "ConditionalCheckFailed" {
-		return conditionFailed(reasons[0].Item)
+		return s.conditionFailed(reasons[0].Item)
 	}
 	for i, r := range reasons {
 		switch code := aws.ToString(r.Code); {
@@ -487,11 +547,11 @@ func cancelled(tce *types.TransactionCanceledException) error {
 
 // conditionFailed returns the *ConditionFailedError for a failed record
 // condition, with the old record if the server returned it.
-func conditionFailed(item map[string]types.AttributeValue) error {
+func (s *Store) conditionFailed(item map[string]types.AttributeValue) error {
 	if len(item) == 0 {
 		return &idempotency.ConditionFailedError{}
 	}
-	old, err := unmarshal(item)
+	old, err := s.unmarshal(item)
 	if err != nil {
 		// Not a condition failure the guard could decide on: the record
 		// that failed it cannot be read (a store error, loud).
@@ -509,24 +569,18 @@ func fenced(err error) error {
 	return err
 }
 
-func keyOf(key string) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{KeyAttribute: &types.AttributeValueMemberS{Value: key}}
-}
-
 func number(n int64) types.AttributeValue {
 	return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
 }
 
-func marshal(rec idempotency.Record) map[string]types.AttributeValue {
-	item := map[string]types.AttributeValue{
-		KeyAttribute: &types.AttributeValueMemberS{Value: rec.Key},
-		attrStatus:   &types.AttributeValueMemberS{Value: string(rec.Status)},
-		attrOwner:    &types.AttributeValueMemberS{Value: rec.Owner},
-		attrExpires:  number(rec.ExpiresAt.Unix()),
-		TTLAttribute: number(rec.TTL.Unix()),
-		attrHash:     &types.AttributeValueMemberS{Value: rec.PayloadHash},
-		attrLayout:   number(Layout),
-	}
+func (s *Store) marshal(rec idempotency.Record) map[string]types.AttributeValue {
+	item := s.ItemKey(rec.Key)
+	item[attrStatus] = &types.AttributeValueMemberS{Value: string(rec.Status)}
+	item[attrOwner] = &types.AttributeValueMemberS{Value: rec.Owner}
+	item[attrExpires] = number(rec.ExpiresAt.Unix())
+	item[s.ttl] = number(rec.TTL.Unix())
+	item[attrHash] = &types.AttributeValueMemberS{Value: rec.PayloadHash}
+	item[attrLayout] = number(Layout)
 	if rec.Status == idempotency.StatusInProgress {
 		item[attrLease] = number(rec.LeaseUntil.UnixMilli())
 	}
@@ -541,7 +595,7 @@ func marshal(rec idempotency.Record) map[string]types.AttributeValue {
 // the wrong type, a layout other than Layout) is an error wrapping
 // idempotency.ErrUnreadableRecord: the record is not misread, and the guard
 // reports it as a store error.
-func unmarshal(item map[string]types.AttributeValue) (*idempotency.Record, error) {
+func (s *Store) unmarshal(item map[string]types.AttributeValue) (*idempotency.Record, error) {
 	var problems []string
 	str := func(name string, required bool) string {
 		switch v := item[name].(type) {
@@ -571,7 +625,7 @@ func unmarshal(item map[string]types.AttributeValue) (*idempotency.Record, error
 		}
 		return 0
 	}
-	rec := &idempotency.Record{Key: str(KeyAttribute, true)}
+	rec := &idempotency.Record{Key: str(s.recordKeyAttribute(), true)}
 	known := false // the item has this release's layout
 	if _, ok := item[attrLayout]; !ok {
 		problems = append(problems, "no "+attrLayout+" attribute: not a record this library wrote")
@@ -591,7 +645,7 @@ func unmarshal(item map[string]types.AttributeValue) (*idempotency.Record, error
 		rec.PayloadHash = str(attrHash, true)
 		rec.Result = str(attrResult, false)
 		rec.ExpiresAt = time.Unix(num(attrExpires), 0)
-		rec.TTL = time.Unix(num(TTLAttribute), 0)
+		rec.TTL = time.Unix(num(s.ttl), 0)
 		switch rec.Status {
 		case idempotency.StatusInProgress:
 			rec.LeaseUntil = time.UnixMilli(num(attrLease))
@@ -601,7 +655,7 @@ func unmarshal(item map[string]types.AttributeValue) (*idempotency.Record, error
 		}
 	}
 	if len(problems) > 0 {
-		return nil, fmt.Errorf("%w: item %s %q: %s", idempotency.ErrUnreadableRecord, KeyAttribute, rec.Key, strings.Join(problems, "; "))
+		return nil, fmt.Errorf("%w: item %s %q: %s", idempotency.ErrUnreadableRecord, s.recordKeyAttribute(), rec.Key, strings.Join(problems, "; "))
 	}
 	return rec, nil
 }

@@ -3,6 +3,7 @@ package dynamostore_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -17,42 +18,146 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 )
 
+// designs are the tables the store is run on: the construct's, and shared
+// tables of an app's own design (its own key names, a sort key, its own TTL
+// attribute).
+var designs = []struct {
+	name            string
+	partition, sort string
+	opts            []dynamostore.Option
+}{
+	{"construct's table", dynamostore.KeyAttribute, "", nil},
+	{"single table, fixed sort key", "PK", "SK", []dynamostore.Option{
+		dynamostore.WithPartitionKey("PK"), dynamostore.WithSortKey("SK", func(string) string { return "IDEMPOTENCY" }), dynamostore.WithTTLAttribute("expiresAt"),
+	}},
+	{"single table, sort key from the namespace", "id", "type", []dynamostore.Option{
+		dynamostore.WithPartitionKey("id"), dynamostore.WithSortKey("type", func(ns string) string { return "idempotency#" + ns }),
+	}},
+	{"key in the sort key, one partition", "PK", "SK", []dynamostore.Option{
+		dynamostore.WithPartitionKey("PK"), dynamostore.WithKeyInSortKey("SK", func(string) string { return "idempotency" }), dynamostore.WithTTLAttribute("expiresAt"),
+	}},
+}
+
 // TestConformanceDynalite runs the store suite against a real
-// DynamoDB-compatible server (dynalite) started on a loopback port. dynalite
-// ignores ReturnValuesOnConditionCheckFailure, so this exercises the GetItem
-// fallback; it has no transactions (those run on kumo, in ./test).
+// DynamoDB-compatible server (dynalite) started on a loopback port, on each
+// table design. dynalite ignores ReturnValuesOnConditionCheckFailure, so
+// this exercises the GetItem fallback, and, through allOld, the path of
+// DynamoDB, which returns the old item; it has no transactions (those run
+// on kumo, in ./test).
 func TestConformanceDynalite(t *testing.T) {
 	srv := dynalite.Start(t)
 	client := srv.Client()
-	t.Run("GetFallback", func(t *testing.T) {
-		storetest.Run(t, storetest.Harness{NewStore: func(t *testing.T) idempotency.Store {
-			return dynamostore.New(client, srv.NewTable(t))
-		}})
-	})
-	t.Run("OldItemReturned", func(t *testing.T) {
-		storetest.Run(t, storetest.Harness{NewStore: func(t *testing.T) idempotency.Store {
-			return dynamostore.New(allOld{client}, srv.NewTable(t))
-		}})
-	})
+	for _, d := range designs {
+		t.Run(d.name, func(t *testing.T) {
+			t.Run("GetFallback", func(t *testing.T) {
+				storetest.Run(t, storetest.Harness{NewStore: func(t *testing.T) idempotency.Store {
+					return dynamostore.New(client, srv.NewTableKeyed(t, d.partition, d.sort), d.opts...)
+				}})
+			})
+			t.Run("OldItemReturned", func(t *testing.T) {
+				storetest.Run(t, storetest.Harness{NewStore: func(t *testing.T) idempotency.Store {
+					return dynamostore.New(allOld{client, []string{d.partition, d.sort}}, srv.NewTableKeyed(t, d.partition, d.sort), d.opts...)
+				}})
+			})
+		})
+	}
 }
 
 // allOld makes a server that ignores ReturnValuesOnConditionCheckFailure
 // behave like DynamoDB, which returns the item that failed the condition:
 // after a failed conditional PutItem it attaches the current item to the
 // error, as DynamoDB does in the same response.
-type allOld struct{ *dynamodb.Client }
+type allOld struct {
+	*dynamodb.Client
+	keys []string // the table's key attributes
+}
 
 func (a allOld) PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
 	out, err := a.Client.PutItem(ctx, in, opts...)
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) && in.ReturnValuesOnConditionCheckFailure == types.ReturnValuesOnConditionCheckFailureAllOld {
-		got, gerr := a.Client.GetItem(ctx, &dynamodb.GetItemInput{TableName: in.TableName, Key: map[string]types.AttributeValue{"pk": in.Item["pk"]}, ConsistentRead: aws.Bool(true)})
+		key := map[string]types.AttributeValue{}
+		for _, k := range a.keys {
+			if k != "" {
+				key[k] = in.Item[k]
+			}
+		}
+		got, gerr := a.Client.GetItem(ctx, &dynamodb.GetItemInput{TableName: in.TableName, Key: key, ConsistentRead: aws.Bool(true)})
 		if gerr != nil {
 			return nil, gerr
 		}
 		ccf.Item = got.Item
 	}
 	return out, err
+}
+
+// TestTableDesigns: on a table of the app's own design the record is one
+// item under the table's own key and TTL attribute, where the design puts
+// the record's key; a design the store cannot use is refused on every
+// request, before any is sent.
+func TestTableDesigns(t *testing.T) {
+	srv := dynalite.Start(t)
+	client := srv.Client()
+	ctx := context.Background()
+	for _, d := range designs[1:] {
+		t.Run(d.name, func(t *testing.T) {
+			table := srv.NewTableKeyed(t, d.partition, d.sort)
+			s := dynamostore.New(client, table, d.opts...)
+			if s.Err() != nil || fmt.Sprint(s.KeyAttributes()) != fmt.Sprint([]string{d.partition, d.sort}) {
+				t.Fatalf("Err %v, KeyAttributes %v", s.Err(), s.KeyAttributes())
+			}
+			g, _ := idempotency.NewGuard(s, idempotency.Config{Namespace: "shop"})
+			if _, err := g.Do(ctx, "order-1", []byte(`{}`), func(context.Context, idempotency.Reservation) (string, error) { return "r", nil }); err != nil {
+				t.Fatal(err)
+			}
+			out, err := client.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(table)})
+			if err != nil || len(out.Items) != 1 {
+				t.Fatalf("scan: %d items, %v; want the one record", len(out.Items), err)
+			}
+			item := out.Items[0]
+			if fmt.Sprint(item[d.partition]) != fmt.Sprint(s.ItemKey("shop#order-1")[d.partition]) || fmt.Sprint(item[d.sort]) != fmt.Sprint(s.ItemKey("shop#order-1")[d.sort]) {
+				t.Fatalf("item %v: want the key %v", item, s.ItemKey("shop#order-1"))
+			}
+			holds := func(name string, v string) bool {
+				sv, ok := item[name].(*types.AttributeValueMemberS)
+				return ok && sv.Value == v
+			}
+			if !holds(d.partition, "shop#order-1") && !holds(d.sort, "shop#order-1") {
+				t.Fatalf("item %v: the record's key is in neither key attribute", item)
+			}
+			ttl := "ttl"
+			if d.name != "single table, sort key from the namespace" {
+				ttl = "expiresAt"
+			}
+			if _, ok := item[ttl].(*types.AttributeValueMemberN); !ok || (ttl != "ttl" && item["ttl"] != nil) || item["pk"] != nil {
+				t.Fatalf("item %v: want the TTL in %s and no attribute pk", item, ttl)
+			}
+		})
+	}
+	for _, bad := range []struct {
+		opts []dynamostore.Option
+		want string
+	}{
+		{[]dynamostore.Option{dynamostore.WithPartitionKey("status")}, `the partition key "status" is an attribute of the record`},
+		{[]dynamostore.Option{dynamostore.WithSortKey("owner", func(string) string { return "x" })}, `the sort key "owner" is an attribute of the record`},
+		{[]dynamostore.Option{dynamostore.WithTTLAttribute("expires_at")}, `the TTL attribute "expires_at" is an attribute of the record`},
+		{[]dynamostore.Option{dynamostore.WithPartitionKey("PK"), dynamostore.WithKeyInSortKey("PK", func(string) string { return "x" })}, `the partition key and the sort key are both "PK"`},
+		{[]dynamostore.Option{dynamostore.WithTTLAttribute("pk")}, `the partition key and the TTL attribute are both "pk"`},
+	} {
+		api := &transactions{}
+		s := dynamostore.New(api, "shop", bad.opts...)
+		if err := s.Err(); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("Err() = %v, want it to say %q", err, bad.want)
+		}
+		g, _ := idempotency.NewGuard(s, idempotency.Config{Namespace: "n"})
+		_, err := g.Do(ctx, "k", []byte(`{}`), func(context.Context, idempotency.Reservation) (string, error) { return "", nil })
+		if !errors.As(err, new(*idempotency.StoreError)) || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("Do over a store that cannot use its design: %v; want a StoreError saying %q", err, bad.want)
+		}
+		if err := s.Commit(ctx, idempotency.Record{Key: "n#k"}, time.Now(), nil); err == nil || len(api.sent) != 0 {
+			t.Errorf("Commit: %v, %d sent; want it refused before sending", err, len(api.sent))
+		}
+	}
 }
 
 // TestValidatesAgainstDynalite checks the requests the store sends are valid
