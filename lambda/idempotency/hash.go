@@ -24,8 +24,9 @@ const maxJSONDepth = 64
 //
 // A stored payload hash names the canonical form and the function it was
 // computed with, so that a later release that changes either can tell the
-// records it must still read from its own. Release 0.1.0 writes two, and
-// a later release must read both:
+// records it must still read from its own. The first release writes two
+// (of canonical form 2: form 1 was never released), and a later release
+// must read both:
 //   - "v2:" and the base64url SHA-256 of canonical form 2, without a key
 //     secret;
 //   - "k2:" and the base64url HMAC-SHA-256 of canonical form 2 under the
