@@ -396,7 +396,10 @@ type IdempotentConsumerProps struct {
 	// (Reservation.Key, now the hashed key) is stable across deliveries.
 	// Turning it on or off on a running consumer gives every fact a new
 	// record key: do it only when no fact of the last business window can
-	// be delivered again (see idempotency.Config.KeySecret).
+	// be delivered again (see idempotency.Config.KeySecret). A secret
+	// changed in Secrets Manager reaches the function only at the next
+	// stack update that updates the function: CloudFormation resolves the
+	// dynamic reference then, and does not notice the change by itself.
 	//
 	// Default: false, keys are stored and logged as they are.
 	HashKeys *bool

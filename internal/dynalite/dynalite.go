@@ -84,13 +84,26 @@ func (s *Server) Client() *dynamodb.Client {
 // returns its name.
 func (s *Server) NewTable(t testing.TB) string {
 	t.Helper()
+	return s.NewTableKeyed(t, dynamostore.KeyAttribute, "")
+}
+
+// NewTableKeyed creates a new table with a string partition key named
+// partition and, unless sort is "", a string sort key named sort (a table
+// of an app's own design), and returns its name.
+func (s *Server) NewTableKeyed(t testing.TB, partition, sort string) string {
+	t.Helper()
 	name := fmt.Sprintf("idempotency-%d", s.tables.Add(1))
-	_, err := s.Client().CreateTable(context.Background(), &dynamodb.CreateTableInput{
+	in := &dynamodb.CreateTableInput{
 		TableName:            aws.String(name),
-		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String(dynamostore.KeyAttribute), AttributeType: types.ScalarAttributeTypeS}},
-		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String(dynamostore.KeyAttribute), KeyType: types.KeyTypeHash}},
+		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String(partition), AttributeType: types.ScalarAttributeTypeS}},
+		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String(partition), KeyType: types.KeyTypeHash}},
 		BillingMode:          types.BillingModePayPerRequest,
-	})
+	}
+	if sort != "" {
+		in.AttributeDefinitions = append(in.AttributeDefinitions, types.AttributeDefinition{AttributeName: aws.String(sort), AttributeType: types.ScalarAttributeTypeS})
+		in.KeySchema = append(in.KeySchema, types.KeySchemaElement{AttributeName: aws.String(sort), KeyType: types.KeyTypeRange})
+	}
+	_, err := s.Client().CreateTable(context.Background(), in)
 	if err != nil {
 		t.Fatalf("create table %s: %v", name, err)
 	}

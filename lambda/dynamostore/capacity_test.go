@@ -24,7 +24,7 @@ import (
 func TestCapacityComputedAsReported(t *testing.T) {
 	srv := dynalite.Start(t)
 	// allOld returns the old item of a failed condition, as DynamoDB does.
-	s := dynamostore.New(allOld{srv.Client()}, srv.NewTable(t))
+	s := dynamostore.New(allOld{srv.Client(), []string{dynamostore.KeyAttribute}}, srv.NewTable(t))
 	type seen struct {
 		reported *idempotency.Capacity
 		computed idempotency.Capacity

@@ -3,20 +3,25 @@
 //
 // One item per business fact, partition key "pk" (a string). Reserve is one
 // conditional PutItem that asks for the old item on a failed condition
-// (ReturnValuesOnConditionCheckFailure=ALL_OLD); complete and release are
-// conditioned on the reservation's owner token; transactional effects commit
-// their writes and the COMPLETED record in one TransactWriteItems.
+// (ReturnValuesOnConditionCheckFailure=ALL_OLD) and for the item it replaced
+// on success (ReturnValues=ALL_OLD); complete and release are conditioned on
+// the reservation's owner token; transactional effects commit their writes
+// and the COMPLETED record in one TransactWriteItems.
 //
-// The table needs a string partition key named "pk" and no sort key. Enable
-// TTL on the attribute "ttl" so that DynamoDB deletes old records; the
-// library never relies on that deletion.
+// The table the construct creates has a string partition key named "pk" and
+// no sort key, with TTL enabled on the attribute "ttl" so that DynamoDB
+// deletes old records (the library never relies on that deletion). A shared
+// table of the app's own design (its own key names, a sort key, its own TTL
+// attribute) is described with Options.
 package dynamostore
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -44,11 +49,13 @@ const (
 )
 
 // Layout is the version of the record's layout (its attributes and what
-// they mean) that this release writes, in the attribute "layout"; a record
-// without one is of layout 1, written before the attribute existed. A
-// record of a newer layout is not read as if it were this one: reading it
-// fails (a store error, retried) until this release is replaced. The payload
-// hash carries its own version ("v2:…"; see idempotency.Guard.Fact).
+// they mean) that this release writes, in the attribute "layout". Every
+// record carries it. A record of another layout is not read as if it were
+// this one: reading it fails with an error wrapping
+// idempotency.ErrUnreadableRecord (a store error, retried) until a release
+// that reads it is deployed. A later release that changes the layout must
+// still read layout 1. The payload hash carries its own version ("v2:…";
+// see idempotency.Guard.Fact).
 const Layout = 1
 
 // MaxTxWrites is how many writes a transactional effect may add: DynamoDB
@@ -70,11 +77,53 @@ type API interface {
 type Store struct {
 	api   API
 	table string
+
+	partition, sort, ttl string                        // attribute names; sort is "" without a sort key
+	sortValue            func(namespace string) string // WithSortKey
+	partitionValue       func(namespace string) string // WithKeyInSortKey
+	err                  error                         // a design the store cannot use
 }
 
-// New returns a Store over the table named table.
-func New(api API, table string) *Store {
-	return &Store{api: api, table: table}
+// New returns a Store over the table named table, of the construct's design
+// unless opts say otherwise. Options the store cannot use (a key or TTL
+// attribute named like an attribute of the record, two roles on one
+// attribute) make a Store whose every request fails with the reason (see
+// Err): the misconfiguration is loud, a store error, and never writes.
+func New(api API, table string, opts ...Option) *Store {
+	s := &Store{api: api, table: table, partition: KeyAttribute, ttl: TTLAttribute}
+	for _, o := range opts {
+		o(s)
+	}
+	s.err = s.check()
+	return s
+}
+
+// Err returns why the store cannot use the table's design its options
+// describe, or nil. Check it at init, before the first record.
+func (s *Store) Err() error { return s.err }
+
+// check returns why the store cannot use its design, or nil.
+func (s *Store) check() error {
+	var problems []string
+	record := []string{attrStatus, attrOwner, attrLease, attrExpires, attrHash, attrResult, attrLayout}
+	roles := []struct{ role, name string }{{"partition key", s.partition}, {"sort key", s.sort}, {"TTL attribute", s.ttl}}
+	for i, r := range roles {
+		if r.name == "" {
+			continue
+		}
+		if slices.Contains(record, r.name) {
+			problems = append(problems, fmt.Sprintf("the %s %q is an attribute of the record (package schema): give the table's own name", r.role, r.name))
+		}
+		for _, o := range roles[i+1:] {
+			if o.name == r.name {
+				problems = append(problems, fmt.Sprintf("the %s and the %s are both %q: give each its own attribute", r.role, o.role, r.name))
+			}
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("dynamostore: table %s: %s", s.table, strings.Join(problems, "; "))
+	}
+	return nil
 }
 
 // The reserve condition, exactly "no record holds the key" (see
@@ -85,8 +134,8 @@ const reserveCondition = "attribute_not_exists(#pk)" +
 	" OR (#st = :completed AND #exp < :now_s)" +
 	" OR (#st = :in_progress AND #lease < :now_ms AND (#hash = :hash OR #exp < :now_s))"
 
-func reserveNames() map[string]string {
-	return map[string]string{"#pk": KeyAttribute, "#exp": attrExpires, "#st": attrStatus, "#lease": attrLease, "#hash": attrHash}
+func (s *Store) reserveNames() map[string]string {
+	return map[string]string{"#pk": s.partition, "#exp": attrExpires, "#st": attrStatus, "#lease": attrLease, "#hash": attrHash}
 }
 
 func reserveValues(rec idempotency.Record, now time.Time) map[string]types.AttributeValue {
@@ -99,34 +148,64 @@ func reserveValues(rec idempotency.Record, now time.Time) map[string]types.Attri
 	}
 }
 
-// Reserve implements idempotency.Store with one conditional PutItem.
-func (s *Store) Reserve(ctx context.Context, rec idempotency.Record, now time.Time) error {
-	item := marshal(rec)
-	out, err := s.api.PutItem(ctx, &dynamodb.PutItemInput{
+// reservePut is the conditional put that takes a fact's key with rec, as
+// the reserve's PutItem and as the first action of a commit's transaction:
+// rec's item under the reserve condition, returning the record that holds
+// the key when the condition fails.
+func (s *Store) reservePut(rec idempotency.Record, now time.Time) *types.Put {
+	return &types.Put{
 		TableName:                           aws.String(s.table),
-		Item:                                item,
+		Item:                                s.marshal(rec),
 		ConditionExpression:                 aws.String(reserveCondition),
-		ExpressionAttributeNames:            reserveNames(),
+		ExpressionAttributeNames:            s.reserveNames(),
 		ExpressionAttributeValues:           reserveValues(rec, now),
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-		ReturnConsumedCapacity:              types.ReturnConsumedCapacityTotal,
+	}
+}
+
+// Reserve implements idempotency.Store with one conditional PutItem.
+func (s *Store) Reserve(ctx context.Context, rec idempotency.Record, now time.Time) error {
+	if s.err != nil {
+		return s.err
+	}
+	put := s.reservePut(rec, now)
+	item := put.Item
+	out, err := s.api.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:                           put.TableName,
+		Item:                                put.Item,
+		ConditionExpression:                 put.ConditionExpression,
+		ExpressionAttributeNames:            put.ExpressionAttributeNames,
+		ExpressionAttributeValues:           put.ExpressionAttributeValues,
+		ReturnValuesOnConditionCheckFailure: put.ReturnValuesOnConditionCheckFailure,
+		// The record replaced, if any (no read capacity is consumed): a
+		// lapsed reservation taken over is reported to the guard.
+		ReturnValues:           types.ReturnValueAllOld,
+		ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal,
 	})
 	var ccf *types.ConditionalCheckFailedException
 	switch {
 	case errors.As(err, &ccf):
 		reported(ctx, false, nil, idempotency.Capacity{Write: writeUnits(itemSize(item), itemSize(ccf.Item))})
-		return conditionFailed(ccf.Item)
+		return s.conditionFailed(ccf.Item)
 	case err == nil:
-		reported(ctx, false, one(out.ConsumedCapacity), idempotency.Capacity{Write: writeUnits(itemSize(item))})
+		reported(ctx, false, one(out.ConsumedCapacity), idempotency.Capacity{Write: writeUnits(itemSize(item), itemSize(out.Attributes))})
+		if len(out.Attributes) > 0 {
+			if old, uerr := s.unmarshal(out.Attributes); uerr == nil {
+				idempotency.ReportReplaced(ctx, old)
+			}
+		}
 	}
 	return err
 }
 
 // Get implements idempotency.Store with a strongly consistent GetItem.
 func (s *Store) Get(ctx context.Context, key string) (*idempotency.Record, error) {
+	if s.err != nil {
+		return nil, s.err
+	}
 	out, err := s.api.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:              aws.String(s.table),
-		Key:                    keyOf(key),
+		Key:                    s.ItemKey(key),
 		ConsistentRead:         aws.Bool(true),
 		ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal,
 	})
@@ -137,12 +216,15 @@ func (s *Store) Get(ctx context.Context, key string) (*idempotency.Record, error
 	if len(out.Item) == 0 {
 		return nil, nil
 	}
-	return unmarshal(out.Item)
+	return s.unmarshal(out.Item)
 }
 
 // Complete implements idempotency.Store with an UpdateItem conditioned on
 // the owner token. It moves the business window and the TTL to rec's.
 func (s *Store) Complete(ctx context.Context, rec idempotency.Record) error {
+	if s.err != nil {
+		return s.err
+	}
 	update := "SET #st = :completed, #exp = :exp, #ttl = :ttl REMOVE #lease, #res"
 	values := map[string]types.AttributeValue{
 		":completed": &types.AttributeValueMemberS{Value: string(idempotency.StatusCompleted)},
@@ -156,13 +238,13 @@ func (s *Store) Complete(ctx context.Context, rec idempotency.Record) error {
 	}
 	out, err := s.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:        aws.String(s.table),
-		Key:              keyOf(rec.Key),
+		Key:              s.ItemKey(rec.Key),
 		UpdateExpression: aws.String(update),
 		// A complete that the SDK retried after it was applied finds its own
 		// COMPLETED record: the owner condition holds again.
 		ConditionExpression: aws.String("#own = :owner"),
 		ExpressionAttributeNames: map[string]string{
-			"#st": attrStatus, "#lease": attrLease, "#res": attrResult, "#own": attrOwner, "#exp": attrExpires, "#ttl": TTLAttribute,
+			"#st": attrStatus, "#lease": attrLease, "#res": attrResult, "#own": attrOwner, "#exp": attrExpires, "#ttl": s.ttl,
 		},
 		ExpressionAttributeValues: values,
 		ReturnConsumedCapacity:    types.ReturnConsumedCapacityTotal,
@@ -170,7 +252,7 @@ func (s *Store) Complete(ctx context.Context, rec idempotency.Record) error {
 	// The item before: the reservation's; after: the completed record.
 	before := rec
 	before.Status, before.Result, before.LeaseUntil = idempotency.StatusInProgress, "", rec.ExpiresAt
-	computed := idempotency.Capacity{Write: writeUnits(itemSize(marshal(before)), itemSize(marshal(rec)))}
+	computed := idempotency.Capacity{Write: writeUnits(itemSize(s.marshal(before)), itemSize(s.marshal(rec)))}
 	var ccf *types.ConditionalCheckFailedException
 	switch {
 	case err == nil:
@@ -187,9 +269,12 @@ func (s *Store) Complete(ctx context.Context, rec idempotency.Record) error {
 // release that was already applied (no record: a request the SDK retried
 // after its answer was lost).
 func (s *Store) Release(ctx context.Context, key, owner string) error {
+	if s.err != nil {
+		return s.err
+	}
 	out, err := s.api.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 		TableName:                aws.String(s.table),
-		Key:                      keyOf(key),
+		Key:                      s.ItemKey(key),
 		ConditionExpression:      aws.String("#own = :owner AND #st = :in_progress"),
 		ExpressionAttributeNames: map[string]string{"#st": attrStatus, "#own": attrOwner},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
@@ -200,7 +285,7 @@ func (s *Store) Release(ctx context.Context, key, owner string) error {
 	})
 	// The item deleted is a reservation of this key and owner; its size is
 	// that of one with a payload hash of this release's length.
-	computed := idempotency.Capacity{Write: writeUnits(itemSize(marshal(reservationOf(key, owner))))}
+	computed := idempotency.Capacity{Write: writeUnits(itemSize(s.marshal(reservationOf(key, owner))))}
 	var ccf *types.ConditionalCheckFailedException
 	switch {
 	case err == nil:
@@ -234,6 +319,9 @@ func (s *Store) AcceptsWrites(writes any) error {
 // reserve condition, and writes ([]types.TransactWriteItem, at most
 // MaxTxWrites) in one TransactWriteItems.
 func (s *Store) Commit(ctx context.Context, rec idempotency.Record, now time.Time, writes any) error {
+	if s.err != nil {
+		return s.err
+	}
 	items, ok := writes.([]types.TransactWriteItem)
 	if !ok && writes != nil {
 		return fmt.Errorf("%w: dynamostore: writes are %T, want []types.TransactWriteItem", idempotency.ErrTxInvalid, writes)
@@ -241,28 +329,163 @@ func (s *Store) Commit(ctx context.Context, rec idempotency.Record, now time.Tim
 	if len(items) > MaxTxWrites {
 		return fmt.Errorf("%w: dynamostore: %d transactional writes, at most %d (DynamoDB allows 100 actions and the record takes one)", idempotency.ErrTxInvalid, len(items), MaxTxWrites)
 	}
-	item := marshal(rec)
 	all := make([]types.TransactWriteItem, 0, len(items)+1)
-	all = append(all, types.TransactWriteItem{Put: &types.Put{
-		TableName:                           aws.String(s.table),
-		Item:                                item,
-		ConditionExpression:                 aws.String(reserveCondition),
-		ExpressionAttributeNames:            reserveNames(),
-		ExpressionAttributeValues:           reserveValues(rec, now),
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	}})
+	all = append(all, types.TransactWriteItem{Put: s.reservePut(rec, now)})
 	all = append(all, items...)
+	if err := s.oneActionPerItem(all); err != nil {
+		return err
+	}
 	out, err := s.api.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: all, ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal})
 	var tce *types.TransactionCanceledException
 	switch {
 	case err == nil:
 		reported(ctx, false, out.ConsumedCapacity, txUnits(all))
 		return nil
+	case multipleOperationsOnOneItem(err):
+		// Two actions on one item that the check above could not see (two
+		// puts on a table whose key it does not know, a table named once by
+		// name and once by ARN): DynamoDB refuses the whole request.
+		return fmt.Errorf("%w: dynamostore: %v", idempotency.ErrTxInvalid, err)
 	case !errors.As(err, &tce):
 		return err
 	}
 	reported(ctx, false, nil, txUnits(all))
-	return cancelled(tce)
+	return s.cancelled(tce)
+}
+
+// oneActionPerItem returns an error wrapping idempotency.ErrTxInvalid when
+// two actions of the transaction all (the record's put first) act on one
+// item: DynamoDB refuses such a request as a whole with a ValidationException
+// ("Transaction request cannot include multiple operations on one item"),
+// which would otherwise come back as a store outage. An effect write on the
+// record's own item is such a pair.
+//
+// An action's item is its table and its key. The key of an update, delete or
+// condition check is its Key; a put's is read from its Item by the key
+// attributes of its table: this store's own key for the idempotency table,
+// and for another table the attribute names of a Key that another action of
+// the transaction gives for it. A put on a table that no other action keys
+// is not checked here; DynamoDB's refusal is then mapped to ErrTxInvalid
+// after sending.
+func (s *Store) oneActionPerItem(all []types.TransactWriteItem) error {
+	type action struct {
+		table string
+		key   map[string]types.AttributeValue // nil for a put: its item
+		item  map[string]types.AttributeValue
+	}
+	actions := make([]action, len(all))
+	keyNames := map[string][]string{tableName(s.table): s.KeyAttributes()}
+	for i, a := range all {
+		var act action
+		switch {
+		case a.Put != nil:
+			act = action{table: tableName(aws.ToString(a.Put.TableName)), item: a.Put.Item}
+		case a.Update != nil:
+			act = action{table: tableName(aws.ToString(a.Update.TableName)), key: a.Update.Key}
+		case a.Delete != nil:
+			act = action{table: tableName(aws.ToString(a.Delete.TableName)), key: a.Delete.Key}
+		case a.ConditionCheck != nil:
+			act = action{table: tableName(aws.ToString(a.ConditionCheck.TableName)), key: a.ConditionCheck.Key}
+		default:
+			continue // no action: DynamoDB refuses it, with its own message
+		}
+		if _, known := keyNames[act.table]; !known && len(act.key) > 0 {
+			for name := range act.key {
+				keyNames[act.table] = append(keyNames[act.table], name)
+			}
+		}
+		actions[i] = act
+	}
+	seen := map[string]int{}
+	for i, act := range actions {
+		if act.table == "" {
+			continue
+		}
+		names, known := keyNames[act.table]
+		if !known {
+			continue // a put on a table no action keys: its key is not known here
+		}
+		from := act.key
+		if from == nil {
+			from = act.item
+		}
+		id, ok := itemID(act.table, names, from)
+		if !ok {
+			continue // a key attribute missing: DynamoDB refuses the action itself
+		}
+		if j, dup := seen[id]; dup {
+			if j == 0 {
+				return fmt.Errorf("%w: dynamostore: write %d acts on the idempotency record's own item (table %s, %s): an effect must not write the record; DynamoDB refuses two actions on one item in a transaction", idempotency.ErrTxInvalid, i-1, act.table, describeKey(names, from))
+			}
+			return fmt.Errorf("%w: dynamostore: writes %d and %d act on one item (table %s, %s): DynamoDB refuses two actions on one item in a transaction; merge them into one", idempotency.ErrTxInvalid, j-1, i-1, act.table, describeKey(names, from))
+		}
+		seen[id] = i
+	}
+	return nil
+}
+
+// tableName is the name of a table given by name or by ARN
+// ("arn:aws:dynamodb:<region>:<account>:table/<name>").
+func tableName(t string) string {
+	if strings.HasPrefix(t, "arn:") {
+		if i := strings.Index(t, ":table/"); i >= 0 {
+			return t[i+len(":table/"):]
+		}
+	}
+	return t
+}
+
+// itemID identifies the item of table whose key attributes names have the
+// values they have in attrs; false when one is missing or not a key type.
+func itemID(table string, names []string, attrs map[string]types.AttributeValue) (string, bool) {
+	names = slices.Sorted(slices.Values(names))
+	var b strings.Builder
+	b.WriteString(table)
+	for _, name := range names {
+		b.WriteByte(0)
+		b.WriteString(name)
+		switch v := attrs[name].(type) {
+		case *types.AttributeValueMemberS:
+			b.WriteString("\x00S")
+			b.WriteString(v.Value)
+		case *types.AttributeValueMemberN:
+			b.WriteString("\x00N")
+			b.WriteString(v.Value)
+		case *types.AttributeValueMemberB:
+			b.WriteString("\x00B")
+			b.Write(v.Value)
+		default:
+			return "", false
+		}
+	}
+	return b.String(), true
+}
+
+// describeKey writes the key attributes names of attrs for a message.
+func describeKey(names []string, attrs map[string]types.AttributeValue) string {
+	parts := make([]string, 0, len(names))
+	for _, name := range slices.Sorted(slices.Values(names)) {
+		switch v := attrs[name].(type) {
+		case *types.AttributeValueMemberS:
+			parts = append(parts, fmt.Sprintf("%s %q", name, v.Value))
+		case *types.AttributeValueMemberN:
+			parts = append(parts, fmt.Sprintf("%s %s", name, v.Value))
+		default:
+			parts = append(parts, name+" (binary)")
+		}
+	}
+	return "key " + strings.Join(parts, ", ")
+}
+
+// multipleOperationsOnOneItem reports whether err is DynamoDB's request-level
+// refusal of a transaction with two actions on one item.
+func multipleOperationsOnOneItem(err error) bool {
+	var api interface {
+		ErrorCode() string
+		ErrorMessage() string
+	}
+	return errors.As(err, &api) && api.ErrorCode() == "ValidationException" &&
+		strings.Contains(strings.ToLower(api.ErrorMessage()), "multiple operations on one item")
 }
 
 // txUnits computes what a transaction's writes consume: two writes of each
@@ -295,18 +518,18 @@ func reservationOf(key, owner string) idempotency.Record {
 	}
 }
 
-// hashSizeExample is a payload hash of this release's length ("v2:" and 43
-// characters of base64url SHA-256).
+// hashSizeExample is a payload hash of this release's length ("v2:" or
+// "k2:" and 43 characters of base64url SHA-256 or HMAC-SHA-256).
 const hashSizeExample = "v2:0000000000000000000000000000000000000000000"
 
 // cancelled tells, from a cancelled transaction's reasons (one per action,
 // the record first), a duplicate from a rejected or invalid effect write or
 // a conflict. A refusal of the record's own write (other than its
 // condition) stays the store's error: the table is misconfigured.
-func cancelled(tce *types.TransactionCanceledException) error {
+func (s *Store) cancelled(tce *types.TransactionCanceledException) error {
 	reasons := tce.CancellationReasons
 	if len(reasons) > 0 && aws.ToString(reasons[0].Code) == "ConditionalCheckFailed" {
-		return conditionFailed(reasons[0].Item)
+		return s.conditionFailed(reasons[0].Item)
 	}
 	for i, r := range reasons {
 		switch code := aws.ToString(r.Code); {
@@ -324,13 +547,15 @@ func cancelled(tce *types.TransactionCanceledException) error {
 
 // conditionFailed returns the *ConditionFailedError for a failed record
 // condition, with the old record if the server returned it.
-func conditionFailed(item map[string]types.AttributeValue) error {
+func (s *Store) conditionFailed(item map[string]types.AttributeValue) error {
 	if len(item) == 0 {
 		return &idempotency.ConditionFailedError{}
 	}
-	old, err := unmarshal(item)
+	old, err := s.unmarshal(item)
 	if err != nil {
-		return fmt.Errorf("%w: returned item: %v", idempotency.ErrConditionFailed, err)
+		// Not a condition failure the guard could decide on: the record
+		// that failed it cannot be read (a store error, loud).
+		return fmt.Errorf("the record that failed the condition: %w", err)
 	}
 	return &idempotency.ConditionFailedError{Old: old}
 }
@@ -344,24 +569,18 @@ func fenced(err error) error {
 	return err
 }
 
-func keyOf(key string) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{KeyAttribute: &types.AttributeValueMemberS{Value: key}}
-}
-
 func number(n int64) types.AttributeValue {
 	return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
 }
 
-func marshal(rec idempotency.Record) map[string]types.AttributeValue {
-	item := map[string]types.AttributeValue{
-		KeyAttribute: &types.AttributeValueMemberS{Value: rec.Key},
-		attrStatus:   &types.AttributeValueMemberS{Value: string(rec.Status)},
-		attrOwner:    &types.AttributeValueMemberS{Value: rec.Owner},
-		attrExpires:  number(rec.ExpiresAt.Unix()),
-		TTLAttribute: number(rec.TTL.Unix()),
-		attrHash:     &types.AttributeValueMemberS{Value: rec.PayloadHash},
-		attrLayout:   number(Layout),
-	}
+func (s *Store) marshal(rec idempotency.Record) map[string]types.AttributeValue {
+	item := s.ItemKey(rec.Key)
+	item[attrStatus] = &types.AttributeValueMemberS{Value: string(rec.Status)}
+	item[attrOwner] = &types.AttributeValueMemberS{Value: rec.Owner}
+	item[attrExpires] = number(rec.ExpiresAt.Unix())
+	item[s.ttl] = number(rec.TTL.Unix())
+	item[attrHash] = &types.AttributeValueMemberS{Value: rec.PayloadHash}
+	item[attrLayout] = number(Layout)
 	if rec.Status == idempotency.StatusInProgress {
 		item[attrLease] = number(rec.LeaseUntil.UnixMilli())
 	}
@@ -371,46 +590,99 @@ func marshal(rec idempotency.Record) map[string]types.AttributeValue {
 	return item
 }
 
-func unmarshal(item map[string]types.AttributeValue) (*idempotency.Record, error) {
-	rec := &idempotency.Record{}
-	var err error
-	str := func(name string, dst *string) {
-		if v, ok := item[name].(*types.AttributeValueMemberS); ok {
-			*dst = v.Value
+// unmarshal reads a record of this release's layout. Anything else (an
+// item that is not a record, an unknown status, an attribute missing or of
+// the wrong type, a layout other than Layout) is an error wrapping
+// idempotency.ErrUnreadableRecord: the record is not misread, and the guard
+// reports it as a store error.
+func (s *Store) unmarshal(item map[string]types.AttributeValue) (*idempotency.Record, error) {
+	var problems []string
+	str := func(name string, required bool) string {
+		switch v := item[name].(type) {
+		case *types.AttributeValueMemberS:
+			return v.Value
+		case nil:
+			if required {
+				problems = append(problems, "no "+name)
+			}
+		default:
+			problems = append(problems, fmt.Sprintf("%s is a %s, want a string", name, attributeType(v)))
 		}
+		return ""
 	}
 	num := func(name string) int64 {
-		v, ok := item[name].(*types.AttributeValueMemberN)
-		if !ok {
-			return 0
+		switch v := item[name].(type) {
+		case *types.AttributeValueMemberN:
+			n, err := strconv.ParseInt(v.Value, 10, 64)
+			if err != nil {
+				problems = append(problems, fmt.Sprintf("%s is %q, not an integer", name, v.Value))
+			}
+			return n
+		case nil:
+			problems = append(problems, "no "+name)
+		default:
+			problems = append(problems, fmt.Sprintf("%s is a %s, want a number", name, attributeType(v)))
 		}
-		n, perr := strconv.ParseInt(v.Value, 10, 64)
-		if perr != nil && err == nil {
-			err = fmt.Errorf("attribute %s: %w", name, perr)
+		return 0
+	}
+	rec := &idempotency.Record{Key: str(s.recordKeyAttribute(), true)}
+	known := false // the item has this release's layout
+	if _, ok := item[attrLayout]; !ok {
+		problems = append(problems, "no "+attrLayout+" attribute: not a record this library wrote")
+	} else if before, n := len(problems), num(attrLayout); len(problems) == before {
+		switch {
+		case n > Layout:
+			problems = append(problems, fmt.Sprintf("layout %d, newer than this release reads (%d): deploy the release that wrote it", n, Layout))
+		case n < Layout:
+			problems = append(problems, fmt.Sprintf("layout %d, which no release wrote", n))
+		default:
+			known = true
 		}
-		return n
 	}
-	var status string
-	str(KeyAttribute, &rec.Key)
-	str(attrStatus, &status)
-	str(attrOwner, &rec.Owner)
-	str(attrHash, &rec.PayloadHash)
-	str(attrResult, &rec.Result)
-	rec.Status = idempotency.Status(status)
-	if ms := num(attrLease); ms != 0 {
-		rec.LeaseUntil = time.UnixMilli(ms)
+	if known { // read its attributes as this layout defines them
+		rec.Status = idempotency.Status(str(attrStatus, true))
+		rec.Owner = str(attrOwner, true)
+		rec.PayloadHash = str(attrHash, true)
+		rec.Result = str(attrResult, false)
+		rec.ExpiresAt = time.Unix(num(attrExpires), 0)
+		rec.TTL = time.Unix(num(s.ttl), 0)
+		switch rec.Status {
+		case idempotency.StatusInProgress:
+			rec.LeaseUntil = time.UnixMilli(num(attrLease))
+		case idempotency.StatusCompleted:
+		default:
+			problems = append(problems, fmt.Sprintf("unknown status %q", rec.Status))
+		}
 	}
-	rec.ExpiresAt = time.Unix(num(attrExpires), 0)
-	rec.TTL = time.Unix(num(TTLAttribute), 0)
-	layout := num(attrLayout)
-	if err != nil {
-		return nil, err
-	}
-	if layout > Layout {
-		return nil, fmt.Errorf("record %q has layout %d, newer than this release reads (%d): deploy the release that wrote it", rec.Key, layout, Layout)
-	}
-	if rec.Key == "" || (rec.Status != idempotency.StatusInProgress && rec.Status != idempotency.StatusCompleted) {
-		return nil, fmt.Errorf("not an idempotency record: pk %q, status %q", rec.Key, status)
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("%w: item %s %q: %s", idempotency.ErrUnreadableRecord, s.recordKeyAttribute(), rec.Key, strings.Join(problems, "; "))
 	}
 	return rec, nil
+}
+
+// attributeType names the DynamoDB type of v ("S", "N", "BOOL"...).
+func attributeType(v types.AttributeValue) string {
+	switch v.(type) {
+	case *types.AttributeValueMemberS:
+		return "S"
+	case *types.AttributeValueMemberN:
+		return "N"
+	case *types.AttributeValueMemberB:
+		return "B"
+	case *types.AttributeValueMemberBOOL:
+		return "BOOL"
+	case *types.AttributeValueMemberNULL:
+		return "NULL"
+	case *types.AttributeValueMemberL:
+		return "L"
+	case *types.AttributeValueMemberM:
+		return "M"
+	case *types.AttributeValueMemberSS:
+		return "SS"
+	case *types.AttributeValueMemberNS:
+		return "NS"
+	case *types.AttributeValueMemberBS:
+		return "BS"
+	}
+	return fmt.Sprintf("%T", v)
 }

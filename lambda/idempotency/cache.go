@@ -2,12 +2,15 @@ package idempotency
 
 import (
 	"container/list"
+	"strings"
 	"sync"
 	"time"
 )
 
 // cacheMaxBytes bounds the memory of the completed-key cache, whatever its
-// size: an entry can hold a 2 KiB key and a 4 KiB result.
+// size: an entry can hold a 2 KiB key and a 4 KiB result. The cache owns
+// the strings it keeps (copies), so that the bound is one on what it
+// retains.
 const cacheMaxBytes = 64 << 20
 
 // cacheEntryOverhead approximates what an entry costs besides its strings:
@@ -66,10 +69,14 @@ func (c *completedCache) get(key string, now time.Time) (cacheEntry, bool) {
 	return *e, true
 }
 
+// put keeps e, a copy of its strings: a key, hash or result that is a
+// substring of a larger string (a result cut from an API's response) would
+// otherwise keep the whole of it alive, beyond what the bound counts.
 func (c *completedCache) put(e cacheEntry) {
 	if c == nil {
 		return
 	}
+	e.key, e.hash, e.result = strings.Clone(e.key), strings.Clone(e.hash), strings.Clone(e.result)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if el, ok := c.byKey[e.key]; ok {

@@ -88,9 +88,12 @@ type Config struct {
 	// KeySecret, when set, makes the guard store and log a keyed hash of
 	// each business key instead of the key: the record's key is
 	// "<namespace>#" followed by the base64url HMAC-SHA-256, under
-	// KeySecret, of "<namespace>#<key>". Use it when business keys are
+	// KeySecret, of "<namespace>#<key>". The payload hash is keyed too
+	// ("k2:", an HMAC-SHA-256 under a key derived from KeySecret), since a
+	// payload usually carries its key. Use it when business keys are
 	// personal data (an e-mail address, an account number): the table and
-	// the adapter's logs then hold no key in plain text, and without the
+	// the adapter's logs then hold no key in plain text and no hash that a
+	// guessed key or payload can be checked against, so that without the
 	// secret nobody can recover one by hashing likely values.
 	//
 	// What it costs: a key cannot be read back from the table or the logs;
@@ -105,7 +108,21 @@ type Config struct {
 	// gives every fact a new record key and a new Reservation.Key, so a
 	// duplicate of a fact processed before the change runs again (downstream
 	// too). Change it only when no fact of the last business window can be
-	// delivered again. Default: none, keys are stored and logged as they are.
+	// delivered again.
+	//
+	// The guard reads KeySecret once, when it is made: a new value reaches
+	// a running function only with a new guard, in a new execution
+	// environment. Deployed by the construct (HashKeys), the secret is
+	// resolved into the function's environment (IDEMPOTENCY_KEY_SECRET) by
+	// CloudFormation, through a dynamic reference, when a stack operation
+	// creates or updates the function; CloudFormation does not notice a
+	// value changed in Secrets Manager by itself. A changed secret thus
+	// reaches the function only at the next stack update that updates the
+	// function (its dynamic reference, or the function's configuration);
+	// Lambda then starts new execution environments with it, and until
+	// then the function keeps hashing with the old secret (DESIGN.md,
+	// "Hashed keys"). Default: none, keys and payload hashes are stored and
+	// logged as they are.
 	KeySecret []byte
 }
 
@@ -162,7 +179,7 @@ func NewGuard(store Store, cfg Config) (*Guard, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Guard{store: store, cfg: cfg, hasher: newHasher(cfg.PayloadIgnore), cache: newCompletedCache(cfg.CacheSize)}, nil
+	return &Guard{store: store, cfg: cfg, hasher: newHasher(cfg.PayloadIgnore, cfg.KeySecret), cache: newCompletedCache(cfg.CacheSize)}, nil
 }
 
 // FinishBudget returns the time the guard keeps at the end of a lease to
@@ -223,6 +240,21 @@ type Result struct {
 	Value string
 	// FromCache reports a duplicate answered from memory, without the store.
 	FromCache bool
+	// TookOver reports that the key was held by the reservation of another
+	// worker whose lease had ended (a worker that crashed, was killed, or
+	// ran out of time mid-effect), and that this call took it over and ran
+	// the effect: the effect may already have run before, in part or in
+	// full, without its completion being recorded, so that its downstream
+	// calls are safe only if made idempotent under Reservation.Key. Set
+	// with an error too (the effect failed after the takeover). It is known
+	// only when the store reports what its reserve replaced (see
+	// ReportReplaced; dynamostore and storetest.MemoryStore do), and not for
+	// a reserve the SDK retried after its answer was lost. Never set by
+	// RunTx, which reserves nothing.
+	TookOver bool
+	// LapsedLease is when the lease taken over had ended; zero unless
+	// TookOver.
+	LapsedLease time.Time
 	// DroppedBytes is the size of a result that exceeded MaxResultBytes and
 	// was not stored: the fact is processed all the same (its effect never
 	// runs again) and its duplicates get an empty Value. Fix the effect to
@@ -263,11 +295,8 @@ type Fact struct {
 	// Key is the namespaced key ("<namespace>#<key>", or the keyed hash of
 	// the key with Config.KeySecret): the record's partition key.
 	Key string
-	// Hash is the payload's hash in the current version (see Guard.Fact).
+	// Hash is the payload's hash (see Guard.Fact).
 	Hash string
-	// payload is kept to compare with a record that carries a hash of an
-	// earlier version; empty in a Fact not made by Guard.Fact.
-	payload string
 }
 
 // Fact validates key and payload (JSON) and returns their Fact. Errors wrap
@@ -278,8 +307,7 @@ type Fact struct {
 // objects have sorted members. A payload holding a lone UTF-16 surrogate
 // escape, or an object with a member twice, is invalid: either would make
 // two different facts look alike, or one fact look different to two
-// decoders. A record written with the hash of version 1 (the releases
-// before versions) is recognised as the same payload while it lives.
+// decoders.
 func (g *Guard) Fact(key string, payload []byte) (Fact, error) {
 	pk, err := g.Key(key)
 	if err != nil {
@@ -289,14 +317,7 @@ func (g *Guard) Fact(key string, payload []byte) (Fact, error) {
 	if err != nil {
 		return Fact{}, fmt.Errorf("%s: %w", pk, err)
 	}
-	return Fact{Key: pk, Hash: hash, payload: string(payload)}, nil
-}
-
-// samePayload reports whether stored, the payload hash of a record or of a
-// cached completion, is f's payload, in the current hash version or an
-// earlier one that records may still carry.
-func (g *Guard) samePayload(f Fact, stored string) bool {
-	return g.hasher.matches(stored, f.Hash, []byte(f.payload))
+	return Fact{Key: pk, Hash: hash}, nil
 }
 
 // Do runs effect once for the fact identified by key and carried by payload
@@ -315,14 +336,37 @@ func (g *Guard) Do(ctx context.Context, key string, payload []byte, effect Effec
 // It returns Processed after running the effect, or Duplicate with the
 // stored result when the fact was already completed. Errors wrap
 // ErrInProgress, ErrPayloadMismatch, ErrLeaseLost or ErrNotStarted, are an
-// *EffectError (the reservation was released), or a *StoreError.
+// *EffectError (the effect failed; see EffectError for what became of the
+// reservation), or a *StoreError (including a record this release cannot
+// read, ErrUnreadableRecord).
 func (g *Guard) Run(ctx context.Context, f Fact, effect Effect) (Result, error) {
+	var replaced *Record // what the reserve that took the key replaced, if the store says
 	reserve := func(ctx context.Context, rec *Record, now time.Time) error {
-		return g.store.Reserve(ctx, *rec, now)
+		replaced = nil
+		return g.store.Reserve(context.WithValue(ctx, replacedKey{}, &replaced), *rec, now)
 	}
 	return g.run(ctx, f, "reserve", reserve, func(ctx context.Context, rec *Record) (Result, error) {
-		return g.runEffect(ctx, rec, effect)
+		res, err := g.runEffect(ctx, rec, effect)
+		if replaced != nil && replaced.Status == StatusInProgress && replaced.Owner != rec.Owner {
+			res.TookOver, res.LapsedLease = true, replaced.LeaseUntil
+		}
+		return res, err
 	})
+}
+
+type replacedKey struct{}
+
+// ReportReplaced is called by a Store's Reserve, with the context it was
+// given, when its write replaced a record (one that no longer held the key:
+// a reservation whose lease had ended, or a record past its business
+// window), so that the guard can tell the takeover of a crashed worker's
+// reservation (Result.TookOver) from a new fact. A store that cannot tell
+// does not call it: takeovers then go unreported, and nothing else changes.
+func ReportReplaced(ctx context.Context, old *Record) {
+	if p, ok := ctx.Value(replacedKey{}).(**Record); ok && old != nil {
+		rec := *old
+		*p = &rec
+	}
 }
 
 // RunTx is Run for a transactional effect: the effect's writes and the
@@ -385,7 +429,7 @@ type write func(ctx context.Context, rec *Record, now time.Time) error
 func (g *Guard) run(ctx context.Context, f Fact, op string, w write, took func(ctx context.Context, rec *Record) (Result, error)) (Result, error) {
 	pk, hash := f.Key, f.Hash
 	if e, ok := g.cache.get(pk, g.cfg.Now()); ok {
-		if !g.samePayload(f, e.hash) {
+		if e.hash != hash {
 			return Result{}, fmt.Errorf("%s: %w", pk, ErrPayloadMismatch)
 		}
 		return Result{Outcome: Duplicate, Value: e.result, FromCache: true}, nil
@@ -420,17 +464,12 @@ func (g *Guard) run(ctx context.Context, f Fact, op string, w write, took func(c
 				continue // released or deleted since: try again
 			}
 		}
+		if err := readable(old, pk); err != nil {
+			return Result{}, fmt.Errorf("%s: %w", pk, &StoreError{Op: op, Err: err})
+		}
 		if old.Owner == token {
 			taken = true
 			break
-		}
-		if old.PayloadHash != hash && g.samePayload(f, old.PayloadHash) {
-			// A record of an earlier hash version for this very payload
-			// (written before an upgrade): go on under its hash, so that
-			// the record keeps one version and the store's conditions,
-			// which compare hashes as strings, let this delivery take over
-			// a lapsed reservation as they would a redelivery then.
-			hash = old.PayloadHash
 		}
 		if !old.Holds(hash, g.cfg.Now()) {
 			continue // expired by the time it was read: try again
@@ -453,6 +492,21 @@ func (g *Guard) run(ctx context.Context, f Fact, op string, w write, took func(c
 		return res, fmt.Errorf("%s: %w", pk, err)
 	}
 	return res, nil
+}
+
+// readable returns an error wrapping ErrUnreadableRecord unless old, the
+// record a store returned for pk, is one this release can decide on: the
+// record of pk, IN_PROGRESS or COMPLETED. A store that reads records of its
+// own format refuses what it cannot read already (dynamostore does); this
+// check holds for every store.
+func readable(old *Record, pk string) error {
+	switch {
+	case old.Key != pk:
+		return fmt.Errorf("%w: the store returned the record of %q for %q", ErrUnreadableRecord, old.Key, pk)
+	case old.Status != StatusInProgress && old.Status != StatusCompleted:
+		return fmt.Errorf("%w: unknown status %q", ErrUnreadableRecord, old.Status)
+	}
+	return nil
 }
 
 // newRecord returns the IN_PROGRESS record of a new reservation made at now.

@@ -2,15 +2,18 @@ package idempotency
 
 import (
 	"bytes"
+	"crypto/hkdf"
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/idempotent-consumer/idempotent-consumer/internal/jsonesc"
 )
 
 // maxJSONDepth bounds the nesting of a payload that is hashed, so that a
@@ -19,35 +22,53 @@ const maxJSONDepth = 64
 
 // Payload hash versions.
 //
-// A stored payload hash names the canonical form it was computed from, so
-// that a release that changes the form does not turn every record of the
-// business window into a payload mismatch. The current version, v2, is
-// tagged "v2:". Version 1, the form of the releases before hash versions,
-// has no tag; a record that carries one is compared with the payload hashed
-// the version-1 way, for as long as such records live (one business
-// window after the upgrade).
+// A stored payload hash names the canonical form and the function it was
+// computed with, so that a later release that changes either can tell the
+// records it must still read from its own. The first release writes two
+// (of canonical form 2: form 1 was never released), and a later release
+// must read both:
+//   - "v2:" and the base64url SHA-256 of canonical form 2, without a key
+//     secret;
+//   - "k2:" and the base64url HMAC-SHA-256 of canonical form 2 under the
+//     payload key, with Config.KeySecret: the payload key is derived from
+//     the secret with HKDF-SHA-256 (no salt, info payloadKeyInfo), so that
+//     nobody without the secret can test a guessed payload against a
+//     stored hash.
 const (
-	hashTagV2 = "v2:"
+	hashTagV2      = "v2:"
+	hashTagKeyedV2 = "k2:"
+	payloadKeyInfo = "idempotency payload hash k2"
 )
 
-// hasher computes the payload hash: SHA-256 of the canonical JSON after
-// removing the ignored fields.
+// hasher computes the payload hash: SHA-256 (or, keyed, HMAC-SHA-256) of
+// the canonical JSON after removing the ignored fields.
 type hasher struct {
 	ignore [][]string // dotted paths, split
+	key    []byte     // the payload key; nil without a key secret
 }
 
-func newHasher(ignore []string) hasher {
+// newHasher returns the hasher that leaves out the fields at the paths of
+// ignore and, with a key secret, keys the hash with a key derived from it.
+func newHasher(ignore []string, secret []byte) hasher {
 	h := hasher{}
 	for _, p := range ignore {
 		if p = strings.TrimSpace(p); p != "" {
 			h.ignore = append(h.ignore, strings.Split(p, "."))
 		}
 	}
+	if len(secret) > 0 {
+		key, err := hkdf.Key(sha256.New, secret, nil, payloadKeyInfo, sha256.Size)
+		if err != nil { // only for a key length beyond 255 × 32 bytes
+			panic(err)
+		}
+		h.key = key
+	}
 	return h
 }
 
-// Hash returns the current version's hash of payload: "v2:" and the
-// base64url SHA-256 of its canonical form (version 2).
+// Hash returns the hash of payload: "v2:" and the base64url SHA-256 of its
+// canonical form (version 2), or with a key secret "k2:" and the base64url
+// HMAC-SHA-256 of that form under the payload key.
 //
 // The canonical form is strict about what would make the identity of a fact
 // ambiguous, and refuses it as invalid (ErrInvalidPayload):
@@ -70,51 +91,14 @@ func (h hasher) Hash(payload []byte) (string, error) {
 	for _, path := range h.ignore {
 		remove(v, path)
 	}
-	sum := sha256.Sum256(appendCanonical(nil, v))
-	return hashTagV2 + base64.RawURLEncoding.EncodeToString(sum[:]), nil
-}
-
-// matches reports whether stored, a payload hash read from a record, is
-// the hash of payload in a version this release reads; current is
-// payload's hash in the current version.
-func (h hasher) matches(stored, current string, payload []byte) bool {
-	if stored == current {
-		return true
+	canon := appendCanonical(nil, v)
+	if h.key == nil {
+		sum := sha256.Sum256(canon)
+		return hashTagV2 + base64.RawURLEncoding.EncodeToString(sum[:]), nil
 	}
-	if payload == nil || strings.HasPrefix(stored, hashTagV2) || strings.Contains(stored, ":") {
-		return false // another payload, or a version this release does not know
-	}
-	v1, err := h.hashV1(payload)
-	return err == nil && v1 == stored
-}
-
-// hashV1 is the payload hash of version 1, unchanged: the base64url SHA-256
-// of encoding/json's re-encoding of the payload decoded with UseNumber
-// (numbers as written, strings with U+FFFD for invalid surrogates, the last
-// of duplicate members). It is only compared with records written by a
-// release before hash versions.
-func (h hasher) hashV1(payload []byte) (string, error) {
-	if depth := jsonDepth(payload); depth > maxJSONDepth {
-		return "", fmt.Errorf("%w: nested %d levels deep, more than %d", ErrInvalidPayload, depth, maxJSONDepth)
-	}
-	dec := json.NewDecoder(bytes.NewReader(payload))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return "", fmt.Errorf("%w: %v", ErrInvalidPayload, err)
-	}
-	if dec.More() {
-		return "", fmt.Errorf("%w: trailing data after the JSON value", ErrInvalidPayload)
-	}
-	for _, path := range h.ignore {
-		remove(v, path)
-	}
-	canon, err := json.Marshal(v) // map keys are sorted by encoding/json
-	if err != nil {
-		return "", fmt.Errorf("%w: %v", ErrInvalidPayload, err)
-	}
-	sum := sha256.Sum256(canon)
-	return base64.RawURLEncoding.EncodeToString(sum[:]), nil
+	mac := hmac.New(sha256.New, h.key)
+	mac.Write(canon)
+	return hashTagKeyedV2 + base64.RawURLEncoding.EncodeToString(mac.Sum(nil)), nil
 }
 
 // remove deletes the field at path from v, if v holds objects along it.
@@ -130,33 +114,6 @@ func remove(v any, path []string) {
 		}
 		v = obj[name]
 	}
-}
-
-// jsonDepth returns the deepest nesting of objects and arrays in data,
-// ignoring brackets inside strings. It does not validate.
-func jsonDepth(data []byte) int {
-	depth, deepest, inString, escaped := 0, 0, false, false
-	for _, c := range data {
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == '{' || c == '[':
-			depth++
-			deepest = max(deepest, depth)
-		case c == '}' || c == ']':
-			depth--
-		}
-	}
-	return deepest
 }
 
 // number is a JSON number in canonical form: its exact value as a
@@ -385,35 +342,15 @@ func (p *canonParser) escape() (rune, error) {
 		}
 		return 0, p.errorf("invalid escape \\%c", c)
 	}
-	r, ok := p.hex4(p.pos + 2)
-	if !ok {
+	r, n, err := jsonesc.Unicode(p.data, p.pos)
+	switch {
+	case errors.Is(err, jsonesc.ErrLoneSurrogate):
+		return 0, p.errorf("lone UTF-16 surrogate \\u%04x: not valid Unicode (a decoder would turn it into U+FFFD)", r)
+	case err != nil:
 		return 0, p.errorf("invalid \\u escape")
 	}
-	switch {
-	case utf16.IsSurrogate(r) && r < 0xDC00: // high: its low half must follow
-		low, ok := rune(0), false
-		if p.pos+7 < len(p.data) && p.data[p.pos+6] == '\\' && p.data[p.pos+7] == 'u' {
-			low, ok = p.hex4(p.pos + 8)
-		}
-		if !ok || low < 0xDC00 || low > 0xDFFF {
-			return 0, p.errorf("lone UTF-16 surrogate \\u%04x: not valid Unicode (a decoder would turn it into U+FFFD)", r)
-		}
-		p.pos += 12
-		return utf16.DecodeRune(r, low), nil
-	case utf16.IsSurrogate(r):
-		return 0, p.errorf("lone UTF-16 surrogate \\u%04x: not valid Unicode (a decoder would turn it into U+FFFD)", r)
-	}
-	p.pos += 6
+	p.pos += n
 	return r, nil
-}
-
-// hex4 reads the four hex digits at i.
-func (p *canonParser) hex4(i int) (rune, bool) {
-	if i+4 > len(p.data) {
-		return 0, false
-	}
-	n, err := strconv.ParseUint(string(p.data[i:i+4]), 16, 16)
-	return rune(n), err == nil
 }
 
 // number reads a number into its canonical form.

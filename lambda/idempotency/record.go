@@ -66,15 +66,20 @@ type Record struct {
 // window it still holds against other content (the same key for other content
 // is a mismatch: the crashed effect may have reached a downstream API under
 // that key). A COMPLETED record holds until the end of its business window.
+// A record of any other status (one this release cannot read) always holds:
+// it is never overwritten.
 func (r *Record) Holds(hash string, now time.Time) bool {
 	windowEnded := r.ExpiresAt.Unix() < now.Unix()
-	if r.Status == StatusCompleted {
+	switch r.Status {
+	case StatusCompleted:
 		return !windowEnded
+	case StatusInProgress:
+		if r.LeaseUntil.UnixMilli() >= now.UnixMilli() {
+			return true
+		}
+		return r.PayloadHash != hash && !windowEnded
 	}
-	if r.LeaseUntil.UnixMilli() >= now.UnixMilli() {
-		return true
-	}
-	return r.PayloadHash != hash && !windowEnded
+	return true
 }
 
 // Sentinel errors. The guard wraps them with the key and context; test with
@@ -123,6 +128,14 @@ var (
 	ErrTxConflict = errors.New("transaction conflict")
 	// ErrNoTransactions means the store cannot commit transactional effects.
 	ErrNoTransactions = errors.New("store does not support transactional effects")
+	// ErrUnreadableRecord means the store holds, under the fact's key, a
+	// record this release cannot read: an unknown status, a layout it does
+	// not know (written by a newer release), a missing or malformed
+	// attribute. Nothing is decided and the record is left as it is; the
+	// guard returns it inside a *StoreError, so that the invocation fails
+	// loudly (a function error) rather than one record quietly, until the
+	// record is repaired or a release that reads it is deployed.
+	ErrUnreadableRecord = errors.New("unreadable idempotency record")
 )
 
 // ConditionFailedError is returned by Store.Reserve and TxStore.Commit when a
@@ -145,6 +158,18 @@ func (e *ConditionFailedError) Is(target error) bool { return target == ErrCondi
 
 // EffectError wraps an error returned by the effect (or its panic), so that
 // callers can tell the effect's failures from the store's.
+//
+// After a failed effect the guard releases the reservation (deletes the
+// IN_PROGRESS record), so that a redelivery can run the effect at once. When
+// that release fails too (the store is throttled, the finishing budget ran
+// out), Err joins the effect's error and the release's ("release: …"), and
+// the record stays IN_PROGRESS until its lease ends: deliveries of the fact
+// until then are ErrInProgress, and the first after it takes the key over
+// and runs the effect. If the release found that another worker had taken
+// the key over, Err also wraps ErrLeaseLost.
+//
+// For a transactional effect (Guard.RunTx) nothing was written and there is
+// nothing to release.
 type EffectError struct {
 	Err error
 }

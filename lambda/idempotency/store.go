@@ -11,7 +11,9 @@ type Store interface {
 	// Reserve writes rec (IN_PROGRESS) unless a record that Holds
 	// (rec.PayloadHash, now) has rec.Key. When one does, it returns a
 	// *ConditionFailedError, carrying that record if the store returned it
-	// with the failure.
+	// with the failure. When its write replaced a record (one that no
+	// longer held the key), it reports that record with ReportReplaced(ctx,
+	// old), if it can tell.
 	Reserve(ctx context.Context, rec Record, now time.Time) error
 	// Get reads the record of key with a strongly consistent read; it
 	// returns nil and no error when there is none.

@@ -391,6 +391,9 @@ func (b *batch[T]) one(ctx context.Context, rec *events.SQSMessage) (r report) {
 	if !seen {
 		f.res, f.err = res, err
 	}
+	if res.TookOver { // a fact of its own: the effect may have run before, under the same key
+		h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "takeover", slog.String("consumer", h.cfg.Consumer), slog.String("message_id", rec.MessageId), slog.String("key", fact.Key), slog.Time("lapsed_lease", res.LapsedLease), slog.String("reason", "took over the reservation of a worker whose lease ended (it crashed or ran out of time): the effect ran again, and may have run before"))
+	}
 	if err == nil && res.DroppedBytes > 0 {
 		err = fmt.Errorf("processed, but the result of %d bytes exceeds idempotency.MaxResultBytes (%d): stored without it, duplicates get an empty result", res.DroppedBytes, idempotency.MaxResultBytes)
 	}

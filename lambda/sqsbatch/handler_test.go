@@ -28,49 +28,21 @@ type order struct {
 
 func orderKey(o order) (string, error) { return o.OrderID, nil }
 
-// countingStore counts the calls that reach the store, and can fail them.
+// countingStore is the fixture's store: a storetest.Counter over a
+// MemoryStore, which tests may also reach directly, uncounted.
 type countingStore struct {
-	*storetest.MemoryStore
-	reserve, get, complete, release, commit atomic.Int32
-	fail                                    atomic.Bool // every call fails, like a throttled table
+	*storetest.Counter
+	MemoryStore *storetest.MemoryStore
 }
 
 var errThrottled = errors.New("ProvisionedThroughputExceededException: throttled")
 
 func newCountingStore() *countingStore {
-	return &countingStore{MemoryStore: storetest.NewMemoryStore()}
+	m := storetest.NewMemoryStore()
+	return &countingStore{Counter: storetest.NewCounter(m), MemoryStore: m}
 }
 
-func (s *countingStore) Reserve(ctx context.Context, r idempotency.Record, now time.Time) error {
-	s.reserve.Add(1)
-	if s.fail.Load() {
-		return errThrottled
-	}
-	return s.MemoryStore.Reserve(ctx, r, now)
-}
-func (s *countingStore) Get(ctx context.Context, k string) (*idempotency.Record, error) {
-	s.get.Add(1)
-	return s.MemoryStore.Get(ctx, k)
-}
-func (s *countingStore) Complete(ctx context.Context, r idempotency.Record) error {
-	s.complete.Add(1)
-	return s.MemoryStore.Complete(ctx, r)
-}
-func (s *countingStore) Release(ctx context.Context, k, o string) error {
-	s.release.Add(1)
-	return s.MemoryStore.Release(ctx, k, o)
-}
-func (s *countingStore) Commit(ctx context.Context, r idempotency.Record, now time.Time, w any) error {
-	s.commit.Add(1)
-	if s.fail.Load() {
-		return errThrottled
-	}
-	return s.MemoryStore.Commit(ctx, r, now, w)
-}
-
-func (s *countingStore) calls() int {
-	return int(s.reserve.Load() + s.get.Load() + s.complete.Load() + s.release.Load() + s.commit.Load())
-}
+func (s *countingStore) calls() int { return s.Requests() }
 
 // fixture is a handler over a counting store, with its logs and metrics.
 type fixture struct {

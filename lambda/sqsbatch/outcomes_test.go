@@ -138,7 +138,7 @@ func TestSameFactTwiceInOneBatch(t *testing.T) {
 // record could be judged the handler returns an error.
 func TestStoreErrors(t *testing.T) {
 	f := newFixture(t)
-	f.store.fail.Store(true)
+	f.store.Fail(errThrottled)
 	recs := []events.SQSMessage{message(`{"orderId":"a","amount":1}`, sqsbatch.Raw), message(`{"orderId":"b","amount":1}`, sqsbatch.Raw)}
 	_, err := f.handler(sqsbatch.Raw).Handle(context.Background(), events.SQSEvent{Records: recs})
 	if err == nil || !strings.Contains(err.Error(), "throttled") {
@@ -481,8 +481,8 @@ func TestTransactionalCalls(t *testing.T) {
 		if resp, err := h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec}}); err != nil || len(resp.BatchItemFailures) != 0 {
 			t.Fatal(resp, err)
 		}
-		if got := f.store.calls() - before; got != 1 || f.store.commit.Load() != int32(i+1) {
-			t.Errorf("%s: %d store calls (%d commits), want 1 commit", want, got, f.store.commit.Load())
+		if got := f.store.calls() - before; got != 1 || f.store.Calls(storetest.OpCommit) != i+1 {
+			t.Errorf("%s: %d store calls (%d commits), want 1 commit", want, got, f.store.Calls(storetest.OpCommit))
 		}
 		if got := f.logLine(t, rec.MessageId)["outcome"]; got != want {
 			t.Errorf("outcome %v, want %s", got, want)

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"unicode/utf8"
+
+	"github.com/idempotent-consumer/idempotent-consumer/internal/jsonesc"
 )
 
 // Delivery says how SNS delivers messages into the queue.
@@ -98,61 +100,11 @@ func envelopeMessage(raw json.RawMessage) ([]byte, error) {
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return nil, fmt.Errorf("%w: SNS envelope Message is not a string", ErrBadInput)
 	}
-	if i := loneSurrogate(raw); i >= 0 {
+	if i := jsonesc.LoneSurrogate(raw); i >= 0 {
 		return nil, fmt.Errorf("%w: SNS envelope Message holds a lone UTF-16 surrogate escape (%s), which is not valid Unicode", ErrBadInput, raw[i:i+6])
 	}
 	if !utf8.ValidString(s) {
 		return nil, fmt.Errorf("%w: SNS envelope Message is not valid UTF-8", ErrBadInput)
 	}
 	return []byte(s), nil
-}
-
-// loneSurrogate returns the offset in s, a JSON string literal, of the
-// first \u escape of a UTF-16 surrogate that is not half of a pair (a high
-// surrogate followed by a low one), or -1.
-func loneSurrogate(s []byte) int {
-	for i := 0; i < len(s); i++ {
-		if s[i] != '\\' {
-			continue
-		}
-		r, ok := hexEscape(s, i)
-		if !ok {
-			i++ // a one-character escape (\\, \n, \"...): skip it
-			continue
-		}
-		switch {
-		case r < 0xD800 || r > 0xDFFF:
-		case r < 0xDC00:
-			if low, ok := hexEscape(s, i+6); ok && low >= 0xDC00 && low <= 0xDFFF {
-				i += 6 // the pair's low half
-				break
-			}
-			return i
-		default:
-			return i
-		}
-		i += 5
-	}
-	return -1
-}
-
-// hexEscape reads the \uXXXX escape at s[i:], if there is one.
-func hexEscape(s []byte, i int) (rune, bool) {
-	if i+6 > len(s) || s[i] != '\\' || s[i+1] != 'u' {
-		return 0, false
-	}
-	var r rune
-	for _, c := range s[i+2 : i+6] {
-		switch {
-		case c >= '0' && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case c >= 'a' && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case c >= 'A' && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	return r, true
 }

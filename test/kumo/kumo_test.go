@@ -286,3 +286,39 @@ func TestTxRefusals(t *testing.T) {
 		t.Fatalf("record refused by a table keyed on id: %v; want a StoreError (misconfiguration), not the record's failure", err)
 	}
 }
+
+// TestTxOneActionPerItem: two writes on one item, or a write on the
+// record's own item, are refused before sending, as the record's failure
+// (an *EffectError wrapping ErrTxInvalid), and nothing is written. DynamoDB
+// refuses such a transaction with a request-level ValidationException;
+// kumo would apply it.
+func TestTxOneActionPerItem(t *testing.T) {
+	e := start(t)
+	table := e.newTable(t)
+	g, _ := idempotency.NewGuard(dynamostore.New(e.ddb, table), idempotency.Config{Namespace: "wallet"})
+	ctx := context.Background()
+	cases := map[string]func(fact idempotency.Fact) []types.TransactWriteItem{
+		"two writes on one item": func(idempotency.Fact) []types.TransactWriteItem {
+			return []types.TransactWriteItem{credit(table, "c1", 1), credit(table, "c1", 1)}
+		},
+		"a write on the record's own item": func(fact idempotency.Fact) []types.TransactWriteItem {
+			own := credit(table, "c1", 1)
+			own.Update.Key = map[string]types.AttributeValue{dynamostore.KeyAttribute: &types.AttributeValueMemberS{Value: fact.Key}}
+			return []types.TransactWriteItem{own}
+		},
+	}
+	for name, writes := range cases {
+		fact, _ := g.Fact(name, []byte(`{}`))
+		_, err := g.RunTx(ctx, fact, func(context.Context, idempotency.Reservation) (any, string, error) { return writes(fact), "", nil })
+		var ee *idempotency.EffectError
+		if !errors.As(err, &ee) || !errors.Is(err, idempotency.ErrTxInvalid) || errors.As(err, new(*idempotency.StoreError)) {
+			t.Errorf("%s: %v; want an EffectError wrapping ErrTxInvalid", name, err)
+		}
+		if rec, err := dynamostore.New(e.ddb, table).Get(ctx, fact.Key); rec != nil || err != nil {
+			t.Errorf("%s: record %+v, %v written", name, rec, err)
+		}
+	}
+	if got := balance(t, e.ddb, table, "c1"); got != 0 {
+		t.Errorf("balance %d, want nothing written", got)
+	}
+}

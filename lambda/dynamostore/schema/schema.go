@@ -23,7 +23,8 @@ const (
 	// Expires is the end of a COMPLETED record's business window, epoch
 	// seconds.
 	Expires = "expires_at"
-	// Hash is the payload hash, with its version tag ("v2:…").
+	// Hash is the payload hash, with its version tag ("v2:…", or "k2:…"
+	// keyed with a key secret).
 	Hash = "payload_hash"
 	// Result is the effect's result, as the effect returned it.
 	Result = "result"

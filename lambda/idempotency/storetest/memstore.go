@@ -43,6 +43,9 @@ func (m *MemoryStore) Reserve(ctx context.Context, rec idempotency.Record, now t
 	if err := m.free(rec, now); err != nil {
 		return err
 	}
+	if old, ok := m.records[rec.Key]; ok {
+		idempotency.ReportReplaced(ctx, &old)
+	}
 	m.records[rec.Key] = rec
 	return nil
 }

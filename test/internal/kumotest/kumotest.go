@@ -62,13 +62,25 @@ var tables atomic.Int64
 // NewTable creates an idempotency table (string partition key "pk") named
 // after prefix and returns its name.
 func NewTable(ctx context.Context, ddb *dynamodb.Client, prefix string) (string, error) {
+	return NewTableKeyed(ctx, ddb, prefix, dynamostore.KeyAttribute, "")
+}
+
+// NewTableKeyed creates a table named after prefix with a string partition
+// key named partition and, unless sort is "", a string sort key named sort
+// (a table of an app's own design), and returns its name.
+func NewTableKeyed(ctx context.Context, ddb *dynamodb.Client, prefix, partition, sort string) (string, error) {
 	name := fmt.Sprintf("%s-%d", prefix, tables.Add(1))
-	_, err := ddb.CreateTable(ctx, &dynamodb.CreateTableInput{
+	in := &dynamodb.CreateTableInput{
 		TableName:            aws.String(name),
-		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String(dynamostore.KeyAttribute), AttributeType: types.ScalarAttributeTypeS}},
-		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String(dynamostore.KeyAttribute), KeyType: types.KeyTypeHash}},
+		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String(partition), AttributeType: types.ScalarAttributeTypeS}},
+		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String(partition), KeyType: types.KeyTypeHash}},
 		BillingMode:          types.BillingModePayPerRequest,
-	})
+	}
+	if sort != "" {
+		in.AttributeDefinitions = append(in.AttributeDefinitions, types.AttributeDefinition{AttributeName: aws.String(sort), AttributeType: types.ScalarAttributeTypeS})
+		in.KeySchema = append(in.KeySchema, types.KeySchemaElement{AttributeName: aws.String(sort), KeyType: types.KeyTypeRange})
+	}
+	_, err := ddb.CreateTable(ctx, in)
 	if err != nil {
 		return "", fmt.Errorf("create table %s: %w", name, err)
 	}

@@ -1,0 +1,50 @@
+package sqsbatch_test
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"strings"
+	"testing"
+
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+)
+
+// TestKeyedMismatchLogsNoCheckableHash: with a key secret, the log line of a
+// payload mismatch names the two payloads by their keyed hashes only: none
+// of the hashes anyone can compute without the secret (SHA-256 of either
+// payload, as written or canonical) is in the logs.
+func TestKeyedMismatchLogsNoCheckableHash(t *testing.T) {
+	f := newFixture(t)
+	var err error
+	if f.guard, err = idempotency.NewGuard(f.store, idempotency.Config{Namespace: "charge", KeySecret: []byte(strings.Repeat("k", 32))}); err != nil {
+		t.Fatal(err)
+	}
+	h := f.handler(sqsbatch.Raw)
+	first, reused := `{"orderId":"jane.doe@example.com","amount":1}`, `{"orderId":"jane.doe@example.com","amount":2}`
+	if line := handle(t, f, h, message(first, sqsbatch.Raw)); line["outcome"] != "processed" {
+		t.Fatalf("%v", line)
+	}
+	line := handle(t, f, h, message(reused, sqsbatch.Raw))
+	if line["outcome"] != "mismatch" {
+		t.Fatalf("%v, want a mismatch", line)
+	}
+	plain, _ := idempotency.NewGuard(storetest.NewMemoryStore(), idempotency.Config{Namespace: "charge"})
+	f.mu.Lock()
+	logs := f.logs.String()
+	f.mu.Unlock()
+	for _, p := range []string{first, reused} {
+		fact, _ := plain.Fact("k", []byte(p))
+		sum := sha256.Sum256([]byte(p))
+		for _, h := range []string{strings.TrimPrefix(fact.Hash, "v2:"), base64.RawURLEncoding.EncodeToString(sum[:]), hex.EncodeToString(sum[:])} {
+			if strings.Contains(logs, h) {
+				t.Errorf("the logs hold %s, a hash of %s that anyone can compute:\n%s", h, p, logs)
+			}
+		}
+	}
+	if !strings.Contains(line["reason"].(string), "k2:") {
+		t.Errorf("reason %q: want the keyed hashes (k2:…), so that an operator with the secret can tell the payloads", line["reason"])
+	}
+}
