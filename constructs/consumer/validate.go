@@ -58,6 +58,8 @@ var contractProps = map[string]string{
 	contract.FIFOVar:             "FifoTopic (or StandardQueue)",
 	contract.ConsumerVar:         "the construct id",
 	contract.MetricsNamespaceVar: "MetricsNamespace",
+	contract.TxTablesVar:         "TransactionalTables (or GrantTransactionalWrites)",
+	contract.MaxReceiveCountVar:  "MaxReceiveCount",
 }
 
 // settings are the props with their defaults applied, computed once by
@@ -166,10 +168,12 @@ func (p *IdempotentConsumerProps) resolve(id *string) (*settings, error) {
 		}
 	}
 	problems = append(problems, r.Problems()...)
+	problems = append(problems, p.refusalProblems(s)...)
 
 	if len(problems) > 0 {
 		return nil, fmt.Errorf("IdempotentConsumer %q: invalid props:\n  - %s", name, strings.Join(problems, "\n  - "))
 	}
+	s.runtime.MaxReceiveCount = int(s.maxReceiveCount) // the queue's, as queueProblems read it; 0 unknown
 	return s, nil
 }
 
