@@ -109,7 +109,7 @@ func (p *IdempotentConsumerProps) queueRetentions() (queue, dlq retention) {
 // props (QueueProps or DeadLetterQueueProps), or def.
 func propRetention(name string, props *awssqs.QueueProps, def time.Duration, defName string) retention {
 	if props == nil || props.RetentionPeriod == nil {
-		return retention{what: fmt.Sprintf("%s (%s, nil %s)", formatDays(def), defName, name), d: def, known: true, isDefault: true}
+		return retention{what: fmt.Sprintf("%s: %s is nil", defName, name), d: def, known: true, isDefault: true}
 	}
 	d, ok := concreteDuration(props.RetentionPeriod)
 	return retention{what: name, d: d, known: ok}
@@ -215,7 +215,7 @@ func queueSizeProblems(path string, size queueSize, need int) (problems []string
 		problems = append(problems, fmt.Sprintf("Queue %s takes messages of up to %d bytes (its MaximumMessageSize), less than the largest body the subscription delivers, %d bytes (the topic's largest message, in its SNS envelope unless RawMessageDelivery): SNS cannot deliver a larger one into the queue and moves it to the subscription's dead-letter queue; set the queue's MaxMessageSizeBytes to %d (SQS's largest), or at least %d",
 			path, size.bytes, need, sqsbatch.MaxQueueBodyBytes, need))
 	case size.unset && need > sqsDefaultMaxMessageBytes:
-		warnings = append(warnings, synthWarning{WarnQueueSizeUnset, fmt.Sprintf("Queue %s sets no MaximumMessageSize: a queue SQS creates now takes 1 MiB, but a queue created before SQS's default became 1 MiB keeps %d bytes, less than the largest body the subscription delivers (%d bytes), and SNS would move larger ones to the subscription's dead-letter queue; set the queue's MaxMessageSizeBytes to %d to say it",
+		warnings = append(warnings, synthWarning{WarnQueueSizeUnset, fmt.Sprintf("Queue %s sets no MaximumMessageSize: a queue SQS creates now takes 1 MiB, but a queue created before SQS's default became 1 MiB keeps %d bytes, less than the largest body the subscription delivers (%d bytes), and SNS would move larger ones to the subscription's dead-letter queue; set the queue's MaxMessageSizeBytes to %d to say it.",
 			path, sqsDefaultMaxMessageBytes, need, sqsbatch.MaxQueueBodyBytes)})
 	}
 	return problems, warnings
@@ -227,8 +227,11 @@ func importedQueueWarning(name, path string, need int, maxReceive float64, visib
 	rules := []string{}
 	if name == "Queue" {
 		rules = append(rules, fmt.Sprintf("its MaximumMessageSize must be at least %d bytes (the largest body the subscription delivers)", need))
-		if maxReceive > 0 && visibility > 0 {
-			rules = append(rules, fmt.Sprintf("its retention must be longer than MaxReceiveCount × its visibility timeout (%s)", contract.Format(time.Duration(maxReceive)*visibility)))
+		switch {
+		case maxReceive > 0 && visibility > 0:
+			rules = append(rules, fmt.Sprintf("its retention must be longer than its maxReceiveCount × its visibility timeout (%s × %s = %s)", formatNumber(maxReceive), contract.Format(visibility), contract.Format(time.Duration(maxReceive)*visibility)))
+		case visibility > 0:
+			rules = append(rules, fmt.Sprintf("its retention must be longer than its maxReceiveCount × its visibility timeout (%s)", contract.Format(visibility)))
 		}
 	}
 	if !fifo {
