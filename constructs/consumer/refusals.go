@@ -406,8 +406,8 @@ func (p *IdempotentConsumerProps) refusals(s *settings) (problems []string, warn
 			add(nil, []synthWarning{importedQueueWarning("Queue", *p.Queue.Node().Path(), need, s.maxReceiveCount, s.visibilityTimeout, s.fifo.queue)})
 		}
 	}
-	if p.DeadLetterQueue != nil && !dlq.known && queue.known && !s.fifo.queue {
-		add(nil, []synthWarning{importedQueueWarning("DeadLetterQueue", *p.DeadLetterQueue.Node().Path(), need, 0, 0, false)})
+	if d := p.givenDeadLetterQueue(); d != nil && !dlq.known && queue.known && !s.fifo.queue {
+		add(nil, []synthWarning{importedQueueWarning("DeadLetterQueue", *d.Node().Path(), need, 0, 0, false)})
 	}
 
 	add(logLevelProblems(p.LogLevel), nil)
@@ -429,6 +429,19 @@ func (p *IdempotentConsumerProps) refusals(s *settings) (problems []string, warn
 		add(ttlProblems(*p.Table.Node().Path(), ttlOf(p.Table), TTLAttribute))
 	}
 	return problems, warnings
+}
+
+// givenDeadLetterQueue is the dead-letter queue the construct is given:
+// DeadLetterQueue, or the redrive target of a Queue of the app; nil when it
+// creates one.
+func (p *IdempotentConsumerProps) givenDeadLetterQueue() awssqs.IQueue {
+	if p.DeadLetterQueue != nil {
+		return p.DeadLetterQueue
+	}
+	if q, ok := p.Queue.(awssqs.Queue); ok && isDefinedInApp(q) && q.DeadLetterQueue() != nil {
+		return q.DeadLetterQueue().Queue
+	}
+	return nil
 }
 
 // deliveredTopicMax is the largest message the topic accepts: the topic the

@@ -251,6 +251,14 @@ func TestWarningsWhereTheValueCannotBeRead(t *testing.T) {
 				DeadLetterQueue:   &awssqs.DeadLetterQueue{Queue: dlq, MaxReceiveCount: jsii.Number(5)},
 			})
 		})
+		add("ImportedDeadLetterQueue", func(p *consumer.IdempotentConsumerProps) {
+			dlq := awssqs.Queue_FromQueueArn(stack, jsii.String("SharedDLQ"), jsii.String("arn:aws:sqs:eu-west-1:123456789012:shared-dlq"))
+			p.Queue = awssqs.NewQueue(stack, jsii.String("Mine"), &awssqs.QueueProps{
+				VisibilityTimeout:   minutes(3),
+				MaxMessageSizeBytes: jsii.Number(1048576),
+				DeadLetterQueue:     &awssqs.DeadLetterQueue{Queue: dlq, MaxReceiveCount: jsii.Number(5)},
+			})
+		})
 		annotations = assertions.Annotations_FromStack(stack)
 	})
 	ours := func(path string) []string {
@@ -275,6 +283,7 @@ func TestWarningsWhereTheValueCannotBeRead(t *testing.T) {
 		{"/W/TableWithoutTTL", []string{"Table W/Plain has no TTL"}},
 		{"/W/ImportedQueue", []string{"Queue W/Legacy is imported, so the construct cannot check at synth", "its MaximumMessageSize must be at least 532480 bytes", "its retention must be longer than its maxReceiveCount × its visibility timeout (3m)", "the dead-letter queue's retention must be longer than the queue's"}},
 		{"/W/QueueWithoutSize", []string{"Queue W/Size sets no MaximumMessageSize"}},
+		{"/W/ImportedDeadLetterQueue", []string{"DeadLetterQueue W/SharedDLQ is imported", "the dead-letter queue's retention must be longer than the queue's"}},
 	} {
 		got := ours(tc.path)
 		if tc.want == nil {
