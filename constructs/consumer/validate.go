@@ -83,7 +83,10 @@ type settings struct {
 // Validate reports every problem of the props for a consumer with the given
 // construct id, in one error, or nil. NewIdempotentConsumer calls it and
 // panics with its error (the way CDK constructs fail at synth time); call it
-// first to handle the error yourself. It does not build Entry.
+// first to handle the error yourself. It does not build Entry, so what the
+// construct reads from the bootstrap (its library's version, whether it
+// makes transactional writes without a declared table) is checked by
+// NewIdempotentConsumer and at synth, not here.
 //
 // The handler's runtime settings are checked by the same rules the handler
 // applies at init (contract.Settings.Problems), so that what deploys starts.
