@@ -97,6 +97,8 @@ func NewOrdersPlatform(scope constructs.Construct, id *string, props *Props) *Or
 		Table:         p.Wallets,
 		Namespace:     jsii.String("wallet"),
 		PayloadIgnore: ignore,
+		// The credit's transaction writes the balance in Wallets itself.
+		TransactionalTables: &[]awsdynamodb.ITable{p.Wallets},
 	})
 	return p
 }

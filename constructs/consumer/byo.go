@@ -35,7 +35,7 @@ func (p *IdempotentConsumerProps) queueProblems(s *settings) []string {
 			bad("Queue and DeadLetterQueueProps are both given, but DeadLetterQueueProps configures the dead-letter queue the construct creates, and a given Queue brings its own; configure your dead-letter queue where you define it and leave DeadLetterQueueProps nil")
 		}
 		if known, fifo := queueKind(p.Queue); known && fifo != s.fifo.queue {
-			bad("Queue is a %s queue, but %s, so the consumer needs a %s queue (SNS delivers a standard topic only into standard queues, and a FIFO topic's order only into FIFO queues); give a %s queue", kind(fifo), wantWhy, want, want)
+			bad("Queue is a %s queue, but %s, so the consumer needs a %s queue (SNS delivers a standard topic only into standard queues, and a FIFO topic's order only into FIFO queues); give a %s queue%s", kind(fifo), wantWhy, want, want, standardQueueFix(s.fifo, fifo))
 		}
 		if q, ok := p.Queue.(awssqs.Queue); ok && isDefinedInApp(q) {
 			problems = append(problems, p.appQueueProblems(q, s)...)
@@ -137,7 +137,7 @@ func (p *IdempotentConsumerProps) overrideProblems(name string, o *awssqs.QueueP
 	var problems []string
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 	if o.Fifo != nil && *o.Fifo != s.fifo.queue {
-		bad("%s.Fifo is %t, but %s, so the construct creates %s queues; leave %s.Fifo nil", name, *o.Fifo, wantWhy, want, name)
+		bad("%s.Fifo is %t, but %s, so the construct creates %s queues; leave %s.Fifo nil%s", name, *o.Fifo, wantWhy, want, name, standardQueueFix(s.fifo, *o.Fifo))
 	}
 	if o.MaxMessageSizeBytes != nil {
 		bad("%s.MaxMessageSizeBytes is set, but every queue of the construct takes SQS's largest body, so that none refuses what the topic delivers (the handler's limit is MaxMessageBytes); leave %s.MaxMessageSizeBytes nil", name, name)

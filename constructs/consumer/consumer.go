@@ -23,6 +23,7 @@ package consumer
 
 import (
 	"fmt"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -222,6 +223,7 @@ type idempotentConsumer struct {
 	alarms    Alarms
 	dashboard awscloudwatch.Dashboard
 	keySecret awssecretsmanager.ISecret
+	tx        txTables
 
 	// What the metrics, alarms and dashboard need of the settings.
 	metricsNamespace string
@@ -307,11 +309,13 @@ func NewIdempotentConsumer(scope constructs.Construct, id *string, props *Idempo
 		awscdk.Annotations_Of(c).AddWarningV2(jsii.String("idempotent-consumer:topicKindUnknown"), jsii.String(unknownTopicWarning), nil)
 	}
 
+	c.warn(props.refusalWarnings(s))
 	c.addQueues(props, s)
 	c.addTopic(props, s)
 	c.addTable(props)
 	c.addRole(props, *id)
 	c.addFunction(props, s, *id, assetDir)
+	c.addTxTables(props.TransactionalTables, filepath.Join(assetDir, "bootstrap"))
 	c.addEventSource(props, s)
 	c.suppressWildcards(props, s) // last: the role's policy holds every statement
 	c.addAlarms(props, s, *id)

@@ -433,6 +433,7 @@ func TestDefaultEnvironmentSetsTheWholeContract(t *testing.T) {
 			contract.FIFOVar:             "false",
 			contract.ConsumerVar:         *f.consumer.Node().Path(),
 			contract.MetricsNamespaceVar: "IdempotentConsumer",
+			contract.MaxReceiveCountVar:  "5",
 		})},
 	})
 }
@@ -659,6 +660,8 @@ func TestCustomPropsReachTheResources(t *testing.T) {
 			contract.FIFOVar:             "false",
 			contract.ConsumerVar:         *f.consumer.Node().Path(),
 			contract.MetricsNamespaceVar: "Wallets",
+			contract.MaxReceiveCountVar:  "5",
+			contract.TxTablesVar:         ref(id(f, f.ledger)), // GrantTransactionalWrites(ledger, consumer) declares it
 			contract.KeySecretVar: map[string]any{"Fn::Join": []any{"", []any{
 				"{{resolve:secretsmanager:", ref(id(f, f.consumer.KeySecret())), ":SecretString:::}}",
 			}}},

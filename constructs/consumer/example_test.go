@@ -46,11 +46,18 @@ func ExampleGrantTransactionalWrites() {
 	app := awscdk.NewApp(nil)
 	stack := awscdk.NewStack(app, jsii.String("Payments"), nil)
 
-	dlq := awssqs.NewQueue(stack, jsii.String("PaymentsDLQ"), &awssqs.QueueProps{EnforceSSL: jsii.Bool(true)})
+	// The dead-letter queue keeps messages longer than the queue (SQS keeps
+	// a standard queue's enqueue time when it moves a message); the queue
+	// takes SQS's largest body, what the topic's envelope may need.
+	dlq := awssqs.NewQueue(stack, jsii.String("PaymentsDLQ"), &awssqs.QueueProps{
+		EnforceSSL:      jsii.Bool(true),
+		RetentionPeriod: awscdk.Duration_Days(jsii.Number(14)),
+	})
 	queue := awssqs.NewQueue(stack, jsii.String("Payments"), &awssqs.QueueProps{
-		EnforceSSL:        jsii.Bool(true),
-		VisibilityTimeout: awscdk.Duration_Minutes(jsii.Number(3)),
-		DeadLetterQueue:   &awssqs.DeadLetterQueue{Queue: dlq, MaxReceiveCount: jsii.Number(5)},
+		EnforceSSL:          jsii.Bool(true),
+		MaxMessageSizeBytes: jsii.Number(1048576),
+		VisibilityTimeout:   awscdk.Duration_Minutes(jsii.Number(3)),
+		DeadLetterQueue:     &awssqs.DeadLetterQueue{Queue: dlq, MaxReceiveCount: jsii.Number(5)},
 	})
 	ledger := awsdynamodb.NewTable(stack, jsii.String("Ledger"), &awsdynamodb.TableProps{
 		PartitionKey: &awsdynamodb.Attribute{Name: jsii.String("pk"), Type: awsdynamodb.AttributeType_STRING},

@@ -15,7 +15,23 @@ import (
 // grantee is usually the consumer itself, an awsiam.IGrantable:
 //
 //	consumer.GrantTransactionalWrites(wallets, credit)
+//
+// Granted to the consumer (an IdempotentConsumer as NewIdempotentConsumer
+// returns it), the table is also declared on it, as TransactionalTables
+// declares one: its name is passed to the handler, which refuses a
+// transactional write to a table not declared, and a handler that makes
+// transactional writes with no table declared is refused at synth. Granted
+// to anything else (the consumer's Function or Role), it is a grant only.
 func GrantTransactionalWrites(table awsdynamodb.ITable, grantee awsiam.IGrantable) awsiam.Grant {
+	g := grantTransactionalWrites(table, grantee)
+	if c, ok := grantee.(*idempotentConsumer); ok {
+		c.declareTxTable(table, false)
+	}
+	return g
+}
+
+// grantTransactionalWrites is the grant of GrantTransactionalWrites.
+func grantTransactionalWrites(table awsdynamodb.ITable, grantee awsiam.IGrantable) awsiam.Grant {
 	g := table.Grant(grantee, transactionalActions...)
 	if k := table.EncryptionKey(); k != nil {
 		k.Grant(grantee, tableKeyActions...)

@@ -136,6 +136,15 @@ type IdempotentConsumerProps struct {
 	// Topic send (sqs:SendMessage from the topic's ARN), and its key, if
 	// any, let SNS use it. Those gaps are the price of an imported queue.
 	//
+	// Its MaximumMessageSize must take the largest body the subscription
+	// delivers (the topic's largest message, doubled for the SNS envelope's
+	// JSON escaping plus 8 KiB, unless RawMessageDelivery): a queue of the
+	// app that sets less is refused, one that sets none gets a warning (a
+	// queue created before SQS's default became 1 MiB keeps 256 KiB); its
+	// retention must be longer than MaxReceiveCount × its visibility
+	// timeout and, for a standard queue, shorter than its dead-letter
+	// queue's. An imported queue gets a warning that states these rules.
+	//
 	// QueueProps and DeadLetterQueueProps configure queues the construct
 	// creates, and are refused with Queue.
 	//
@@ -149,6 +158,10 @@ type IdempotentConsumerProps struct {
 	// The construct marks it for cdk-nag as a dead-letter queue (when the
 	// app defines it), and alarms on its depth.
 	//
+	// For a standard queue its retention must be longer than the queue's
+	// (see DeadLetterQueueProps); an imported one cannot be read at synth,
+	// and the construct warns.
+	//
 	// Default: the given Queue's own dead-letter queue, or a new one (see
 	// DeadLetterQueueProps).
 	DeadLetterQueue awssqs.IQueue
@@ -161,7 +174,11 @@ type IdempotentConsumerProps struct {
 	// DeliveryDelay, ReceiveMessageWaitTime and the others as aws-cdk-lib
 	// documents them. Turning a secure default off (Encryption
 	// UNENCRYPTED, EnforceSSL false) is an explicit choice the construct
-	// leaves to you.
+	// leaves to you. RetentionPeriod must be longer than MaxReceiveCount ×
+	// VisibilityTimeout (else a poison message expires before it reaches
+	// the dead-letter queue), and shorter than the dead-letter queue's (SQS
+	// keeps a standard queue's enqueue time when it moves a message);
+	// a Window shorter than it is warned about (see Window).
 	//
 	// What the construct must decide itself is refused here, with the prop
 	// to use instead: VisibilityTimeout (the prop, checked against Timeout),
@@ -177,7 +194,12 @@ type IdempotentConsumerProps struct {
 
 	// DeadLetterQueueProps override the defaults of the dead-letter queue
 	// the construct creates, as QueueProps do the queue's (the defaults are
-	// the same, with a retention of 14 days). A dead-letter queue has no
+	// the same, with a retention of 14 days, SQS's longest). For a standard
+	// queue its RetentionPeriod must be longer than the queue's: SQS keeps a
+	// message's original enqueue time when it moves it to the dead-letter
+	// queue (a FIFO queue's move resets it), so a dead-letter queue that
+	// keeps messages no longer than the queue deletes old dead letters on
+	// arrival. A dead-letter queue has no
 	// DeadLetterQueue of its own. Refused with Queue or DeadLetterQueue.
 	// The subscription's dead-letter queue keeps the construct's defaults.
 	//
@@ -219,8 +241,11 @@ type IdempotentConsumerProps struct {
 	VisibilityTimeout awscdk.Duration
 
 	// Table is an existing table to hold the idempotency records
-	// (shared-table mode). It must have a string partition key named "pk"; a
-	// TTL on the attribute "ttl" is recommended. Records are keyed
+	// (shared-table mode). It must have a string partition key named "pk".
+	// Its TTL must be on the attribute "ttl", which the records carry: a
+	// table defined in the app with its TTL on another attribute is refused
+	// (a table has one TTL attribute, so the records would never expire);
+	// one without TTL, or an imported one, gets a synth warning. Records are keyed
 	// "<Namespace>#<business key>", so the table can also hold business data
 	// under other prefixes. A table encrypted with a customer-managed key
 	// must be imported with that key (awsdynamodb.Table_FromTableAttributes)
@@ -320,7 +345,10 @@ type IdempotentConsumerProps struct {
 	SecurityGroups *[]awsec2.ISecurityGroup
 
 	// Layers are Lambda layers for the function (extensions, such as a
-	// telemetry agent). They must be built for its Architecture.
+	// telemetry agent). They must be built for its Architecture: a layer of
+	// the app whose compatibleArchitectures leave it out is refused; the
+	// architectures of an imported layer cannot be read at synth, and the
+	// construct warns.
 	//
 	// Default: none.
 	Layers *[]awslambda.ILayerVersion
@@ -339,7 +367,9 @@ type IdempotentConsumerProps struct {
 	// progress, not started, lease lost; ERROR: failures, bad input,
 	// mismatches), so awslambda.ApplicationLogLevel_WARN keeps every line that
 	// says why a record is retried or dead-lettered and drops the rest. The
-	// metrics line is written at this level, so it is never dropped.
+	// metrics line is written at this level, so it is never dropped. A value
+	// that is not one of those levels (TRACE, DEBUG, INFO, WARN, ERROR,
+	// FATAL) is refused.
 	//
 	// Default: awslambda.ApplicationLogLevel_INFO.
 	LogLevel awslambda.ApplicationLogLevel
@@ -353,6 +383,18 @@ type IdempotentConsumerProps struct {
 
 	// Window is the business window: how long a completed fact suppresses
 	// duplicates, counted from its completion. At least LeaseMax.
+	//
+	// The handler judges each record by its age (SQS's SentTimestamp): a
+	// message older than Window is not run, since its fact's record may
+	// have ended its window, but ends as expired in the dead-letter queue.
+	// So a message that waits in a backlog longer than Window is
+	// dead-lettered, not run: the construct warns when Window is shorter
+	// than the queue's retention period (except for the defaults together,
+	// 24 hours and SQS's 4 days). To run any backlog, give a Window of at
+	// least the queue's retention; a shorter retention is no fix (SQS
+	// would delete those messages, with no dead letter). A redrive from the
+	// dead-letter queue sends a new message (new id, new enqueue time),
+	// which runs unless its fact is still within its window.
 	//
 	// Default: 24 hours.
 	Window awscdk.Duration
@@ -488,4 +530,25 @@ type IdempotentConsumerProps struct {
 	// Default: false, no dashboard (Widgets() still gives its widgets, for
 	// a dashboard of the app's own).
 	Dashboard *bool
+
+	// TransactionalTables are the tables a transactional effect
+	// (handler.StartTx, handler.NewTx) writes in the same TransactWriteItems
+	// as its idempotency record. Each is granted as GrantTransactionalWrites
+	// grants it (PutItem, UpdateItem, DeleteItem and ConditionCheckItem, and
+	// its customer-managed key), except the consumer's own Table, which has
+	// its grants already; their names reach the handler
+	// (IDEMPOTENCY_TX_TABLES), which refuses, before any request, a
+	// transactional write to a table not declared. A table can also be
+	// declared after the consumer is created, with
+	// GrantTransactionalWrites(table, consumer).
+	//
+	// A handler whose bootstrap links a transactional effect
+	// (sqsbatch.NewTx, which StartTx and NewTx call) with no table declared
+	// is refused at synth: in AWS every one of its writes would be denied.
+	// The construct sees it in the bootstrap's function table; a handler
+	// that calls idempotency.Guard.RunTx itself is not seen, and must
+	// declare its tables all the same.
+	//
+	// Default: none; a transactional handler is refused without them.
+	TransactionalTables *[]awsdynamodb.ITable
 }

@@ -58,6 +58,8 @@ var contractProps = map[string]string{
 	contract.FIFOVar:             "FifoTopic (or StandardQueue)",
 	contract.ConsumerVar:         "the construct id",
 	contract.MetricsNamespaceVar: "MetricsNamespace",
+	contract.TxTablesVar:         "TransactionalTables (or GrantTransactionalWrites)",
+	contract.MaxReceiveCountVar:  "MaxReceiveCount",
 }
 
 // settings are the props with their defaults applied, computed once by
@@ -81,7 +83,10 @@ type settings struct {
 // Validate reports every problem of the props for a consumer with the given
 // construct id, in one error, or nil. NewIdempotentConsumer calls it and
 // panics with its error (the way CDK constructs fail at synth time); call it
-// first to handle the error yourself. It does not build Entry.
+// first to handle the error yourself. It does not build Entry, so what the
+// construct reads from the bootstrap (its library's version, whether it
+// makes transactional writes without a declared table) is checked by
+// NewIdempotentConsumer and at synth, not here.
 //
 // The handler's runtime settings are checked by the same rules the handler
 // applies at init (contract.Settings.Problems), so that what deploys starts.
@@ -166,10 +171,12 @@ func (p *IdempotentConsumerProps) resolve(id *string) (*settings, error) {
 		}
 	}
 	problems = append(problems, r.Problems()...)
+	problems = append(problems, p.refusalProblems(s)...)
 
 	if len(problems) > 0 {
 		return nil, fmt.Errorf("IdempotentConsumer %q: invalid props:\n  - %s", name, strings.Join(problems, "\n  - "))
 	}
+	s.runtime.MaxReceiveCount = int(s.maxReceiveCount) // the queue's, as queueProblems read it; 0 unknown
 	return s, nil
 }
 

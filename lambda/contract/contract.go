@@ -59,6 +59,8 @@ const (
 	FIFOVar             = "QUEUE_FIFO"
 	ConsumerVar         = "CONSUMER_NAME"
 	MetricsNamespaceVar = "METRICS_NAMESPACE"
+	TxTablesVar         = "IDEMPOTENCY_TX_TABLES"
+	MaxReceiveCountVar  = "QUEUE_MAX_RECEIVE_COUNT"
 )
 
 // Delivery says how SNS delivers messages into the queue.
@@ -139,6 +141,15 @@ type Settings struct {
 	// (MetricsNamespaceVar). Default sqsbatch.DefaultMetricsNamespace;
 	// required.
 	MetricsNamespace string
+	// TxTables are the names of the tables a transactional effect may
+	// write beside the record (TxTablesVar, comma-separated): the tables
+	// the construct granted the function (TransactionalTables,
+	// GrantTransactionalWrites). Default none.
+	TxTables []string
+	// MaxReceiveCount is the queue's maxReceiveCount, how many receives
+	// of a message its redrive policy allows before the dead-letter queue
+	// (MaxReceiveCountVar). Default 0, not known; written only when known.
+	MaxReceiveCount int
 }
 
 // Defaults and bounds that are the contract's own (the guard's and the

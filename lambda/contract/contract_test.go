@@ -51,6 +51,12 @@ func randomSettings(r *rand.Rand) contract.Settings {
 	s.MaxMessageBytes = contract.MinMessageBytes + r.IntN(limit-contract.MinMessageBytes+1)
 	s.MetricsNamespace = []string{"IdempotentConsumer", "Orders/Wallets"}[r.IntN(2)]
 	s.FIFO = r.IntN(2) == 0
+	if r.IntN(2) == 0 {
+		for range 1 + r.IntN(3) {
+			s.TxTables = append(s.TxTables, []string{"Stock", "Shop-Ledger-1A2B", "wallets.v2"}[r.IntN(3)])
+		}
+	}
+	s.MaxReceiveCount = r.IntN(1001)
 	return s
 }
 

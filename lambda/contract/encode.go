@@ -11,7 +11,8 @@ import (
 // Encode returns the environment variables that carry s, with the
 // contract's Version. Every setting is written, so that the handler never
 // falls back on a default the construct did not choose; an empty
-// PayloadIgnore or KeySecret is left out.
+// PayloadIgnore, KeySecret or TxTables, and a MaxReceiveCount of 0, are
+// left out.
 func (s Settings) Encode() map[string]string {
 	env := map[string]string{
 		VersionVar:          strconv.Itoa(Version),
@@ -38,6 +39,12 @@ func (s Settings) Encode() map[string]string {
 	if s.KeySecret != "" {
 		env[KeySecretVar] = s.KeySecret
 	}
+	if len(s.TxTables) > 0 {
+		env[TxTablesVar] = strings.Join(s.TxTables, ",")
+	}
+	if s.MaxReceiveCount > 0 {
+		env[MaxReceiveCountVar] = strconv.Itoa(s.MaxReceiveCount)
+	}
 	return env
 }
 
@@ -46,7 +53,7 @@ func Names() []string {
 	return []string{
 		VersionVar, TableVar, NamespaceVar, WindowVar, TTLAfterWindowVar, TimeoutVar, LeaseMaxVar, FinishBudgetVar,
 		CacheSizeVar, PayloadIgnoreVar, KeySecretVar, BatchSizeVar, BatchConcurrencyVar, MinRemainingVar,
-		MaxMessageBytesVar, DeliveryVar, FIFOVar, ConsumerVar, MetricsNamespaceVar,
+		MaxMessageBytesVar, DeliveryVar, FIFOVar, ConsumerVar, MetricsNamespaceVar, TxTablesVar, MaxReceiveCountVar,
 	}
 }
 
@@ -91,6 +98,10 @@ func Decode(getenv func(string) string, fallbackConsumer string) (Settings, erro
 	s.FIFO = d.boolean(FIFOVar, s.FIFO)
 	s.Consumer = orDefault(getenv(ConsumerVar), fallbackConsumer)
 	s.MetricsNamespace = orDefault(getenv(MetricsNamespaceVar), s.MetricsNamespace)
+	if v := getenv(TxTablesVar); v != "" {
+		s.TxTables = strings.Split(v, ",")
+	}
+	s.MaxReceiveCount = d.integer(MaxReceiveCountVar, 0)
 	if len(d.problems) > 0 {
 		return Settings{}, errors.New("unreadable settings:\n  - " + strings.Join(d.problems, "\n  - "))
 	}

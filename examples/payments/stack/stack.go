@@ -75,6 +75,8 @@ func NewPayments(scope constructs.Construct, id *string, props *awscdk.StackProp
 		EnforceSSL: jsii.Bool(true), Encryption: awssqs.QueueEncryption_SQS_MANAGED,
 		VisibilityTimeout: awscdk.Duration_Minutes(jsii.Number(6)),
 		DeadLetterQueue:   &awssqs.DeadLetterQueue{Queue: p.RefundDLQ, MaxReceiveCount: jsii.Number(5)},
+		// SQS's largest body: an SNS envelope can double a message.
+		MaxMessageSizeBytes: jsii.Number(1048576),
 	})
 
 	// The team's VPC: private subnets without internet access; DynamoDB

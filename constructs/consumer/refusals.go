@@ -1,0 +1,473 @@
+package consumer
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+)
+
+// This file holds the rules about settings that deploy and then lose
+// messages or fail later (DESIGN.md, "What the construct refuses"): each
+// rule is a pure function of the values it judges, which returns problems
+// (refusals, in the construct's format: the value, the rule, the fix) or
+// warnings. refusalProblems and refusalWarnings read those values from the
+// props and the resources they name; where a value cannot be read at synth
+// (an imported queue, layer or table), the rule becomes a warning that
+// states it.
+
+// SQS's retention of a queue that sets none, and its longest.
+const (
+	sqsDefaultRetention = 4 * 24 * time.Hour
+	sqsMaxRetention     = 14 * 24 * time.Hour
+	// sqsDefaultMaxMessageBytes is the MaximumMessageSize that a queue
+	// created before SQS's default became 1 MiB keeps when its template
+	// does not set one.
+	sqsDefaultMaxMessageBytes = 262144
+)
+
+// Ids of the construct's synth warnings, for
+// awscdk.Annotations_Of(scope).AcknowledgeWarning.
+const (
+	// WarnQueueUnreadable: an imported Queue or DeadLetterQueue, whose
+	// size and retention the construct cannot check at synth.
+	WarnQueueUnreadable = "idempotent-consumer:queueUnreadable"
+	// WarnQueueSizeUnset: a Queue of the app that sets no
+	// MaximumMessageSize.
+	WarnQueueSizeUnset = "idempotent-consumer:queueSizeUnset"
+	// WarnLayerUnreadable: an imported layer, whose architectures the
+	// construct cannot check at synth.
+	WarnLayerUnreadable = "idempotent-consumer:layerArchitectureUnknown"
+	// WarnTableTTL: a shared Table without TTL, or an imported one whose
+	// TTL the construct cannot check at synth.
+	WarnTableTTL = "idempotent-consumer:tableTTL"
+	// WarnWindowShorterThanRetention: a Window shorter than the queue's
+	// retention period, so that a backlog older than Window is
+	// dead-lettered as expired instead of run.
+	WarnWindowShorterThanRetention = "idempotent-consumer:windowShorterThanRetention"
+)
+
+// synthWarning is a warning the construct adds to itself at synth.
+type synthWarning struct{ id, message string }
+
+// warn adds the warnings to the consumer's annotations.
+func (c *idempotentConsumer) warn(warnings []synthWarning) {
+	for _, w := range warnings {
+		awscdk.Annotations_Of(c).AddWarningV2(jsii.String(w.id), jsii.String(w.message), nil)
+	}
+}
+
+// retention is a queue's message retention period as the construct can
+// know it at synth.
+type retention struct {
+	// what names the value in a message ("QueueProps.RetentionPeriod",
+	// "the retention of Queue Stack/Orders").
+	what string
+	d    time.Duration
+	// known is false for an imported queue or a token.
+	known bool
+	// isDefault: nothing sets it; SQS's (or the construct's) default
+	// applies.
+	isDefault bool
+}
+
+// queueRetentions reads the retention periods of the queue and of its
+// dead-letter queue, from the props, the queue and dead-letter queue of the
+// app, or the defaults of the queues the construct creates.
+func (p *IdempotentConsumerProps) queueRetentions() (queue, dlq retention) {
+	switch {
+	case p.Queue == nil:
+		queue = propRetention("QueueProps.RetentionPeriod", p.QueueProps, sqsDefaultRetention, "SQS's default")
+	default:
+		queue = queueRetention("Queue", p.Queue)
+	}
+	switch {
+	case p.DeadLetterQueue != nil:
+		dlq = queueRetention("DeadLetterQueue", p.DeadLetterQueue)
+	case p.Queue != nil:
+		if q, ok := p.Queue.(awssqs.Queue); ok && isDefinedInApp(q) && q.DeadLetterQueue() != nil {
+			dlq = queueRetention("Queue's dead-letter queue", q.DeadLetterQueue().Queue)
+		} else {
+			dlq = retention{what: "the dead-letter queue"}
+		}
+	default:
+		dlq = propRetention("DeadLetterQueueProps.RetentionPeriod", p.DeadLetterQueueProps, sqsMaxRetention, "the construct's default")
+	}
+	return queue, dlq
+}
+
+// propRetention is the retention of a queue the construct creates from
+// props (QueueProps or DeadLetterQueueProps), or def.
+func propRetention(name string, props *awssqs.QueueProps, def time.Duration, defName string) retention {
+	if props == nil || props.RetentionPeriod == nil {
+		return retention{what: fmt.Sprintf("%s: %s is nil", defName, name), d: def, known: true, isDefault: true}
+	}
+	d, ok := concreteDuration(props.RetentionPeriod)
+	return retention{what: name, d: d, known: ok}
+}
+
+// queueRetention is the retention of a queue given to the construct: what
+// the app's queue says (SQS's 4 days when it sets none), or unknown for an
+// imported queue or a token.
+func queueRetention(name string, q awssqs.IQueue) retention {
+	r := retention{what: fmt.Sprintf("the retention period of %s %s", name, *q.Node().Path())}
+	cfn, ok := q.Node().DefaultChild().(awssqs.CfnQueue)
+	if !ok || cfn == nil {
+		return r
+	}
+	switch v := cfn.MessageRetentionPeriod(); {
+	case v == nil:
+		r.what += " (SQS's default)"
+		r.d, r.known, r.isDefault = sqsDefaultRetention, true, true
+	case !*awscdk.Token_IsUnresolved(v):
+		r.d, r.known = time.Duration(*v)*time.Second, true
+	}
+	return r
+}
+
+// deadLetterRetentionProblems is the rule that a standard queue's
+// dead-letter queue keeps messages longer than the queue: SQS keeps a
+// message's original enqueue time when it moves it to the dead-letter queue
+// of a standard queue (a FIFO queue's move resets it), so a dead-letter
+// queue whose retention is not longer deletes old dead letters on arrival.
+// AWS advises a longer retention for the dead-letter queue.
+func deadLetterRetentionProblems(queue, dlq retention, fifo bool) []string {
+	if fifo || !queue.known || !dlq.known || dlq.d > queue.d {
+		return nil
+	}
+	return []string{fmt.Sprintf("the dead-letter queue's retention %s (%s) is not longer than the queue's %s (%s): for a standard queue SQS keeps a message's original enqueue time when it moves it to the dead-letter queue, so a message that waited in the queue for most of its retention is deleted from the dead-letter queue soon after it arrives, or at once; give the dead-letter queue a retention longer than the queue's (up to %s, SQS's longest, the construct's default), or shorten the queue's",
+		formatDays(dlq.d), dlq.what, formatDays(queue.d), queue.what, formatDays(sqsMaxRetention))}
+}
+
+// redriveRetentionProblems is the rule that a message can fail every
+// receive before it expires: maxReceiveCount receives, each a visibility
+// timeout apart, must end before the queue's retention does, or a poison
+// message expires in the queue, never reaching the dead-letter queue or
+// its alarm. maxReceive 0 is unknown.
+func redriveRetentionProblems(queue retention, maxReceive float64, visibility time.Duration) []string {
+	if !queue.known || maxReceive <= 0 || visibility <= 0 {
+		return nil
+	}
+	need := time.Duration(maxReceive) * visibility
+	if queue.d > need {
+		return nil
+	}
+	return []string{fmt.Sprintf("the queue's retention %s (%s) is not longer than MaxReceiveCount × the visibility timeout (%s × %s = %s): a message that fails every receive expires in the queue before SQS moves it to the dead-letter queue, lost without an alarm; give the queue a retention longer than %s, or lower MaxReceiveCount or VisibilityTimeout",
+		formatDays(queue.d), queue.what, formatNumber(maxReceive), contract.Format(visibility), contract.Format(need), contract.Format(need))}
+}
+
+// deliveredBodyBytes is the largest SQS body the subscription delivers for
+// a topic that accepts messages of up to topicMax bytes: the message itself
+// with raw delivery, else its SNS envelope, which JSON escaping can double
+// (sqsbatch.EnvelopeOverheadBytes for the envelope's own fields), at most
+// SQS's largest body.
+func deliveredBodyBytes(topicMax int, raw bool) int {
+	if raw {
+		return min(topicMax, sqsbatch.MaxQueueBodyBytes)
+	}
+	return min(2*topicMax+sqsbatch.EnvelopeOverheadBytes, sqsbatch.MaxQueueBodyBytes)
+}
+
+// queueSize is a given Queue's MaximumMessageSize as the construct can
+// know it at synth.
+type queueSize struct {
+	bytes int
+	// set: the app's queue sets a concrete value; unset: it sets none
+	// (what it has then depends on when SQS created it); neither: imported
+	// or a token.
+	set, unset bool
+}
+
+// sizeOf reads the MaximumMessageSize of a queue of the app.
+func sizeOf(q awssqs.IQueue) queueSize {
+	cfn, ok := q.Node().DefaultChild().(awssqs.CfnQueue)
+	if !ok || cfn == nil {
+		return queueSize{}
+	}
+	switch v := cfn.MaximumMessageSize(); {
+	case v == nil:
+		return queueSize{unset: true}
+	case *awscdk.Token_IsUnresolved(v):
+		return queueSize{}
+	default:
+		return queueSize{bytes: int(*v), set: true}
+	}
+}
+
+// queueSizeProblems is the rule that a given queue takes the largest body
+// the subscription delivers (need, from deliveredBodyBytes): SNS cannot
+// deliver a larger one, and moves it to the subscription's dead-letter
+// queue. A queue that sets no size takes SQS's default, 1 MiB since 2025
+// but 262,144 bytes for a queue created before: the warning says so when
+// need is above that.
+func queueSizeProblems(path string, size queueSize, need int) (problems []string, warnings []synthWarning) {
+	switch {
+	case size.set && size.bytes < need:
+		problems = append(problems, fmt.Sprintf("Queue %s takes messages of up to %d bytes (its MaximumMessageSize), less than the largest body the subscription delivers, %d bytes (the topic's largest message, in its SNS envelope unless RawMessageDelivery): SNS cannot deliver a larger one into the queue and moves it to the subscription's dead-letter queue; set the queue's MaxMessageSizeBytes to %d (SQS's largest), or at least %d",
+			path, size.bytes, need, sqsbatch.MaxQueueBodyBytes, need))
+	case size.unset && need > sqsDefaultMaxMessageBytes:
+		warnings = append(warnings, synthWarning{WarnQueueSizeUnset, fmt.Sprintf("Queue %s sets no MaximumMessageSize: a queue SQS creates now takes 1 MiB, but a queue created before SQS's default became 1 MiB keeps %d bytes, less than the largest body the subscription delivers (%d bytes), and SNS would move larger ones to the subscription's dead-letter queue; set the queue's MaxMessageSizeBytes to %d to say it.",
+			path, sqsDefaultMaxMessageBytes, need, sqsbatch.MaxQueueBodyBytes)})
+	}
+	return problems, warnings
+}
+
+// importedQueueWarning states the rules about queues that the construct
+// cannot check for an imported Queue (or DeadLetterQueue).
+func importedQueueWarning(name, path string, need int, maxReceive float64, visibility time.Duration, fifo bool) synthWarning {
+	rules := []string{}
+	if name == "Queue" {
+		rules = append(rules, fmt.Sprintf("its MaximumMessageSize must be at least %d bytes (the largest body the subscription delivers)", need))
+		switch {
+		case maxReceive > 0 && visibility > 0:
+			rules = append(rules, fmt.Sprintf("its retention must be longer than its maxReceiveCount × its visibility timeout (%s × %s = %s)", formatNumber(maxReceive), contract.Format(visibility), contract.Format(time.Duration(maxReceive)*visibility)))
+		case visibility > 0:
+			rules = append(rules, fmt.Sprintf("its retention must be longer than its maxReceiveCount × its visibility timeout (%s)", contract.Format(visibility)))
+		}
+	}
+	if !fifo {
+		rules = append(rules, "the dead-letter queue's retention must be longer than the queue's (SQS keeps a standard queue's enqueue time when it moves a message)")
+	}
+	return synthWarning{WarnQueueUnreadable, fmt.Sprintf("%s %s is imported, so the construct cannot check at synth what it checks for a queue of the app: %s. Check them where the queue is defined (DESIGN.md, \"What the construct refuses\").",
+		name, path, strings.Join(rules, "; "))}
+}
+
+// applicationLogLevels are Lambda's application log levels.
+var applicationLogLevels = []awslambda.ApplicationLogLevel{
+	awslambda.ApplicationLogLevel_TRACE, awslambda.ApplicationLogLevel_DEBUG, awslambda.ApplicationLogLevel_INFO,
+	awslambda.ApplicationLogLevel_WARN, awslambda.ApplicationLogLevel_ERROR, awslambda.ApplicationLogLevel_FATAL,
+}
+
+// logLevelProblems is the rule that LogLevel is one of Lambda's application
+// log levels ("" is the default, INFO).
+func logLevelProblems(level awslambda.ApplicationLogLevel) []string {
+	if level == "" || slices.Contains(applicationLogLevels, level) {
+		return nil
+	}
+	names := make([]string, len(applicationLogLevels))
+	for i, l := range applicationLogLevels {
+		names[i] = string(l)
+	}
+	return []string{fmt.Sprintf("LogLevel %q is not one of Lambda's application log levels (%s); give one of the awslambda.ApplicationLogLevel_ constants, or leave it empty for INFO", string(level), strings.Join(names, ", "))}
+}
+
+// layerArchitectures reads the architectures a layer of the app declares
+// (nil when it declares none); known is false for an imported layer.
+func layerArchitectures(layer awslambda.ILayerVersion) (archs []string, known bool) {
+	cfn, ok := layer.Node().DefaultChild().(awslambda.CfnLayerVersion)
+	if !ok || cfn == nil {
+		return nil, false
+	}
+	list := cfn.CompatibleArchitectures()
+	if list == nil {
+		return nil, true
+	}
+	for _, a := range *list {
+		if a == nil || *awscdk.Token_IsUnresolved(a) {
+			return nil, false
+		}
+		archs = append(archs, *a)
+	}
+	return archs, true
+}
+
+// layerProblems is the rule that a layer declared for some architectures
+// includes the function's: a layer built for another one is code the
+// function cannot run. A layer that declares none is accepted.
+func layerProblems(path string, archs []string, arch string) []string {
+	if len(archs) == 0 || slices.Contains(archs, arch) {
+		return nil
+	}
+	return []string{fmt.Sprintf("Layers holds %s, declared for %s (its compatibleArchitectures), but the function is %s; give the layer built for %s, or set Architecture to one the layer is built for",
+		path, strings.Join(archs, " and "), arch, arch)}
+}
+
+// importedLayerWarning states the architecture rule for an imported layer.
+func importedLayerWarning(arn, arch string) synthWarning {
+	return synthWarning{WarnLayerUnreadable, fmt.Sprintf("Layers holds the imported layer %s, whose compatible architectures the construct cannot read at synth; it must be built for %s, the function's Architecture.", arn, arch)}
+}
+
+// tableTTL is the TTL of a shared table as the construct can know it.
+type tableTTL struct {
+	attribute string
+	enabled   bool
+	known     bool
+}
+
+// ttlOf reads the TTL specification of a table the app defines.
+func ttlOf(table awsdynamodb.ITable) tableTTL {
+	var spec any
+	switch l1 := table.Node().DefaultChild().(type) {
+	case awsdynamodb.CfnTable:
+		spec = l1.TimeToLiveSpecification()
+	case awsdynamodb.CfnGlobalTable:
+		spec = l1.TimeToLiveSpecification()
+	default:
+		return tableTTL{}
+	}
+	if spec == nil {
+		return tableTTL{known: true}
+	}
+	m, ok := awscdk.Stack_Of(table).Resolve(spec).(map[string]any)
+	if !ok {
+		return tableTTL{}
+	}
+	name, _ := m["attributeName"].(string)
+	enabled, _ := m["enabled"].(bool)
+	return tableTTL{attribute: name, enabled: enabled, known: true}
+}
+
+// ttlProblems is the rule that a shared table's TTL, if any, is on the
+// records' TTL attribute (want): a table has one TTL attribute, so a TTL on
+// another one never deletes the records. A table without TTL keeps every
+// record forever (a warning); an imported table cannot be read (a
+// warning).
+func ttlProblems(path string, ttl tableTTL, want string) (problems []string, warnings []synthWarning) {
+	switch {
+	case !ttl.known:
+		warnings = append(warnings, synthWarning{WarnTableTTL, fmt.Sprintf("Table %s is imported, so the construct cannot read its TTL at synth; enable its TTL on the attribute %q, which the records carry, or they are never deleted.", path, want)})
+	case ttl.enabled && ttl.attribute != want:
+		problems = append(problems, fmt.Sprintf("Table %s has its TTL on the attribute %q, but the records carry their expiry in %q, and a table has one TTL attribute, so the records would never be deleted; put the table's TTL on %q (awsdynamodb.TableProps.TimeToLiveAttribute), or leave Table nil for a table of the construct's own",
+			path, ttl.attribute, want, want))
+	case !ttl.enabled:
+		warnings = append(warnings, synthWarning{WarnTableTTL, fmt.Sprintf("Table %s has no TTL, so the records are never deleted (each stays after its window; the table grows with every fact); set TimeToLiveAttribute %q on it.", path, want)})
+	}
+	return problems, warnings
+}
+
+// windowRetentionWarnings is the warning that Window is shorter than the
+// queue's retention: the handler judges each record by its age, and a
+// message older than Window is not run but dead-lettered as expired (its
+// fact's record may have ended its window, so running it could repeat its
+// effect). A backlog that waits longer than Window, in an outage, is
+// therefore dead-lettered rather than run. No warning for the defaults
+// together (Window 24h, SQS's 4 days): that pairing is the documented
+// behaviour; none either when the retention is not known.
+func windowRetentionWarnings(window time.Duration, windowIsDefault bool, queue retention) []synthWarning {
+	if !queue.known || window >= queue.d || windowIsDefault && queue.isDefault {
+		return nil
+	}
+	return []synthWarning{{WarnWindowShorterThanRetention, fmt.Sprintf("Window %s is shorter than the queue's retention %s (%s): the handler dead-letters a message older than Window as expired instead of running it (its record may have ended its window, so running it could repeat its effect), so a backlog that waits longer than %s is dead-lettered, not run. To run such a backlog, give a Window of at least %s (records then live that long); to accept it, acknowledge this warning. A shorter retention is no fix: SQS would delete those messages instead, with no dead letter.",
+		contract.Format(window), formatDays(queue.d), queue.what, contract.Format(window), formatDays(queue.d))}}
+}
+
+// formatDays writes d as contract.Format does, with its days when it is a
+// whole number of them ("96h (4 days)").
+func formatDays(d time.Duration) string {
+	const day = 24 * time.Hour
+	switch {
+	case d == day:
+		return "24h (1 day)"
+	case d > 0 && d%day == 0:
+		return fmt.Sprintf("%s (%d days)", contract.Format(d), d/day)
+	}
+	return contract.Format(d)
+}
+
+// refusalProblems applies this file's rules to the props, after
+// queueProblems has read the queue's visibility timeout and
+// maxReceiveCount into s.
+func (p *IdempotentConsumerProps) refusalProblems(s *settings) []string {
+	problems, _ := p.refusals(s)
+	return problems
+}
+
+// refusalWarnings are the warnings of this file's rules for the props.
+func (p *IdempotentConsumerProps) refusalWarnings(s *settings) []synthWarning {
+	_, warnings := p.refusals(s)
+	return warnings
+}
+
+// refusals reads the values the rules judge, and applies them.
+func (p *IdempotentConsumerProps) refusals(s *settings) (problems []string, warnings []synthWarning) {
+	add := func(ps []string, ws []synthWarning) {
+		problems = append(problems, ps...)
+		warnings = append(warnings, ws...)
+	}
+	queue, dlq := p.queueRetentions()
+	add(deadLetterRetentionProblems(queue, dlq, s.fifo.queue), nil)
+	add(redriveRetentionProblems(queue, s.maxReceiveCount, s.visibilityTimeout), nil)
+	add(nil, windowRetentionWarnings(s.runtime.Window, p.Window == nil, queue))
+
+	need := deliveredBodyBytes(p.deliveredTopicMax(s), s.runtime.Delivery == contract.Raw)
+	if p.Queue != nil {
+		if size := sizeOf(p.Queue); size.set || size.unset {
+			add(queueSizeProblems(*p.Queue.Node().Path(), size, need))
+		} else {
+			add(nil, []synthWarning{importedQueueWarning("Queue", *p.Queue.Node().Path(), need, s.maxReceiveCount, s.visibilityTimeout, s.fifo.queue)})
+		}
+	}
+	if d := p.givenDeadLetterQueue(); d != nil && !dlq.known && queue.known && !s.fifo.queue {
+		add(nil, []synthWarning{importedQueueWarning("DeadLetterQueue", *d.Node().Path(), need, 0, 0, false)})
+	}
+
+	add(logLevelProblems(p.LogLevel), nil)
+	add(txTableProblems(p.TransactionalTables), nil)
+	if p.Layers != nil && s.goarch != "" {
+		arch := *s.architecture.Name()
+		for _, layer := range *p.Layers {
+			if layer == nil {
+				continue
+			}
+			if archs, known := layerArchitectures(layer); known {
+				add(layerProblems(*layer.Node().Path(), archs, arch), nil)
+			} else {
+				add(nil, []synthWarning{importedLayerWarning(*layer.LayerVersionArn(), arch)})
+			}
+		}
+	}
+	if p.Table != nil {
+		add(ttlProblems(*p.Table.Node().Path(), ttlOf(p.Table), TTLAttribute))
+	}
+	return problems, warnings
+}
+
+// givenDeadLetterQueue is the dead-letter queue the construct is given:
+// DeadLetterQueue, or the redrive target of a Queue of the app; nil when it
+// creates one.
+func (p *IdempotentConsumerProps) givenDeadLetterQueue() awssqs.IQueue {
+	if p.DeadLetterQueue != nil {
+		return p.DeadLetterQueue
+	}
+	if q, ok := p.Queue.(awssqs.Queue); ok && isDefinedInApp(q) && q.DeadLetterQueue() != nil {
+		return q.DeadLetterQueue().Queue
+	}
+	return nil
+}
+
+// deliveredTopicMax is the largest message the topic accepts: the topic the
+// construct creates takes MaxMessageBytes, a topic of the app says its own
+// (validate.go refuses one above MaxMessageBytes), an imported one is taken
+// at MaxMessageBytes (its documented bound).
+func (p *IdempotentConsumerProps) deliveredTopicMax(s *settings) int {
+	if p.Topic != nil {
+		if n, known := topicMaxMessageBytes(p.Topic); known {
+			return int(n)
+		}
+	}
+	return s.runtime.MaxMessageBytes
+}
+
+// standardQueueFix is the other fix of a refused queue kind under a FIFO
+// topic, which names the explicit choice: StandardQueue, for a standard
+// queue (given) where the topic would make FIFO ones, or leaving it nil for
+// a FIFO queue where StandardQueue makes standard ones. "" under a standard
+// topic.
+func standardQueueFix(f fifo, givenFIFO bool) string {
+	switch {
+	case f.topic && f.queue && !givenFIFO:
+		return "; or, to consume the FIFO topic with standard queues, set StandardQueue to true, which gives up the order within message groups and the topic's deduplication past the topic (DESIGN.md, \"FIFO topics\")"
+	case f.topic && !f.queue && givenFIFO:
+		return "; or leave StandardQueue nil, and the FIFO topic gets FIFO queues"
+	}
+	return ""
+}

@@ -1,0 +1,250 @@
+package consumer_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/idempotent-consumer/idempotent-consumer/cdktest"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/consumer"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
+)
+
+// txHandler is a handler main package whose effect is transactional: it
+// calls sqsbatch.NewTx, as handler.StartTx and handler.NewTx do, in a
+// module of its own on this working tree's library.
+var txHandler struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+func txHandlerDir(t *testing.T) string {
+	t.Helper()
+	txHandler.once.Do(func() {
+		root, err := cdktest.ModuleRoot()
+		if err != nil {
+			txHandler.err = err
+			return
+		}
+		const lib = "github.com/idempotent-consumer/idempotent-consumer"
+		dir := filepath.Join(filepath.Dir(outRoot), "txhandler")
+		mod := "require (\n\t" + lib + " v0.0.0-00010101000000-000000000000\n\tgithub.com/aws/aws-lambda-go v1.55.1\n)\n\nreplace " + lib + " => " + root + "\n"
+		src := `package main
+
+import (
+	"context"
+
+	"` + lib + `/lambda/idempotency"
+	"` + lib + `/lambda/sqsbatch"
+)
+
+func main() {
+	key := func(msg string) (string, error) { return msg, nil }
+	effect := func(ctx context.Context, msg string, r idempotency.Reservation) ([]string, string, error) {
+		return []string{"decrement stock"}, "", nil
+	}
+	_ = sqsbatch.NewTx[string, []string](nil, key, effect, sqsbatch.Config{})
+}
+`
+		if err := writeModule(dir, mod, src); err != nil {
+			txHandler.err = err
+			return
+		}
+		sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, "go.sum"), sum, 0o644)
+		}
+		txHandler.dir, txHandler.err = dir, err
+	})
+	if txHandler.err != nil {
+		t.Fatal(txHandler.err)
+	}
+	return txHandler.dir
+}
+
+// TestBootstrapLinksTransactions reads two real bootstraps: the
+// transactional handler's links sqsbatch.NewTx, the plain one's does not.
+func TestBootstrapLinksTransactions(t *testing.T) {
+	for _, tc := range []struct {
+		name, entry string
+		want        bool
+	}{
+		{"transactional", txHandlerDir(t), true},
+		{"plain", handlerDir, false},
+	} {
+		for _, goarch := range []string{"arm64", "amd64"} {
+			dir, err := consumer.BuildBootstrap(tc.entry, goarch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := consumer.LinksTransactions(filepath.Join(dir, "bootstrap"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Errorf("%s handler for %s: links transactions = %t, want %t", tc.name, goarch, got, tc.want)
+			}
+		}
+	}
+	if _, err := consumer.LinksTransactions(filepath.Join(handlerDir, "main.go")); err == nil {
+		t.Error("a file that is not a binary reads as a bootstrap")
+	}
+}
+
+// synthTx synthesizes an app with the transactional handler's consumer C,
+// configured by build, and returns its template, or the panic's message.
+func synthTx(t *testing.T, name string, build func(stack awscdk.Stack, props *consumer.IdempotentConsumerProps) func(consumer.IdempotentConsumer)) (tpl assertions.Template, stack awscdk.Stack, c consumer.IdempotentConsumer, msg string) {
+	t.Helper()
+	entry := txHandlerDir(t)
+	msg, _ = cdktest.Panics(func() {
+		app, err := cdktest.NewApp(filepath.Join(outRoot, name))
+		if err != nil {
+			panic(err)
+		}
+		stack = awscdk.NewStack(app, jsii.String("S"), nil)
+		props := &consumer.IdempotentConsumerProps{Entry: jsii.String(entry)}
+		after := build(stack, props)
+		c = consumer.NewIdempotentConsumer(stack, jsii.String("ReserveStock"), props)
+		if after != nil {
+			after(c)
+		}
+		app.Synth(nil)
+		tpl = assertions.Template_FromStack(stack, nil)
+	})
+	return tpl, stack, c, msg
+}
+
+func stockTable(stack awscdk.Stack, id string) awsdynamodb.Table {
+	return awsdynamodb.NewTable(stack, jsii.String(id), &awsdynamodb.TableProps{
+		PartitionKey:        &awsdynamodb.Attribute{Name: jsii.String("pk"), Type: awsdynamodb.AttributeType_STRING},
+		TimeToLiveAttribute: jsii.String("ttl"),
+	})
+}
+
+// TestTransactionalHandlerWithoutDeclaredTablesIsRefused: the handler
+// calls StartTx's NewTx and the consumer declares no table; synth fails
+// with the fix. Before: accepted, and in AWS every write AccessDenied.
+func TestTransactionalHandlerWithoutDeclaredTablesIsRefused(t *testing.T) {
+	_, _, _, msg := synthTx(t, "TxUndeclared", func(stack awscdk.Stack, props *consumer.IdempotentConsumerProps) func(consumer.IdempotentConsumer) {
+		stockTable(stack, "Stock") // written by the effect, never declared
+		return nil
+	})
+	if msg == "" {
+		t.Fatal("synth accepted a transactional handler with no table declared")
+	}
+	t.Log(msg)
+	for _, w := range []string{`IdempotentConsumer "ReserveStock": the handler makes transactional writes`, "fix: set TransactionalTables", "GrantTransactionalWrites(table, theConsumer)"} {
+		if !strings.Contains(msg, w) {
+			t.Errorf("refusal does not say %q", w)
+		}
+	}
+}
+
+func txTablesVar(t *testing.T, tpl assertions.Template, want any) {
+	t.Helper()
+	cdktest.Must(t, func() {
+		tpl.HasResourceProperties(jsii.String("AWS::Lambda::Function"), map[string]any{
+			"Environment": map[string]any{"Variables": map[string]any{contract.TxTablesVar: want}},
+		})
+	})
+}
+
+// TestTransactionalTablesAreGrantedAndNamed: a table declared with the prop,
+// or later with GrantTransactionalWrites on the consumer, is granted the
+// transactional item actions and named in IDEMPOTENCY_TX_TABLES.
+func TestTransactionalTablesAreGrantedAndNamed(t *testing.T) {
+	t.Run("prop", func(t *testing.T) {
+		var stock awsdynamodb.Table
+		tpl, stack, c, msg := synthTx(t, "TxProp", func(stack awscdk.Stack, props *consumer.IdempotentConsumerProps) func(consumer.IdempotentConsumer) {
+			stock = stockTable(stack, "Stock")
+			props.TransactionalTables = &[]awsdynamodb.ITable{stock}
+			return nil
+		})
+		if msg != "" {
+			t.Fatal(msg)
+		}
+		stockID := *stack.GetLogicalId(stock.Node().DefaultChild().(awscdk.CfnElement))
+		txTablesVar(t, tpl, ref(stockID))
+		cdktest.Must(t, func() {
+			tpl.HasResourceProperties(jsii.String("AWS::IAM::Policy"), map[string]any{
+				"Roles": []any{ref(*stack.GetLogicalId(c.Role().Node().DefaultChild().(awscdk.CfnElement)))},
+				"PolicyDocument": map[string]any{"Statement": assertions.Match_ArrayWith(&[]any{
+					allow([]any{"dynamodb:ConditionCheckItem", "dynamodb:DeleteItem", "dynamodb:PutItem", "dynamodb:UpdateItem"}, arn(stockID)),
+				})},
+			})
+		})
+	})
+	t.Run("GrantTransactionalWrites after", func(t *testing.T) {
+		var stock, ledger awsdynamodb.Table
+		tpl, stack, _, msg := synthTx(t, "TxGrant", func(stack awscdk.Stack, props *consumer.IdempotentConsumerProps) func(consumer.IdempotentConsumer) {
+			stock, ledger = stockTable(stack, "Stock"), stockTable(stack, "Ledger")
+			return func(c consumer.IdempotentConsumer) {
+				consumer.GrantTransactionalWrites(stock, c)
+				consumer.GrantTransactionalWrites(ledger, c)
+				consumer.GrantTransactionalWrites(stock, c) // once each
+			}
+		})
+		if msg != "" {
+			t.Fatal(msg)
+		}
+		lid := func(tb awsdynamodb.Table) string {
+			return *stack.GetLogicalId(tb.Node().DefaultChild().(awscdk.CfnElement))
+		}
+		txTablesVar(t, tpl, map[string]any{"Fn::Join": []any{",", []any{ref(lid(stock)), ref(lid(ledger))}}})
+	})
+	t.Run("its own shared table", func(t *testing.T) {
+		var shared awsdynamodb.Table
+		tpl, stack, c, msg := synthTx(t, "TxShared", func(stack awscdk.Stack, props *consumer.IdempotentConsumerProps) func(consumer.IdempotentConsumer) {
+			shared = stockTable(stack, "Shop")
+			props.Table, props.Namespace = shared, jsii.String("reserve")
+			props.TransactionalTables = &[]awsdynamodb.ITable{shared}
+			return nil
+		})
+		if msg != "" {
+			t.Fatal(msg)
+		}
+		sharedID := *stack.GetLogicalId(shared.Node().DefaultChild().(awscdk.CfnElement))
+		txTablesVar(t, tpl, ref(sharedID))
+		// The record's grant covers the effect's writes: no second statement.
+		var policy map[string]*map[string]any
+		cdktest.Must(t, func() {
+			policy = *tpl.FindResources(jsii.String("AWS::IAM::Policy"), map[string]any{
+				"Properties": map[string]any{"Roles": []any{ref(*stack.GetLogicalId(c.Role().Node().DefaultChild().(awscdk.CfnElement)))}},
+			})
+		})
+		n := 0
+		for _, p := range policy {
+			for _, s := range (*p)["Properties"].(map[string]any)["PolicyDocument"].(map[string]any)["Statement"].([]any) {
+				if strings.Contains(jsonOf(t, s), sharedID) {
+					n++
+				}
+			}
+		}
+		if n != 1 {
+			t.Errorf("%d statements name the shared table, want 1 (the record's)", n)
+		}
+	})
+}
+
+// allow is an IAM statement as CDK writes it.
+func allow(actions []any, resource any) map[string]any {
+	return map[string]any{"Action": actions, "Effect": "Allow", "Resource": resource}
+}
+
+func jsonOf(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
