@@ -420,7 +420,7 @@ func TestDefaultEnvironmentSetsTheWholeContract(t *testing.T) {
 			contract.TableVar:            ref(id(f, f.consumer.Table())),
 			contract.NamespaceVar:        "chargeorder",
 			contract.TimeoutVar:          "30s",
-			contract.BatchSizeVar:        "10",
+			contract.MaxReceiveCountVar:  "5",
 			contract.WindowVar:           "24h",
 			contract.TTLAfterWindowVar:   "24h",
 			contract.LeaseMaxVar:         "30s",
@@ -645,7 +645,7 @@ func TestCustomPropsReachTheResources(t *testing.T) {
 			contract.TableVar:            ref(id(f, f.shared)),
 			contract.NamespaceVar:        "wallet",
 			contract.TimeoutVar:          "45s",
-			contract.BatchSizeVar:        "100",
+			contract.MaxReceiveCountVar:  "5",
 			contract.WindowVar:           "1h",
 			contract.TTLAfterWindowVar:   "2h",
 			contract.LeaseMaxVar:         "40s",
@@ -782,8 +782,11 @@ func TestEverySuppressionCarriesAReason(t *testing.T) {
 	}
 }
 
+// TestContractVariablesAreAllRefusedInEnvironment: every variable of the
+// runtime contract (contract.Names, derived from contract.Fields) is the
+// construct's own: in Environment it is refused with the prop to use.
 func TestContractVariablesAreAllRefusedInEnvironment(t *testing.T) {
-	for _, name := range consumer.ContractVariables() {
+	for _, name := range contract.Names() {
 		props := validProps()
 		props.Environment = &map[string]*string{name: jsii.String("x")}
 		if err := props.Validate(jsii.String("C")); err == nil || !strings.Contains(err.Error(), "Environment sets "+name) {
