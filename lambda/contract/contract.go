@@ -161,10 +161,13 @@ const (
 	// DefaultMaxReceiveCount is the default MaxReceiveCount: the
 	// construct's redrive count.
 	DefaultMaxReceiveCount = 5
-	// MaxMaxReceiveCount is SQS's largest maxReceiveCount.
-	MaxMaxReceiveCount = 1000
-	// MaxMetricsNamespaceBytes is CloudWatch's longest namespace.
-	MaxMetricsNamespaceBytes = 255
+)
+
+const (
+	// maxReceiveCount is SQS's largest maxReceiveCount.
+	maxReceiveCount = 1000
+	// maxMetricsNamespaceBytes is CloudWatch's longest namespace.
+	maxMetricsNamespaceBytes = 255
 )
 
 // Defaults returns the default Settings of a consumer whose function has

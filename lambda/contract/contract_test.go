@@ -34,7 +34,7 @@ func randomSettings(r *rand.Rand) contract.Settings {
 	if r.IntN(2) == 0 {
 		s.TxTables = []string{"Stock", "Orders", "a.b-c_d"}[:1+r.IntN(3)]
 	}
-	s.MaxReceiveCount = r.IntN(contract.MaxMaxReceiveCount + 1)
+	s.MaxReceiveCount = r.IntN(1000 + 1) // SQS takes 1 to 1,000; 0 is unknown
 	s.Window = s.LeaseMax + time.Duration(r.Int64N(int64(90*24*time.Hour))).Truncate(pick(time.Second, time.Minute, time.Hour))
 	s.TTLAfterWindow = time.Second + time.Duration(r.Int64N(int64(30*24*time.Hour))).Truncate(pick(time.Second, time.Hour))
 	s.CacheSize = r.IntN(idempotency.MaxCacheSize + 1)

@@ -74,8 +74,8 @@ func (s Settings) Problems() []string {
 	default:
 		bad("Delivery %q is not one of %q, %q or %q", s.Delivery, sqsbatch.Envelope, sqsbatch.Raw, sqsbatch.Auto)
 	}
-	if s.MaxReceiveCount < 0 || s.MaxReceiveCount > MaxMaxReceiveCount {
-		bad("MaxReceiveCount %d is out of range: SQS takes a maxReceiveCount from 1 to %d (0 says it is unknown); give one in that range (default %d)", s.MaxReceiveCount, MaxMaxReceiveCount, DefaultMaxReceiveCount)
+	if s.MaxReceiveCount < 0 || s.MaxReceiveCount > maxReceiveCount {
+		bad("MaxReceiveCount %d is out of range: SQS takes a maxReceiveCount from 1 to %d (0 says it is unknown); give one in that range (default %d)", s.MaxReceiveCount, maxReceiveCount, DefaultMaxReceiveCount)
 	}
 	if s.Consumer == "" {
 		bad("Consumer is empty; it names the consumer in logs and metrics")
@@ -103,8 +103,8 @@ func metricsNamespaceProblems(ns string) []string {
 	switch {
 	case ns == "":
 		problem = fmt.Sprintf("MetricsNamespace is empty; give one, or leave it to its default %q", sqsbatch.DefaultMetricsNamespace)
-	case len(ns) > MaxMetricsNamespaceBytes:
-		problem = fmt.Sprintf("MetricsNamespace of %d characters is longer than CloudWatch's %d; give a shorter one", len(ns), MaxMetricsNamespaceBytes)
+	case len(ns) > maxMetricsNamespaceBytes:
+		problem = fmt.Sprintf("MetricsNamespace of %d characters is longer than CloudWatch's %d; give a shorter one", len(ns), maxMetricsNamespaceBytes)
 	case strings.IndexFunc(ns, func(r rune) bool { return r > unicode.MaxASCII || unicode.IsControl(r) }) >= 0:
 		problem = fmt.Sprintf("MetricsNamespace %q holds characters other than printable ASCII, which CloudWatch refuses; give one in ASCII", ns)
 	case strings.HasPrefix(ns, "AWS/"):
