@@ -86,8 +86,9 @@ type Config struct {
 	// on its last receive goes to the DLQ without running, counted.
 	// Default: 0, unknown (no receive is taken for the last).
 	MaxReceiveCount int
-	// Consumer names the consumer in logs and metrics. Default: the Lambda
-	// function name, or "consumer".
+	// Consumer names the consumer in logs and metrics. Default: "consumer"
+	// (handler.New gives the contract's CONSUMER_NAME, by default the
+	// Lambda function's name).
 	Consumer string
 	// MetricsNamespace is the CloudWatch namespace of the metrics.
 	// Default: DefaultMetricsNamespace.
