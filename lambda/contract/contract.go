@@ -112,8 +112,8 @@ type Settings struct {
 	// Table: the handler refuses, before any request, a transactional write
 	// to another table (a store error that fails the invocation). Empty
 	// (the variable not set, as for a handler deployed by other means, or
-	// set empty): no table is checked, and a transactional handler logs a
-	// warning at init. No empty names, no ','.
+	// set empty): no table is checked, and a transactional handler on the
+	// DynamoDB store logs a warning at init. No empty names, no ','.
 	TxTables []string
 	// BatchConcurrency bounds how many records of a batch run at once:
 	// from 1 to MaxBatchConcurrency.

@@ -201,7 +201,7 @@ func build(opts []Option, checkTx func(idempotency.TxStore) error) (*idempotency
 		}
 		if len(s.TxTables) > 0 {
 			store = declareTables(txs, s.Table, s.TxTables)
-		} else {
+		} else if o.store == nil { // a store of the caller's (a test's) is the caller's to check
 			o.logger.LogAttrs(context.Background(), slog.LevelWarn, "init",
 				slog.String("consumer", s.Consumer),
 				slog.String("reason", fmt.Sprintf("%s is not set, so the transactional effect's writes are not checked against the tables the function may write: a write to a table its role cannot write fails every record with AccessDenied; declare the tables with the construct's TransactionalTables prop (or set %s to their names, comma-separated)", contract.TxTablesVar, contract.TxTablesVar)))
