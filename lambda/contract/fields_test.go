@@ -2,6 +2,7 @@ package contract_test
 
 import (
 	"bytes"
+	"flag"
 	"fmt"
 	"os"
 	"reflect"
@@ -260,27 +261,50 @@ func TestShortTimeoutSpeaksOfTimeout(t *testing.T) {
 	}
 }
 
+// update rewrites README's table of variables from the contract.
+var update = flag.Bool("update", false, "rewrite README.md's table of the contract's variables")
+
 // TestREADMEListsEveryVariable: README's table of the environment variables
-// of a handler deployed by other means lists every variable of the
-// contract, and no other.
+// of a handler deployed by other means is the contract's list: one row per
+// variable, with its prop, default and doc as the list gives them.
 func TestREADMEListsEveryVariable(t *testing.T) {
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	const begin, end = "<!-- contract variables: begin -->", "<!-- contract variables: end -->"
+	const begin, end = "<!-- contract variables: begin -->\n", "<!-- contract variables: end -->"
 	i, j := bytes.Index(readme, []byte(begin)), bytes.Index(readme, []byte(end))
 	if i < 0 || j < i {
 		t.Fatalf("README.md has no %q … %q section", begin, end)
 	}
-	var listed []string
-	for _, m := range regexp.MustCompile("(?m)^\\| `([A-Z_]+)`").FindAllSubmatch(readme[i:j], -1) {
-		listed = append(listed, string(m[1]))
+	want := readmeTable()
+	if *update {
+		out := append(append(append([]byte(nil), readme[:i+len(begin)]...), want...), readme[j:]...)
+		if err := os.WriteFile("../../README.md", out, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
 	}
-	names := contract.Names()
-	slices.Sort(names)
-	slices.Sort(listed)
-	if !slices.Equal(names, listed) {
-		t.Errorf("README lists %v,\nthe contract has %v", listed, names)
+	if got := string(readme[i+len(begin) : j]); got != want {
+		var listed []string
+		for _, m := range regexp.MustCompile("(?m)^\\| `([A-Z_]+)`").FindAllStringSubmatch(got, -1) {
+			listed = append(listed, m[1])
+		}
+		t.Errorf("README lists %v; the contract has %v. The table, from contract.Fields (go test ./lambda/contract -run README -update writes it):\n%s", listed, contract.Names(), want)
 	}
+}
+
+// readmeTable is README's table of the contract's variables.
+func readmeTable() string {
+	var b strings.Builder
+	b.WriteString("| Variable | Construct prop | Default | What |\n| --- | --- | --- | --- |\n")
+	fmt.Fprintf(&b, "| `%s` | the construct itself | `%d` | the contract's version; a handler refuses another |\n", contract.VersionVar, contract.Version)
+	for _, f := range contract.Fields() {
+		prop := "`" + f.Prop + "`"
+		if strings.HasPrefix(f.Prop, "the ") {
+			prop = f.Prop
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s (%s) |\n", f.Var, prop, f.Default, strings.ReplaceAll(f.Doc, `"`, "`"), f.Encoding)
+	}
+	return b.String()
 }
