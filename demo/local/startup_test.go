@@ -505,7 +505,7 @@ func drawProps(rng *rand.Rand, every bool) *consumercdk.IdempotentConsumerProps 
 		p.RawMessageDelivery = jsii.Bool(true)
 	}
 	if given() {
-		sizes := []int{contract.MinMessageBytes, 65_536, sqsbatch.MaxEnvelopedMessageBytes}
+		sizes := []int{sqsbatch.MinMessageBytes, 65_536, sqsbatch.MaxEnvelopedMessageBytes}
 		if raw {
 			sizes = append(sizes, sqsbatch.MaxQueueBodyBytes)
 		}

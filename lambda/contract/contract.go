@@ -119,7 +119,7 @@ type Settings struct {
 	// from 1 to MaxBatchConcurrency.
 	BatchConcurrency int
 	// MaxMessageBytes is the largest business message accepted: from
-	// MinMessageBytes to sqsbatch.MaxQueueBodyBytes (1 MiB), and at most
+	// sqsbatch.MinMessageBytes to sqsbatch.MaxQueueBodyBytes (1 MiB), and at most
 	// sqsbatch.MaxEnvelopedMessageBytes unless Delivery is sqsbatch.Raw.
 	MaxMessageBytes int
 	// Delivery says how bodies arrive: sqsbatch.Envelope, Raw or Auto.
@@ -155,19 +155,9 @@ const (
 	DefaultMaxConcurrency = 32
 	// MaxBatchConcurrency is the largest BatchConcurrency accepted.
 	MaxBatchConcurrency = 256
-	// MinMessageBytes is the least MaxMessageBytes: SNS's and SQS's least
-	// MaximumMessageSize.
-	MinMessageBytes = 1024
 	// DefaultMaxReceiveCount is the default MaxReceiveCount: the
 	// construct's redrive count.
 	DefaultMaxReceiveCount = 5
-)
-
-const (
-	// maxReceiveCount is SQS's largest maxReceiveCount.
-	maxReceiveCount = 1000
-	// maxMetricsNamespaceBytes is CloudWatch's longest namespace.
-	maxMetricsNamespaceBytes = 255
 )
 
 // Defaults returns the default Settings of a consumer whose function has

@@ -52,7 +52,7 @@ func randomSettings(r *rand.Rand) contract.Settings {
 	if s.Delivery == sqsbatch.Raw {
 		limit = sqsbatch.MaxQueueBodyBytes
 	}
-	s.MaxMessageBytes = contract.MinMessageBytes + r.IntN(limit-contract.MinMessageBytes+1)
+	s.MaxMessageBytes = sqsbatch.MinMessageBytes + r.IntN(limit-sqsbatch.MinMessageBytes+1)
 	s.MetricsNamespace = []string{"IdempotentConsumer", "Orders/Wallets"}[r.IntN(2)]
 	s.FIFO = r.IntN(2) == 0
 	return s
