@@ -64,7 +64,8 @@ type Config struct {
 	MinRemaining time.Duration
 	// MaxMessageBytes is the largest business message accepted: the message
 	// as published, without the SNS envelope that may carry it (which can
-	// double it: see package env). Larger messages are bad input. Default:
+	// double it: see MaxEnvelopedMessageBytes). Larger messages are bad
+	// input; Problems says what is accepted. Default:
 	// DefaultMaxMessageBytes (256 KiB, what an SNS topic accepts by default).
 	MaxMessageBytes int
 	// Delivery says how bodies are delivered. Default: Auto.
