@@ -20,8 +20,8 @@
 // a "timestamp" in RFC 3339 (sqsbatch.NewLogger), so that Lambda's advanced
 // logging controls keep each line at its level. A transactional handler
 // whose contract declares the tables its effect writes (TxTables) refuses,
-// before any request, a write to another table: a store error, which fails
-// the invocation when no record of the batch could be judged.
+// before any request, a write to another table (ErrUndeclaredTable): a
+// store error that fails the whole invocation, which the errors alarm sees.
 package handler
 
 import (
@@ -222,9 +222,10 @@ func build(opts []Option, checkTx func(idempotency.TxStore) error) (*idempotency
 // once): it talks to one host, and a connection dialled during a burst (a
 // request that found none idle while another was being returned) would
 // otherwise be closed as the burst ends and dialled again, with a TLS
-// handshake, by the next batch (pooled). The transport is the one the configuration
-// built, so that what the environment set on it (AWS_CA_BUNDLE) stays; a
-// request's headers and body go out in one write (oneWrite).
+// handshake, by the next batch (pooled). The transport is the one the
+// configuration built, so that what the environment set on it
+// (AWS_CA_BUNDLE) stays; a request's headers and body go out in one write
+// (oneWrite).
 func dynamoStore(o *options, s contract.Settings) (idempotency.Store, error) {
 	var optFns []func(*dynamodb.Options)
 	cfg := o.awsConfig
