@@ -182,7 +182,8 @@ func newConsumer(sc scenario) (*consumer, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	s := contract.Defaults(30*time.Second, batchSize)
+	s := contract.Defaults(30 * time.Second)
+	s.BatchConcurrency = contract.DefaultConcurrency(batchSize)
 	s.Table, s.Namespace, s.Consumer, s.CacheSize = table, "charge", "ChargeOrder", sc.cache
 	env := s.Encode()
 	getenv := func(k string) string {

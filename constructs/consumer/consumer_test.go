@@ -420,7 +420,7 @@ func TestDefaultEnvironmentSetsTheWholeContract(t *testing.T) {
 			contract.TableVar:            ref(id(f, f.consumer.Table())),
 			contract.NamespaceVar:        "chargeorder",
 			contract.TimeoutVar:          "30s",
-			contract.BatchSizeVar:        "10",
+			contract.MaxReceiveCountVar:  "5",
 			contract.WindowVar:           "24h",
 			contract.TTLAfterWindowVar:   "24h",
 			contract.LeaseMaxVar:         "30s",
@@ -433,7 +433,6 @@ func TestDefaultEnvironmentSetsTheWholeContract(t *testing.T) {
 			contract.FIFOVar:             "false",
 			contract.ConsumerVar:         *f.consumer.Node().Path(),
 			contract.MetricsNamespaceVar: "IdempotentConsumer",
-			contract.MaxReceiveCountVar:  "5",
 		})},
 	})
 }
@@ -646,7 +645,7 @@ func TestCustomPropsReachTheResources(t *testing.T) {
 			contract.TableVar:            ref(id(f, f.shared)),
 			contract.NamespaceVar:        "wallet",
 			contract.TimeoutVar:          "45s",
-			contract.BatchSizeVar:        "100",
+			contract.MaxReceiveCountVar:  "5",
 			contract.WindowVar:           "1h",
 			contract.TTLAfterWindowVar:   "2h",
 			contract.LeaseMaxVar:         "40s",
@@ -660,7 +659,6 @@ func TestCustomPropsReachTheResources(t *testing.T) {
 			contract.FIFOVar:             "false",
 			contract.ConsumerVar:         *f.consumer.Node().Path(),
 			contract.MetricsNamespaceVar: "Wallets",
-			contract.MaxReceiveCountVar:  "5",
 			contract.TxTablesVar:         ref(id(f, f.ledger)), // GrantTransactionalWrites(ledger, consumer) declares it
 			contract.KeySecretVar: map[string]any{"Fn::Join": []any{"", []any{
 				"{{resolve:secretsmanager:", ref(id(f, f.consumer.KeySecret())), ":SecretString:::}}",
@@ -785,8 +783,11 @@ func TestEverySuppressionCarriesAReason(t *testing.T) {
 	}
 }
 
+// TestContractVariablesAreAllRefusedInEnvironment: every variable of the
+// runtime contract (contract.Names, derived from contract.Fields) is the
+// construct's own: in Environment it is refused with the prop to use.
 func TestContractVariablesAreAllRefusedInEnvironment(t *testing.T) {
-	for _, name := range consumer.ContractVariables() {
+	for _, name := range contract.Names() {
 		props := validProps()
 		props.Environment = &map[string]*string{name: jsii.String("x")}
 		if err := props.Validate(jsii.String("C")); err == nil || !strings.Contains(err.Error(), "Environment sets "+name) {

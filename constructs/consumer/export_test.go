@@ -10,12 +10,3 @@ func ForgetBuilds() {
 	defer builds.Unlock()
 	clear(builds.dirs)
 }
-
-// ContractVariables returns the environment variables the construct owns.
-func ContractVariables() []string {
-	var names []string
-	for k := range contractProps {
-		names = append(names, k)
-	}
-	return names
-}

@@ -10,8 +10,8 @@ import (
 )
 
 // maxFIFOBatch is the largest batch the event source of an SQS FIFO queue
-// takes; it takes no batching window.
-const maxFIFOBatch = 10
+// takes (it takes no batching window): ReceiveMessage's 10.
+const maxFIFOBatch = maxReceiveBatch
 
 // fifo is what the construct makes of a FIFO topic.
 type fifo struct {
@@ -64,7 +64,7 @@ func (p *IdempotentConsumerProps) fifoEventSourceProblems(batchSize int) []strin
 	var problems []string
 	if batchSize > maxFIFOBatch {
 		problems = append(problems, fmt.Sprintf("BatchSize %d is more than %d, the most the event source of an SQS FIFO queue takes in one batch (the topic is FIFO, so the queue is); give a BatchSize of at most %d (default %d), or set StandardQueue to batch more and give up the order within message groups",
-			batchSize, maxFIFOBatch, maxFIFOBatch, contract.DefaultBatchSize))
+			batchSize, maxFIFOBatch, maxFIFOBatch, defaultBatchSize))
 	}
 	if p.MaxBatchingWindow != nil {
 		given := "a token"

@@ -88,7 +88,9 @@ func (c *idempotentConsumer) addFunction(props *IdempotentConsumerProps, s *sett
 			environment[k] = v
 		}
 	}
-	for k, v := range s.runtime.Encode() {
+	runtime := s.runtime
+	runtime.MaxReceiveCount = int(s.maxReceiveCount) // the queue's, once known (0: an imported queue's, unknown)
+	for k, v := range runtime.Encode() {
 		environment[k] = jsii.String(v)
 	}
 	environment[contract.TableVar] = c.table.TableName()
@@ -152,7 +154,7 @@ func (c *idempotentConsumer) addFunction(props *IdempotentConsumerProps, s *sett
 // GetQueueAttributes on the queue (and kms:Decrypt on its key).
 func (c *idempotentConsumer) addEventSource(props *IdempotentConsumerProps, s *settings) {
 	c.function.AddEventSource(awslambdaeventsources.NewSqsEventSource(c.queue, &awslambdaeventsources.SqsEventSourceProps{
-		BatchSize:               jsii.Number(s.runtime.BatchSize),
+		BatchSize:               jsii.Number(s.batchSize),
 		MaxBatchingWindow:       props.MaxBatchingWindow,
 		MaxConcurrency:          props.MaxConcurrency,
 		ReportBatchItemFailures: jsii.Bool(true),

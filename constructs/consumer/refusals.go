@@ -398,7 +398,7 @@ func (p *IdempotentConsumerProps) refusals(s *settings) (problems []string, warn
 	add(redriveRetentionProblems(queue, s.maxReceiveCount, s.visibilityTimeout), nil)
 	add(nil, windowRetentionWarnings(s.runtime.Window, p.Window == nil, queue))
 
-	need := deliveredBodyBytes(p.deliveredTopicMax(s), s.runtime.Delivery == contract.Raw)
+	need := deliveredBodyBytes(p.deliveredTopicMax(s), s.runtime.Delivery == sqsbatch.Raw)
 	if p.Queue != nil {
 		if size := sizeOf(p.Queue); size.set || size.unset {
 			add(queueSizeProblems(*p.Queue.Node().Path(), size, need))

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
 // Defaults of the props that are the construct's own, as documented on
@@ -27,39 +28,34 @@ const (
 	maxVisibilityTimeout    = 12 * time.Hour
 	// maxBatchingWindow is the SQS event source's longest batching window.
 	maxBatchingWindow = 5 * time.Minute
+	// maxReceiveBatch is the most messages one ReceiveMessage returns: 10,
+	// the one home of the limit that the SQS event source's batch without
+	// a batching window (maxBatchWithoutWindow), a FIFO queue's batch
+	// (maxFIFOBatch) and the default BatchSize follow.
+	maxReceiveBatch = 10
 	// maxBatchWithoutWindow is the largest batch the SQS event source takes
 	// without a batching window.
-	maxBatchWithoutWindow = 10
+	maxBatchWithoutWindow = maxReceiveBatch
+	// defaultBatchSize is the event source's default batch size.
+	defaultBatchSize = maxReceiveBatch
+	// maxBatchSize is the largest batch the SQS event source takes with a
+	// batching window.
+	maxBatchSize = 10_000
 )
 
 // tablePlaceholder stands for the table's name while the props are checked:
 // the name is a token, known once the table exists.
 const tablePlaceholder = "(the idempotency table)"
 
-// contractProps maps each variable of the runtime contract to the prop that
-// sets it, for the message that refuses it in Environment.
-var contractProps = map[string]string{
-	contract.VersionVar:          "the construct itself",
-	contract.TableVar:            "Table",
-	contract.NamespaceVar:        "Namespace",
-	contract.WindowVar:           "Window",
-	contract.TTLAfterWindowVar:   "TTLAfterWindow",
-	contract.TimeoutVar:          "Timeout",
-	contract.LeaseMaxVar:         "LeaseMax",
-	contract.FinishBudgetVar:     "FinishBudget",
-	contract.CacheSizeVar:        "CacheSize",
-	contract.PayloadIgnoreVar:    "PayloadIgnore",
-	contract.KeySecretVar:        "HashKeys",
-	contract.BatchSizeVar:        "BatchSize",
-	contract.BatchConcurrencyVar: "BatchConcurrency",
-	contract.MinRemainingVar:     "MinRemaining",
-	contract.MaxMessageBytesVar:  "MaxMessageBytes",
-	contract.DeliveryVar:         "RawMessageDelivery",
-	contract.FIFOVar:             "FifoTopic (or StandardQueue)",
-	contract.ConsumerVar:         "the construct id",
-	contract.MetricsNamespaceVar: "MetricsNamespace",
-	contract.TxTablesVar:         "TransactionalTables (or GrantTransactionalWrites)",
-	contract.MaxReceiveCountVar:  "MaxReceiveCount",
+// contractProp returns the prop that sets the variable name of the runtime
+// contract (contract.Fields), for the message that refuses it in
+// Environment, and whether name is one.
+func contractProp(name string) (string, bool) {
+	if name == contract.VersionVar {
+		return "the construct itself", true
+	}
+	f, ok := contract.FieldOf(name)
+	return f.Prop, ok
 }
 
 // settings are the props with their defaults applied, computed once by
@@ -68,6 +64,7 @@ type settings struct {
 	// runtime is written into the function's environment; its Table is
 	// tablePlaceholder until the construct sets the table's name.
 	runtime           contract.Settings
+	batchSize         int
 	visibilityTimeout time.Duration
 	maxReceiveCount   float64
 	memorySize        float64
@@ -83,10 +80,7 @@ type settings struct {
 // Validate reports every problem of the props for a consumer with the given
 // construct id, in one error, or nil. NewIdempotentConsumer calls it and
 // panics with its error (the way CDK constructs fail at synth time); call it
-// first to handle the error yourself. It does not build Entry, so what the
-// construct reads from the bootstrap (its library's version, whether it
-// makes transactional writes without a declared table) is checked by
-// NewIdempotentConsumer and at synth, not here.
+// first to handle the error yourself. It does not build Entry.
 //
 // The handler's runtime settings are checked by the same rules the handler
 // applies at init (contract.Settings.Problems), so that what deploys starts.
@@ -119,11 +113,11 @@ func (p *IdempotentConsumerProps) resolve(id *string) (*settings, error) {
 		bad("MemorySize %v is out of range; give a whole number of MiB from 128 to 10240 (default %d)", s.memorySize, defaultMemorySize)
 	}
 	if s.fifo.queue {
-		problems = append(problems, p.fifoEventSourceProblems(r.BatchSize)...)
+		problems = append(problems, p.fifoEventSourceProblems(s.batchSize)...)
 	} else if p.MaxBatchingWindow == nil {
-		if r.BatchSize > maxBatchWithoutWindow {
+		if s.batchSize > maxBatchWithoutWindow {
 			bad("BatchSize %d needs a MaxBatchingWindow: the SQS event source takes at most %d records per batch without one; set MaxBatchingWindow (for example awscdk.Duration_Seconds(jsii.Number(5))), or give a BatchSize of at most %d",
-				r.BatchSize, maxBatchWithoutWindow, maxBatchWithoutWindow)
+				s.batchSize, maxBatchWithoutWindow, maxBatchWithoutWindow)
 		}
 	} else if w, ok := concreteDuration(p.MaxBatchingWindow); !ok {
 		bad("MaxBatchingWindow is a token that CDK resolves only at deployment; give a concrete duration such as awscdk.Duration_Seconds(jsii.Number(5))")
@@ -155,28 +149,30 @@ func (p *IdempotentConsumerProps) resolve(id *string) (*settings, error) {
 			bad("Topic accepts messages of up to %s bytes (its MaximumMessageSize), more than MaxMessageBytes %d: a message in between would be published and then refused by the handler on every delivery, until the dead-letter queue takes it; set MaxMessageBytes to %s, or lower the topic's MaximumMessageSize", formatNumber(topicMax), r.MaxMessageBytes, formatNumber(topicMax))
 		}
 	}
+	if s.batchSize < 1 || s.batchSize > maxBatchSize {
+		bad("BatchSize %d is out of range; give a whole number from 1 to %d", s.batchSize, maxBatchSize)
+	}
 	if s.oldestMessageAge <= 0 {
 		bad("OldestMessageAlarmThreshold %s must be positive (default %s)", contract.Format(s.oldestMessageAge), contract.Format(defaultOldestMessageAge))
 	}
 	if p.Environment != nil {
 		var refused []string
 		for k := range *p.Environment {
-			if _, ok := contractProps[k]; ok {
+			if _, ok := contractProp(k); ok {
 				refused = append(refused, k)
 			}
 		}
 		sort.Strings(refused)
 		for _, k := range refused {
-			bad("Environment sets %s, a variable of the runtime contract that the construct sets itself; remove it from Environment and use %s instead", k, contractProps[k])
+			prop, _ := contractProp(k)
+			bad("Environment sets %s, a variable of the runtime contract that the construct sets itself; remove it from Environment and use %s instead", k, prop)
 		}
 	}
 	problems = append(problems, r.Problems()...)
-	problems = append(problems, p.refusalProblems(s)...)
 
 	if len(problems) > 0 {
 		return nil, fmt.Errorf("IdempotentConsumer %q: invalid props:\n  - %s", name, strings.Join(problems, "\n  - "))
 	}
-	s.runtime.MaxReceiveCount = int(s.maxReceiveCount) // the queue's, as queueProblems read it; 0 unknown
 	return s, nil
 }
 
@@ -186,8 +182,9 @@ func (p *IdempotentConsumerProps) resolve(id *string) (*settings, error) {
 func (p *IdempotentConsumerProps) settings(name string) (*settings, []string) {
 	var rd propReader
 	timeout := rd.duration("Timeout", p.Timeout, defaultTimeout)
-	batchSize := rd.count("BatchSize", p.BatchSize, contract.DefaultBatchSize)
-	r := contract.Defaults(timeout, batchSize)
+	batchSize := rd.count("BatchSize", p.BatchSize, defaultBatchSize)
+	r := contract.Defaults(timeout)
+	r.BatchConcurrency = contract.DefaultConcurrency(batchSize)
 	r.Table = tablePlaceholder
 	r.Namespace = strings.ToLower(strings.ReplaceAll(name, "#", ""))
 	if p.Namespace != nil {
@@ -197,12 +194,12 @@ func (p *IdempotentConsumerProps) settings(name string) (*settings, []string) {
 	r.TTLAfterWindow = rd.duration("TTLAfterWindow", p.TTLAfterWindow, r.TTLAfterWindow)
 	r.LeaseMax = rd.duration("LeaseMax", p.LeaseMax, r.LeaseMax)
 	r.FinishBudget = rd.duration("FinishBudget", p.FinishBudget, r.FinishBudget)
-	r.MinRemaining = rd.duration("MinRemaining", p.MinRemaining, contract.DefaultMinRemaining(r.FinishBudget))
+	r.MinRemaining = rd.duration("MinRemaining", p.MinRemaining, sqsbatch.DefaultMinRemaining(r.FinishBudget))
 	r.CacheSize = rd.count("CacheSize", p.CacheSize, r.CacheSize)
 	r.BatchConcurrency = rd.count("BatchConcurrency", p.BatchConcurrency, r.BatchConcurrency)
 	r.MaxMessageBytes = rd.count("MaxMessageBytes", p.MaxMessageBytes, r.MaxMessageBytes)
 	if p.RawMessageDelivery != nil && *p.RawMessageDelivery {
-		r.Delivery = contract.Raw
+		r.Delivery = sqsbatch.Raw
 	}
 	fifo, fifoProblems := p.fifoKind()
 	rd.problems = append(rd.problems, fifoProblems...)
@@ -220,6 +217,7 @@ func (p *IdempotentConsumerProps) settings(name string) (*settings, []string) {
 	r.MetricsNamespace = stringOr(p.MetricsNamespace, r.MetricsNamespace)
 	s := &settings{
 		runtime:          r,
+		batchSize:        batchSize,
 		maxReceiveCount:  numberOr(p.MaxReceiveCount, defaultMaxReceiveCount),
 		memorySize:       numberOr(p.MemorySize, defaultMemorySize),
 		oldestMessageAge: rd.duration("OldestMessageAlarmThreshold", p.OldestMessageAlarmThreshold, defaultOldestMessageAge),

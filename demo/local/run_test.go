@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 )
 
 // TestDemoEndToEnd is the short version of `make demo`: the synthesized
@@ -44,9 +42,9 @@ func TestDemoEndToEnd(t *testing.T) {
 		// machine) reports nothing, and those records come back as
 		// duplicates: at most a batch (10, the app's batch size) each.
 		processed := c.Outcomes["Processed"]
-		if c.Effects != rep.Orders || processed > rep.Orders || processed < rep.Orders-contract.DefaultBatchSize*int(c.BatchErrors) {
+		if c.Effects != rep.Orders || processed > rep.Orders || processed < rep.Orders-appBatchSize*int(c.BatchErrors) {
 			t.Errorf("%s: effects=%d processed=%d (%d batches ended in an error), want %d effects and as many processed, less at most %d per failed batch",
-				c.Name, c.Effects, processed, c.BatchErrors, rep.Orders, contract.DefaultBatchSize)
+				c.Name, c.Effects, processed, c.BatchErrors, rep.Orders, appBatchSize)
 		}
 		if c.DLQ != 3 || c.DLQValid != 0 {
 			t.Errorf("%s: %d messages dead-lettered (%d valid orders), want exactly the 3 poison messages", c.Name, c.DLQ, c.DLQValid)
@@ -96,3 +94,7 @@ func TestPartialBatchResponse(t *testing.T) {
 		t.Errorf("without ReportBatchItemFailures any answer is a success: %v, %v", failed, err)
 	}
 }
+
+// appBatchSize is the batch size of the demo app's consumers (the
+// construct's default).
+const appBatchSize = 10

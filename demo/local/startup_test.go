@@ -333,7 +333,7 @@ func (sc *startedCase) deliver(ctx context.Context, c *clients, o order) (events
 	}
 	event := sqsEvent(sc.dep.queueARN[m.Queue], out.Messages)
 	body := event.Records[0].Body
-	raw := sc.env[contract.DeliveryVar] == string(contract.Raw)
+	raw := sc.env[contract.DeliveryVar] == string(sqsbatch.Raw)
 	if unwrap(body) != string(msg) || raw != (body == string(msg)) {
 		return events.SQSEvent{}, fmt.Errorf("%s=%q, but SNS delivered the body %.300s", contract.DeliveryVar, sc.env[contract.DeliveryVar], body)
 	}
@@ -370,8 +370,16 @@ func (sc *startedCase) row() string {
 	}
 	return fmt.Sprintf("%-8s %-7s %-6s %-4s %-5s %-6s %-6s %-7d %-10s %-4d %-8d %-8s %-20s %-18s %-9s %v",
 		sc.id, contract.Format(s.Timeout), contract.Format(s.Window), contract.Format(s.TTLAfterWindow), contract.Format(s.LeaseMax),
-		contract.Format(s.FinishBudget), contract.Format(s.MinRemaining), s.CacheSize, fmt.Sprintf("%d/%s", s.BatchSize, win),
+		contract.Format(s.FinishBudget), contract.Format(s.MinRemaining), s.CacheSize, fmt.Sprintf("%d/%s", sc.batchSize(), win),
 		s.BatchConcurrency, s.MaxMessageBytes, s.Delivery, ignore, s.MetricsNamespace, s.Namespace, s.KeySecret != "")
+}
+
+// batchSize is the batch size of the case's event-source mapping.
+func (sc *startedCase) batchSize() int {
+	if m := mappingOf(sc.stack, sc.fn.ID); m != nil {
+		return m.BatchSize
+	}
+	return 0
 }
 
 // sameAsDefault names the runtime settings of the case that have the value
@@ -388,25 +396,27 @@ func (sc *startedCase) sameAsDefault() []string {
 		same bool
 	}{
 		{"Namespace", s.Namespace == strings.ToLower(sc.id)},
-		{"Window", s.Window == contract.DefaultWindow},
-		{"TTLAfterWindow", s.TTLAfterWindow == contract.DefaultTTLAfterWindow},
+		{"Window", s.Window == idempotency.DefaultWindow},
+		{"TTLAfterWindow", s.TTLAfterWindow == idempotency.DefaultTTLAfterWindow},
 		{"Timeout", s.Timeout == 30*time.Second}, // IdempotentConsumerProps.Timeout's default
 		{"LeaseMax", s.LeaseMax == s.Timeout},
 		{"FinishBudget", s.FinishBudget == idempotency.DefaultFinishBudget},
 		{"CacheSize", s.CacheSize == 0},
 		{"PayloadIgnore", len(s.PayloadIgnore) == 0},
 		{"KeySecret", s.KeySecret == ""},
-		{"BatchSize", s.BatchSize == contract.DefaultBatchSize},
-		{"BatchConcurrency", s.BatchConcurrency == contract.DefaultConcurrency(s.BatchSize)},
-		{"MinRemaining", s.MinRemaining == contract.DefaultMinRemaining(s.FinishBudget)},
+		{"BatchConcurrency", s.BatchConcurrency == contract.DefaultConcurrency(sc.batchSize())},
+		{"MinRemaining", s.MinRemaining == sqsbatch.DefaultMinRemaining(s.FinishBudget)},
 		{"MaxMessageBytes", s.MaxMessageBytes == sqsbatch.DefaultMaxMessageBytes},
-		{"Delivery", s.Delivery == contract.Envelope},
+		{"Delivery", s.Delivery == sqsbatch.Envelope},
 		{"MetricsNamespace", s.MetricsNamespace == sqsbatch.DefaultMetricsNamespace},
 		{"FIFO", !s.FIFO},
 	}
 	var same []string
-	if n := reflect.TypeFor[contract.Settings]().NumField(); n != len(checks)+2 {
-		same = append(same, fmt.Sprintf("(contract.Settings has %d fields, this check knows %d: add the new ones)", n, len(checks)+2))
+	// Table and Consumer name the table and the construct; the generator
+	// draws neither TxTables (a transactional consumer's) nor
+	// MaxReceiveCount (the queue's).
+	if n := reflect.TypeFor[contract.Settings]().NumField(); n != len(checks)+4 {
+		same = append(same, fmt.Sprintf("(contract.Settings has %d fields, this check knows %d: add the new ones)", n, len(checks)+4))
 	}
 	for _, c := range checks {
 		if c.same {
@@ -470,7 +480,7 @@ func drawProps(rng *rand.Rand, every bool) *consumercdk.IdempotentConsumerProps 
 	if given() {
 		p.CacheSize = jsii.Number(pick(rng, 1, 100, 10_000, idempotency.MaxCacheSize))
 	}
-	batch := contract.DefaultBatchSize
+	batch := 10 // IdempotentConsumerProps.BatchSize's default
 	if every {
 		// A FIFO topic, and so a FIFO queue: batches of at most 10, no
 		// batching window.
@@ -479,7 +489,7 @@ func drawProps(rng *rand.Rand, every bool) *consumercdk.IdempotentConsumerProps 
 		p.BatchSize = jsii.Number(batch)
 	} else if given() {
 		if rng.IntN(2) == 0 {
-			batch = pick(rng, 1, 50, 500, contract.MaxBatchSize)
+			batch = pick(rng, 1, 50, 500, 10_000)
 			p.MaxBatchingWindow = cdkDuration(pick(rng, s, 5*s, 20*s, 5*time.Minute))
 		} else {
 			batch = 1 + rng.IntN(9)
@@ -495,7 +505,7 @@ func drawProps(rng *rand.Rand, every bool) *consumercdk.IdempotentConsumerProps 
 		p.RawMessageDelivery = jsii.Bool(true)
 	}
 	if given() {
-		sizes := []int{contract.MinMessageBytes, 65_536, sqsbatch.MaxEnvelopedMessageBytes}
+		sizes := []int{sqsbatch.MinMessageBytes, 65_536, sqsbatch.MaxEnvelopedMessageBytes}
 		if raw {
 			sizes = append(sizes, sqsbatch.MaxQueueBodyBytes)
 		}

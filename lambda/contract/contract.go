@@ -3,11 +3,18 @@
 // consumer's runtime settings, with their names, encoding, defaults, bounds
 // and cross-field rules in this one place.
 //
+// Every setting is one entry of one list (Fields, in fields.go): its
+// variable, encoding, default, an example and the construct prop that sets
+// it. Encode, Decode, Names, Defaults and the construct's mapping of props
+// to variables are derived from that list, so that a new setting is a field
+// of Settings and one entry. The rules across settings are code, in
+// Problems, built on the guard's own rules (idempotency.Config.Problems).
+//
 // The construct fills a Settings from its props (Defaults, then the props
 // the user gave), refuses at synth what Validate refuses, and writes it into
 // the function's environment with Encode. The handler reads it back with
 // Decode, which applies the same rules, and maps it onto the guard's and the
-// batch adapter's plain Go configuration (package handler does that wiring).
+// batch adapter's plain Go configuration (GuardConfig and BatchConfig).
 // A Settings value is always complete: a zero in it means zero (no cache,
 // for CacheSize), never "the default"; defaults are applied once, by
 // Defaults and by Decode for variables that are not set.
@@ -38,7 +45,7 @@ const Version = 1
 // Names of the environment variables. Only Encode and Decode read or write
 // them; they are exported so that tools that show or rewrite an
 // environment (the local run, the construct's check of user variables) can
-// name them.
+// name them. Fields lists them with the setting each carries.
 const (
 	VersionVar          = "IDEMPOTENT_CONSUMER_CONTRACT"
 	TableVar            = "IDEMPOTENCY_TABLE"
@@ -51,157 +58,160 @@ const (
 	CacheSizeVar        = "IDEMPOTENCY_CACHE_SIZE"
 	PayloadIgnoreVar    = "IDEMPOTENCY_PAYLOAD_IGNORE"
 	KeySecretVar        = "IDEMPOTENCY_KEY_SECRET"
-	BatchSizeVar        = "BATCH_SIZE"
+	TxTablesVar         = "IDEMPOTENCY_TX_TABLES"
 	BatchConcurrencyVar = "BATCH_CONCURRENCY"
 	MinRemainingVar     = "BATCH_MIN_REMAINING"
 	MaxMessageBytesVar  = "BATCH_MAX_MESSAGE_BYTES"
 	DeliveryVar         = "MESSAGE_DELIVERY"
 	FIFOVar             = "QUEUE_FIFO"
+	MaxReceiveCountVar  = "QUEUE_MAX_RECEIVE_COUNT"
 	ConsumerVar         = "CONSUMER_NAME"
 	MetricsNamespaceVar = "METRICS_NAMESPACE"
-	TxTablesVar         = "IDEMPOTENCY_TX_TABLES"
-	MaxReceiveCountVar  = "QUEUE_MAX_RECEIVE_COUNT"
 )
 
-// Delivery says how SNS delivers messages into the queue.
-type Delivery string
-
-// Deliveries.
-const (
-	// Envelope: every body is an SNS notification envelope.
-	Envelope Delivery = "envelope"
-	// Raw: every body is the business message (raw message delivery).
-	Raw Delivery = "raw"
-	// Auto: detect an envelope per message (a queue fed both ways).
-	Auto Delivery = "auto"
-)
-
-// Settings are a consumer's runtime settings. The comment of each field
-// gives its variable, its default (from Defaults) and its rule (from
-// Validate).
+// Settings are a consumer's runtime settings. Each field is one entry of
+// Fields, which gives its variable, encoding, default and the construct
+// prop that sets it; the field's comment gives its rule (from Problems).
 type Settings struct {
-	// Table is the DynamoDB idempotency table's name (TableVar). Required.
+	// Table is the DynamoDB idempotency table's name. Required.
 	Table string
-	// Namespace prefixes every key, "<namespace>#<key>" (NamespaceVar).
-	// Required; no '#' and no control characters.
+	// Namespace prefixes every key, "<namespace>#<key>". Required; valid
+	// UTF-8 of at most idempotency.MaxNamespaceBytes (1,024) bytes, so that
+	// keys fit DynamoDB's 2,048-byte partition key; no '#' (the
+	// separator), no '*' or '?' (wildcards in the IAM condition
+	// "<namespace>#*" on a shared table), no control characters.
 	Namespace string
-	// Window is the business window, from a fact's completion (WindowVar).
-	// Default 24h; at least LeaseMax.
+	// Timeout is the function's timeout: whole seconds from 1s to 15m, long
+	// enough for a record to start (more than MinRemaining).
+	Timeout time.Duration
+	// Window is the business window, from a fact's completion: at least
+	// LeaseMax.
 	Window time.Duration
 	// TTLAfterWindow is how long after the window a record becomes
-	// eligible for DynamoDB TTL deletion (TTLAfterWindowVar). Default 24h;
-	// at least 1s.
+	// eligible for DynamoDB TTL deletion: at least 1s.
 	TTLAfterWindow time.Duration
-	// Timeout is the function's timeout (TimeoutVar). Default (for a
-	// handler not deployed by the construct, which always sets it) 15m,
-	// Lambda's longest; whole seconds from 1s to 15m.
-	Timeout time.Duration
-	// LeaseMax caps a reservation's lease (LeaseMaxVar). Default Timeout;
-	// at least 1s, at most Timeout, longer than FinishBudget.
+	// LeaseMax caps a reservation's lease: at least 1s, at most Timeout,
+	// longer than FinishBudget.
 	LeaseMax time.Duration
-	// FinishBudget is kept at the end of a lease to complete or release
-	// (FinishBudgetVar). Default idempotency.DefaultFinishBudget (2s);
+	// FinishBudget is kept at the end of a lease to complete or release:
 	// positive.
 	FinishBudget time.Duration
-	// CacheSize is how many completed keys are kept in memory
-	// (CacheSizeVar). Default 0, no cache; at most idempotency.MaxCacheSize.
-	CacheSize int
-	// PayloadIgnore lists JSON fields left out of the payload hash
-	// (PayloadIgnoreVar). Default none; no empty names, no ','.
-	PayloadIgnore []string
-	// KeySecret hashes record keys when set (KeySecretVar). Default none;
-	// at least idempotency.MinKeySecretBytes bytes.
-	KeySecret string
-	// BatchSize is the event source's largest batch (BatchSizeVar). Default
-	// 10; from 1 to 10,000.
-	BatchSize int
-	// BatchConcurrency bounds how many records of a batch run at once
-	// (BatchConcurrencyVar). Default BatchSize, at most
-	// DefaultMaxConcurrency; from 1 to MaxBatchConcurrency.
-	BatchConcurrency int
-	// MinRemaining is the least time left for a record to start
-	// (MinRemainingVar). Default DefaultMinRemaining(FinishBudget); more
-	// than FinishBudget, less than Timeout.
+	// MinRemaining is the least time left for a record to start: more than
+	// FinishBudget, less than Timeout.
 	MinRemaining time.Duration
-	// MaxMessageBytes is the largest business message accepted
-	// (MaxMessageBytesVar). Default 262,144; from MinMessageBytes to
-	// sqsbatch.MaxQueueBodyBytes (1 MiB), and at most
-	// sqsbatch.MaxEnvelopedMessageBytes unless Delivery is Raw.
-	MaxMessageBytes int
-	// Delivery says how bodies arrive (DeliveryVar). Default Envelope.
-	Delivery Delivery
-	// FIFO says the queue is a FIFO queue (FIFOVar, "true" or "false"):
-	// records run in order per message group, whatever their event source
-	// ARN says (see sqsbatch.Config.FIFO). Default false.
-	FIFO bool
-	// Consumer names the consumer in logs and metrics (ConsumerVar).
-	// Default: the Lambda function's name; required.
-	Consumer string
-	// MetricsNamespace is the CloudWatch namespace of the metrics
-	// (MetricsNamespaceVar). Default sqsbatch.DefaultMetricsNamespace;
-	// required.
-	MetricsNamespace string
-	// TxTables are the names of the tables a transactional effect may
-	// write beside the record (TxTablesVar, comma-separated): the tables
-	// the construct granted the function (TransactionalTables,
-	// GrantTransactionalWrites). Default none.
+	// CacheSize is how many completed keys are kept in memory: from 0 (no
+	// cache) to idempotency.MaxCacheSize.
+	CacheSize int
+	// PayloadIgnore lists JSON fields left out of the payload hash: no
+	// empty names, no ','.
+	PayloadIgnore []string
+	// KeySecret hashes record keys when set: at least
+	// idempotency.MinKeySecretBytes bytes.
+	KeySecret string
+	// TxTables are the tables a transactional effect may write, besides
+	// Table: the handler refuses, before any request, a transactional write
+	// to another table (a store error that fails the invocation). Empty
+	// (the variable not set, as for a handler deployed by other means, or
+	// set empty): no table is checked, and a transactional handler on the
+	// DynamoDB store logs a warning at init. No empty names, no ','.
 	TxTables []string
-	// MaxReceiveCount is the queue's maxReceiveCount, how many receives
-	// of a message its redrive policy allows before the dead-letter queue
-	// (MaxReceiveCountVar). Default 0, not known; written only when known.
+	// BatchConcurrency bounds how many records of a batch run at once:
+	// from 1 to MaxBatchConcurrency.
+	BatchConcurrency int
+	// MaxMessageBytes is the largest business message accepted: from
+	// sqsbatch.MinMessageBytes to sqsbatch.MaxQueueBodyBytes (1 MiB), and at most
+	// sqsbatch.MaxEnvelopedMessageBytes unless Delivery is sqsbatch.Raw.
+	MaxMessageBytes int
+	// Delivery says how bodies arrive: sqsbatch.Envelope, Raw or Auto.
+	Delivery sqsbatch.Delivery
+	// FIFO says the queue is a FIFO queue: records run in order per message
+	// group, whatever their event source ARN says (see
+	// sqsbatch.Config.FIFO).
+	FIFO bool
+	// MaxReceiveCount is the queue's maxReceiveCount, its redrive count
+	// (see sqsbatch.Config.MaxReceiveCount): from 1 to 1,000, or 0 when it
+	// is unknown (a queue the construct imports without MaxReceiveCount).
 	MaxReceiveCount int
+	// Consumer names the consumer in logs and metrics. Required.
+	Consumer string
+	// MetricsNamespace is the CloudWatch namespace of the metrics: 1 to
+	// 255 ASCII characters, neither starting with "AWS/" (AWS's own) nor
+	// with ':' (PutMetricData's rules).
+	MetricsNamespace string
 }
 
 // Defaults and bounds that are the contract's own (the guard's and the
-// adapter's are theirs).
+// adapter's are theirs, in packages idempotency and sqsbatch).
 const (
-	DefaultWindow         = 24 * time.Hour
-	DefaultTTLAfterWindow = 24 * time.Hour
 	// DefaultTimeout is the Timeout of a handler whose environment does not
 	// say it: Lambda's longest.
-	DefaultTimeout   = 15 * time.Minute
-	MaxTimeout       = 15 * time.Minute
-	DefaultBatchSize = 10
-	MaxBatchSize     = 10_000
+	DefaultTimeout = 15 * time.Minute
+	// MaxTimeout is Lambda's longest timeout.
+	MaxTimeout = 15 * time.Minute
 	// DefaultMaxConcurrency caps the default BatchConcurrency: a batch of
 	// thousands of records (with a batching window) runs this many at once,
 	// not thousands of requests, within Lambda's 1,024 file descriptors.
+	// It is the default of a handler whose environment does not say it.
 	DefaultMaxConcurrency = 32
 	// MaxBatchConcurrency is the largest BatchConcurrency accepted.
 	MaxBatchConcurrency = 256
-	// MinMessageBytes is the least MaxMessageBytes: SNS's and SQS's least
-	// MaximumMessageSize.
-	MinMessageBytes = 1024
+	// DefaultMaxReceiveCount is the default MaxReceiveCount: the
+	// construct's redrive count.
+	DefaultMaxReceiveCount = 5
 )
 
 // Defaults returns the default Settings of a consumer whose function has
-// the given timeout and event source the given batch size; Table,
-// Namespace and Consumer are left empty, for the caller to set.
-func Defaults(timeout time.Duration, batchSize int) Settings {
-	return Settings{
-		Window:           DefaultWindow,
-		TTLAfterWindow:   DefaultTTLAfterWindow,
-		Timeout:          timeout,
-		LeaseMax:         timeout,
-		FinishBudget:     idempotency.DefaultFinishBudget,
-		BatchSize:        batchSize,
-		BatchConcurrency: DefaultConcurrency(batchSize),
-		MinRemaining:     DefaultMinRemaining(idempotency.DefaultFinishBudget),
-		MaxMessageBytes:  sqsbatch.DefaultMaxMessageBytes,
-		Delivery:         Envelope,
-		MetricsNamespace: sqsbatch.DefaultMetricsNamespace,
+// the given timeout: every field at the default its entry of Fields gives,
+// Table, Namespace and Consumer empty, for the caller to set. The default
+// BatchConcurrency is DefaultMaxConcurrency; the construct sets it from its
+// event source's batch size (DefaultConcurrency).
+func Defaults(timeout time.Duration) Settings {
+	s := Settings{Timeout: timeout}
+	for _, f := range fields {
+		if f.Var != TimeoutVar {
+			f.setDefault(&s)
+		}
 	}
+	return s
 }
 
-// DefaultConcurrency is the default BatchConcurrency for a batch size: the
-// whole batch at once, up to DefaultMaxConcurrency.
+// DefaultConcurrency is the default BatchConcurrency for an event source's
+// batch size: the whole batch at once, up to DefaultMaxConcurrency.
 func DefaultConcurrency(batchSize int) int {
 	return max(1, min(batchSize, DefaultMaxConcurrency))
 }
 
-// DefaultMinRemaining is the default MinRemaining for a finishing budget:
-// the budget plus sqsbatch.DefaultEffectTime, so that a record starts only
-// with at least that long for its effect.
-func DefaultMinRemaining(finishBudget time.Duration) time.Duration {
-	return finishBudget + sqsbatch.DefaultEffectTime
+// GuardConfig is the guard's configuration for s: the one place where the
+// contract's settings become idempotency.Config.
+func (s Settings) GuardConfig() idempotency.Config {
+	var secret []byte
+	if s.KeySecret != "" {
+		secret = []byte(s.KeySecret)
+	}
+	return idempotency.Config{
+		Namespace:      s.Namespace,
+		Window:         s.Window,
+		TTLAfterWindow: s.TTLAfterWindow,
+		LeaseMax:       s.LeaseMax,
+		FinishBudget:   s.FinishBudget,
+		PayloadIgnore:  s.PayloadIgnore,
+		CacheSize:      s.CacheSize,
+		KeySecret:      secret,
+	}
+}
+
+// BatchConfig is the batch adapter's configuration for s, without what is
+// the handler's to choose (Logger, Metrics, MetricsLevel): the one place
+// where the contract's settings become sqsbatch.Config.
+func (s Settings) BatchConfig() sqsbatch.Config {
+	return sqsbatch.Config{
+		Concurrency:      s.BatchConcurrency,
+		MinRemaining:     s.MinRemaining,
+		MaxMessageBytes:  s.MaxMessageBytes,
+		Delivery:         s.Delivery,
+		FIFO:             s.FIFO,
+		MaxReceiveCount:  s.MaxReceiveCount,
+		Consumer:         s.Consumer,
+		MetricsNamespace: s.MetricsNamespace,
+	}
 }

@@ -18,7 +18,7 @@ import (
 func randomSettings(r *rand.Rand) contract.Settings {
 	pick := func(units ...time.Duration) time.Duration { return units[r.IntN(len(units))] }
 	timeout := time.Duration(1+r.IntN(900)) * time.Second
-	s := contract.Defaults(timeout, 1+r.IntN(contract.MaxBatchSize))
+	s := contract.Defaults(timeout)
 	s.Table = fmt.Sprintf("table-%d", r.Int())
 	s.Namespace = []string{"charge", "receipt", "wallet", "ñandú", "a.b-c_d"}[r.IntN(5)]
 	s.Consumer = fmt.Sprintf("Consumer%d", r.IntN(100))
@@ -31,6 +31,10 @@ func randomSettings(r *rand.Rand) contract.Settings {
 		s.FinishBudget = s.LeaseMax / 2
 	}
 	s.MinRemaining = s.FinishBudget + 1 + time.Duration(r.Int64N(int64(timeout-s.FinishBudget-1)))
+	if r.IntN(2) == 0 {
+		s.TxTables = []string{"Stock", "Orders", "a.b-c_d"}[:1+r.IntN(3)]
+	}
+	s.MaxReceiveCount = r.IntN(1000 + 1) // SQS takes 1 to 1,000; 0 is unknown
 	s.Window = s.LeaseMax + time.Duration(r.Int64N(int64(90*24*time.Hour))).Truncate(pick(time.Second, time.Minute, time.Hour))
 	s.TTLAfterWindow = time.Second + time.Duration(r.Int64N(int64(30*24*time.Hour))).Truncate(pick(time.Second, time.Hour))
 	s.CacheSize = r.IntN(idempotency.MaxCacheSize + 1)
@@ -43,12 +47,12 @@ func randomSettings(r *rand.Rand) contract.Settings {
 		s.KeySecret = strings.Repeat("k", idempotency.MinKeySecretBytes+r.IntN(40))
 	}
 	s.BatchConcurrency = 1 + r.IntN(contract.MaxBatchConcurrency)
-	s.Delivery = []contract.Delivery{contract.Envelope, contract.Raw, contract.Auto}[r.IntN(3)]
+	s.Delivery = []sqsbatch.Delivery{sqsbatch.Envelope, sqsbatch.Raw, sqsbatch.Auto}[r.IntN(3)]
 	limit := sqsbatch.MaxEnvelopedMessageBytes
-	if s.Delivery == contract.Raw {
+	if s.Delivery == sqsbatch.Raw {
 		limit = sqsbatch.MaxQueueBodyBytes
 	}
-	s.MaxMessageBytes = contract.MinMessageBytes + r.IntN(limit-contract.MinMessageBytes+1)
+	s.MaxMessageBytes = sqsbatch.MinMessageBytes + r.IntN(limit-sqsbatch.MinMessageBytes+1)
 	s.MetricsNamespace = []string{"IdempotentConsumer", "Orders/Wallets"}[r.IntN(2)]
 	s.FIFO = r.IntN(2) == 0
 	if r.IntN(2) == 0 {
@@ -91,7 +95,7 @@ func TestDecodeDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := contract.Defaults(contract.DefaultTimeout, contract.DefaultBatchSize)
+	want := contract.Defaults(contract.DefaultTimeout)
 	want.Table, want.Namespace, want.Consumer = "t", "ns", "my-function"
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %+v\nwant %+v", got, want)
@@ -103,7 +107,7 @@ func TestDecodeDefaults(t *testing.T) {
 // them by the same rule, in the same words.
 func TestInvalidSettings(t *testing.T) {
 	valid := func() contract.Settings {
-		s := contract.Defaults(30*time.Second, 10)
+		s := contract.Defaults(30 * time.Second)
 		s.Table, s.Namespace, s.Consumer = "t", "charge", "Charge"
 		return s
 	}
@@ -131,10 +135,26 @@ func TestInvalidSettings(t *testing.T) {
 		{"cache beyond the bound", func(s *contract.Settings) { s.CacheSize = 50_000_000 }, "CacheSize 50000000 is out of range"},
 		{"a thousand records at once", func(s *contract.Settings) { s.BatchConcurrency = 1000 }, "BatchConcurrency 1000 is out of range"},
 		{"no concurrency", func(s *contract.Settings) { s.BatchConcurrency = 0 }, "BatchConcurrency 0 is out of range"},
-		{"batch too large", func(s *contract.Settings) { s.BatchSize = 20_000 }, "BatchSize 20000 is out of range"},
+		{"negative receives", func(s *contract.Settings) { s.MaxReceiveCount = -1 }, "MaxReceiveCount -1 is out of range"},
+		{"more receives than SQS counts", func(s *contract.Settings) { s.MaxReceiveCount = 1001 }, "MaxReceiveCount 1001 is out of range"},
+		{"an empty table name", func(s *contract.Settings) { s.TxTables = []string{"Stock", ""} }, `TxTables has the table name ""`},
 		{"message larger than an envelope holds", func(s *contract.Settings) { s.MaxMessageBytes = 600_000 }, "MaxMessageBytes 600000 is more than 520192"},
-		{"message larger than SQS takes", func(s *contract.Settings) { s.Delivery = contract.Raw; s.MaxMessageBytes = 2 << 20 }, "MaxMessageBytes 2097152 is out of range"},
+		{"message larger than SQS takes", func(s *contract.Settings) { s.Delivery = sqsbatch.Raw; s.MaxMessageBytes = 2 << 20 }, "MaxMessageBytes 2097152 is out of range"},
 		{"unknown delivery", func(s *contract.Settings) { s.Delivery = "smoke" }, `Delivery "smoke" is not one of`},
+		{"namespace with a wildcard", func(s *contract.Settings) { s.Namespace = "ord*" }, `Namespace "ord*" contains '*' or '?'`},
+		{"namespace with a question mark", func(s *contract.Settings) { s.Namespace = "ord?" }, `Namespace "ord?" contains '*' or '?'`},
+		{"namespace not UTF-8", func(s *contract.Settings) { s.Namespace = "ord\xff" }, `is not valid UTF-8`},
+		{"namespace with a control character", func(s *contract.Settings) { s.Namespace = "ord\tx" }, `contains control characters`},
+		{"namespace too long for a key", func(s *contract.Settings) { s.Namespace = strings.Repeat("n", 1025) }, "Namespace of 1025 bytes is longer than 1024"},
+		{"metrics in AWS's namespace", func(s *contract.Settings) { s.MetricsNamespace = "AWS/Lambda" }, `MetricsNamespace "AWS/Lambda" starts with "AWS/"`},
+		{"metrics namespace with a colon", func(s *contract.Settings) { s.MetricsNamespace = ":Shop" }, `MetricsNamespace ":Shop" starts with ':'`},
+		{"metrics namespace too long", func(s *contract.Settings) { s.MetricsNamespace = strings.Repeat("m", 256) }, "MetricsNamespace of 256 characters is longer than CloudWatch's 255"},
+		{"metrics namespace not ASCII", func(s *contract.Settings) { s.MetricsNamespace = "Tienda/Ñandú" }, "holds characters other than printable ASCII"},
+		{"a timeout too short for its defaults", func(s *contract.Settings) {
+			*s = contract.Defaults(2 * time.Second)
+			s.Table, s.Namespace, s.Consumer = "t", "charge", "Charge"
+		},
+			"Timeout 2s is too short: a record starts only with 3s left before the deadline (2s to complete its record, 1s for its effect); give at least 4s"},
 		{"namespace with #", func(s *contract.Settings) { s.Namespace = "a#b" }, `Namespace "a#b" contains '#'`},
 		{"short key secret", func(s *contract.Settings) { s.KeySecret = "short" }, "KeySecret has 5 bytes"},
 	} {
@@ -155,7 +175,7 @@ func TestInvalidSettings(t *testing.T) {
 // TestUnencodableSettings: a field name with a comma cannot be written into
 // the comma-separated variable; Validate refuses it before it is encoded.
 func TestUnencodableSettings(t *testing.T) {
-	s := contract.Defaults(30*time.Second, 10)
+	s := contract.Defaults(30 * time.Second)
 	s.Table, s.Namespace, s.Consumer = "t", "charge", "Charge"
 	s.PayloadIgnore = []string{"a,b"}
 	if err := s.Validate(); err == nil || !strings.Contains(err.Error(), `PayloadIgnore has the field name "a,b"`) {
@@ -188,7 +208,7 @@ func FuzzDecode(f *testing.F) {
 		env := map[string]string{
 			contract.TableVar: table, contract.NamespaceVar: ns, contract.WindowVar: window, contract.TimeoutVar: timeout,
 			contract.FinishBudgetVar: budget, contract.MinRemainingVar: minRemaining, contract.CacheSizeVar: cache,
-			contract.BatchSizeVar: batch, contract.BatchConcurrencyVar: conc, contract.MaxMessageBytesVar: size,
+			contract.MaxReceiveCountVar: batch, contract.BatchConcurrencyVar: conc, contract.MaxMessageBytesVar: size,
 			contract.DeliveryVar: delivery, contract.VersionVar: version, contract.FIFOVar: fifo,
 		}
 		s, err := contract.Decode(func(k string) string { return env[k] }, "f")

@@ -5,56 +5,31 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // Encode returns the environment variables that carry s, with the
-// contract's Version. Every setting is written, so that the handler never
-// falls back on a default the construct did not choose; an empty
-// PayloadIgnore, KeySecret or TxTables, and a MaxReceiveCount of 0, are
-// left out.
+// contract's Version: every entry of Fields, so that the handler never
+// falls back on a default the construct did not choose, but for a value
+// whose encoding is empty (an empty list, KeySecret or text), which is left
+// out.
 func (s Settings) Encode() map[string]string {
-	env := map[string]string{
-		VersionVar:          strconv.Itoa(Version),
-		TableVar:            s.Table,
-		NamespaceVar:        s.Namespace,
-		WindowVar:           Format(s.Window),
-		TTLAfterWindowVar:   Format(s.TTLAfterWindow),
-		TimeoutVar:          Format(s.Timeout),
-		LeaseMaxVar:         Format(s.LeaseMax),
-		FinishBudgetVar:     Format(s.FinishBudget),
-		CacheSizeVar:        strconv.Itoa(s.CacheSize),
-		BatchSizeVar:        strconv.Itoa(s.BatchSize),
-		BatchConcurrencyVar: strconv.Itoa(s.BatchConcurrency),
-		MinRemainingVar:     Format(s.MinRemaining),
-		MaxMessageBytesVar:  strconv.Itoa(s.MaxMessageBytes),
-		DeliveryVar:         string(s.Delivery),
-		FIFOVar:             strconv.FormatBool(s.FIFO),
-		ConsumerVar:         s.Consumer,
-		MetricsNamespaceVar: s.MetricsNamespace,
-	}
-	if len(s.PayloadIgnore) > 0 {
-		env[PayloadIgnoreVar] = strings.Join(s.PayloadIgnore, ",")
-	}
-	if s.KeySecret != "" {
-		env[KeySecretVar] = s.KeySecret
-	}
-	if len(s.TxTables) > 0 {
-		env[TxTablesVar] = strings.Join(s.TxTables, ",")
-	}
-	if s.MaxReceiveCount > 0 {
-		env[MaxReceiveCountVar] = strconv.Itoa(s.MaxReceiveCount)
+	env := map[string]string{VersionVar: strconv.Itoa(Version)}
+	for _, f := range fields {
+		if v := f.encode(s); v != "" {
+			env[f.Var] = v
+		}
 	}
 	return env
 }
 
-// Names returns the names of every variable of the contract.
+// Names returns the names of every variable of the contract: VersionVar
+// and the variable of each entry of Fields.
 func Names() []string {
-	return []string{
-		VersionVar, TableVar, NamespaceVar, WindowVar, TTLAfterWindowVar, TimeoutVar, LeaseMaxVar, FinishBudgetVar,
-		CacheSizeVar, PayloadIgnoreVar, KeySecretVar, BatchSizeVar, BatchConcurrencyVar, MinRemainingVar,
-		MaxMessageBytesVar, DeliveryVar, FIFOVar, ConsumerVar, MetricsNamespaceVar, TxTablesVar, MaxReceiveCountVar,
+	names := []string{VersionVar}
+	for _, f := range fields {
+		names = append(names, f.Var)
 	}
+	return names
 }
 
 // ErrVersion means the environment was written for another version of the
@@ -64,101 +39,66 @@ var ErrVersion = errors.New("contract version mismatch")
 
 // Decode reads the Settings that the construct wrote into the environment,
 // through getenv (usually os.Getenv), and validates them. Variables that are
-// not set take their defaults, so that a handler deployed by other means
-// needs only IDEMPOTENCY_TABLE and IDEMPOTENCY_NAMESPACE; fallbackConsumer
-// (usually the Lambda function's name) names the consumer when
-// CONSUMER_NAME is not set. A contract version other than Version is an
-// error wrapping ErrVersion; a value that does not parse, or settings that
-// break a rule of Validate, are errors that name the variable or the rule.
+// not set take the defaults of their entries in Fields, so that a handler
+// deployed by other means needs only IDEMPOTENCY_TABLE and
+// IDEMPOTENCY_NAMESPACE; fallbackConsumer (usually the Lambda function's
+// name) names the consumer when CONSUMER_NAME is not set. A contract version
+// other than Version is an error wrapping ErrVersion; a value that does not
+// parse is an error that names the variable; settings that break a rule of
+// Problems are an error that lists them, each with the variable that
+// carries the setting.
 func Decode(getenv func(string) string, fallbackConsumer string) (Settings, error) {
 	if v := getenv(VersionVar); v != "" && v != strconv.Itoa(Version) {
 		return Settings{}, fmt.Errorf("%w: the function's environment was written for contract version %s (%s=%s) by the IdempotentConsumer construct that deployed it, but this handler was built with a library that reads version %d; build the handler with the same version of github.com/idempotent-consumer/idempotent-consumer as the construct",
 			ErrVersion, v, VersionVar, v, Version)
 	}
-	d := decoder{getenv: getenv}
-	timeout := d.duration(TimeoutVar, DefaultTimeout)
-	s := Defaults(timeout, d.integer(BatchSizeVar, DefaultBatchSize))
-	s.Table = getenv(TableVar)
-	s.Namespace = getenv(NamespaceVar)
-	s.Window = d.duration(WindowVar, s.Window)
-	s.TTLAfterWindow = d.duration(TTLAfterWindowVar, s.TTLAfterWindow)
-	s.LeaseMax = d.duration(LeaseMaxVar, s.LeaseMax)
-	s.FinishBudget = d.duration(FinishBudgetVar, s.FinishBudget)
-	s.MinRemaining = d.duration(MinRemainingVar, DefaultMinRemaining(s.FinishBudget))
-	s.CacheSize = d.integer(CacheSizeVar, s.CacheSize)
-	if v := getenv(PayloadIgnoreVar); v != "" {
-		s.PayloadIgnore = strings.Split(v, ",")
+	var s Settings
+	var problems []string
+	for _, f := range fields {
+		v := getenv(f.Var)
+		if v == "" {
+			f.setDefault(&s)
+			continue
+		}
+		if err := f.decode(&s, v); err != nil {
+			problems = append(problems, err.Error())
+			f.setDefault(&s)
+		}
 	}
-	s.KeySecret = getenv(KeySecretVar)
-	s.BatchConcurrency = d.integer(BatchConcurrencyVar, s.BatchConcurrency)
-	s.MaxMessageBytes = d.integer(MaxMessageBytesVar, s.MaxMessageBytes)
-	if v := getenv(DeliveryVar); v != "" {
-		s.Delivery = Delivery(v)
+	if s.Consumer == "" {
+		s.Consumer = fallbackConsumer
 	}
-	s.FIFO = d.boolean(FIFOVar, s.FIFO)
-	s.Consumer = orDefault(getenv(ConsumerVar), fallbackConsumer)
-	s.MetricsNamespace = orDefault(getenv(MetricsNamespaceVar), s.MetricsNamespace)
-	if v := getenv(TxTablesVar); v != "" {
-		s.TxTables = strings.Split(v, ",")
+	if len(problems) > 0 {
+		return Settings{}, errors.New("unreadable settings:\n  - " + strings.Join(problems, "\n  - "))
 	}
-	s.MaxReceiveCount = d.integer(MaxReceiveCountVar, 0)
-	if len(d.problems) > 0 {
-		return Settings{}, errors.New("unreadable settings:\n  - " + strings.Join(d.problems, "\n  - "))
+	if problems := s.Problems(); len(problems) > 0 {
+		return Settings{}, errors.New("invalid settings:\n  - " + strings.Join(withVariables(problems), "\n  - "))
 	}
-	return s, s.Validate()
+	return s, nil
 }
 
-// decoder parses variables, collecting what does not parse.
-type decoder struct {
-	getenv   func(string) string
-	problems []string
+// withVariables prefixes each problem that starts with a setting's name
+// with the variable that carries it ("IDEMPOTENCY_WINDOW: Window 10s is
+// …"), so that an init error names what to change in the function's
+// environment, in the words of the construct's refusal at synth.
+func withVariables(problems []string) []string {
+	out := make([]string, len(problems))
+	for i, p := range problems {
+		out[i] = p
+		name, _, _ := strings.Cut(p, " ")
+		if f, ok := fieldOfSetting(name); ok {
+			out[i] = f.Var + ": " + p
+		}
+	}
+	return out
 }
 
-func (d *decoder) duration(name string, def time.Duration) time.Duration {
-	v := d.getenv(name)
-	if v == "" {
-		return def
+// fieldOfSetting returns the entry of the Settings field name.
+func fieldOfSetting(name string) (Field, bool) {
+	for _, f := range fields {
+		if f.Setting == name {
+			return f, true
+		}
 	}
-	t, err := time.ParseDuration(v)
-	if err != nil {
-		d.problems = append(d.problems, fmt.Sprintf("%s=%q: want a Go duration such as \"24h\" or \"1500ms\"", name, v))
-		return def
-	}
-	return t
-}
-
-func (d *decoder) integer(name string, def int) int {
-	v := d.getenv(name)
-	if v == "" {
-		return def
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil {
-		d.problems = append(d.problems, fmt.Sprintf("%s=%q: want a whole number", name, v))
-		return def
-	}
-	return n
-}
-
-// boolean reads "true" or "false", exactly as Encode writes them: a
-// variable that says more than that is a mistake to report, not a truth
-// value to guess (strconv.ParseBool would take "1", "t" and "TRUE").
-func (d *decoder) boolean(name string, def bool) bool {
-	switch v := d.getenv(name); v {
-	case "":
-		return def
-	case "true", "false":
-		return v == "true"
-	default:
-		d.problems = append(d.problems, fmt.Sprintf("%s=%q: want \"true\" or \"false\"", name, v))
-		return def
-	}
-}
-
-// orDefault returns v, or def when v is empty.
-func orDefault(v, def string) string {
-	if v == "" {
-		return def
-	}
-	return v
+	return Field{}, false
 }

@@ -11,14 +11,21 @@
 //
 // A configuration the handler cannot run with (a setting that breaks a rule,
 // a contract version other than its library's) ends the init with one JSON
-// log line that says why, and exit status 1: Lambda reports the init error
-// and the messages stay in the queue. This is the one place where the
-// contract's settings become the guard's and the adapter's configuration.
+// log line at FATAL that says why, naming the variable, and exit status 1:
+// Lambda reports the init error and the messages stay in the queue. The
+// contract's settings become the guard's and the adapter's configuration
+// through contract.Settings.GuardConfig and BatchConfig.
+//
+// Every line of the default logger carries a "level" that Lambda names and
+// a "timestamp" in RFC 3339 (sqsbatch.NewLogger), so that Lambda's advanced
+// logging controls keep each line at its level. A transactional handler
+// whose contract declares the tables its effect writes (TxTables) refuses,
+// before any request, a write to another table (ErrUndeclaredTable): a
+// store error that fails the whole invocation, which the errors alarm sees.
 package handler
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -168,13 +175,10 @@ func tuneGC(getenv func(string) string) {
 	}
 }
 
-// ErrNotTransactional means NewTx was given a store that cannot commit
-// transactional effects.
-var ErrNotTransactional = errors.New("the store cannot commit transactional effects")
-
 // build reads the contract and builds the guard and the adapter's
 // configuration; for a transactional handler (checkTx not nil) the store
-// must be a TxStore that checkTx accepts.
+// must be a TxStore that checkTx accepts, and it refuses writes to tables
+// the contract does not declare (Settings.TxTables).
 func build(opts []Option, checkTx func(idempotency.TxStore) error) (*idempotency.Guard, sqsbatch.Config, error) {
 	o := resolve(opts)
 	s, err := contract.Decode(o.getenv, o.getenv("AWS_LAMBDA_FUNCTION_NAME"))
@@ -190,37 +194,26 @@ func build(opts []Option, checkTx func(idempotency.TxStore) error) (*idempotency
 	if checkTx != nil {
 		txs, ok := store.(idempotency.TxStore)
 		if !ok {
-			return nil, sqsbatch.Config{}, fmt.Errorf("%w: %T", ErrNotTransactional, store)
+			return nil, sqsbatch.Config{}, fmt.Errorf("%w: %T", idempotency.ErrNoTransactions, store)
 		}
 		if err := checkTx(txs); err != nil {
 			return nil, sqsbatch.Config{}, err
 		}
+		if len(s.TxTables) > 0 {
+			store = declareTables(txs, s.Table, s.TxTables)
+		} else if o.store == nil { // a store of the caller's (a test's) is the caller's to check
+			o.logger.LogAttrs(context.Background(), slog.LevelWarn, "init",
+				slog.String("consumer", s.Consumer),
+				slog.String("reason", fmt.Sprintf("%s is not set, so the transactional effect's writes are not checked against the tables the function may write: a write to a table its role cannot write fails every record with AccessDenied; declare the tables with the construct's TransactionalTables prop (or set %s to their names, comma-separated)", contract.TxTablesVar, contract.TxTablesVar)))
+		}
 	}
-	guard, err := idempotency.NewGuard(store, idempotency.Config{
-		Namespace:      s.Namespace,
-		Window:         s.Window,
-		TTLAfterWindow: s.TTLAfterWindow,
-		LeaseMax:       s.LeaseMax,
-		FinishBudget:   s.FinishBudget,
-		PayloadIgnore:  s.PayloadIgnore,
-		CacheSize:      s.CacheSize,
-		KeySecret:      []byte(s.KeySecret),
-	})
+	guard, err := idempotency.NewGuard(store, s.GuardConfig())
 	if err != nil {
 		return nil, sqsbatch.Config{}, err
 	}
-	return guard, sqsbatch.Config{
-		Concurrency:      s.BatchConcurrency,
-		MinRemaining:     s.MinRemaining,
-		MaxMessageBytes:  s.MaxMessageBytes,
-		Delivery:         sqsbatch.Delivery(s.Delivery),
-		FIFO:             s.FIFO,
-		Consumer:         s.Consumer,
-		MetricsNamespace: s.MetricsNamespace,
-		Logger:           o.logger,
-		Metrics:          o.metrics,
-		MetricsLevel:     levelName(LogLevel(o.getenv)),
-	}, nil
+	cfg := s.BatchConfig()
+	cfg.Logger, cfg.Metrics, cfg.MetricsLevel = o.logger, o.metrics, sqsbatch.LevelName(LogLevel(o.getenv))
+	return guard, cfg, nil
 }
 
 // dynamoStore returns the store on the contract's table. With the default
@@ -229,9 +222,10 @@ func build(opts []Option, checkTx func(idempotency.TxStore) error) (*idempotency
 // once): it talks to one host, and a connection dialled during a burst (a
 // request that found none idle while another was being returned) would
 // otherwise be closed as the burst ends and dialled again, with a TLS
-// handshake, by the next batch. The transport is the one the configuration
-// built, so that what the environment set on it (AWS_CA_BUNDLE) stays; a
-// request's headers and body go out in one write (oneWrite).
+// handshake, by the next batch (pooled). The transport is the one the
+// configuration built, so that what the environment set on it
+// (AWS_CA_BUNDLE) stays; a request's headers and body go out in one write
+// (oneWrite).
 func dynamoStore(o *options, s contract.Settings) (idempotency.Store, error) {
 	var optFns []func(*dynamodb.Options)
 	cfg := o.awsConfig
@@ -245,14 +239,23 @@ func dynamoStore(o *options, s contract.Settings) (idempotency.Store, error) {
 		if !ok || base == nil {
 			base = awshttp.NewBuildableClient()
 		}
-		conns := s.BatchConcurrency
-		optFns = append(optFns, func(d *dynamodb.Options) {
-			d.HTTPClient = oneWrite{base.WithTransportOptions(func(t *http.Transport) {
-				t.MaxIdleConnsPerHost = max(conns, t.MaxIdleConns, t.MaxIdleConnsPerHost)
-			})}
-		})
+		client := pooled(base, s.BatchConcurrency)
+		optFns = append(optFns, func(d *dynamodb.Options) { d.HTTPClient = client })
 	}
 	return dynamostore.New(dynamodb.NewFromConfig(*cfg, optFns...), s.Table), nil
+}
+
+// pooled returns base with a pool that keeps at least conns idle
+// connections, in all and to one host (the SDK's defaults are 100 and 10),
+// so that a batch of conns records in flight finds its connections open at
+// the next batch, and that sends a request in one write (oneWrite).
+func pooled(base *awshttp.BuildableClient, conns int) aws.HTTPClient {
+	return oneWrite{base.WithTransportOptions(func(t *http.Transport) {
+		if t.MaxIdleConns > 0 { // 0 is no limit
+			t.MaxIdleConns = max(conns, t.MaxIdleConns)
+		}
+		t.MaxIdleConnsPerHost = max(conns, t.MaxIdleConns, t.MaxIdleConnsPerHost)
+	})}
 }
 
 func resolve(opts []Option) *options {
@@ -261,7 +264,7 @@ func resolve(opts []Option) *options {
 		opt(o)
 	}
 	if o.logger == nil {
-		o.logger = slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: LogLevel(o.getenv)}))
+		o.logger = sqsbatch.NewLogger(os.Stderr, LogLevel(o.getenv))
 	}
 	return o
 }
@@ -289,25 +292,19 @@ func LogLevel(getenv func(string) string) slog.Level {
 	case "ERROR":
 		return slog.LevelError
 	case "FATAL":
-		return slog.LevelError + 4
+		return levelFatal
 	}
 	return slog.LevelInfo
 }
 
-// levelName is a level as Lambda names it.
-func levelName(l slog.Level) string {
-	switch {
-	case l < slog.LevelDebug:
-		return "TRACE"
-	case l > slog.LevelError:
-		return "FATAL"
-	}
-	return l.String()
-}
+// levelFatal is Lambda's FATAL, the highest application log level, as a
+// slog level (sqsbatch.LevelName names it).
+const levelFatal = slog.LevelError + 4
 
-// exit logs why the handler cannot start, as one JSON line, and ends the
-// process with status 1.
+// exit logs why the handler cannot start, as one JSON line at FATAL (so
+// that Lambda keeps it at any application log level), and ends the process
+// with status 1.
 func exit(opts []Option, err error) {
-	resolve(opts).logger.Error("init", slog.String("reason", err.Error()))
+	resolve(opts).logger.LogAttrs(context.Background(), levelFatal, "init", slog.String("reason", err.Error()))
 	os.Exit(1)
 }

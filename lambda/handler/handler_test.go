@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -38,9 +39,9 @@ func orderKey(o order) (string, error) { return o.OrderID, nil }
 
 // settings are valid settings that differ from the defaults.
 func settings() contract.Settings {
-	s := contract.Defaults(30*time.Second, 10)
+	s := contract.Defaults(30 * time.Second)
 	s.Table, s.Namespace, s.Consumer = "idempotency", "charge", "ChargeOrder"
-	s.Delivery = contract.Raw
+	s.Delivery = sqsbatch.Raw
 	s.Window = time.Hour
 	return s
 }
@@ -155,38 +156,85 @@ func TestNewTxNeedsATxStore(t *testing.T) {
 	type plain struct{ idempotency.Store }
 	_, err := handler.NewTx(orderKey, func(context.Context, order, idempotency.Reservation) (any, string, error) { return nil, "", nil },
 		getenv(settings().Encode()), handler.WithStore(plain{storetest.NewMemoryStore()}))
-	if !errors.Is(err, handler.ErrNotTransactional) {
-		t.Fatalf("err %v; want ErrNotTransactional", err)
+	if !errors.Is(err, idempotency.ErrNoTransactions) {
+		t.Fatalf("err %v; want ErrNoTransactions", err)
 	}
 }
 
 // TestStartExitsWithOneLine: a handler that cannot start logs one JSON line
-// that says why and exits with status 1, without a panic. The test runs
-// itself as that handler, in a process of its own.
+// that says why, naming the variable, and exits with status 1, without a
+// panic. The line is at FATAL, with a timestamp, so that Lambda keeps it at
+// every application log level, FATAL included. The test runs itself as
+// that handler, in a process of its own.
 func TestStartExitsWithOneLine(t *testing.T) {
 	if os.Getenv("HANDLER_TEST_START") == "1" {
 		handler.Start(orderKey, func(context.Context, order, idempotency.Reservation) (string, error) { return "", nil })
 		return
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestStartExitsWithOneLine$")
-	env := settings().Encode()
-	env[contract.MinRemainingVar] = "1s" // not more than the finishing budget
-	cmd.Env = append(os.Environ(), "HANDLER_TEST_START=1")
-	for k, v := range env {
-		cmd.Env = append(cmd.Env, k+"="+v)
+	for _, level := range []string{"", "INFO", "ERROR", "FATAL"} {
+		t.Run("level="+level, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestStartExitsWithOneLine$")
+			env := settings().Encode()
+			env[contract.MinRemainingVar] = "1s" // not more than the finishing budget
+			cmd.Env = append(os.Environ(), "HANDLER_TEST_START=1", "AWS_LAMBDA_LOG_LEVEL="+level)
+			for k, v := range env {
+				cmd.Env = append(cmd.Env, k+"="+v)
+			}
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			err := cmd.Run()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+				t.Fatalf("run: %v; want exit status 1", err)
+			}
+			lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+			var line struct{ Level, Msg, Reason string }
+			if len(lines) != 1 || json.Unmarshal([]byte(lines[0]), &line) != nil || line.Level != "FATAL" ||
+				!strings.Contains(line.Reason, "BATCH_MIN_REMAINING: MinRemaining 1s is not more than FinishBudget 2s") {
+				t.Fatalf("stderr:\n%s\nwant one JSON line at level FATAL with the variable and the rule", stderr.String())
+			}
+			if kept := lambdaKeeps(t, lines[0], level); !kept {
+				t.Errorf("Lambda drops the init line at %s: %s", level, lines[0])
+			}
+		})
 	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	err := cmd.Run()
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
-		t.Fatalf("run: %v; want exit status 1", err)
+}
+
+// lambdaLevels are Lambda's application log levels, lowest first.
+var lambdaLevels = []string{"TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL"}
+
+// lambdaLevel is the level Lambda's advanced logging controls assign to a
+// line of the function's output, by their documented rule: a JSON line
+// with a valid "level" and a "timestamp" in RFC 3339 keeps its level; any
+// other line is INFO.
+func lambdaLevel(line string) string {
+	var l struct {
+		Level     string `json:"level"`
+		Timestamp string `json:"timestamp"`
 	}
-	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
-	var line struct{ Level, Msg, Reason string }
-	if len(lines) != 1 || json.Unmarshal([]byte(lines[0]), &line) != nil || line.Level != "ERROR" || !strings.Contains(line.Reason, "MinRemaining 1s is not more than FinishBudget 2s") {
-		t.Fatalf("stderr:\n%s\nwant one JSON line at level ERROR with the rule", stderr.String())
+	if json.Unmarshal([]byte(line), &l) != nil || !slices.Contains(lambdaLevels, strings.ToUpper(l.Level)) {
+		return "INFO"
 	}
+	if _, err := time.Parse(time.RFC3339, l.Timestamp); err != nil {
+		return "INFO"
+	}
+	return strings.ToUpper(l.Level)
+}
+
+// lambdaKeeps reports whether Lambda keeps line at the application log
+// level (INFO when empty), and checks that it does so at the line's own
+// level.
+func lambdaKeeps(t *testing.T, line, level string) bool {
+	t.Helper()
+	if level == "" {
+		level = "INFO"
+	}
+	got := lambdaLevel(line)
+	var own struct{ Level string }
+	if err := json.Unmarshal([]byte(line), &own); err != nil || got != own.Level {
+		t.Errorf("Lambda takes %q for %s, not its own level %q", line, got, own.Level)
+	}
+	return slices.Index(lambdaLevels, got) >= slices.Index(lambdaLevels, level)
 }
 
 // A handler's whole main: the construct's environment configures it.
@@ -306,6 +354,9 @@ func TestLogLevels(t *testing.T) {
 				}
 				if err := json.Unmarshal([]byte(l), &line); err != nil || line.Level == "" {
 					t.Fatalf("a line without a level: %q", l)
+				}
+				if !lambdaKeeps(t, l, level) {
+					t.Errorf("Lambda drops %s at %s", l, level)
 				}
 				ids = append(ids, line.MessageID)
 			}

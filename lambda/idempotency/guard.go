@@ -29,6 +29,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/format"
 )
 
 // Defaults of Config's zero values.
@@ -48,8 +50,10 @@ const (
 // means the documented default.
 type Config struct {
 	// Namespace prefixes every key ("<namespace>#<key>") so that several
-	// consumers, or business data, can share a table. Required; it must not
-	// contain '#', so prefixes never overlap.
+	// consumers, or business data, can share a table. Required; valid UTF-8
+	// of at most MaxNamespaceBytes, without '#' (so prefixes never overlap),
+	// '*' or '?' (so that IAM can match "<namespace>#*") or control
+	// characters.
 	Namespace string
 	// Window is the business window: how long a completed fact suppresses
 	// duplicates, from the moment it was completed. It must be at least
@@ -140,44 +144,24 @@ type Guard struct {
 	cache  *completedCache
 }
 
-// NewGuard returns a Guard over store, with cfg's defaults filled in.
+// NewGuard returns a Guard over store, with cfg's defaults filled in; cfg
+// must then keep the rules of Config.Problems, or NewGuard returns an error
+// that lists every problem.
 func NewGuard(store Store, cfg Config) (*Guard, error) {
 	if store == nil {
 		return nil, errors.New("idempotency: nil store")
 	}
-	if cfg.Namespace == "" || strings.ContainsRune(cfg.Namespace, '#') || strings.IndexFunc(cfg.Namespace, unicode.IsControl) >= 0 {
-		return nil, fmt.Errorf("idempotency: namespace %q must be non-empty, without '#' or control characters", cfg.Namespace)
-	}
 	for _, d := range []struct {
 		name string
-		v    *time.Duration
-		def  time.Duration
-	}{{"Window", &cfg.Window, DefaultWindow}, {"TTLAfterWindow", &cfg.TTLAfterWindow, DefaultTTLAfterWindow}, {"LeaseMax", &cfg.LeaseMax, DefaultLeaseMax}, {"FinishBudget", &cfg.FinishBudget, DefaultFinishBudget}} {
-		if *d.v < 0 {
-			return nil, fmt.Errorf("idempotency: %s is %v; it must not be negative", d.name, *d.v)
-		}
-		if *d.v == 0 {
-			*d.v = d.def
+		v    time.Duration
+	}{{"Window", cfg.Window}, {"TTLAfterWindow", cfg.TTLAfterWindow}, {"LeaseMax", cfg.LeaseMax}, {"FinishBudget", cfg.FinishBudget}} {
+		if d.v < 0 {
+			return nil, fmt.Errorf("idempotency: %s is %s; it must not be negative (zero means the default)", d.name, format.Duration(d.v))
 		}
 	}
-	switch {
-	case cfg.Window < time.Second || cfg.LeaseMax < time.Second:
-		return nil, fmt.Errorf("idempotency: Window (%v) and LeaseMax (%v) must be at least 1s", cfg.Window, cfg.LeaseMax)
-	case cfg.Window < cfg.LeaseMax:
-		return nil, fmt.Errorf("idempotency: Window (%v) is shorter than LeaseMax (%v); give a Window of at least the lease, or a shorter LeaseMax", cfg.Window, cfg.LeaseMax)
-	case cfg.FinishBudget >= cfg.LeaseMax:
-		return nil, fmt.Errorf("idempotency: FinishBudget (%v) leaves no time for the effect within LeaseMax (%v); give a LeaseMax longer than FinishBudget", cfg.FinishBudget, cfg.LeaseMax)
-	case cfg.CacheSize < 0 || cfg.CacheSize > MaxCacheSize:
-		return nil, fmt.Errorf("idempotency: CacheSize %d is out of range; give 0 (no cache) to %d", cfg.CacheSize, MaxCacheSize)
-	}
-	if n := len(cfg.KeySecret); n > 0 && n < MinKeySecretBytes {
-		return nil, fmt.Errorf("idempotency: KeySecret has %d bytes; give at least %d random bytes, or none to keep keys in plain text", n, MinKeySecretBytes)
-	}
-	if cfg.ExpiryRetries <= 0 {
-		cfg.ExpiryRetries = DefaultExpiryRetries
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
+	cfg = cfg.withDefaults()
+	if problems := cfg.Problems(); len(problems) > 0 {
+		return nil, errors.New("idempotency: invalid config:\n  - " + strings.Join(problems, "\n  - "))
 	}
 	return &Guard{store: store, cfg: cfg, hasher: newHasher(cfg.PayloadIgnore, cfg.KeySecret), cache: newCompletedCache(cfg.CacheSize)}, nil
 }

@@ -60,11 +60,12 @@ type Config struct {
 	// started; later records are reported failed and redelivered. The guard
 	// itself starts nothing with no more than its finishing budget left, so
 	// a MinRemaining below that budget gains nothing.
-	// Default: the guard's FinishBudget plus DefaultEffectTime (3s).
+	// Default: DefaultMinRemaining of the guard's FinishBudget (3s).
 	MinRemaining time.Duration
 	// MaxMessageBytes is the largest business message accepted: the message
 	// as published, without the SNS envelope that may carry it (which can
-	// double it: see package env). Larger messages are bad input. Default:
+	// double it: see MaxEnvelopedMessageBytes). Larger messages are bad
+	// input; Problems says what is accepted. Default:
 	// DefaultMaxMessageBytes (256 KiB, what an SNS topic accepts by default).
 	MaxMessageBytes int
 	// Delivery says how bodies are delivered. Default: Auto.
@@ -82,13 +83,19 @@ type Config struct {
 	// ARN ends in ".fifo" and it carries a MessageGroupId; a standard queue's
 	// MessageGroupId (SQS fair queues) does not order records.
 	FIFO bool
-	// Consumer names the consumer in logs and metrics. Default: the Lambda
-	// function name, or "consumer".
+	// MaxReceiveCount is the queue's maxReceiveCount: a record not started
+	// on its last receive goes to the DLQ without running, counted.
+	// Default: 0, unknown (no receive is taken for the last).
+	MaxReceiveCount int
+	// Consumer names the consumer in logs and metrics. Default: "consumer"
+	// (handler.New gives the contract's CONSUMER_NAME, by default the
+	// Lambda function's name).
 	Consumer string
 	// MetricsNamespace is the CloudWatch namespace of the metrics.
 	// Default: DefaultMetricsNamespace.
 	MetricsNamespace string
-	// Logger receives one line per record. Default: JSON on standard error.
+	// Logger receives one line per record. Default: NewLogger on standard
+	// error at INFO.
 	Logger *slog.Logger
 	// Metrics receives one Embedded Metric Format line per batch.
 	// Default: standard output. Use io.Discard to turn metrics off.
@@ -100,9 +107,16 @@ type Config struct {
 	MetricsLevel string
 }
 
+// DefaultMinRemaining is the default Config.MinRemaining for a guard's
+// finishing budget: the budget plus DefaultEffectTime, so that a record
+// starts only with at least that long for its effect.
+func DefaultMinRemaining(finishBudget time.Duration) time.Duration {
+	return finishBudget + DefaultEffectTime
+}
+
 func (c Config) withDefaults(guard *idempotency.Guard) Config {
 	if c.MinRemaining <= 0 {
-		c.MinRemaining = guard.FinishBudget() + DefaultEffectTime
+		c.MinRemaining = DefaultMinRemaining(guard.FinishBudget())
 	}
 	if c.MaxMessageBytes <= 0 {
 		c.MaxMessageBytes = DefaultMaxMessageBytes
@@ -117,7 +131,7 @@ func (c Config) withDefaults(guard *idempotency.Guard) Config {
 		c.MetricsNamespace = DefaultMetricsNamespace
 	}
 	if c.Logger == nil {
-		c.Logger = slog.New(slog.NewJSONHandler(os.Stderr, nil))
+		c.Logger = NewLogger(os.Stderr, slog.LevelInfo)
 	}
 	if c.Metrics == nil {
 		c.Metrics = os.Stdout
@@ -200,7 +214,8 @@ type report struct {
 }
 
 // Handle processes a batch and returns the records to retry. It returns an
-// error only when no record could be judged; SQS then retries them all.
+// error only when no record could be judged, or when one met an error
+// wrapping ErrMisconfigured; SQS then retries them all.
 func (h *Handler[T]) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 	start := time.Now()
 	reports := make([]report, len(ev.Records))
@@ -261,6 +276,9 @@ func (h *Handler[T]) Handle(ctx context.Context, ev events.SQSEvent) (events.SQS
 		}
 	}
 	h.emitMetrics(counts, capacity, time.Since(start))
+	if err := misconfigured(reports); err != nil {
+		return events.SQSEventResponse{}, err
+	}
 	if len(ev.Records) > 0 && !judged {
 		return events.SQSEventResponse{}, fmt.Errorf("%w: %w", errNothingJudged, reports[0].err)
 	}

@@ -150,7 +150,7 @@ func runFIFO(t *testing.T, fifo bool) *fifoRun {
 	r := &fifoRun{attempts: map[string]int{}, completed: map[string][]int{}, receives: map[string]string{}, reordered: map[bool]int{},
 		inFlight: map[string]int{}, byBatch: map[int][]string{}, published: map[string]published{}}
 	failFirst := map[string]int{"A-2": 1, "C-4": 2}
-	settings := contract.Defaults(30*time.Second, 10)
+	settings := contract.Defaults(30 * time.Second)
 	settings.Table, settings.Namespace, settings.Consumer = table, "fifo", "ApplyPayment"
 	settings.FIFO = fifo
 	env := settings.Encode()

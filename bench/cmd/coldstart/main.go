@@ -47,7 +47,7 @@ func main() {
 			<-r.Context().Done() // no invocation: the process is killed
 		}))
 	}()
-	s := contract.Defaults(30*time.Second, 10)
+	s := contract.Defaults(30 * time.Second)
 	s.Table, s.Namespace, s.Consumer = "idempotency", "charge", "ChargeOrder"
 	env := append(os.Environ(), "AWS_LAMBDA_RUNTIME_API="+ln.Addr().String(), "AWS_REGION=us-east-1",
 		"AWS_ACCESS_KEY_ID=AKID", "AWS_SECRET_ACCESS_KEY=secret", "AWS_EC2_METADATA_DISABLED=true",

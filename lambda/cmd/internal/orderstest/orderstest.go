@@ -58,8 +58,8 @@ func RefusedBeforeTheStore(t *testing.T, newHandler NewHandler, store func() ide
 				inner = store()
 			}
 			counter := storetest.NewCounter(inner)
-			settings := contract.Defaults(30*time.Second, 10)
-			settings.Table, settings.Namespace, settings.Consumer, settings.Delivery = "example", "example", "example", contract.Raw
+			settings := contract.Defaults(30 * time.Second)
+			settings.Table, settings.Namespace, settings.Consumer, settings.Delivery = "example", "example", "example", sqsbatch.Raw
 			env := settings.Encode()
 			var logs strings.Builder
 			h, err := newHandler(handler.WithStore(counter), handler.WithGetenv(func(k string) string { return env[k] }),

@@ -1,0 +1,310 @@
+package contract_test
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+)
+
+// TestEverySettingHasAnEntry: every field of Settings has exactly one entry
+// in Fields, in the order of Settings, with a variable, a prop, an encoding
+// and an example, and every variable is one of Names. A field added to
+// Settings without an entry fails here, whatever else forgets it.
+func TestEverySettingHasAnEntry(t *testing.T) {
+	typ := reflect.TypeFor[contract.Settings]()
+	fields := contract.Fields()
+	if len(fields) != typ.NumField() {
+		t.Errorf("Settings has %d fields, Fields %d entries", typ.NumField(), len(fields))
+	}
+	for i := range typ.NumField() {
+		name := typ.Field(i).Name
+		if i >= len(fields) || fields[i].Setting != name {
+			t.Errorf("Settings field %d is %s; the entry there is %+v", i, name, fields[min(i, len(fields)-1)])
+		}
+	}
+	seen := map[string]bool{}
+	for _, f := range fields {
+		if f.Var == "" || f.Prop == "" || f.Encoding == "" || f.Example == "" || f.Doc == "" || f.Default == "" {
+			t.Errorf("entry %s is incomplete: %+v", f.Setting, f)
+		}
+		if seen[f.Var] {
+			t.Errorf("two entries carry %s", f.Var)
+		}
+		seen[f.Var] = true
+		if got, ok := contract.FieldOf(f.Var); !ok || got.Setting != f.Setting {
+			t.Errorf("FieldOf(%s) = %+v, %v", f.Var, got, ok)
+		}
+	}
+	if names := contract.Names(); len(names) != len(fields)+1 || names[0] != contract.VersionVar {
+		t.Errorf("Names() = %v; want the version and one variable per entry", names)
+	}
+}
+
+// base is a valid consumer none of whose settings is the example of its
+// entry, so that setting any one example changes it.
+func base() contract.Settings {
+	s := contract.Defaults(10 * time.Minute)
+	s.Table, s.Namespace, s.Consumer = "t", "charge", "Charge"
+	s.LeaseMax = 5 * time.Minute
+	return s
+}
+
+// TestEveryFieldRoundTrips: each entry's example, set in an environment
+// that carries a valid consumer, decodes into its own Settings field and
+// no other, and encodes back to itself. An entry that reads or writes the
+// wrong field, or a setting that Encode or Decode forgets, fails here.
+func TestEveryFieldRoundTrips(t *testing.T) {
+	b := base()
+	if err := b.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range contract.Fields() {
+		t.Run(f.Setting, func(t *testing.T) {
+			env := b.Encode()
+			env[f.Var] = f.Example
+			got, err := contract.Decode(func(k string) string { return env[k] }, "")
+			if err != nil {
+				t.Fatalf("Decode with %s=%q: %v", f.Var, f.Example, err)
+			}
+			gv, bv := reflect.ValueOf(got), reflect.ValueOf(b)
+			for i := range gv.NumField() {
+				name := gv.Type().Field(i).Name
+				same := reflect.DeepEqual(gv.Field(i).Interface(), bv.Field(i).Interface())
+				switch {
+				case name == f.Setting && same:
+					t.Errorf("%s=%q left %s at %v", f.Var, f.Example, name, bv.Field(i))
+				case name != f.Setting && !same:
+					t.Errorf("%s=%q changed %s from %v to %v", f.Var, f.Example, name, bv.Field(i), gv.Field(i))
+				}
+			}
+			if again := got.Encode()[f.Var]; again != f.Example {
+				t.Errorf("Encode wrote %s=%q, want %q", f.Var, again, f.Example)
+			}
+		})
+	}
+}
+
+// TestDefaultsAreTheEntries: Defaults and the Decode of an empty
+// environment agree, and each entry's documented default is the value it
+// takes (for the defaults written as values).
+func TestDefaultsAreTheEntries(t *testing.T) {
+	empty, err := contract.Decode(func(k string) string {
+		return map[string]string{contract.TableVar: "t", contract.NamespaceVar: "ns"}[k]
+	}, "f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := empty.Encode()
+	for _, f := range contract.Fields() {
+		if v, ok := env[f.Var]; ok && strings.ContainsAny(f.Default[:1], "0123456789") && !strings.HasPrefix(f.Default, v) {
+			t.Errorf("%s defaults to %q, its entry says %q", f.Var, v, f.Default)
+		}
+	}
+	if env[contract.WindowVar] != contract.Format(idempotency.DefaultWindow) || env[contract.MinRemainingVar] != contract.Format(sqsbatch.DefaultMinRemaining(idempotency.DefaultFinishBudget)) {
+		t.Errorf("defaults %v: want the guard's window and the adapter's MinRemaining", env)
+	}
+}
+
+// guardFrom and batchFrom say which setting each field of the guard's and
+// the adapter's config carries.
+var (
+	guardFrom = map[string]string{
+		"Namespace": "Namespace", "Window": "Window", "TTLAfterWindow": "TTLAfterWindow", "LeaseMax": "LeaseMax",
+		"FinishBudget": "FinishBudget", "PayloadIgnore": "PayloadIgnore", "CacheSize": "CacheSize", "KeySecret": "KeySecret",
+	}
+	batchFrom = map[string]string{
+		"Concurrency": "BatchConcurrency", "MinRemaining": "MinRemaining", "MaxMessageBytes": "MaxMessageBytes", "Delivery": "Delivery",
+		"FIFO": "FIFO", "MaxReceiveCount": "MaxReceiveCount", "Consumer": "Consumer", "MetricsNamespace": "MetricsNamespace",
+	}
+)
+
+// TestMappingIsFieldByField: GuardConfig and BatchConfig carry each setting
+// into the field of the same meaning. The settings are every entry's
+// example at once, pairwise different within a type, so that two fields
+// swapped in the mapping, or one dropped, change a compared value.
+func TestMappingIsFieldByField(t *testing.T) {
+	env := map[string]string{}
+	for _, f := range contract.Fields() {
+		env[f.Var] = f.Example
+	}
+	s, err := contract.Decode(func(k string) string { return env[k] }, "")
+	if err != nil {
+		t.Fatalf("the examples together are not valid settings: %v", err)
+	}
+	// The examples must tell fields of one type apart, or a swap of two
+	// of them would go unseen.
+	byValue := map[string]string{}
+	sv := reflect.ValueOf(s)
+	for i := range sv.NumField() {
+		k := fmt.Sprintf("%s=%v", sv.Field(i).Type(), sv.Field(i).Interface())
+		if other, dup := byValue[k]; dup {
+			t.Errorf("the examples of %s and %s are equal (%s): a swap of the two would go unseen", other, sv.Type().Field(i).Name, k)
+		}
+		byValue[k] = sv.Type().Field(i).Name
+	}
+	for _, tc := range []struct {
+		config any
+		// from says which setting each field of the config carries; fields
+		// in handlerSets are the handler's own choice, zero here.
+		from        map[string]string
+		handlerSets []string
+	}{
+		{s.GuardConfig(), guardFrom, []string{"ExpiryRetries", "Now"}},
+		{s.BatchConfig(), batchFrom, []string{"Logger", "Metrics", "MetricsLevel"}},
+	} {
+		cv := reflect.ValueOf(tc.config)
+		for i := range cv.NumField() {
+			name := cv.Type().Field(i).Name
+			got := cv.Field(i).Interface()
+			setting, mapped := tc.from[name]
+			switch {
+			case mapped:
+				want := sv.FieldByName(setting).Interface()
+				if str, ok := want.(string); ok && cv.Field(i).Kind() == reflect.Slice {
+					want = []byte(str) // KeySecret
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("%T.%s = %v, want %v (the setting %s)", tc.config, name, got, want, setting)
+				}
+			case slices.Contains(tc.handlerSets, name):
+				if !cv.Field(i).IsZero() {
+					t.Errorf("%T.%s = %v; it is the handler's to set", tc.config, name, got)
+				}
+			default:
+				t.Errorf("%T.%s is neither mapped from a setting nor the handler's: map it, or say why not", tc.config, name)
+			}
+		}
+	}
+}
+
+// TestEverySettingReachesItsUser: every setting is carried into a config
+// (guardFrom, batchFrom), or is one that the handler reads
+// itself (the table, the timeout the other rules are checked against, the
+// declared tables), so that a new setting cannot be forgotten by both.
+func TestEverySettingReachesItsUser(t *testing.T) {
+	var mapped []string
+	for _, m := range []map[string]string{guardFrom, batchFrom} {
+		for _, setting := range m {
+			mapped = append(mapped, setting)
+		}
+	}
+	handlers := []string{"Table", "Timeout", "TxTables"}
+	for _, f := range contract.Fields() {
+		if !slices.Contains(mapped, f.Setting) && !slices.Contains(handlers, f.Setting) {
+			t.Errorf("the setting %s reaches neither the guard, the adapter, nor the handler", f.Setting)
+		}
+	}
+}
+
+// TestInitErrorsNameTheVariable: at init, each refused setting is named by
+// its variable, in front of the words the construct uses at synth.
+func TestInitErrorsNameTheVariable(t *testing.T) {
+	for _, tc := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{contract.TableVar: "t", contract.NamespaceVar: "ns"}, "CONSUMER_NAME: Consumer is empty"},
+		{map[string]string{contract.TableVar: "t", contract.NamespaceVar: "ns", contract.ConsumerVar: "c", contract.WindowVar: "1s"}, "IDEMPOTENCY_WINDOW: Window 1s is shorter than LeaseMax 15m"},
+		{map[string]string{contract.NamespaceVar: "ns", contract.ConsumerVar: "c"}, "IDEMPOTENCY_TABLE: Table is empty"},
+		{map[string]string{contract.TableVar: "t", contract.NamespaceVar: "a*", contract.ConsumerVar: "c"}, `IDEMPOTENCY_NAMESPACE: Namespace "a*" contains '*' or '?'`},
+		{map[string]string{contract.TableVar: "t", contract.NamespaceVar: "ns", contract.ConsumerVar: "c", contract.TimeoutVar: "2s"}, "IDEMPOTENCY_FUNCTION_TIMEOUT: Timeout 2s is too short"},
+	} {
+		_, err := contract.Decode(func(k string) string { return tc.env[k] }, "")
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Decode(%v): %v; want %q", tc.env, err, tc.want)
+		}
+	}
+}
+
+// TestShortTimeoutSpeaksOfTimeout: a Timeout too short for the defaults it
+// implies is one problem about Timeout, with the shortest that works, and
+// that Timeout is valid; a Timeout short beside settings the user chose
+// keeps the rules about those.
+func TestShortTimeoutSpeaksOfTimeout(t *testing.T) {
+	for _, timeout := range []time.Duration{time.Second, 2 * time.Second, 3 * time.Second} {
+		s := contract.Defaults(timeout)
+		s.Table, s.Namespace, s.Consumer = "t", "ns", "c"
+		problems := s.Problems()
+		want := fmt.Sprintf("Timeout %s is too short", contract.Format(timeout))
+		if len(problems) != 1 || !strings.HasPrefix(problems[0], want) || !strings.HasSuffix(problems[0], "give at least 4s") {
+			t.Errorf("Timeout %s: %q; want one problem %q … give at least 4s", timeout, problems, want)
+		}
+		for _, p := range problems {
+			for _, never := range []string{"LeaseMax", "FinishBudget", "MinRemaining"} {
+				if strings.Contains(p, never) {
+					t.Errorf("Timeout %s: %q speaks of %s, which the user did not set", timeout, p, never)
+				}
+			}
+		}
+		fixed := contract.Defaults(4 * time.Second)
+		fixed.Table, fixed.Namespace, fixed.Consumer = "t", "ns", "c"
+		if err := fixed.Validate(); err != nil {
+			t.Errorf("the Timeout the message gives does not work: %v", err)
+		}
+	}
+	s := contract.Defaults(5 * time.Second)
+	s.Table, s.Namespace, s.Consumer = "t", "ns", "c"
+	s.MinRemaining = 10 * time.Second
+	if err := s.Validate(); err == nil || !strings.Contains(err.Error(), "MinRemaining 10s is not less than Timeout 5s") {
+		t.Errorf("a MinRemaining the user set: %v", err)
+	}
+}
+
+// update rewrites README's table of variables from the contract.
+var update = flag.Bool("update", false, "rewrite README.md's table of the contract's variables")
+
+// TestREADMEListsEveryVariable: README's table of the environment variables
+// of a handler deployed by other means is the contract's list: one row per
+// variable, with its prop, default and doc as the list gives them.
+func TestREADMEListsEveryVariable(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const begin, end = "<!-- contract variables: begin -->\n", "<!-- contract variables: end -->"
+	i, j := bytes.Index(readme, []byte(begin)), bytes.Index(readme, []byte(end))
+	if i < 0 || j < i {
+		t.Fatalf("README.md has no %q … %q section", begin, end)
+	}
+	want := readmeTable()
+	if *update {
+		out := append(append(append([]byte(nil), readme[:i+len(begin)]...), want...), readme[j:]...)
+		if err := os.WriteFile("../../README.md", out, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if got := string(readme[i+len(begin) : j]); got != want {
+		var listed []string
+		for _, m := range regexp.MustCompile("(?m)^\\| `([A-Z_]+)`").FindAllStringSubmatch(got, -1) {
+			listed = append(listed, m[1])
+		}
+		t.Errorf("README lists %v; the contract has %v. The table, from contract.Fields (go test ./lambda/contract -run README -update writes it):\n%s", listed, contract.Names(), want)
+	}
+}
+
+// readmeTable is README's table of the contract's variables.
+func readmeTable() string {
+	var b strings.Builder
+	b.WriteString("| Variable | Construct prop | Default | What |\n| --- | --- | --- | --- |\n")
+	fmt.Fprintf(&b, "| `%s` | the construct itself | `%d` | the contract's version; a handler refuses another |\n", contract.VersionVar, contract.Version)
+	for _, f := range contract.Fields() {
+		prop := "`" + f.Prop + "`"
+		if strings.HasPrefix(f.Prop, "the ") {
+			prop = f.Prop
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s (%s) |\n", f.Var, prop, f.Default, strings.ReplaceAll(f.Doc, `"`, "`"), f.Encoding)
+	}
+	return b.String()
+}

@@ -1,0 +1,81 @@
+package sqsbatch
+
+import (
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/format"
+)
+
+// MinMessageBytes is the least Config.MaxMessageBytes: SNS's and SQS's
+// least MaximumMessageSize.
+const MinMessageBytes = 1024
+
+const (
+	// maxReceiveCount is SQS's largest maxReceiveCount.
+	maxReceiveCount = 1000
+	// maxMetricsNamespaceBytes is CloudWatch's longest namespace.
+	maxMetricsNamespaceBytes = 255
+)
+
+// Problems returns every rule that c breaks, for a guard whose finishing
+// budget is finishBudget, one sentence each that names the setting, the
+// value given, the rule and the fix; none when c is valid. It checks the
+// fields as they are (a zero MaxMessageBytes is out of range), so call it
+// on a complete Config: package contract does, so that the construct (at
+// synth) and the handler (at init) refuse the adapter's settings in these
+// words. New takes any Config and fills in the defaults of zero fields.
+func (c Config) Problems(finishBudget time.Duration) []string {
+	var out []string
+	bad := func(f string, args ...any) { out = append(out, fmt.Sprintf(f, args...)) }
+	d := format.Duration
+
+	if c.MinRemaining <= finishBudget {
+		bad("MinRemaining %s is not more than FinishBudget %s, so a record could start with no time for its effect; give a MinRemaining above %s (default: FinishBudget + %s)",
+			d(c.MinRemaining), d(finishBudget), d(finishBudget), d(DefaultEffectTime))
+	}
+	switch {
+	case c.MaxMessageBytes < MinMessageBytes || c.MaxMessageBytes > MaxQueueBodyBytes:
+		bad("MaxMessageBytes %d is out of range; give a whole number of bytes from %d to %d (default %d)", c.MaxMessageBytes, MinMessageBytes, MaxQueueBodyBytes, DefaultMaxMessageBytes)
+	case c.Delivery != Raw && c.MaxMessageBytes > MaxEnvelopedMessageBytes:
+		bad("MaxMessageBytes %d is more than %d, the largest message that always fits the queue's 1 MiB body in an SNS envelope (JSON escaping can double a message); set RawMessageDelivery to deliver larger messages, or give at most %d",
+			c.MaxMessageBytes, MaxEnvelopedMessageBytes, MaxEnvelopedMessageBytes)
+	}
+	switch c.Delivery {
+	case Envelope, Raw, Auto:
+	default:
+		bad("Delivery %q is not one of %q, %q or %q", c.Delivery, Envelope, Raw, Auto)
+	}
+	if c.MaxReceiveCount < 0 || c.MaxReceiveCount > maxReceiveCount {
+		bad("MaxReceiveCount %d is out of range: SQS takes a maxReceiveCount from 1 to %d (0 says it is unknown); give one in that range", c.MaxReceiveCount, maxReceiveCount)
+	}
+	if c.Consumer == "" {
+		bad("Consumer is empty; it names the consumer in logs and metrics")
+	}
+	out = append(out, metricsNamespaceProblems(c.MetricsNamespace)...)
+	return out
+}
+
+// metricsNamespaceProblems checks a CloudWatch namespace by PutMetricData's
+// rules: 1 to 255 ASCII characters, not starting with ':', and not "AWS/",
+// which AWS keeps for its own.
+func metricsNamespaceProblems(ns string) []string {
+	var problem string
+	switch {
+	case ns == "":
+		problem = fmt.Sprintf("MetricsNamespace is empty; give one, or leave it to its default %q", DefaultMetricsNamespace)
+	case len(ns) > maxMetricsNamespaceBytes:
+		problem = fmt.Sprintf("MetricsNamespace of %d characters is longer than CloudWatch's %d; give a shorter one", len(ns), maxMetricsNamespaceBytes)
+	case strings.IndexFunc(ns, func(r rune) bool { return r > unicode.MaxASCII || unicode.IsControl(r) }) >= 0:
+		problem = fmt.Sprintf("MetricsNamespace %q holds characters other than printable ASCII, which CloudWatch refuses; give one in ASCII", ns)
+	case strings.HasPrefix(ns, "AWS/"):
+		problem = fmt.Sprintf("MetricsNamespace %q starts with \"AWS/\", which CloudWatch keeps for AWS's own metrics; give one of your own (for example %q)", ns, strings.TrimPrefix(ns, "AWS/"))
+	case strings.HasPrefix(ns, ":"):
+		problem = fmt.Sprintf("MetricsNamespace %q starts with ':', which CloudWatch refuses; remove it", ns)
+	default:
+		return nil
+	}
+	return []string{problem}
+}

@@ -1,0 +1,55 @@
+package sqsbatch_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+)
+
+// TestConfigProblems: the adapter's rules, each refused in words that name
+// the setting, the value and the fix, every problem at once; the defaults
+// keep them.
+func TestConfigProblems(t *testing.T) {
+	valid := func() sqsbatch.Config {
+		return sqsbatch.Config{MinRemaining: sqsbatch.DefaultMinRemaining(2 * time.Second), MaxMessageBytes: sqsbatch.DefaultMaxMessageBytes,
+			Delivery: sqsbatch.Envelope, MaxReceiveCount: 5, Consumer: "c", MetricsNamespace: sqsbatch.DefaultMetricsNamespace}
+	}
+	if p := valid().Problems(2 * time.Second); len(p) > 0 {
+		t.Fatalf("the defaults: %v", p)
+	}
+	for name, tc := range map[string]struct {
+		change func(c *sqsbatch.Config)
+		want   []string
+	}{
+		"no time for the effect":     {func(c *sqsbatch.Config) { c.MinRemaining = 2 * time.Second }, []string{"MinRemaining 2s is not more than FinishBudget 2s"}},
+		"too large for an envelope":  {func(c *sqsbatch.Config) { c.MaxMessageBytes = 600_000 }, []string{"MaxMessageBytes 600000 is more than 520192"}},
+		"raw, as large as SQS takes": {func(c *sqsbatch.Config) { c.Delivery, c.MaxMessageBytes = sqsbatch.Raw, sqsbatch.MaxQueueBodyBytes }, nil},
+		"too small":                  {func(c *sqsbatch.Config) { c.MaxMessageBytes = 100 }, []string{"MaxMessageBytes 100 is out of range"}},
+		"unknown delivery":           {func(c *sqsbatch.Config) { c.Delivery = "smoke" }, []string{`Delivery "smoke" is not one of`}},
+		"unknown receive count":      {func(c *sqsbatch.Config) { c.MaxReceiveCount = 0 }, nil},
+		"too many receives":          {func(c *sqsbatch.Config) { c.MaxReceiveCount = 1001 }, []string{"MaxReceiveCount 1001 is out of range"}},
+		"no consumer":                {func(c *sqsbatch.Config) { c.Consumer = "" }, []string{"Consumer is empty"}},
+		"AWS's namespace":            {func(c *sqsbatch.Config) { c.MetricsNamespace = "AWS/SQS" }, []string{`MetricsNamespace "AWS/SQS" starts with "AWS/"`, `for example "SQS"`}},
+		"a leading colon":            {func(c *sqsbatch.Config) { c.MetricsNamespace = ":Shop" }, []string{`starts with ':'`}},
+		"not ASCII":                  {func(c *sqsbatch.Config) { c.MetricsNamespace = "Café" }, []string{"other than printable ASCII"}},
+		"a control character":        {func(c *sqsbatch.Config) { c.MetricsNamespace = "Shop\n" }, []string{"other than printable ASCII"}},
+		"longest namespace":          {func(c *sqsbatch.Config) { c.MetricsNamespace = strings.Repeat("m", 255) }, nil},
+		"too long":                   {func(c *sqsbatch.Config) { c.MetricsNamespace = strings.Repeat("m", 256) }, []string{"MetricsNamespace of 256 characters is longer than CloudWatch's 255"}},
+		"empty namespace":            {func(c *sqsbatch.Config) { c.MetricsNamespace = "" }, []string{"MetricsNamespace is empty"}},
+		"two at once":                {func(c *sqsbatch.Config) { c.Consumer, c.Delivery = "", "x" }, []string{"Consumer is empty", `Delivery "x"`}},
+	} {
+		c := valid()
+		tc.change(&c)
+		got := strings.Join(c.Problems(2*time.Second), "\n")
+		if len(tc.want) == 0 && got != "" {
+			t.Errorf("%s: %s", name, got)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s: %q; want %q", name, got, w)
+			}
+		}
+	}
+}
