@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -283,9 +284,10 @@ func TestLogLevels(t *testing.T) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
+		sent := map[string]string{"SentTimestamp": strconv.FormatInt(time.Now().UnixMilli(), 10)} // as SQS sends it: no warning for want of an origin time
 		_, _ = h.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{
-			{MessageId: "ok", Body: `{"orderId":"o-1","amount":5}`},
-			{MessageId: "declined", Body: `{"orderId":"o-2","amount":-5}`},
+			{MessageId: "ok", Body: `{"orderId":"o-1","amount":5}`, Attributes: sent},
+			{MessageId: "declined", Body: `{"orderId":"o-2","amount":-5}`, Attributes: sent},
 		}})
 		return
 	}

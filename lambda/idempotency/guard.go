@@ -170,6 +170,14 @@ func NewGuard(store Store, cfg Config) (*Guard, error) {
 // than this left, it starts nothing.
 func (g *Guard) FinishBudget() time.Duration { return g.cfg.FinishBudget }
 
+// Window returns the business window (Config.Window): a fact completed at C
+// holds its record, and suppresses its duplicates, until C + Window.
+func (g *Guard) Window() time.Duration { return g.cfg.Window }
+
+// Now returns the time on the guard's clock (Config.Now), the clock its
+// records' windows and leases are written and compared with.
+func (g *Guard) Now() time.Time { return g.cfg.Now() }
+
 // Reservation is what an effect learns of the reservation it runs under.
 type Reservation struct {
 	// Key is the namespaced key of the fact. It is the same for every

@@ -1,0 +1,97 @@
+package sqsbatch
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+)
+
+// ClockSkewMargin is taken off the guard's Window before a record's age is
+// compared with it (see ErrExpired). It covers the skew between the clock
+// of the service that stamped the message (SNS, SQS) and the clocks of the
+// functions that reserve and judge its fact, and the time between the age
+// check and the reserve, which sends the guard's time of its own: both are
+// milliseconds on AWS, whose hosts keep time with the Amazon Time Sync
+// Service.
+const ClockSkewMargin = time.Second
+
+// ErrExpired marks a record whose message is as old as the business window
+// (outcome Expired): its age, on the guard's clock, is at least the guard's
+// Window less ClockSkewMargin. Its effect is not run, because it may have
+// run already and its record may be gone.
+//
+// Why the age decides: a message's fact is reserved at R, after the message
+// was first sent (its origin), and completed at C ≥ R; its record then holds
+// until C + Window. A delivery of that message younger than the window comes
+// before origin + Window ≤ C + Window and always meets the record, as a
+// duplicate. An older one may come after it: SQS makes a message visible
+// again until it is deleted or its retention ends (a whole batch whose
+// invocation failed after some of its records completed, a record whose
+// delete was lost, a backlog or an outage that delays the receive), so
+// maxReceiveCount × the visibility timeout bounds nothing, and no setting
+// shorter than the queue's retention closes that gap.
+//
+// The origin is the SNS envelope's Timestamp (the time of the Publish) when
+// the body is an SNS notification, else the SQS SentTimestamp attribute. A
+// record with neither (SQS always sends SentTimestamp, so only a hand-made
+// event lacks it) runs without the check, and its line says so at WARN.
+//
+// What it costs: a message that waited longer than the window before its
+// first receive (a backlog longer than the window) is expired too, although
+// it may never have run: choose a Window longer than the longest a message
+// may wait in the queue, which is what the default (24 h) gives for most
+// queues. An expired record is reported failed on every receive, counted as
+// Expired and logged at ERROR, and reaches the dead-letter queue after
+// maxReceiveCount receives, where the DLQ alarm sees it.
+//
+// A redrive from the dead-letter queue sends a new message (new message id,
+// new SentTimestamp): with raw message delivery its age starts again at zero
+// and it runs, so redrive only messages whose fact did not run (or whose
+// effect is idempotent downstream on Reservation.Key); with SNS envelopes
+// the Timestamp travels in the body, so a redriven message is still as old
+// as it was and expires again: settle it by hand, or raise Window first.
+var ErrExpired = errors.New("expired")
+
+// errNoOrigin is the warning of a record that carries no origin time.
+const errNoOrigin = "the record carries no origin time (neither an SNS envelope Timestamp nor the SQS SentTimestamp attribute, which SQS always sends): run without the age check"
+
+// origin returns when the record's message was first sent, and what says
+// so: the SNS publish time of an envelope (published, zero when there is
+// none), else SQS's SentTimestamp (epoch milliseconds).
+func origin(rec *events.SQSMessage, published time.Time) (time.Time, string, bool) {
+	if !published.IsZero() {
+		return published, "SNS Timestamp", true
+	}
+	s, ok := rec.Attributes["SentTimestamp"]
+	if !ok {
+		return time.Time{}, "", false
+	}
+	ms, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || ms <= 0 {
+		return time.Time{}, "", false
+	}
+	return time.UnixMilli(ms), "SQS SentTimestamp", true
+}
+
+// expired returns ErrExpired, wrapped with the record's age and the fix,
+// when the record's message is as old as window at now; noOrigin reports a
+// record without an origin time, which is not judged.
+func expired(rec *events.SQSMessage, published, now time.Time, window time.Duration) (noOrigin bool, err error) {
+	at, source, ok := origin(rec, published)
+	if !ok {
+		return true, nil
+	}
+	age := now.Sub(at)
+	if age < window-ClockSkewMargin {
+		return false, nil
+	}
+	return false, fmt.Errorf("%w: the message is %v old (%s %s), and the business window is %v (less %v for clock skew): "+
+		"its fact's record may have left the window, so its effect may have run already and is not run again; "+
+		"it is reported failed and reaches the dead-letter queue after maxReceiveCount receives. "+
+		"Fix: a Window longer than the longest a message can wait in the queue (a backlog, redeliveries after the visibility timeout), "+
+		"or, if the message is older than any fact record can be, settle it by hand from the dead-letter queue",
+		ErrExpired, age.Round(time.Millisecond), source, at.UTC().Format(time.RFC3339Nano), window, ClockSkewMargin)
+}
