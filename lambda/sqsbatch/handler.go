@@ -11,6 +11,11 @@
 // Every record ends processed, a duplicate, or reported failed with a log line
 // that says why: failed records are redelivered by SQS and, after the queue's
 // maxReceiveCount, moved to its dead-letter queue.
+//
+// Each record is judged by its age, from its SNS publish time or its SQS
+// SentTimestamp: a message as old as the guard's business window is never
+// run, since its fact's record may have left the window (outcome Expired,
+// see ErrExpired).
 package sqsbatch
 
 import (
