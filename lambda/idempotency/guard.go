@@ -170,14 +170,6 @@ func NewGuard(store Store, cfg Config) (*Guard, error) {
 // than this left, it starts nothing.
 func (g *Guard) FinishBudget() time.Duration { return g.cfg.FinishBudget }
 
-// Window returns the business window (Config.Window): a fact completed at C
-// holds its record, and suppresses its duplicates, until C + Window.
-func (g *Guard) Window() time.Duration { return g.cfg.Window }
-
-// Now returns the time on the guard's clock (Config.Now), the clock its
-// records' windows and leases are written and compared with.
-func (g *Guard) Now() time.Time { return g.cfg.Now() }
-
 // Reservation is what an effect learns of the reservation it runs under.
 type Reservation struct {
 	// Key is the namespaced key of the fact. It is the same for every
@@ -273,6 +265,10 @@ type Fact struct {
 	Key string
 	// Hash is the payload's hash in the current version (see Guard.Fact).
 	Hash string
+	// Sent, when set, is when the message that carries the fact was first
+	// sent: the guard then takes the key only for a message younger than
+	// the window (see ErrExpired). Zero: no bound.
+	Sent time.Time
 	// payload is kept to compare with a record that carries a hash of an
 	// earlier version; empty in a Fact not made by Guard.Fact.
 	payload string
@@ -364,6 +360,9 @@ func (g *Guard) RunTx(ctx context.Context, f Fact, effect TxEffect) (Result, err
 			res.Value, res.DroppedBytes = fitResult(res.Value)
 			computed = true
 			now = g.cfg.Now() // the commit, and the window, come after the effect
+			if err := g.expired(f, now); err != nil {
+				return err
+			}
 			g.setWindow(rec, now)
 		}
 		rec.Status, rec.LeaseUntil, rec.Result = StatusCompleted, time.Time{}, res.Value
@@ -409,6 +408,9 @@ func (g *Guard) run(ctx context.Context, f Fact, op string, w write, took func(c
 		rec = g.newRecord(ctx, pk, token, hash, now)
 		if left := rec.LeaseUntil.Sub(now); left <= g.cfg.FinishBudget {
 			return Result{}, fmt.Errorf("%s: %w: %v left, no more than the finishing budget %v", pk, ErrNotStarted, left, g.cfg.FinishBudget)
+		}
+		if err := g.expired(f, now); err != nil {
+			return Result{}, fmt.Errorf("%s: %w", pk, err)
 		}
 		err := w(ctx, &rec, now)
 		if err == nil {
@@ -531,7 +533,7 @@ func fitResult(value string) (stored string, dropped int) {
 // answers about the record (a failed condition, a lost lease) and the
 // effect's own failures pass as they are.
 func storeError(op string, err error) error {
-	if errors.Is(err, ErrConditionFailed) || errors.Is(err, ErrLeaseLost) || errors.As(err, new(*EffectError)) {
+	if errors.Is(err, ErrConditionFailed) || errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrExpired) || errors.As(err, new(*EffectError)) {
 		return err
 	}
 	return &StoreError{Op: op, Err: err}

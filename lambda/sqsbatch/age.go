@@ -1,27 +1,28 @@
 package sqsbatch
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 )
 
 // ClockSkewMargin is taken off the guard's Window before a record's age is
-// compared with it (see ErrExpired). It covers the skew between the clock
-// of the service that stamped the message (SNS, SQS) and the clocks of the
-// functions that reserve and judge its fact, and the time between the age
-// check and the reserve, which sends the guard's time of its own: both are
-// milliseconds on AWS, whose hosts keep time with the Amazon Time Sync
-// Service.
-const ClockSkewMargin = time.Second
+// compared with it (see ErrExpired): idempotency.ClockSkewMargin, the skew
+// between the clock that stamped the message and the functions' clocks.
+const ClockSkewMargin = idempotency.ClockSkewMargin
 
 // ErrExpired marks a record whose message is as old as the business window
 // (outcome Expired): its age, on the guard's clock, is at least the guard's
 // Window less ClockSkewMargin. Its effect is not run, because it may have
-// run already and its record may be gone.
+// run already and its record may be gone. It is idempotency.ErrExpired:
+// the adapter gives the guard the record's origin (Fact.Sent), and the guard
+// checks it before every write that would take the key, so that time spent
+// in the store (a retry after a record that expired while it was read, a
+// transactional effect before its commit) cannot carry a record past it.
 //
 // Why the age decides: a message's fact is reserved at R, after the message
 // was first sent (its origin), and completed at C ≥ R; its record then holds
@@ -53,7 +54,13 @@ const ClockSkewMargin = time.Second
 // effect is idempotent downstream on Reservation.Key); with SNS envelopes
 // the Timestamp travels in the body, so a redriven message is still as old
 // as it was and expires again: settle it by hand, or raise Window first.
-var ErrExpired = errors.New("expired")
+var ErrExpired = idempotency.ErrExpired
+
+// expiredFix is what the line of an expired record adds to the guard's
+// reason.
+const expiredFix = "it is reported failed and reaches the dead-letter queue after maxReceiveCount receives. " +
+	"Fix: a Window longer than the longest a message can wait in the queue (a backlog, redeliveries after the visibility timeout), " +
+	"or, if the message is older than any fact record can be, settle it by hand from the dead-letter queue"
 
 // errNoOrigin is the warning of a record that carries no origin time.
 const errNoOrigin = "the record carries no origin time (neither an SNS envelope Timestamp nor the SQS SentTimestamp attribute, which SQS always sends): run without the age check"
@@ -76,22 +83,8 @@ func origin(rec *events.SQSMessage, published time.Time) (time.Time, string, boo
 	return time.UnixMilli(ms), "SQS SentTimestamp", true
 }
 
-// expired returns ErrExpired, wrapped with the record's age and the fix,
-// when the record's message is as old as window at now; noOrigin reports a
-// record without an origin time, which is not judged.
-func expired(rec *events.SQSMessage, published, now time.Time, window time.Duration) (noOrigin bool, err error) {
-	at, source, ok := origin(rec, published)
-	if !ok {
-		return true, nil
-	}
-	age := now.Sub(at)
-	if age < window-ClockSkewMargin {
-		return false, nil
-	}
-	return false, fmt.Errorf("%w: the message is %v old (%s %s), and the business window is %v (less %v for clock skew): "+
-		"its fact's record may have left the window, so its effect may have run already and is not run again; "+
-		"it is reported failed and reaches the dead-letter queue after maxReceiveCount receives. "+
-		"Fix: a Window longer than the longest a message can wait in the queue (a backlog, redeliveries after the visibility timeout), "+
-		"or, if the message is older than any fact record can be, settle it by hand from the dead-letter queue",
-		ErrExpired, age.Round(time.Millisecond), source, at.UTC().Format(time.RFC3339Nano), window, ClockSkewMargin)
+// expiredReason adds the origin's source and the fix to an error of the
+// guard that wraps ErrExpired.
+func expiredReason(err error, source string) error {
+	return fmt.Errorf("%w; its origin time is the %s; %s", err, source, expiredFix)
 }

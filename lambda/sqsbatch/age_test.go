@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
@@ -115,7 +116,7 @@ func TestAge(t *testing.T) {
 				t.Errorf("Expired = %v, want 1", f.metric(t, "Expired"))
 			}
 			reason, _ := line["reason"].(string)
-			for _, want := range []string{"expired: the message is ", "old (", "business window is 10m0s (less 1s", "Fix: a Window longer than", "dead-letter queue"} {
+			for _, want := range []string{"expired: the message was sent ", " ago (", "business window is 10m0s (less 1s", "its origin time is the S", "Fix: a Window longer than", "dead-letter queue"} {
 				if !strings.Contains(reason, want) {
 					t.Errorf("reason %q does not say %q", reason, want)
 				}
@@ -192,5 +193,67 @@ func TestExpiredInABatchWithItsFact(t *testing.T) {
 	}
 	if failed := failedIDs(resp); len(failed) != 1 || !failed[old2.MessageId] || f.logLine(t, old3.MessageId)["outcome"] != "duplicate" || f.effectCount("o2") != 1 {
 		t.Fatalf("failures %v, old3 %v: want old2 expired (o1's record is in the store, but the adapter does not look), old3 a duplicate of fresh2", failed, f.logLine(t, old3.MessageId))
+	}
+}
+
+// slowReadStore answers failed conditions without the old record, as kumo
+// and dynalite do, and its reads take long: the clock moves on by slow
+// during each Get.
+type slowReadStore struct {
+	*countingStore
+	clk  *clock
+	slow time.Duration
+}
+
+func (s *slowReadStore) Get(ctx context.Context, k string) (*idempotency.Record, error) {
+	s.clk.advance(s.slow)
+	return s.countingStore.Get(ctx, k)
+}
+
+// TestExpiredWhileInTheStore: a record young enough when it starts can age
+// past the window in the store's calls; the guard checks the age again
+// before every write that would take the key. Here the redelivery's reserve
+// fails on the fact's completed record, and the read that follows takes long
+// enough for that record to leave its window: the guard's retry must not
+// take the key (before, it did, and the effect ran twice).
+func TestExpiredWhileInTheStore(t *testing.T) {
+	for _, tx := range []bool{false, true} {
+		t.Run(map[bool]string{false: "Run", true: "RunTx"}[tx], func(t *testing.T) {
+			clk := &clock{now: time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)}
+			f := &fixture{store: newCountingStore()}
+			f.store.OmitOld = true
+			store := &slowReadStore{countingStore: f.store, clk: clk}
+			g, err := idempotency.NewGuard(store, idempotency.Config{Namespace: "charge", Window: testWindow, LeaseMax: time.Minute, Now: clk.Now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.guard = g
+			var h *sqsbatch.Handler[order]
+			if tx {
+				h = sqsbatch.NewTx(g, orderKey, func(ctx context.Context, o order, r idempotency.Reservation) (storetest.MemoryWrites, string, error) {
+					return func() error { _, _ = f.effect(ctx, o, r); return nil }, "ok", nil
+				}, f.config(sqsbatch.Raw))
+			} else {
+				h = sqsbatch.New(g, orderKey, f.effect, f.config(sqsbatch.Raw))
+			}
+			rec := messageAt(`{"orderId":"o1","amount":1}`, sqsbatch.Raw, clk.Now())
+			batch := events.SQSEvent{Records: []events.SQSMessage{rec}}
+			clk.advance(time.Second)
+			if _, err := h.Handle(context.Background(), batch); err != nil || f.effectCount("o1") != 1 {
+				t.Fatalf("first delivery: %v, %d effects", err, f.effectCount("o1"))
+			}
+			// The redelivery starts 2s before the limit; its read takes 5s.
+			clk.advance(testWindow - sqsbatch.ClockSkewMargin - 3*time.Second)
+			store.slow = 5 * time.Second
+			f.logs.Reset()
+			resp, err := h.Handle(context.Background(), batch)
+			if err != nil || f.effectCount("o1") != 1 || len(resp.BatchItemFailures) != 1 {
+				t.Fatalf("%v, %d effects, failures %v: want the effect once and the record failed\n%s", err, f.effectCount("o1"), resp.BatchItemFailures, f.logs.String())
+			}
+			line := f.logLine(t, rec.MessageId)
+			if reason, _ := line["reason"].(string); line["outcome"] != "expired" || !strings.Contains(reason, "Fix: a Window longer") {
+				t.Fatalf("line %v, want expired with the fix", line)
+			}
+		})
 	}
 }

@@ -469,12 +469,18 @@ func (b *batch[T]) one(ctx context.Context, rec *events.SQSMessage) (r report) {
 		pk, _ := h.guard.Key(key) // the key as stored (hashed with a key secret), never as given
 		return report{outcome: BadInput, key: pk, err: err}
 	}
+	sent, source, hasOrigin := origin(rec, published)
+	fact.Sent = sent // the guard takes the key only while the message is younger than the window
+	noOrigin := !hasOrigin
 
 	b.slots <- struct{}{}
 	defer func() { <-b.slots }()
-	// The age is taken once the record may start, just before its reserve,
-	// which compares the record's window with the guard's time of then.
-	noOrigin, old := expired(rec, published, h.guard.Now(), h.guard.Window())
+	// The age is taken once the record may start (the guard takes it again
+	// at each write): an expired record costs no store request.
+	old := h.guard.Expired(fact)
+	if old != nil {
+		old = expiredReason(old, source)
+	}
 	if d, ok := ctx.Deadline(); ok && old == nil && time.Until(d) < h.cfg.MinRemaining {
 		return report{outcome: NotStarted, key: fact.Key, noOrigin: noOrigin, err: fmt.Errorf("%w: %v before the deadline, less than %v", errNotStarted, time.Until(d).Round(time.Millisecond), h.cfg.MinRemaining)}
 	}
@@ -507,6 +513,9 @@ func (b *batch[T]) one(ctx context.Context, rec *events.SQSMessage) (r report) {
 	res, err := h.run(idempotency.WithCapacity(ctx, &used), fact, msg)
 	if !seen {
 		f.res, f.err = res, err
+	}
+	if errors.Is(err, ErrExpired) {
+		err = expiredReason(err, source) // it aged in the store's calls, or in a transactional effect
 	}
 	if err == nil && res.DroppedBytes > 0 {
 		err = fmt.Errorf("processed, but the result of %d bytes exceeds idempotency.MaxResultBytes (%d): stored without it, duplicates get an empty result", res.DroppedBytes, idempotency.MaxResultBytes)
