@@ -257,3 +257,23 @@ func TestExpiredWhileInTheStore(t *testing.T) {
 		})
 	}
 }
+
+// TestExpiredDuringATransactionalEffect: a transactional effect computes its
+// writes before the commit that takes the key; when the record has aged past
+// the window by then, nothing is committed (a transactional effect has no
+// effect of its own), and the record is expired.
+func TestExpiredDuringATransactionalEffect(t *testing.T) {
+	f, clk := newClockFixture(t)
+	h := sqsbatch.NewTx(f.guard, orderKey, func(ctx context.Context, o order, r idempotency.Reservation) (storetest.MemoryWrites, string, error) {
+		clk.advance(5 * time.Second) // a slow effect
+		return func() error { _, _ = f.effect(ctx, o, r); return nil }, "ok", nil
+	}, f.config(sqsbatch.Raw))
+	rec := messageAt(`{"orderId":"o1","amount":1}`, sqsbatch.Raw, clk.Now().Add(-(testWindow - sqsbatch.ClockSkewMargin - 2*time.Second)))
+	resp, err := h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec}})
+	if err != nil || f.effectCount("o1") != 0 || len(resp.BatchItemFailures) != 1 || f.store.commit.Load() != 0 {
+		t.Fatalf("%v, %d effects, failures %v, %d commits: want nothing committed and the record failed", err, f.effectCount("o1"), resp.BatchItemFailures, f.store.commit.Load())
+	}
+	if got := f.logLine(t, rec.MessageId)["outcome"]; got != "expired" {
+		t.Fatalf("outcome %v, want expired", got)
+	}
+}
