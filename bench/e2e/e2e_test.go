@@ -103,18 +103,25 @@ func orderKey(o order) (string, error) {
 	return o.OrderID, nil
 }
 
+// published and sent are the messages' SNS Timestamp and SQS SentTimestamp:
+// the run's start, so that no record is older than the business window.
+var (
+	published = time.Now().UTC().Format("2006-01-02T15:04:05.000Z")
+	sent      = strconv.FormatInt(time.Now().UnixMilli(), 10)
+)
+
 // message is the SQS record of one order in an SNS envelope, as the
 // construct's queue receives it by default.
 func message(i int, orderID string) events.SQSMessage {
 	msg := `{"orderId":"` + orderID + `","customerId":"c-42","amount":5000,"currency":"EUR","email":"a@example.com","placedAt":"2026-11-29T12:00:00Z"}`
 	body := `{"Type":"Notification","MessageId":"6f1c2a9e-1b7e-5c4a-9a0e-` + fmt.Sprintf("%012d", i) + `","TopicArn":"arn:aws:sns:us-east-1:123456789012:orders",` +
-		`"Message":` + strconv.Quote(msg) + `,"Timestamp":"2026-11-29T12:00:00.000Z","SignatureVersion":"1",` +
+		`"Message":` + strconv.Quote(msg) + `,"Timestamp":"` + published + `","SignatureVersion":"1",` +
 		`"Signature":"` + strings.Repeat("A", 344) + `","SigningCertURL":"https://sns.us-east-1.amazonaws.com/SimpleNotificationService-0000000000000000000000.pem",` +
 		`"UnsubscribeURL":"https://sns.us-east-1.amazonaws.com/?Action=Unsubscribe&SubscriptionArn=arn:aws:sns:us-east-1:123456789012:orders:00000000-0000-0000-0000-000000000000"}`
 	return events.SQSMessage{
 		MessageId:      fmt.Sprintf("8d0c4f1e-0000-4000-8000-%012d", i),
 		Body:           body,
-		Attributes:     map[string]string{"ApproximateReceiveCount": "1", "SentTimestamp": "1764417600000"},
+		Attributes:     map[string]string{"ApproximateReceiveCount": "1", "SentTimestamp": sent},
 		EventSourceARN: "arn:aws:sqs:us-east-1:123456789012:ChargeOrder",
 		EventSource:    "aws:sqs",
 		AWSRegion:      "us-east-1",

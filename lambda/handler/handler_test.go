@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -331,9 +332,10 @@ func TestLogLevels(t *testing.T) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
+		sent := map[string]string{"SentTimestamp": strconv.FormatInt(time.Now().UnixMilli(), 10)} // as SQS sends it: no warning for want of an origin time
 		_, _ = h.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{
-			{MessageId: "ok", Body: `{"orderId":"o-1","amount":5}`},
-			{MessageId: "declined", Body: `{"orderId":"o-2","amount":-5}`},
+			{MessageId: "ok", Body: `{"orderId":"o-1","amount":5}`, Attributes: sent},
+			{MessageId: "declined", Body: `{"orderId":"o-2","amount":-5}`, Attributes: sent},
 		}})
 		return
 	}

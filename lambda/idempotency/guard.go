@@ -281,6 +281,10 @@ type Fact struct {
 	Key string
 	// Hash is the payload's hash (see Guard.Fact).
 	Hash string
+	// Sent, when set, is when the message that carries the fact was first
+	// sent: the guard then takes the key only for a message younger than
+	// the window (see ErrExpired). Zero: no bound.
+	Sent time.Time
 }
 
 // Fact validates key and payload (JSON) and returns their Fact. Errors wrap
@@ -384,6 +388,9 @@ func (g *Guard) RunTx(ctx context.Context, f Fact, effect TxEffect) (Result, err
 			res.Value, res.DroppedBytes = fitResult(res.Value)
 			computed = true
 			now = g.cfg.Now() // the commit, and the window, come after the effect
+			if err := g.expired(f, now); err != nil {
+				return err
+			}
 			g.setWindow(rec, now)
 		}
 		rec.Status, rec.LeaseUntil, rec.Result = StatusCompleted, time.Time{}, res.Value
@@ -429,6 +436,9 @@ func (g *Guard) run(ctx context.Context, f Fact, op string, w write, took func(c
 		rec = g.newRecord(ctx, pk, token, hash, now)
 		if left := rec.LeaseUntil.Sub(now); left <= g.cfg.FinishBudget {
 			return Result{}, fmt.Errorf("%s: %w: %v left, no more than the finishing budget %v", pk, ErrNotStarted, left, g.cfg.FinishBudget)
+		}
+		if err := g.expired(f, now); err != nil {
+			return Result{}, fmt.Errorf("%s: %w", pk, err)
 		}
 		err := w(ctx, &rec, now)
 		if err == nil {
@@ -561,7 +571,7 @@ func fitResult(value string) (stored string, dropped int) {
 // answers about the record (a failed condition, a lost lease) and the
 // effect's own failures pass as they are.
 func storeError(op string, err error) error {
-	if errors.Is(err, ErrConditionFailed) || errors.Is(err, ErrLeaseLost) || errors.As(err, new(*EffectError)) {
+	if errors.Is(err, ErrConditionFailed) || errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrExpired) || errors.As(err, new(*EffectError)) {
 		return err
 	}
 	return &StoreError{Op: op, Err: err}

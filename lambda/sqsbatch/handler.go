@@ -11,6 +11,11 @@
 // Every record ends processed, a duplicate, or reported failed with a log line
 // that says why: failed records are redelivered by SQS and, after the queue's
 // maxReceiveCount, moved to its dead-letter queue.
+//
+// Each record is judged by its age, from its SNS publish time or its SQS
+// SentTimestamp: a message as old as the guard's business window is never
+// run, since its fact's record may have left the window (outcome Expired,
+// see ErrExpired).
 package sqsbatch
 
 import (
@@ -22,6 +27,7 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -30,6 +36,10 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 )
+
+// rfc3339Millis is the metrics line's timestamp: RFC 3339, to the
+// millisecond, as Lambda writes its own.
+const rfc3339Millis = "2006-01-02T15:04:05.000Z07:00"
 
 // Defaults of Config's zero values.
 const (
@@ -83,13 +93,9 @@ type Config struct {
 	// ARN ends in ".fifo" and it carries a MessageGroupId; a standard queue's
 	// MessageGroupId (SQS fair queues) does not order records.
 	FIFO bool
-	// MaxReceiveCount is the queue's maxReceiveCount: a record not started
-	// on its last receive goes to the DLQ without running, counted.
-	// Default: 0, unknown (no receive is taken for the last).
-	MaxReceiveCount int
-	// Consumer names the consumer in logs and metrics. Default: "consumer"
-	// (handler.New gives the contract's CONSUMER_NAME, by default the
-	// Lambda function's name).
+	// Consumer names the consumer in logs and metrics (handler.New gives
+	// it the contract's CONSUMER_NAME, the construct's path). Default:
+	// "consumer".
 	Consumer string
 	// MetricsNamespace is the CloudWatch namespace of the metrics.
 	// Default: DefaultMetricsNamespace.
@@ -105,6 +111,11 @@ type Config struct {
 	// higher application log level; a metrics line at the function's own
 	// level is kept at any level. Default: "INFO".
 	MetricsLevel string
+	// MaxReceiveCount is the queue's maxReceiveCount: a record not started
+	// on its last receive goes to the DLQ without running. Such records are
+	// counted in MetricDeadLetteredUnstarted and logged at ERROR. Default:
+	// 0, unknown: they are not told apart from other records not started.
+	MaxReceiveCount int
 }
 
 // DefaultMinRemaining is the default Config.MinRemaining for a guard's
@@ -200,6 +211,13 @@ func NewTx[T, W any](guard *idempotency.Guard, key KeyFunc[T], fn TxFunc[T, W], 
 
 var errNotStarted = errors.New("not started")
 
+// errEmptyKey is the bad input of a key function that returned "".
+var errEmptyKey = fmt.Errorf("%w: %w: the key function returned an empty key. "+
+	"Keys come from the business message (an order id, a client's Idempotency-Key), never from the transport's ids: "+
+	"check that the field it reads is in the message as its producer publishes it "+
+	"(a key function that reads a message id field the business message does not carry returns an empty key)",
+	ErrBadInput, idempotency.ErrInvalidKey)
+
 // errNothingJudged is returned when no record of a non-empty batch could be
 // judged (every one met an idempotency.StoreError or the deadline): a
 // function error, so that it shows in the function's error metrics.
@@ -211,6 +229,7 @@ type report struct {
 	key      string
 	err      error
 	capacity idempotency.Capacity // what its store requests consumed
+	noOrigin bool                 // run without the age check: no origin time (errNoOrigin)
 }
 
 // Handle processes a batch and returns the records to retry. It returns an
@@ -226,7 +245,11 @@ func (h *Handler[T]) Handle(ctx context.Context, ev events.SQSEvent) (events.SQS
 	}
 	b.slots = make(chan struct{}, limit)
 
-	grouped, ungrouped := groups(ev.Records, h.cfg.FIFO)
+	copyOf := copies(ev.Records)
+	if copyOf != nil {
+		h.logCopies(ctx, ev.Records, copyOf)
+	}
+	grouped, ungrouped := groups(ev.Records, h.cfg.FIFO, copyOf)
 	if ungrouped > 0 {
 		h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "fifo",
 			slog.String("consumer", h.cfg.Consumer),
@@ -262,12 +285,20 @@ func (h *Handler[T]) Handle(ctx context.Context, ev events.SQSEvent) (events.SQS
 	var resp events.SQSEventResponse
 	var counts [numOutcomes]int
 	var capacity [numOutcomes]idempotency.Capacity
+	unstarted := 0
 	judged := false
 	for i, r := range reports {
+		if copyOf != nil && copyOf[i] >= 0 {
+			continue // the same message as an earlier record: reported once, as that record
+		}
 		rec := &ev.Records[i]
 		counts[r.outcome]++
 		capacity[r.outcome].Add(r.capacity)
-		h.log(ctx, rec, r)
+		last := r.outcome == NotStarted && h.lastReceive(rec)
+		if last {
+			unstarted++
+		}
+		h.log(ctx, rec, r, last)
 		if !r.outcome.Succeeded() {
 			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: rec.MessageId})
 		}
@@ -275,7 +306,7 @@ func (h *Handler[T]) Handle(ctx context.Context, ev events.SQSEvent) (events.SQS
 			judged = true
 		}
 	}
-	h.emitMetrics(counts, capacity, time.Since(start))
+	h.emitMetrics(counts, unstarted, capacity, time.Since(start))
 	if err := misconfigured(reports); err != nil {
 		return events.SQSEventResponse{}, err
 	}
@@ -288,10 +319,14 @@ func (h *Handler[T]) Handle(ctx context.Context, ev events.SQSEvent) (events.SQS
 // groups returns the indexes of the records in the order they must run: one
 // group per record on a standard queue, one per message group, in order, on a
 // FIFO queue. On a FIFO consumer (fifo) the records without a MessageGroupId
-// form one group of their own; ungrouped counts them.
-func groups(records []events.SQSMessage, fifo bool) (out [][]int, ungrouped int) {
+// form one group of their own; ungrouped counts them. The copies of an
+// earlier record (copyOf, see copies) are left out: they do not run.
+func groups(records []events.SQSMessage, fifo bool, copyOf []int) (out [][]int, ungrouped int) {
 	byGroup := make(map[string]int)
 	for i, r := range records {
+		if copyOf != nil && copyOf[i] >= 0 {
+			continue
+		}
 		gid, hasGroup := r.Attributes["MessageGroupId"]
 		switch {
 		case fifo && !hasGroup:
@@ -312,6 +347,70 @@ func groups(records []events.SQSMessage, fifo bool) (out [][]int, ungrouped int)
 		out[g] = append(out[g], i)
 	}
 	return out, ungrouped
+}
+
+// copies returns, for each record, the index of the earlier record of the
+// batch with the same MessageId, or -1; nil when every id is distinct, as
+// SQS nearly always sends them. The same message twice in one batch (an
+// at-least-once receive) is one message to SQS: it is run once and reported
+// once, whatever its outcome, since batchItemFailures names messages by id.
+func copies(records []events.SQSMessage) []int {
+	var copyOf []int
+	mark := func(i, j int) {
+		if copyOf == nil {
+			copyOf = make([]int, len(records))
+			for k := range copyOf {
+				copyOf[k] = -1
+			}
+		}
+		copyOf[i] = j
+	}
+	if len(records) <= 16 {
+		// A batch of SQS's usual size: compare, allocate nothing.
+		for i := 1; i < len(records); i++ {
+			for j := range i {
+				if records[i].MessageId == records[j].MessageId { // j, the first match, is no copy
+					mark(i, j)
+					break
+				}
+			}
+		}
+		return copyOf
+	}
+	first := make(map[string]int, len(records))
+	for i := range records {
+		if j, ok := first[records[i].MessageId]; ok {
+			mark(i, j)
+			continue
+		}
+		first[records[i].MessageId] = i
+	}
+	return copyOf
+}
+
+// logCopies writes one warning for the messages of the batch delivered
+// more than once in it.
+func (h *Handler[T]) logCopies(ctx context.Context, records []events.SQSMessage, copyOf []int) {
+	var ids []string
+	for i, j := range copyOf {
+		if j >= 0 {
+			ids = append(ids, records[i].MessageId)
+		}
+	}
+	h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "duplicate_message_id",
+		slog.String("consumer", h.cfg.Consumer),
+		slog.Any("message_ids", ids),
+		slog.String("reason", "the same SQS message (one message id) more than once in the batch: run, reported and counted once, as its first record"))
+}
+
+// lastReceive reports whether the record's message is on its last receive:
+// not deleted now, SQS moves it to the dead-letter queue.
+func (h *Handler[T]) lastReceive(rec *events.SQSMessage) bool {
+	if h.cfg.MaxReceiveCount <= 0 {
+		return false
+	}
+	n, err := strconv.Atoi(rec.Attributes["ApproximateReceiveCount"])
+	return err == nil && n >= h.cfg.MaxReceiveCount
 }
 
 // batch is the state shared by the records of one batch.
@@ -359,7 +458,7 @@ func (b *batch[T]) one(ctx context.Context, rec *events.SQSMessage) (r report) {
 	if maxBody := envelopeBound(h.cfg.MaxMessageBytes); len(rec.Body) > maxBody {
 		return report{outcome: BadInput, err: fmt.Errorf("%w: body of %d bytes, more than %d, the most that can carry a message of at most %d bytes", ErrBadInput, len(rec.Body), maxBody, h.cfg.MaxMessageBytes)}
 	}
-	payload, err := Parse([]byte(rec.Body), h.cfg.Delivery)
+	payload, published, err := parse([]byte(rec.Body), h.cfg.Delivery)
 	if err != nil {
 		return report{outcome: BadInput, err: err}
 	}
@@ -374,31 +473,49 @@ func (b *batch[T]) one(ctx context.Context, rec *events.SQSMessage) (r report) {
 	if err != nil {
 		return report{outcome: BadInput, err: fmt.Errorf("%w: key: %v", ErrBadInput, err)}
 	}
+	if key == "" {
+		return report{outcome: BadInput, err: errEmptyKey}
+	}
 	fact, err := h.guard.Fact(key, payload)
 	if err != nil {
 		pk, _ := h.guard.Key(key) // the key as stored (hashed with a key secret), never as given
 		return report{outcome: BadInput, key: pk, err: err}
 	}
+	sent, source, hasOrigin := origin(rec, published)
+	fact.Sent = sent // the guard takes the key only while the message is younger than the window
+	noOrigin := !hasOrigin
 
 	b.slots <- struct{}{}
 	defer func() { <-b.slots }()
-	if d, ok := ctx.Deadline(); ok && time.Until(d) < h.cfg.MinRemaining {
-		return report{outcome: NotStarted, key: fact.Key, err: fmt.Errorf("%w: %v before the deadline, less than %v", errNotStarted, time.Until(d).Round(time.Millisecond), h.cfg.MinRemaining)}
+	// The age is taken once the record may start (the guard takes it again
+	// at each write): an expired record costs no store request.
+	old := h.guard.Expired(fact)
+	if old != nil {
+		old = expiredReason(old, source)
+	}
+	if d, ok := ctx.Deadline(); ok && old == nil && time.Until(d) < h.cfg.MinRemaining {
+		return report{outcome: NotStarted, key: fact.Key, noOrigin: noOrigin, err: fmt.Errorf("%w: %v before the deadline, less than %v", errNotStarted, time.Until(d).Round(time.Millisecond), h.cfg.MinRemaining)}
 	}
 
 	b.mu.Lock()
 	f, seen := b.flights[fact.Key]
-	if !seen {
+	if !seen && old == nil {
 		f = &flight{hash: fact.Hash, done: make(chan struct{})}
 		b.flights[fact.Key] = f
 	}
 	b.mu.Unlock()
 	if seen && f.hash == fact.Hash {
+		// An earlier record of the batch carries the fact: its outcome is
+		// this one's, whatever this one's age (a fact it just completed is
+		// a duplicate, safely).
 		<-f.done
 		if f.err != nil {
-			return report{outcome: classify(f.res, f.err), key: fact.Key, err: fmt.Errorf("same fact as an earlier record of the batch: %w", f.err)}
+			return report{outcome: classify(f.res, f.err), key: fact.Key, noOrigin: noOrigin, err: fmt.Errorf("same fact as an earlier record of the batch: %w", f.err)}
 		}
-		return report{outcome: Duplicate, key: fact.Key}
+		return report{outcome: Duplicate, key: fact.Key, noOrigin: noOrigin}
+	}
+	if old != nil {
+		return report{outcome: Expired, key: fact.Key, err: old}
 	}
 	if !seen {
 		f.err = errors.New("the earlier record did not finish") // until run returns
@@ -412,10 +529,13 @@ func (b *batch[T]) one(ctx context.Context, rec *events.SQSMessage) (r report) {
 	if res.TookOver { // a fact of its own: the effect may have run before, under the same key
 		h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "takeover", slog.String("consumer", h.cfg.Consumer), slog.String("message_id", rec.MessageId), slog.String("key", fact.Key), slog.Time("lapsed_lease", res.LapsedLease), slog.String("reason", "took over the reservation of a worker whose lease ended (it crashed or ran out of time): the effect ran again, and may have run before"))
 	}
+	if errors.Is(err, ErrExpired) {
+		err = expiredReason(err, source) // it aged in the store's calls, or in a transactional effect
+	}
 	if err == nil && res.DroppedBytes > 0 {
 		err = fmt.Errorf("processed, but the result of %d bytes exceeds idempotency.MaxResultBytes (%d): stored without it, duplicates get an empty result", res.DroppedBytes, idempotency.MaxResultBytes)
 	}
-	return report{outcome: classify(res, err), key: fact.Key, err: err, capacity: used}
+	return report{outcome: classify(res, err), key: fact.Key, err: err, capacity: used, noOrigin: noOrigin}
 }
 
 // envelopeBound is the largest body that can carry a message of at most n
@@ -429,15 +549,27 @@ func envelopeBound(n int) int {
 
 // log writes the record's line: key, message id, outcome and, for failures,
 // why.
-func (h *Handler[T]) log(ctx context.Context, rec *events.SQSMessage, r report) {
+//
+// Levels: a success is INFO (WARN with a warning: a dropped result, no origin
+// time); a record that SQS redelivers and that may still succeed is WARN
+// (in progress elsewhere, not started); everything an operator must see,
+// even at LogLevel ERROR, is ERROR: a mismatch, bad input, a failure, an
+// expired message, a record not started on its last receive (it goes to the
+// DLQ without running), and a lost lease (the effect ran after its lease
+// ended while another worker held the fact: unless the effect is idempotent
+// downstream on Reservation.Key, it may have run twice).
+func (h *Handler[T]) log(ctx context.Context, rec *events.SQSMessage, r report, lastReceive bool) {
 	level := slog.LevelInfo
 	switch r.outcome {
-	case InProgress, NotStarted, LeaseLost:
+	case InProgress, NotStarted:
 		level = slog.LevelWarn
-	case Mismatch, BadInput, Failed:
+		if lastReceive {
+			level = slog.LevelError
+		}
+	case Mismatch, BadInput, Failed, LeaseLost, Expired:
 		level = slog.LevelError
 	default:
-		if r.err != nil { // a success with a warning: a dropped result
+		if r.err != nil || r.noOrigin { // a success with a warning
 			level = slog.LevelWarn
 		}
 	}
@@ -449,7 +581,14 @@ func (h *Handler[T]) log(ctx context.Context, rec *events.SQSMessage, r report) 
 		slog.String("receive_count", rec.Attributes["ApproximateReceiveCount"]),
 	}
 	if r.err != nil {
-		attrs = append(attrs, slog.String("reason", r.err.Error()))
+		reason := r.err.Error()
+		if lastReceive {
+			reason += fmt.Sprintf("; this was its last receive (maxReceiveCount %d): SQS moves it to the dead-letter queue without its effect ever having run", h.cfg.MaxReceiveCount)
+		}
+		attrs = append(attrs, slog.String("reason", reason))
+	}
+	if r.noOrigin {
+		attrs = append(attrs, slog.String("warning", errNoOrigin))
 	}
 	h.cfg.Logger.LogAttrs(ctx, level, "record", attrs...)
 }
@@ -459,13 +598,21 @@ func (h *Handler[T]) log(ctx context.Context, rec *events.SQSMessage, r report) 
 // ReadUnits and WriteUnits for all of them (the table's bill), and the
 // processed and duplicate records' shares, so that a dashboard divides them
 // by Processed and Duplicate for the units per record of each.
-func (h *Handler[T]) emitMetrics(counts [numOutcomes]int, capacity [numOutcomes]idempotency.Capacity, took time.Duration) {
-	metrics := make([]map[string]string, 0, numOutcomes+7)
-	line := map[string]any{MetricDimension: h.cfg.Consumer, "level": h.cfg.MetricsLevel}
+//
+// The line carries "level" (Config.MetricsLevel) and "timestamp" (RFC 3339):
+// Lambda's log-level filtering reads a JSON line's level only when it also
+// has a valid RFC 3339 timestamp, and takes any other line for INFO, which
+// it drops at a higher application log level.
+func (h *Handler[T]) emitMetrics(counts [numOutcomes]int, unstarted int, capacity [numOutcomes]idempotency.Capacity, took time.Duration) {
+	now := time.Now()
+	metrics := make([]map[string]string, 0, numOutcomes+8)
+	line := map[string]any{MetricDimension: h.cfg.Consumer, "level": h.cfg.MetricsLevel, "timestamp": now.UTC().Format(rfc3339Millis)}
 	for o, n := range counts {
 		metrics = append(metrics, map[string]string{"Name": metricNames[o], "Unit": "Count"})
 		line[metricNames[o]] = n
 	}
+	metrics = append(metrics, map[string]string{"Name": MetricDeadLetteredUnstarted, "Unit": "Count"})
+	line[MetricDeadLetteredUnstarted] = unstarted
 	var total idempotency.Capacity
 	for _, c := range capacity {
 		total.Add(c)
@@ -484,7 +631,7 @@ func (h *Handler[T]) emitMetrics(counts [numOutcomes]int, capacity [numOutcomes]
 	metrics = append(metrics, map[string]string{"Name": MetricBatchDuration, "Unit": "Milliseconds"})
 	line[MetricBatchDuration] = took.Milliseconds()
 	line["_aws"] = map[string]any{
-		"Timestamp": time.Now().UnixMilli(),
+		"Timestamp": now.UnixMilli(),
 		"CloudWatchMetrics": []map[string]any{{
 			"Namespace":  h.cfg.MetricsNamespace,
 			"Dimensions": [][]string{{MetricDimension}},

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -144,13 +145,20 @@ func (f *fixture) metric(t *testing.T, name string) float64 {
 
 var seq atomic.Int64
 
-// message builds an SQS record carrying body, raw or in an SNS envelope.
+// message builds an SQS record carrying body, raw or in an SNS envelope,
+// published and sent now.
 func message(body string, d sqsbatch.Delivery) events.SQSMessage {
+	return messageAt(body, d, time.Now())
+}
+
+// messageAt is message, published (the envelope's Timestamp) and sent (the
+// SentTimestamp attribute) at at.
+func messageAt(body string, d sqsbatch.Delivery, at time.Time) events.SQSMessage {
 	id := fmt.Sprintf("msg-%d", seq.Add(1))
 	if d == sqsbatch.Envelope {
 		env, _ := json.Marshal(map[string]string{
 			"Type": "Notification", "MessageId": "sns-" + id, "TopicArn": "arn:aws:sns:us-east-1:123456789012:orders",
-			"Message": body, "Timestamp": "2026-11-29T12:00:00.000Z", "SignatureVersion": "1",
+			"Message": body, "Timestamp": at.UTC().Format("2006-01-02T15:04:05.000Z"), "SignatureVersion": "1",
 		})
 		body = string(env)
 	}
@@ -158,7 +166,7 @@ func message(body string, d sqsbatch.Delivery) events.SQSMessage {
 		MessageId:      id,
 		Body:           body,
 		EventSourceARN: "arn:aws:sqs:us-east-1:123456789012:charge",
-		Attributes:     map[string]string{"ApproximateReceiveCount": "1"},
+		Attributes:     map[string]string{"ApproximateReceiveCount": "1", "SentTimestamp": strconv.FormatInt(at.UnixMilli(), 10)},
 	}
 }
 

@@ -33,16 +33,24 @@ const (
 	// Redelivered; the redelivery finds the newer worker's record.
 	LeaseLost
 	// NotStarted: too close to the deadline to start, or an earlier message
-	// of its FIFO group failed. Redelivered.
+	// of its FIFO group failed. Redelivered. On the message's last receive
+	// (Config.MaxReceiveCount) it goes to the DLQ without ever running, and
+	// is counted in MetricDeadLetteredUnstarted too.
 	NotStarted
+	// Expired: the message is as old as the business window (its age, from
+	// its SNS publish time or its SQS SentTimestamp, is at least the guard's
+	// Window less ClockSkewMargin), so its fact's record may have left the
+	// window: the effect is not run, since it may have run already. Failed
+	// until the DLQ takes it (see ErrExpired).
+	Expired
 
 	numOutcomes
 )
 
-var outcomeNames = [numOutcomes]string{"processed", "duplicate", "in_progress", "mismatch", "bad_input", "failed", "lease_lost", "not_started"}
+var outcomeNames = [numOutcomes]string{"processed", "duplicate", "in_progress", "mismatch", "bad_input", "failed", "lease_lost", "not_started", "expired"}
 
 // metricNames are the Embedded Metric Format names of the outcomes.
-var metricNames = [numOutcomes]string{"Processed", "Duplicate", "InProgress", "Mismatch", "BadInput", "Failed", "LeaseLost", "NotStarted"}
+var metricNames = [numOutcomes]string{"Processed", "Duplicate", "InProgress", "Mismatch", "BadInput", "Failed", "LeaseLost", "NotStarted", "Expired"}
 
 // Names of the handler's CloudWatch metrics, which it writes as one Embedded
 // Metric Format line per batch, in Config.MetricsNamespace: a count per
@@ -54,6 +62,14 @@ const (
 	// MetricBatchDuration is the time the handler took over a batch, in
 	// milliseconds.
 	MetricBatchDuration = "BatchDuration"
+	// MetricDeadLetteredUnstarted counts the records not started on their
+	// message's last receive (ApproximateReceiveCount at least
+	// Config.MaxReceiveCount): SQS moves them to the dead-letter queue
+	// without their effect ever having run. On a FIFO queue these are the
+	// messages behind a failing message of their group, received and
+	// reported failed with it each time until they reach the DLQ together.
+	// Only counted when Config.MaxReceiveCount is set.
+	MetricDeadLetteredUnstarted = "DeadLetteredUnstarted"
 )
 
 // Outcomes returns every outcome, in the order of the outcome table.
@@ -88,6 +104,8 @@ func (o Outcome) Succeeded() bool { return o == Processed || o == Duplicate }
 // classify maps the guard's answer to an outcome.
 func classify(res idempotency.Result, err error) Outcome {
 	switch {
+	case errors.Is(err, ErrExpired):
+		return Expired
 	case res.Outcome == idempotency.Duplicate:
 		return Duplicate
 	case res.Outcome == idempotency.Processed:

@@ -30,8 +30,9 @@ func TestOutcomeTable(t *testing.T) {
 		outcome string
 		calls   int // store calls for this record
 		reason  string
-		id      string // the order id, when the record has one
-		effects int    // times the effect ran for that order
+		id      string        // the order id, when the record has one
+		effects int           // times the effect ran for that order
+		age     time.Duration // how long ago the message was published and sent
 	}
 	complete := func(id string, body string) func(t *testing.T, f *fixture) {
 		return func(t *testing.T, f *fixture) {
@@ -59,6 +60,7 @@ func TestOutcomeTable(t *testing.T) {
 		{name: "too large", body: `{"orderId":"big","pad":"` + strings.Repeat("x", sqsbatch.DefaultMaxMessageBytes) + `"}`, outcome: "bad_input", reason: "more than"},
 		{name: "invalid SNS envelope", rawBody: `{"Type":"Notification","TopicArn":"arn:aws:sns:us-east-1:1:orders","Message":{"orderId":"e"}}`, outcome: "bad_input", reason: "Message is not a string"},
 		{name: "SNS envelope without Message", rawBody: `{"Type":"Notification","TopicArn":"arn:aws:sns:us-east-1:1:orders"}`, outcome: "bad_input", reason: "no Message"},
+		{name: "older than the window", id: "late", body: `{"orderId":"late","amount":10}`, age: idempotency.DefaultWindow, outcome: "expired", reason: "Fix: a Window longer than"},
 		{name: "payload mismatch", id: "reused", prepare: complete("reused", `{"orderId":"reused","amount":10}`), body: `{"orderId":"reused","amount":99}`, outcome: "mismatch", calls: 1, reason: "payload mismatch"},
 	}
 	for _, d := range []sqsbatch.Delivery{sqsbatch.Raw, sqsbatch.Envelope} {
@@ -69,7 +71,7 @@ func TestOutcomeTable(t *testing.T) {
 					r.prepare(t, f)
 				}
 				before := f.store.calls()
-				rec := message(r.body, d)
+				rec := messageAt(r.body, d, time.Now().Add(-r.age))
 				if r.rawBody != "" {
 					rec.Body = r.rawBody
 				}
@@ -100,7 +102,7 @@ func TestOutcomeTable(t *testing.T) {
 				if f.effectCount("neighbour") != 1 || f.logLine(t, neighbour.MessageId)["outcome"] != "processed" {
 					t.Error("the neighbour was not processed once")
 				}
-				metric := map[string]string{"processed": "Processed", "duplicate": "Duplicate", "in_progress": "InProgress", "failed": "Failed", "bad_input": "BadInput", "mismatch": "Mismatch"}[r.outcome]
+				metric := map[string]string{"processed": "Processed", "duplicate": "Duplicate", "in_progress": "InProgress", "failed": "Failed", "bad_input": "BadInput", "mismatch": "Mismatch", "expired": "Expired"}[r.outcome]
 				want := 1.0
 				if r.outcome == "processed" {
 					want = 2

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 	"unicode/utf8"
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/jsonesc"
@@ -54,9 +55,24 @@ var ErrBadInput = errors.New("bad input")
 
 // envelope is the part of an SNS notification the adapter reads.
 type envelope struct {
-	Type     string          `json:"Type"`
-	TopicArn string          `json:"TopicArn"`
-	Message  json.RawMessage `json:"Message"`
+	Type      string          `json:"Type"`
+	TopicArn  string          `json:"TopicArn"`
+	Message   json.RawMessage `json:"Message"`
+	Timestamp snsTime         `json:"Timestamp"`
+}
+
+// snsTime is an envelope's Timestamp, the time SNS accepted the Publish
+// (RFC 3339, to the millisecond). A Timestamp that does not parse leaves it
+// zero, the record's origin then being SQS's SentTimestamp: it does not make
+// the envelope bad input, nor the body a raw message.
+type snsTime struct{ time.Time }
+
+func (t *snsTime) UnmarshalJSON(b []byte) error {
+	var v time.Time
+	if v.UnmarshalJSON(b) == nil {
+		t.Time = v
+	}
+	return nil
 }
 
 // Parse returns the business message carried by an SQS body: the body
@@ -68,27 +84,34 @@ type envelope struct {
 // messages into one. (Lone surrogates in the message itself are found by
 // idempotency.Guard.Fact.)
 func Parse(body []byte, d Delivery) ([]byte, error) {
+	msg, _, err := parse(body, d)
+	return msg, err
+}
+
+// parse is Parse, which also returns the envelope's publish time: zero for
+// a raw message, or an envelope without a valid Timestamp.
+func parse(body []byte, d Delivery) (msg []byte, published time.Time, err error) {
 	if !utf8.Valid(body) {
-		return nil, fmt.Errorf("%w: body is not valid UTF-8", ErrBadInput)
+		return nil, time.Time{}, fmt.Errorf("%w: body is not valid UTF-8", ErrBadInput)
 	}
-	msg := body
+	msg = body
 	if d != Raw {
 		var env envelope
 		isObject := bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n"), []byte("{"))
 		if isObject && json.Unmarshal(body, &env) == nil && env.Type == "Notification" && env.TopicArn != "" {
 			m, err := envelopeMessage(env.Message)
 			if err != nil {
-				return nil, err
+				return nil, time.Time{}, err
 			}
-			msg = m
+			msg, published = m, env.Timestamp.Time
 		} else if d == Envelope {
-			return nil, fmt.Errorf("%w: body is not an SNS notification envelope", ErrBadInput)
+			return nil, time.Time{}, fmt.Errorf("%w: body is not an SNS notification envelope", ErrBadInput)
 		}
 	}
 	if !json.Valid(msg) {
-		return nil, fmt.Errorf("%w: message is not JSON", ErrBadInput)
+		return nil, time.Time{}, fmt.Errorf("%w: message is not JSON", ErrBadInput)
 	}
-	return msg, nil
+	return msg, published, nil
 }
 
 // envelopeMessage unquotes the envelope's Message, which must be a string.

@@ -51,11 +51,13 @@ func run(t *testing.T, cfg chaos.Config) *chaos.Summary {
 // store, with fewer facts and twice the faults. Every invariant must
 // hold, with at least 30% of the deliveries duplicates, and together the runs
 // must inject every fault kind, crash at every crash point, let facts of the
-// short window run again after it, and dead-letter the writes the store
-// refuses as invalid.
+// short window run again after it (from a late producer retry), bring
+// messages of completed facts back after their window (whole-batch
+// failures, redelivered after the visibility timeout) and judge them
+// expired, and dead-letter the writes the store refuses as invalid.
 func TestChaos(t *testing.T) {
 	seen := map[string]int{}
-	var ranAgain, finished int
+	var ranAgain, finished, late, expired int
 	for _, c := range []struct {
 		store string
 		seeds []int64
@@ -81,6 +83,8 @@ func TestChaos(t *testing.T) {
 				}
 				ranAgain += sum.RanAgainAfterWindow
 				finished += sum.FinishedInBudget
+				late += sum.LateRedeliveries
+				expired += sum.Expired
 			})
 		}
 	}
@@ -92,6 +96,7 @@ func TestChaos(t *testing.T) {
 		"store_sdk_retry:reserve", "store_sdk_retry:complete", "store_sdk_retry:release", "store_sdk_retry:commit",
 		"effect_until_deadline", "effect_at_deadline", "effect_deadline_exceeded",
 		"tx_invalid", "dlq:wallet/tx_invalid", "dlq:points/tx_invalid",
+		"whole_batch_failure", "dlq:stamps/expired", "dlq:points/expired",
 	} {
 		if seen[kind] == 0 {
 			t.Errorf("no run injected %s", kind)
@@ -99,6 +104,9 @@ func TestChaos(t *testing.T) {
 	}
 	if ranAgain == 0 {
 		t.Error("no fact ran again after its window: the short window is not exercised")
+	}
+	if late == 0 || expired == 0 {
+		t.Errorf("%d late redeliveries, %d records expired: the redelivery after the window is not exercised", late, expired)
 	}
 	if finished == 0 {
 		t.Error("no complete or release followed an effect that ran until its context ended")
@@ -158,6 +166,9 @@ func TestSabotageIsCaught(t *testing.T) {
 		{"short-window", 300, func(s *chaos.Summary) bool { return s.DoubleEffects > 0 }},
 		{"foreign-retry", 500, func(s *chaos.Summary) bool { return s.Violations > 0 }},
 		{"effect-to-lease", 300, func(s *chaos.Summary) bool { return s.Violations > 0 }},
+		// The age check off: the queue's redeliveries after the window
+		// (whole batches failed after records completed) run again.
+		{"no-age", 300, func(s *chaos.Summary) bool { return s.DoubleEffects > 0 }},
 	} {
 		t.Run(c.sabotage, func(t *testing.T) {
 			for seed := int64(1); seed <= 5; seed++ {

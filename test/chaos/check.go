@@ -69,9 +69,19 @@ type Summary struct {
 	// reasons, while the fact was applied through another message.
 	DLQValid int
 	// ExpiredReservations counts IN_PROGRESS records, past their lease, of
-	// dead-lettered bad input whose last release failed or never ran:
-	// harmless, since a reservation takes them over.
+	// dead-lettered bad input whose last release failed or never ran, or of
+	// facts whose messages all expired: harmless, since a reservation takes
+	// them over.
 	ExpiredReservations int
+	// LateRedeliveries counts the deliveries, after the first, of a
+	// message as old as its consumer's window, of a fact the consumer had
+	// completed: the redeliveries that would run the effect again if the
+	// adapter did not judge records by their age (issue 19). Expired counts
+	// the records the adapter judged expired; ExpiredFacts the valid facts
+	// never applied because every message of theirs expired, all of them
+	// in the DLQ (a window shorter than the redeliveries: counted, not
+	// lost).
+	LateRedeliveries, Expired, ExpiredFacts int
 
 	// The invariants: effects applied more than once, valid facts never
 	// applied, valid facts left IN_PROGRESS, and every other violation.
@@ -106,8 +116,8 @@ func (s *Summary) DuplicateShare() float64 {
 
 // Line is the one-line verdict.
 func (s *Summary) Line() string {
-	return fmt.Sprintf("chaos: seed=%d facts=%d deliveries=%d crashes=%d store_faults=%d double_effects=%d lost=%d stuck=%d violations=%d",
-		s.Seed, s.Facts, s.Deliveries, s.Crashes, s.StoreFaults, s.DoubleEffects, s.Lost, s.Stuck, s.Violations)
+	return fmt.Sprintf("chaos: seed=%d facts=%d deliveries=%d crashes=%d store_faults=%d whole_batch_failures=%d late_redeliveries=%d expired=%d double_effects=%d lost=%d stuck=%d violations=%d",
+		s.Seed, s.Facts, s.Deliveries, s.Crashes, s.StoreFaults, s.Faults["whole_batch_failure"], s.LateRedeliveries, s.Expired, s.DoubleEffects, s.Lost, s.Stuck, s.Violations)
 }
 
 // Report writes the details, then Line last.
@@ -121,7 +131,7 @@ func (s *Summary) Report(w io.Writer) {
 	fmt.Fprintf(w, "crash points: %s\n", counts(s.CrashPoints))
 	fmt.Fprintf(w, "faults: %s\n", counts(s.Faults))
 	fmt.Fprintf(w, "outcomes: %s\n", counts(s.Outcomes))
-	fmt.Fprintf(w, "dlq: %s valid_dead_lettered=%d\n", counts(s.DLQ), s.DLQValid)
+	fmt.Fprintf(w, "dlq: %s valid_dead_lettered=%d expired_facts=%d\n", counts(s.DLQ), s.DLQValid, s.ExpiredFacts)
 	fmt.Fprintf(w, "fencing: effects_past_deadline=%d takeovers=%d stale_rejected=%d stale_deletes=%d provider_replays=%d provider_refused=%d expired_reservations=%d\n",
 		s.EffectsPastDeadline, s.Takeovers, s.StaleRejected, s.StaleDeletes, s.ProviderReplays, s.ProviderRefused, s.ExpiredReservations)
 	fmt.Fprintf(w, "seams: sdk_retries=%d effects_to_deadline=%d finished_in_budget=%d tx_refused=%d tx_invalid_dead_lettered=%d ran_again_after_window=%d (facts; %d reruns)\n",
@@ -191,8 +201,8 @@ func (s *sim) check(ctx context.Context, inner idempotency.Store) error {
 // made, or a credit committed; at is when (for a credit, when its commit was
 // sent).
 type application struct {
-	at      time.Time
-	variant int
+	at, origin time.Time // origin: of the message it came from (see invocation.origins)
+	variant    int
 }
 
 // applied returns the applications of f by consumer c, in the order they
@@ -208,7 +218,7 @@ func (s *sim) applied(ctx context.Context, c *consumer, f *fact) ([]application,
 	var out []application
 	if !c.tx {
 		for _, p := range s.provider.byOrder[f.id] {
-			out = append(out, application{at: p.at, variant: variant(p.amount)})
+			out = append(out, application{at: p.at, origin: p.origin, variant: variant(p.amount)})
 		}
 		return out, nil
 	}
@@ -224,7 +234,7 @@ func (s *sim) applied(ctx context.Context, c *consumer, f *fact) ([]application,
 	}
 	seen := c.wallet.log[f.id]
 	for _, cr := range seen {
-		out = append(out, application{at: cr.at, variant: variant(cr.amount)})
+		out = append(out, application{at: cr.at, origin: cr.origin, variant: variant(cr.amount)})
 	}
 	if int64(len(seen)) != count || (count > 0 && seen[len(seen)-1].amount != amount) {
 		s.problem("%s: the ledger of %s holds %d credits (last of %d), the harness saw %d applied", c.name, f.id, count, amount, len(seen))
@@ -237,19 +247,24 @@ func (s *sim) applied(ctx context.Context, c *consumer, f *fact) ([]application,
 	return out, nil
 }
 
-// doubles returns how many applications of key (after the first) happened
-// while the business window of the application before them was open: the
-// window of an application starts when the write that completed it was sent
-// and lasts window; it is kept to the second (Record.ExpiresAt), so an
-// application within the last second of it is given the benefit of the
-// doubt. The others ran again after their window, as they should.
+// doubles returns how many applications of key (after the first) are
+// double effects: an application while the business window of the one
+// before it was open, or from a message published before that window
+// opened. The window of an application starts when the write that completed
+// it was sent and lasts window; it is kept to the second (Record.ExpiresAt),
+// so an application within the last second of it is given the benefit of
+// the doubt. An application after the window from a message published after
+// the one before completed is a new delivery of the fact by its producer (a
+// late retry): it ran again after its window, as it should. One from a
+// message published before is the queue's redelivery of a fact that ran
+// (issue 19): a double effect.
 func (s *sim) doubles(key string, window time.Duration, applied []application) (doubles, reruns int) {
 	completions := s.shadow.completions[key]
 	for j := 1; j < len(applied); j++ {
 		prev, cur := applied[j-1].at, applied[j].at
 		closed := false
 		for _, cc := range completions {
-			if !cc.Before(prev) && cur.After(cc.Add(window-time.Second)) {
+			if !cc.Before(prev) && cur.After(cc.Add(window-time.Second)) && applied[j].origin.After(cc) {
 				closed = true
 				break
 			}
@@ -280,7 +295,7 @@ func (s *sim) checkFact(c *consumer, f *fact, applied []application) {
 			s.problem("%s: %s, whose writes the store refuses, was applied %d times; its record is %s", c.name, f.id, len(applied), describe(rec, had))
 		}
 		for _, m := range msgs {
-			if m.state != deadLettered || !m.txInvalid {
+			if m.state != deadLettered || !m.txInvalid && m.reasons["expired"] == "" {
 				s.problem("%s: %s, whose writes the store refuses, ended %s, never failed for the refusal (last outcome %q: %s)", c.name, m.id, stateName(m.state), m.lastOutcome, m.lastReason)
 			}
 		}
@@ -297,9 +312,24 @@ func (s *sim) checkFact(c *consumer, f *fact, applied []application) {
 			s.stats.ExpiredReservations++
 		}
 		for _, m := range msgs {
-			if m.state != deadLettered || m.reasons["bad_input"] == "" {
+			if m.state != deadLettered || m.reasons["bad_input"] == "" && m.reasons["expired"] == "" {
 				s.problem("%s: bad input %s (%s) ended %s, last outcome %q (%s)", c.name, m.id, f.poison, stateName(m.state), m.lastOutcome, m.lastReason)
 			}
+		}
+		return
+	}
+	for _, m := range msgs {
+		if m.reasons["expired"] != "" && m.state != deadLettered {
+			s.problem("%s: message %s of %s expired, then ended %s, not in the DLQ", c.name, m.id, f.id, stateName(m.state))
+		}
+	}
+	if len(applied) == 0 && expiredAll(msgs) {
+		// Every message of the fact came back older than the window and
+		// is in the DLQ, counted: the window is shorter than the
+		// redeliveries, and the fact's record may have been gone.
+		s.stats.ExpiredFacts++
+		if had {
+			s.stats.ExpiredReservations++
 		}
 		return
 	}
@@ -314,7 +344,7 @@ func (s *sim) checkFact(c *consumer, f *fact, applied []application) {
 	doubles, reruns := s.doubles(key, c.window, applied)
 	if doubles > 0 {
 		s.stats.DoubleEffects++
-		s.problemOnly("%s: %s applied %d times, %d of them within the window of the one before", c.name, f.id, len(applied), doubles)
+		s.problemOnly("%s: %s applied %d times, %d of them within the window of the one before or from a message published before it completed", c.name, f.id, len(applied), doubles)
 	}
 	if reruns > 0 {
 		s.stats.RanAgainAfterWindow++
@@ -348,10 +378,23 @@ func (s *sim) checkFact(c *consumer, f *fact, applied []application) {
 			// (checkOutcome); the fact was applied through another
 			// message.
 			s.stats.DLQValid++
-		case m.state == deadLettered && m.reasons["mismatch"] == "" && !m.keyReused:
+		case m.state == deadLettered && m.reasons["mismatch"] == "" && m.reasons["expired"] == "" && !m.keyReused:
 			s.problem("%s: conflicting message %s dead-lettered with outcome %q (%s), want a payload mismatch", c.name, m.id, m.lastOutcome, m.lastReason)
 		}
 	}
+}
+
+// expiredAll reports whether every message is in the DLQ and at least one
+// of them expired.
+func expiredAll(msgs []*message) bool {
+	expired := false
+	for _, m := range msgs {
+		if m.state != deadLettered {
+			return false
+		}
+		expired = expired || m.reasons["expired"] != ""
+	}
+	return expired
 }
 
 // problemOnly records the description of a problem counted elsewhere.

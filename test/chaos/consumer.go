@@ -58,6 +58,13 @@ type invocation struct {
 	// retried are the writes the SDK sent twice (store_sdk_retry), by key,
 	// with the answer the guard got.
 	retried map[string][]retry
+	// origins is, by order id, the latest origin time (message.stamp) of
+	// the batch's messages of that order: the message an application of
+	// the batch comes from was published then or before.
+	origins map[string]time.Time
+	// completed counts the records of the invocation whose complete or
+	// commit the store applied.
+	completed int
 }
 
 // retry is a write applied, its answer lost, and sent again.
@@ -134,20 +141,20 @@ type consumer struct {
 	}
 }
 
-func (s *sim) newConsumer(name string, tx bool, window time.Duration, inner idempotency.TxStore) (*consumer, error) {
+func (s *sim) newConsumer(name string, tx bool, window, lease time.Duration, inner idempotency.TxStore) (*consumer, error) {
 	c := &consumer{index: len(s.consumers), name: name, tx: tx, window: window, q: &queue{name: name, envelope: name == "charge", tx: tx}}
 	if tx {
 		c.wallet = &wallet{sim: s, name: name, ledger: make(map[string]*entry), balance: make(map[string]int64),
 			pending: make(map[string]credit), log: make(map[string][]credit)}
 	}
 	store := &faultStore{sim: s, inner: inner, wallet: c.wallet}
-	if s.cfg.Sabotage == "short-window" && window < longWindow {
+	if s.cfg.Sabotage == "short-window" && name == "points" {
 		window /= 3 // the checks still expect c.window
 	}
 	g, err := idempotency.NewGuard(store, idempotency.Config{
 		Namespace:     name,
 		Window:        window,
-		LeaseMax:      leaseMax,
+		LeaseMax:      lease,
 		FinishBudget:  finishBudget,
 		PayloadIgnore: []string{"placedAt"},
 		Now:           s.clock.Now,
@@ -224,19 +231,33 @@ func (w *worker) run(t *task) {
 func (w *worker) invoke(msgs []*message) {
 	s := w.sim
 	s.stats.Invocations++
-	inv := &invocation{w: w, deadline: s.clock.Now().Add(functionTimeout), outcomes: make(map[string]logged), retried: make(map[string][]retry)}
+	inv := &invocation{w: w, deadline: s.clock.Now().Add(functionTimeout), outcomes: make(map[string]logged), retried: make(map[string][]retry),
+		origins: make(map[string]time.Time)}
 	ev := events.SQSEvent{Records: make([]events.SQSMessage, len(msgs))}
 	handles := make([]string, len(msgs))
+	noAge := s.cfg.Sabotage == "no-age"
 	for i, m := range msgs {
 		handles[i] = m.receipt
+		attrs := map[string]string{"ApproximateReceiveCount": strconv.Itoa(m.receives)}
+		if !noAge {
+			attrs["SentTimestamp"] = strconv.FormatInt(m.sentAt.UnixMilli(), 10)
+		}
 		ev.Records[i] = events.SQSMessage{
 			MessageId:      m.id,
 			ReceiptHandle:  m.receipt,
-			Body:           render(m),
+			Body:           render(m, noAge),
 			EventSourceARN: "arn:aws:sqs:eu-west-1:123456789012:" + m.q.name,
-			Attributes:     map[string]string{"ApproximateReceiveCount": strconv.Itoa(m.receives)},
+			Attributes:     attrs,
+		}
+		if o, ok := inv.origins[m.f.id]; !ok || m.stamp().After(o) {
+			inv.origins[m.f.id] = m.stamp()
 		}
 		s.countDelivery(w.c, m)
+		if m.receives > 1 && !s.clock.Now().Before(m.stamp().Add(w.c.window-sqsbatch.ClockSkewMargin)) && len(s.shadow.completions[w.c.name+"#"+m.f.id]) > 0 {
+			// The case of issue 19: a redelivery older than the window
+			// of a fact the consumer completed.
+			s.stats.LateRedeliveries++
+		}
 	}
 	resp, err := w.c.handler.Handle(invCtx{inv}, ev)
 	if inv.dead {
@@ -268,6 +289,9 @@ func (w *worker) invoke(msgs []*message) {
 			}
 		}
 		s.checkOutcome(w.c, m, l)
+		if l.outcome == "expired" {
+			s.stats.Expired++
+		}
 		s.stats.Outcomes[w.c.name+"/"+l.outcome]++
 	}
 	s.checkRetried(w.c, inv, ev, msgs)
@@ -310,6 +334,14 @@ func (w *worker) invoke(msgs []*message) {
 // the simulation caused: an injected fault, or another worker holding or
 // having taken over the fact.
 func (s *sim) checkOutcome(c *consumer, m *message, l logged) {
+	if l.outcome == "expired" {
+		// Only a message as old as the window (less the adapter's
+		// margin) is expired; its age only grew since the adapter judged it.
+		if age := s.clock.Now().Sub(m.stamp()); age < c.window-sqsbatch.ClockSkewMargin {
+			s.problem("%s: message %s of %s expired at the age of %v, younger than the window %v", c.name, m.id, m.f.id, age, c.window)
+		}
+		return
+	}
 	if m.f.badAt(c) || m.f.conflict != 0 {
 		return
 	}
@@ -414,11 +446,12 @@ func describe(rec idempotency.Record, ok bool) string {
 	return fmt.Sprintf("%s (owner %.8s, hash %.8s)", rec.Status, rec.Owner, rec.PayloadHash)
 }
 
-// payment is a charge the fake payment provider made, at a virtual time.
+// payment is a charge the fake payment provider made, at a virtual time,
+// for a message whose origin time is origin (see invocation.origins).
 type payment struct {
 	id, key, order, customer string
 	amount                   int64
-	at                       time.Time
+	at, origin               time.Time
 }
 
 // provider is a fake payment API that honours idempotency keys like a real
@@ -434,7 +467,7 @@ type provider struct {
 
 var errKeyReused = errors.New("payment provider: 400 idempotency key reused with different parameters")
 
-func (p *provider) charge(key string, o order) (string, error) {
+func (p *provider) charge(key string, o order, origin time.Time) (string, error) {
 	if pm, ok := p.byKey[key]; ok {
 		if pm.amount != o.Amount || pm.customer != o.CustomerID || pm.order != o.OrderID {
 			p.refused++
@@ -444,7 +477,7 @@ func (p *provider) charge(key string, o order) (string, error) {
 		return pm.id, nil
 	}
 	p.n++
-	pm := &payment{id: fmt.Sprintf("ch_%d", p.n), key: key, order: o.OrderID, customer: o.CustomerID, amount: o.Amount, at: p.clock.Now()}
+	pm := &payment{id: fmt.Sprintf("ch_%d", p.n), key: key, order: o.OrderID, customer: o.CustomerID, amount: o.Amount, at: p.clock.Now(), origin: origin}
 	p.byKey[key] = pm
 	if p.byOrder == nil {
 		p.byOrder = make(map[string][]*payment)
@@ -461,6 +494,9 @@ func (s *sim) charge(ctx context.Context, o order, r idempotency.Reservation) (s
 		return "", err
 	}
 	if err := s.maybeCrash(inv, "during_effect", pCrash); err != nil {
+		return "", err
+	}
+	if err := s.maybeFailBatch(inv); err != nil {
 		return "", err
 	}
 	if s.chance(pEffectPanic * s.scale) {
@@ -498,12 +534,12 @@ func (s *sim) charge(ctx context.Context, o order, r idempotency.Reservation) (s
 		s.stats.Faults["provider_503"]++
 		err = errors.New("payment provider: 503 service unavailable")
 	case x < pProviderDown+pProviderAmbiguous:
-		if _, err = s.provider.charge(key, o); err == nil {
+		if _, err = s.provider.charge(key, o, inv.origins[o.OrderID]); err == nil {
 			s.stats.Faults["provider_ambiguous"]++
 			err = errors.New("payment provider: timeout (the charge was made)")
 		}
 	default:
-		id, err = s.provider.charge(key, o)
+		id, err = s.provider.charge(key, o, inv.origins[o.OrderID])
 	}
 	if dead := s.alive(inv); dead != nil {
 		return "", dead
@@ -534,7 +570,7 @@ func (s *sim) chargeToDeadline(inv *invocation, key string, o order, r idempoten
 	var id string
 	var err error
 	if kind != "effect_at_deadline" {
-		id, err = s.provider.charge(key, o)
+		id, err = s.provider.charge(key, o, inv.origins[o.OrderID])
 	}
 	s.park(inv.w.t, deadline.Sub(s.clock.Now()))
 	if dead := s.alive(inv); dead != nil {
@@ -542,7 +578,7 @@ func (s *sim) chargeToDeadline(inv *invocation, key string, o order, r idempoten
 	}
 	switch kind {
 	case "effect_at_deadline":
-		id, err = s.provider.charge(key, o)
+		id, err = s.provider.charge(key, o, inv.origins[o.OrderID])
 	case "effect_deadline_exceeded":
 		if err == nil {
 			err = fmt.Errorf("payment provider: charge %s made, then %w (injected: the effect ran until its context ended)", id, context.DeadlineExceeded)
@@ -551,6 +587,21 @@ func (s *sim) chargeToDeadline(inv *invocation, key string, o order, r idempoten
 	}
 	s.deadlineEffects[r.Token] = r.LeaseUntil
 	return id, err
+}
+
+// maybeFailBatch fails the invocation as a whole, with probability
+// pWholeBatch, once a record of it has completed: the execution environment
+// is killed (out of memory, an effect that ignores its context), so that
+// Lambda deletes nothing and SQS makes the whole batch visible again after
+// the visibility timeout, the completed records with it. For a consumer
+// whose window is shorter than the visibility timeout they come back after
+// their window (issue 19): the adapter must see their age and not run them.
+func (s *sim) maybeFailBatch(inv *invocation) error {
+	if inv.completed == 0 || !s.chance(pWholeBatch*s.scale) {
+		return nil
+	}
+	s.stats.Faults["whole_batch_failure"]++
+	return s.kill(inv, "whole_batch_failure")
 }
 
 // finishing checks the complete or release of the reservation owned by
@@ -578,11 +629,12 @@ type entry struct {
 	amount int64
 }
 
-// credit is one credit of an order, as the harness saw it applied.
+// credit is one credit of an order, as the harness saw it applied, for a
+// message whose origin time is origin (see invocation.origins).
 type credit struct {
 	order, customer string
 	amount          int64
-	at              time.Time
+	at, origin      time.Time
 }
 
 // wallet is a transactional consumer: its effect credits the customer's
@@ -618,6 +670,9 @@ func (w *wallet) credit(ctx context.Context, o order, r idempotency.Reservation)
 	if err := s.maybeCrash(inv, "during_effect", pCrash); err != nil {
 		return nil, "", err
 	}
+	if err := s.maybeFailBatch(inv); err != nil {
+		return nil, "", err
+	}
 	d, _ := s.latency(0, "")
 	if err := s.wait(inv, d); err != nil {
 		return nil, "", err
@@ -627,7 +682,7 @@ func (w *wallet) credit(ctx context.Context, o order, r idempotency.Reservation)
 	}
 	n := cashback(o.Amount)
 	result := "credited " + strconv.FormatInt(n, 10)
-	c := credit{order: o.OrderID, customer: o.CustomerID, amount: o.Amount}
+	c := credit{order: o.OrderID, customer: o.CustomerID, amount: o.Amount, origin: inv.origins[o.OrderID]}
 	if s.cfg.Sabotage == "effect-outside-tx" {
 		// The naive handler: the credit happens in the effect, the record
 		// is committed after it.

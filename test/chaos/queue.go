@@ -105,11 +105,15 @@ type message struct {
 	snsID    string
 	// why the message exists: "first", "producer_retry", "sns_duplicate" or
 	// "conflict".
-	origin    string
-	visibleAt time.Time
-	receives  int
-	receipt   string // of the latest receive: only it may delete
-	state     msgState
+	origin string
+	// publishedAt is when SNS accepted the Publish (the envelope's
+	// Timestamp; zero for a direct message), sentAt when the message
+	// entered the queue (its SentTimestamp).
+	publishedAt, sentAt time.Time
+	visibleAt           time.Time
+	receives            int
+	receipt             string // of the latest receive: only it may delete
+	state               msgState
 	// The outcome and reason the adapter logged for the latest judged
 	// delivery, and the first reason logged for each outcome: what an
 	// operator finds when looking up a dead-lettered message's id in the
@@ -136,6 +140,9 @@ type queue struct {
 }
 
 func (q *queue) add(m *message) {
+	if m.sentAt.IsZero() {
+		m.sentAt = m.visibleAt
+	}
 	q.seq++
 	m.id = fmt.Sprintf("%s-%d", q.name, q.seq)
 	m.q = q
@@ -229,6 +236,8 @@ func dlqClass(m *message) string {
 		return "tx_invalid"
 	case m.f.poison != "" && m.f.poison != "tx_invalid":
 		return "bad_input"
+	case m.lastOutcome == "expired":
+		return "expired"
 	case m.variant == 1 || m.f.conflict != 0:
 		return "conflict"
 	}
@@ -248,8 +257,9 @@ func (s *sim) delete(m *message, receipt string) bool {
 }
 
 // render returns the SQS body of m: with SNS envelope delivery the business
-// message is the envelope's Message.
-func render(m *message) string {
+// message is the envelope's Message, and its Timestamp the publish time
+// (none with noAge, the "no-age" sabotage).
+func render(m *message, noAge bool) string {
 	if m.direct {
 		return m.business
 	}
@@ -257,15 +267,29 @@ func render(m *message) string {
 	if !m.q.envelope {
 		return msg
 	}
-	env, _ := json.Marshal(map[string]string{
+	env := map[string]string{
 		"Type":             "Notification",
 		"MessageId":        m.snsID,
 		"TopicArn":         topicARN,
 		"Message":          msg,
-		"Timestamp":        "2100-01-01T00:00:00.000Z",
+		"Timestamp":        m.publishedAt.UTC().Format("2006-01-02T15:04:05.000Z"),
 		"SignatureVersion": "1",
-	})
-	return string(env)
+	}
+	if noAge {
+		delete(env, "Timestamp")
+	}
+	b, _ := json.Marshal(env)
+	return string(b)
+}
+
+// stamp is the message's origin time as the adapter reads it: the SNS
+// publish time in an envelope, else the SQS SentTimestamp, to the
+// millisecond.
+func (m *message) stamp() time.Time {
+	if !m.direct && m.q.envelope {
+		return m.publishedAt.Truncate(time.Millisecond)
+	}
+	return m.sentAt.Truncate(time.Millisecond)
 }
 
 // publish publishes a variant of f at the virtual time at: SNS delivers it
@@ -291,7 +315,7 @@ func (s *sim) publish(f *fact, variant int, at time.Time, origin string) {
 			if k == 1 {
 				o = "sns_duplicate"
 			}
-			s.enqueue(c.q, &message{f: f, variant: variant, business: body, snsID: snsID, origin: o, visibleAt: at.Add(delay)})
+			s.enqueue(c.q, &message{f: f, variant: variant, business: body, snsID: snsID, origin: o, publishedAt: at, visibleAt: at.Add(delay)})
 		}
 	}
 }

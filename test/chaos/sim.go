@@ -40,11 +40,30 @@
 //     consumer keeps facts for 30s, with a 1m function timeout and a 10s
 //     lease, so that redeliveries after the visibility timeout, late
 //     producer retries and late conflicting variants find the window over.
-//     Such a fact legitimately runs again: only an effect applied while an
+//     A fact published again by its producer after its window legitimately
+//     runs again (Summary.RanAgainAfterWindow); an effect applied while an
 //     earlier application's window (from the time its completion was sent,
-//     to the second the store keeps) was still open counts as a double
-//     effect; the facts that ran again after their window are counted apart
-//     (Summary.RanAgainAfterWindow).
+//     to the second the store keeps) was still open, or applied from a
+//     message published before that application completed (the queue's
+//     redelivery of a fact that ran), is a double effect.
+//   - "whole_batch_failure" (issue 19): once a record of an invocation has
+//     completed, a later record's effect kills the invocation as a whole (an
+//     environment killed for memory, an effect that ignores its context):
+//     nothing is deleted and SQS makes the whole batch visible again after
+//     the visibility timeout (6m), completed records included. The "stamps"
+//     consumer has the shortest window the construct allows with its
+//     default lease, Window = LeaseMax = the function timeout (1m), so its
+//     redeliveries (and points') come after the window: the adapter judges
+//     each record by its age (the envelope's Timestamp, else the
+//     SentTimestamp the harness sends) and ends those as expired, never run.
+//     The invariants: no double effect; an expired record is at least as old
+//     as its window (less sqsbatch.ClockSkewMargin) and its message ends in
+//     the DLQ; a valid fact never applied because all its messages expired
+//     is counted (Summary.ExpiredFacts), not lost. Summary.LateRedeliveries
+//     counts the redeliveries of completed facts' messages older than the
+//     window, the deliveries that would have run again; the "no-age"
+//     sabotage sends no origin time, so that the adapter cannot judge them,
+//     and must show double effects.
 //   - "tx_invalid": an order with more line items than a transaction can
 //     hold, which the transactional consumers turn into more writes than
 //     DynamoDB allows in one transaction. dynamostore refuses them itself;
@@ -58,7 +77,8 @@
 // payment provider which honours the idempotency key (Reservation.Key), as a
 // real payment API does; "wallet" and "points" run a transactional effect (a
 // balance increment and a per-order ledger entry, committed with the
-// COMPLETED record by Guard.RunTx), with windows of 24h and 30s.
+// COMPLETED record by Guard.RunTx), with windows of 24h and 30s; "stamps"
+// is another transactional consumer, with a window of 1m.
 //
 // Determinism: every simulated actor is a task of a cooperative,
 // discrete-event scheduler (sched.go); exactly one runs at a time, and every
@@ -139,7 +159,9 @@ const (
 	maxMessageBytes = 8 << 10
 	// longWindow is the business window of charge and wallet; shortWindow
 	// that of points: shorter than the function timeout, not shorter than
-	// the lease (the guard refuses that).
+	// the lease (the guard refuses that). stamps has the shortest window the
+	// construct allows with its default lease: Window = LeaseMax = the
+	// function timeout.
 	longWindow  = 24 * time.Hour
 	shortWindow = 30 * time.Second
 	// txInvalidLines is the number of line items of a tx_invalid order:
@@ -173,6 +195,10 @@ const (
 
 	pCrash             = 0.002 // at each crash point of a record
 	pCrashBeforeDelete = 0.01  // per invocation, after the handler returned
+	// pWholeBatch is the chance that a record's effect kills its
+	// invocation once an earlier record of it completed: the whole batch
+	// comes back after the visibility timeout (whole_batch_failure).
+	pWholeBatch = 0.01
 )
 
 // poisonKinds are the bad inputs the producer emits, in turn. "tx_invalid"
@@ -184,10 +210,12 @@ var consumerSpecs = []struct {
 	name   string
 	tx     bool
 	window time.Duration
+	lease  time.Duration
 }{
-	{"charge", false, longWindow},
-	{"wallet", true, longWindow},
-	{"points", true, shortWindow},
+	{"charge", false, longWindow, leaseMax},
+	{"wallet", true, longWindow, leaseMax},
+	{"points", true, shortWindow, leaseMax},
+	{"stamps", true, functionTimeout, functionTimeout},
 }
 
 // Config configures a run.
@@ -215,7 +243,10 @@ type Config struct {
 	// until the lease instead, as its context ended before the finishing
 	// budget existed) or "blocking-store" (the first reserve blocks until
 	// the run ends, as a store call without a timeout would: the run must
-	// fail as a deadlock, not hang). Default: none.
+	// fail as a deadlock, not hang) or "no-age" (the records carry no
+	// origin time, neither SentTimestamp nor the envelope's Timestamp, so
+	// that the adapter cannot tell a redelivery after the window: the age
+	// check disabled). Default: none.
 	Sabotage string
 	// FaultScale multiplies the probability of every injected fault and
 	// crash, so that a short run sees every kind. Default: 1.
@@ -316,7 +347,7 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	}
 	s.makeFacts()
 	for _, spec := range consumerSpecs {
-		c, err := s.newConsumer(spec.name, spec.tx, spec.window, inner)
+		c, err := s.newConsumer(spec.name, spec.tx, spec.window, spec.lease, inner)
 		if err != nil {
 			return nil, err
 		}

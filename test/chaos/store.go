@@ -153,6 +153,9 @@ func (fs *faultStore) Complete(ctx context.Context, rec idempotency.Record) erro
 			err = fs.inner.Complete(ctx, rec)
 		}
 		fs.sim.shadow.complete(ctx, fs.inner, rec, sent, err)
+		if err == nil {
+			ctx.Value(invKey{}).(*invocation).completed++
+		}
 		return err
 	})
 }
@@ -188,6 +191,7 @@ func (fs *faultStore) Commit(ctx context.Context, rec idempotency.Record, now ti
 		fs.sim.shadow.put("commit", rec, now, err)
 		if err == nil {
 			fs.sim.shadow.completed(rec.Key, sent)
+			ctx.Value(invKey{}).(*invocation).completed++
 			if fs.wallet != nil {
 				fs.wallet.committed(rec.Owner, sent)
 			}

@@ -1,10 +1,12 @@
 // Command chaos runs the deterministic at-least-once simulation (package
 // chaos) once and prints its counters; its last line is the verdict:
 //
-//	chaos: seed=<S> facts=<N> deliveries=<D> crashes=<C> store_faults=<F> double_effects=<X> lost=<L> stuck=<K> violations=<V>
+//	chaos: seed=<S> facts=<N> deliveries=<D> crashes=<C> store_faults=<F> whole_batch_failures=<W> late_redeliveries=<R> expired=<E> double_effects=<X> lost=<L> stuck=<K> violations=<V>
 //
-// It exits 0 only when X, L, K and V are all 0. The same seed replays the
-// same run.
+// W counts the invocations failed as a whole after a record completed, R the
+// redeliveries of completed facts' messages older than their window, E the
+// records the adapter judged expired. It exits 0 only when X, L, K and V are
+// all 0. The same seed replays the same run.
 //
 //	go run ./cmd/chaos -seed 7 -facts 10000
 //	go run ./cmd/chaos -seed 7 -facts 2000 -store dynamodb   # on kumo, in process
@@ -26,7 +28,7 @@ func main() {
 	facts := flag.Int("facts", 10000, "number of business facts published")
 	store := flag.String("store", "memory", "idempotency store: memory or dynamodb (kumo, in process)")
 	scale := flag.Float64("fault-scale", 1, "multiply the probability of every fault and crash")
-	sabotage := flag.String("sabotage", "", "break the system on purpose to see the invariants fail: token-as-key, unfenced-complete, effect-outside-tx, ignore-failures, short-window, foreign-retry, effect-to-lease or blocking-store (fails as a deadlock after a minute)")
+	sabotage := flag.String("sabotage", "", "break the system on purpose to see the invariants fail: token-as-key, unfenced-complete, effect-outside-tx, ignore-failures, short-window, foreign-retry, effect-to-lease, no-age or blocking-store (fails as a deadlock after a minute)")
 	flag.Parse()
 	if *seed == 0 {
 		*seed = time.Now().UnixNano() % 1_000_000
