@@ -48,8 +48,9 @@ func ModuleRoot() (string, error) {
 	}
 }
 
-// Context returns the "context" of the module's cdk.json: the feature flags
-// `cdk synth` uses, so that tests synthesize what the CLI would.
+// Context returns the "context" of the cdk.json in the module's root (the
+// folder of go.mod): the feature flags `cdk synth` uses, so that tests
+// synthesize what the CLI would.
 func Context() (map[string]any, error) {
 	root, err := ModuleRoot()
 	if err != nil {
@@ -63,7 +64,7 @@ func Context() (map[string]any, error) {
 func ContextIn(dir string) (map[string]any, error) {
 	data, err := os.ReadFile(filepath.Join(dir, "cdk.json"))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("cdktest reads the feature flags of your app's cdk.json (its \"context\", as `cdk init` writes it): %w", err)
 	}
 	var cfg struct {
 		Context map[string]any `json:"context"`
@@ -72,7 +73,7 @@ func ContextIn(dir string) (map[string]any, error) {
 		return nil, fmt.Errorf("cdk.json: %w", err)
 	}
 	if len(cfg.Context) == 0 {
-		return nil, errors.New("cdk.json has no context")
+		return nil, fmt.Errorf("%s has no \"context\": the feature flags that `cdk init` writes there are what cdk synth uses, and what tests must synthesize with", filepath.Join(dir, "cdk.json"))
 	}
 	return cfg.Context, nil
 }

@@ -122,3 +122,26 @@ func Example() {
 	// OrdersA9B65338 AWS::SNS::Topic
 	// There is already a Construct with name 'Orders'
 }
+
+// TestContextIn: a missing cdk.json, or one without context, is an error
+// that says what the kit reads it for.
+func TestContextIn(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := cdktest.ContextIn(dir); err == nil || !strings.Contains(err.Error(), "feature flags of your app's cdk.json") {
+		t.Errorf("no cdk.json: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "cdk.json"), []byte(`{"app":"go run ."}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cdktest.ContextIn(dir); err == nil || !strings.Contains(err.Error(), `has no "context"`) {
+		t.Errorf("cdk.json without context: %v", err)
+	}
+	root, err := cdktest.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, err := cdktest.ContextIn(root)
+	if err != nil || ctx["@aws-cdk/core:annotationsInValidationReport"] != true {
+		t.Errorf("the repository's cdk.json: %v, %v", ctx["@aws-cdk/core:annotationsInValidationReport"], err)
+	}
+}
