@@ -28,6 +28,9 @@ var pathRef = regexp.MustCompile(`(?:^|[^a-zA-Z0-9_./-])((?:` + strings.Join(top
 
 var importRef = regexp.MustCompile(regexp.QuoteMeta(modulePath) + `([a-z0-9_]+(?:/[a-z0-9_]+)*)`)
 
+// linkRef matches the target of a Markdown link, "[text](target#anchor)".
+var linkRef = regexp.MustCompile(`\]\(([^)#\s]+)(?:#[^)\s]*)?\)`)
+
 // skipDirs are never read: other projects' files and generated output.
 var skipDirs = []string{"node_modules", "cdk.out", "vendor", "testdata"}
 
@@ -90,6 +93,14 @@ func stalePaths(root string) ([]stale, error) {
 			for _, m := range importRef.FindAllStringSubmatch(line, -1) {
 				refs = append(refs, m[1])
 			}
+			if strings.HasSuffix(path, ".md") {
+				// A relative link is relative to the Markdown file's folder.
+				for _, m := range linkRef.FindAllStringSubmatch(line, -1) {
+					if target := m[1]; !strings.Contains(target, ":") {
+						refs = append(refs, filepath.ToSlash(filepath.Join(filepath.Dir(rel), target)))
+					}
+				}
+			}
 			for _, p := range refs {
 				if !exists(root, p) {
 					out = append(out, stale{file: rel, line: n, path: p})
@@ -102,8 +113,8 @@ func stalePaths(root string) ([]stale, error) {
 }
 
 // TestNoStalePaths: no comment, doc comment or Markdown file names a path
-// or import path of the repository that does not exist (CHANGELOG.md, the
-// history, names removed ones on purpose).
+// or import path of the repository, and no Markdown link a file, that does
+// not exist (CHANGELOG.md, the history, names removed ones on purpose).
 func TestNoStalePaths(t *testing.T) {
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
@@ -126,11 +137,15 @@ func TestNoStalePaths(t *testing.T) {
 func TestStalePathsFindsWhatIsGone(t *testing.T) {
 	root := t.TempDir()
 	gone := "lambda/" + "env" // spelt apart, so that this file cites no removed path itself
+	notes := "lambda/handler/" + "NOTES.md"
 	files := map[string]string{
 		"lambda/contract/contract.go": "// Package contract replaces package " + gone + ".\npackage contract\n",
 		"lambda/handler/handler.go": "package handler\n\n// New reads what lambda/contract decodes (see lambda/contract/contract.go,\n" +
 			"// constructs/v10 is constructs-go, and aws-cdk-go/awscdk/v2/awslambda is no path of ours).\nfunc New() {}\n",
-		"README.md":                "Import `" + modulePath + gone + "` or " + modulePath + "lambda/handler.\n",
+		"README.md": "Import `" + modulePath + gone + "` or " + modulePath + "lambda/handler.\n" +
+			"See [the design](DESIGN.md#the-record), [gone](docs/GONE.md), [the handler](lambda/handler) and [Go](https://go.dev).\n",
+		"DESIGN.md":                "# Design\n",
+		notes:                      "[up](../../DESIGN.md) and [nowhere](../nowhere.md)\n",
 		"CHANGELOG.md":             "`" + gone + "` is gone.\n",
 		"node_modules/x/README.md": gone + "\n",
 	}
@@ -150,7 +165,7 @@ func TestStalePathsFindsWhatIsGone(t *testing.T) {
 	for _, s := range found {
 		got = append(got, s.String())
 	}
-	want := []string{"README.md:1: " + gone, "lambda/contract/contract.go:1: " + gone}
+	want := []string{"README.md:1: " + gone, "README.md:2: docs/GONE.md", "lambda/contract/contract.go:1: " + gone, notes + ":1: lambda/" + "nowhere.md"}
 	slices.Sort(got)
 	if !slices.Equal(got, want) {
 		t.Errorf("found %q, want %q", got, want)
