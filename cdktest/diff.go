@@ -28,6 +28,12 @@ func unifiedDiff(oldName, newName, old, new string) string {
 	if old == new {
 		return ""
 	}
+	// A final newline ends the last line; it starts no empty one.
+	oldNL, newNL := strings.HasSuffix(old, "\n"), strings.HasSuffix(new, "\n")
+	old, new = strings.TrimSuffix(old, "\n"), strings.TrimSuffix(new, "\n")
+	if old == new {
+		return fmt.Sprintf("--- %s\n+++ %s\n(the same lines; only %s ends with a newline)\n", oldName, newName, map[bool]string{true: oldName, false: newName}[oldNL && !newNL])
+	}
 	a, b := strings.Split(old, "\n"), strings.Split(new, "\n")
 	// Common prefix and suffix first: a template change is usually a few
 	// lines in a long file, which leaves a short middle to diff.

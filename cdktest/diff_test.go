@@ -193,8 +193,34 @@ func TestUnifiedDiffOfALongTemplate(t *testing.T) {
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
+	if d := unifiedDiff("golden", "synthesized", "x\n", "x"); !strings.Contains(d, "only golden ends with a newline") {
+		t.Errorf("a missing final newline: %q", d)
+	}
+	if d := unifiedDiff("golden", "synthesized", "x\ny\n", "x\nz\n"); d != "--- golden\n+++ synthesized\n@@ -1,2 +1,2 @@\n x\n-y\n+z\n" {
+		t.Errorf("a change of the last line: %q (a final newline starts no line)", d)
+	}
 	whole := unifiedDiff("golden", "synthesized", strings.Join(a, "\n"), strings.Join(append([]string{"new first"}, a[1:]...), "\n"))
 	if !strings.HasPrefix(whole, "--- golden\n+++ synthesized\n@@ -1,4 +1,4 @@\n-line 1\n+new first\n line 2\n") {
 		t.Errorf("a change of the first line:\n%s", whole)
+	}
+}
+
+// TestUnifiedDiffPastItsBound: two long texts with nothing in common take
+// more work than the bound; the diff is then their middle removed and
+// added, one hunk, and still applies.
+func TestUnifiedDiffPastItsBound(t *testing.T) {
+	var a, b []string
+	for i := range 4000 {
+		a = append(a, fmt.Sprintf("old %d", i))
+		b = append(b, fmt.Sprintf("new %d", i))
+	}
+	old := "same\n" + strings.Join(a, "\n") + "\nsame too\n"
+	new := "same\n" + strings.Join(b, "\n") + "\nsame too\n"
+	d := unifiedDiff("old", "new", old, new)
+	if got := apply(t, old, d); got != new {
+		t.Fatalf("the diff does not apply")
+	}
+	if !strings.HasPrefix(d, "--- old\n+++ new\n@@ -1,4002 +1,4002 @@\n same\n-old 0\n") || strings.Count(d, "\n@@") != 1 {
+		t.Errorf("diff starts %q", d[:min(len(d), 80)])
 	}
 }
