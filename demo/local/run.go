@@ -170,6 +170,7 @@ type consumer struct {
 // and reports.
 func Run(ctx context.Context, opts Options) (*Report, error) {
 	opts.defaults()
+	opts.Progress = &lockedWriter{w: opts.Progress} // the publishing ticker writes beside the run's own lines
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
@@ -314,6 +315,19 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	rep.Injected["poison messages"] = sc.poisonCount()
 	rep.Elapsed = time.Since(start)
 	return rep, nil
+}
+
+// lockedWriter serializes the writes of the goroutines that report
+// progress.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // startConsumers builds each handler for this machine and starts its
