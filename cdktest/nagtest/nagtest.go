@@ -67,11 +67,10 @@ func FindingsOf(a assertions.Annotations, pack string) Findings {
 // and any other jsii error is returned, as is a stack that no pack checks.
 func Check(stack awscdk.Stack) (map[string]Findings, error) {
 	var packs []string
-	if msg, panicked := cdktest.Panics(func() { packs = packsOf(stack) }); panicked {
+	var path string // the stack's construct path, which its findings' paths start with
+	if msg, panicked := cdktest.Panics(func() { packs, path = packsOf(stack), *stack.Node().Path() }); panicked {
 		return nil, errors.New(msg)
 	}
-	var path string
-	cdktest.Panics(func() { path = *stack.Node().Path() })
 	if len(packs) == 0 {
 		return nil, fmt.Errorf("no cdk-nag pack checks the stack %s: call nagtest.AddPacks(app) before the first synthesis", path)
 	}
