@@ -13,21 +13,10 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest"
+	"github.com/idempotent-consumer/idempotent-consumer/cdktest/internal/tbtest"
 )
 
 func TestMain(m *testing.M) { os.Exit(cdktest.Main(m)) }
-
-// recorder is a testing.TB that records failures instead of failing.
-type recorder struct {
-	testing.TB
-	failed []string
-}
-
-func (r *recorder) Errorf(format string, args ...any) {
-	r.failed = append(r.failed, fmt.Sprintf(format, args...))
-}
-func (r *recorder) Fatalf(format string, args ...any) { r.Errorf(format, args...) }
-func (r *recorder) Helper()                           {}
 
 // TestSnapshot: -update writes the golden file with asset hashes masked; a
 // new asset hash is no difference, a changed property is one, reported as
@@ -49,10 +38,10 @@ func TestSnapshot(t *testing.T) {
 	if err != nil || strings.Contains(string(written), hash('a')) || !strings.Contains(string(written), "ASSET_HASH.zip") {
 		t.Fatalf("golden file %s (%v): want the asset hash masked", written, err)
 	}
-	r := &recorder{TB: t}
+	r := &tbtest.Recorder{TB: t}
 	cdktest.Snapshot(r, template(hash('b'), "orders"), golden)
-	if len(r.failed) != 0 {
-		t.Fatalf("a new asset hash made a difference: %v", r.failed)
+	if len(r.Failures) != 0 {
+		t.Fatalf("a new asset hash made a difference: %v", r.Failures)
 	}
 	cdktest.Snapshot(r, template(hash('a'), "payments"), golden)
 	want := `--- ` + golden + `
@@ -67,8 +56,8 @@ func TestSnapshot(t *testing.T) {
      }
    }
 `
-	if len(r.failed) != 1 || !strings.HasSuffix(r.failed[0], "\n"+want) || !strings.Contains(r.failed[0], "-update") {
-		t.Fatalf("a changed property: %v; want one failure with the unified diff\n%s\nand the -update flag", r.failed, want)
+	if len(r.Failures) != 1 || !strings.HasSuffix(r.Failures[0], "\n"+want) || !strings.Contains(r.Failures[0], "-update") {
+		t.Fatalf("a changed property: %v; want one failure with the unified diff\n%s\nand the -update flag", r.Failures, want)
 	}
 }
 

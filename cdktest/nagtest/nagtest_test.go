@@ -1,7 +1,6 @@
 package nagtest_test
 
 import (
-	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -14,22 +13,11 @@ import (
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
 
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest"
+	"github.com/idempotent-consumer/idempotent-consumer/cdktest/internal/tbtest"
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest/nagtest"
 )
 
 func TestMain(m *testing.M) { os.Exit(cdktest.Main(m)) }
-
-// recorder is a testing.TB that records failures instead of failing.
-type recorder struct {
-	testing.TB
-	failed []string
-}
-
-func (r *recorder) Errorf(format string, args ...any) {
-	r.failed = append(r.failed, fmt.Sprintf(format, args...))
-}
-func (r *recorder) Fatal(args ...any) { r.failed = append(r.failed, fmt.Sprint(args...)) }
-func (r *recorder) Helper()           {}
 
 // queueStack is a stack with one queue that breaks three cdk-nag rules
 // (AwsSolutions-SQS3 and -SQS4, Serverless-SQSRedrivePolicy, all errors),
@@ -96,11 +84,11 @@ func TestCheckReportsErrorsThatFailTheSynthesis(t *testing.T) {
 	}
 	checkFindings(t, got)
 
-	r := &recorder{TB: t}
+	r := &tbtest.Recorder{TB: t}
 	nagtest.NoFindings(r, stack)
-	if len(r.failed) != 2 || !strings.Contains(r.failed[0], "AwsSolutions: 2 errors, 0 warnings") || !strings.Contains(r.failed[0], "AwsSolutions-SQS4: The SQS queue") ||
-		!strings.Contains(r.failed[1], "Serverless: 1 errors") {
-		t.Errorf("NoFindings reported %q; want one failure per pack, each finding listed", r.failed)
+	if len(r.Failures) != 2 || !strings.Contains(r.Failures[0], "AwsSolutions: 2 errors, 0 warnings") || !strings.Contains(r.Failures[0], "AwsSolutions-SQS4: The SQS queue") ||
+		!strings.Contains(r.Failures[1], "Serverless: 1 errors") {
+		t.Errorf("NoFindings reported %q; want one failure per pack, each finding listed", r.Failures)
 	}
 }
 
@@ -126,10 +114,10 @@ func TestCheckSuppressedAndUnchecked(t *testing.T) {
 		}
 		cdknag.NagSuppressions_AddResourceSuppressions(queue, &rules, nil)
 	})
-	r := &recorder{TB: t}
+	r := &tbtest.Recorder{TB: t}
 	nagtest.NoFindings(r, stack)
-	if len(r.failed) != 0 {
-		t.Errorf("suppressed findings reported: %q", r.failed)
+	if len(r.Failures) != 0 {
+		t.Errorf("suppressed findings reported: %q", r.Failures)
 	}
 
 	var bare awscdk.Stack
