@@ -57,6 +57,7 @@ node_modules/.installed: package.json package-lock.json
 
 ## demo: the whole fan-out on emulators, no AWS account: ORDERS orders (default 200).
 demo: synth
+	@echo "demo: compiling and starting the demo (go run)"
 	cd demo && go run . -orders $(ORDERS)
 
 ## lint: gofmt, go vet and staticcheck over every module.
@@ -121,6 +122,7 @@ chaos: tools
 ## synth: the example app's CloudFormation template into cdk.out, checked by
 ## cdk-nag. The stack is environment-agnostic: no AWS account or credentials.
 synth: tools
+	@echo "synth: cdk synth runs the app (go run ./app), which builds each handler's bootstrap for Lambda"
 	cdk synth --no-notices --quiet --output cdk.out
 
 ## diff, deploy: the synthesized example app against the AWS account of your

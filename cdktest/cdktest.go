@@ -22,7 +22,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"testing"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -49,8 +48,9 @@ func ModuleRoot() (string, error) {
 	}
 }
 
-// Context returns the "context" of the module's cdk.json: the feature flags
-// `cdk synth` uses, so that tests synthesize what the CLI would.
+// Context returns the "context" of the cdk.json in the module's root (the
+// folder of go.mod): the feature flags `cdk synth` uses, so that tests
+// synthesize what the CLI would.
 func Context() (map[string]any, error) {
 	root, err := ModuleRoot()
 	if err != nil {
@@ -64,7 +64,7 @@ func Context() (map[string]any, error) {
 func ContextIn(dir string) (map[string]any, error) {
 	data, err := os.ReadFile(filepath.Join(dir, "cdk.json"))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("cdktest reads the feature flags of your app's cdk.json (its \"context\", as `cdk init` writes it): %w", err)
 	}
 	var cfg struct {
 		Context map[string]any `json:"context"`
@@ -73,14 +73,18 @@ func ContextIn(dir string) (map[string]any, error) {
 		return nil, fmt.Errorf("cdk.json: %w", err)
 	}
 	if len(cfg.Context) == 0 {
-		return nil, errors.New("cdk.json has no context")
+		return nil, fmt.Errorf("%s has no \"context\": the feature flags that `cdk init` writes there are what cdk synth uses, and what tests must synthesize with", filepath.Join(dir, "cdk.json"))
 	}
 	return cfg.Context, nil
 }
 
 // NewApp returns an app with cdk.json's context that writes its cloud
-// assembly under outdir.
+// assembly under outdir. It fails when jsii would run on an unsupported
+// Node.js (CheckNode says what to do).
 func NewApp(outdir string) (awscdk.App, error) {
+	if err := CheckNode(); err != nil {
+		return nil, err
+	}
 	ctx, err := Context()
 	if err != nil {
 		return nil, err
@@ -101,11 +105,13 @@ func Must(t testing.TB, f func()) {
 	}
 }
 
-// Panics runs f and reports whether it panicked, with the panic's message.
+// Panics runs f and reports whether it panicked, with the panic's message;
+// a synthesis that failed validation has the findings of its validation
+// report added to the message (see ValidationFailure).
 func Panics(f func()) (msg string, panicked bool) {
 	defer func() {
 		if r := recover(); r != nil {
-			msg, panicked = fmt.Sprint(r), true
+			msg, panicked = explain(fmt.Sprint(r)), true
 		}
 	}()
 	f()
@@ -117,8 +123,14 @@ func Panics(f func()) (msg string, panicked bool) {
 var Update = flag.Bool("update", false, "rewrite the golden templates of cdktest.Snapshot")
 
 // Main runs the tests of a package that uses the CDK and closes jsii after
-// them; it returns the exit code for os.Exit.
+// them; it returns the exit code for os.Exit. When jsii would run on an
+// unsupported Node.js, it runs no test, prints what to do (see CheckNode)
+// and returns 2.
 func Main(m *testing.M) int {
+	if err := CheckNode(); err != nil {
+		fmt.Fprintln(os.Stderr, "cdktest:", err)
+		return 2
+	}
 	defer jsii.Close()
 	return m.Run()
 }
@@ -139,7 +151,8 @@ var assetHash = regexp.MustCompile(`[0-9a-f]{64}`)
 // Snapshot compares template with the golden file (a path relative to the
 // test's package, such as "testdata/MyStack.template.json"), after masking
 // asset hashes; with -update it writes the file instead. A difference fails
-// t with the first line that differs and the command that rewrites it.
+// t with a unified diff (golden → synthesized, three lines of context, as
+// diff -u shows it) and the command that rewrites the file.
 func Snapshot(t testing.TB, template map[string]any, golden string) {
 	t.Helper()
 	got, err := json.MarshalIndent(template, "", "  ")
@@ -161,24 +174,7 @@ func Snapshot(t testing.TB, template map[string]any, golden string) {
 		t.Fatalf("%v (run go test with -update to create it)", err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("template differs from %s; if the change is intended, run go test with -update\n%s", golden, firstDifference(string(want), string(got)))
+		t.Errorf("template differs from %s (- golden, + synthesized); if the change is intended, run go test with -update\n%s",
+			golden, unifiedDiff(golden, "synthesized", string(want), string(got)))
 	}
-}
-
-// firstDifference shows the first line where want and got differ.
-func firstDifference(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	for i := 0; i < len(w) || i < len(g); i++ {
-		var wl, gl string
-		if i < len(w) {
-			wl = w[i]
-		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if wl != gl {
-			return fmt.Sprintf("line %d:\n- %s\n+ %s", i+1, wl, gl)
-		}
-	}
-	return ""
 }

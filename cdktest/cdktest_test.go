@@ -8,29 +8,20 @@ import (
 	"testing"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest"
+	"github.com/idempotent-consumer/idempotent-consumer/cdktest/internal/tbtest"
 )
 
 func TestMain(m *testing.M) { os.Exit(cdktest.Main(m)) }
 
-// recorder is a testing.TB that records failures instead of failing.
-type recorder struct {
-	testing.TB
-	failed []string
-}
-
-func (r *recorder) Errorf(format string, args ...any) {
-	r.failed = append(r.failed, fmt.Sprintf(format, args...))
-}
-func (r *recorder) Fatalf(format string, args ...any) { r.Errorf(format, args...) }
-func (r *recorder) Helper()                           {}
-
 // TestSnapshot: -update writes the golden file with asset hashes masked; a
-// new asset hash is no difference, a changed property is one, reported
-// with its line and the command that rewrites the file.
+// new asset hash is no difference, a changed property is one, reported as
+// a unified diff with context (it was "line 14:\n- …\n+ …", a line that
+// says nothing when it is "},") and the command that rewrites the file.
 func TestSnapshot(t *testing.T) {
 	golden := filepath.Join(t.TempDir(), "testdata", "S.template.json")
 	hash := func(c byte) string { return strings.Repeat(string(c), 64) }
@@ -47,14 +38,26 @@ func TestSnapshot(t *testing.T) {
 	if err != nil || strings.Contains(string(written), hash('a')) || !strings.Contains(string(written), "ASSET_HASH.zip") {
 		t.Fatalf("golden file %s (%v): want the asset hash masked", written, err)
 	}
-	r := &recorder{TB: t}
+	r := &tbtest.Recorder{TB: t}
 	cdktest.Snapshot(r, template(hash('b'), "orders"), golden)
-	if len(r.failed) != 0 {
-		t.Fatalf("a new asset hash made a difference: %v", r.failed)
+	if len(r.Failures) != 0 {
+		t.Fatalf("a new asset hash made a difference: %v", r.Failures)
 	}
 	cdktest.Snapshot(r, template(hash('a'), "payments"), golden)
-	if len(r.failed) != 1 || !strings.Contains(r.failed[0], `+         "DisplayName": "payments"`) || !strings.Contains(r.failed[0], "-update") {
-		t.Fatalf("a changed property: %v; want one failure naming the line and -update", r.failed)
+	want := `--- ` + golden + `
++++ synthesized
+@@ -9,7 +9,7 @@
+     },
+     "Topic": {
+       "Properties": {
+-        "DisplayName": "orders"
++        "DisplayName": "payments"
+       }
+     }
+   }
+`
+	if len(r.Failures) != 1 || !strings.HasSuffix(r.Failures[0], "\n"+want) || !strings.Contains(r.Failures[0], "-update") {
+		t.Fatalf("a changed property: %v; want one failure with the unified diff\n%s\nand the -update flag", r.Failures, want)
 	}
 }
 
@@ -77,21 +80,57 @@ func TestTemplateAndPanics(t *testing.T) {
 	}
 }
 
-// A snapshot test of a stack that uses the IdempotentConsumer construct.
+// Example synthesizes a stack as a test does (with the feature flags of
+// the module's cdk.json), and turns a jsii error into a message instead of
+// the end of the test binary. A whole snapshot and cdk-nag test of an app
+// is in README.md, "Test your app" (package cdktest/internal/shop runs it).
 func Example() {
-	// In a _test.go file of the package that builds the stack:
-	//
-	//	func TestMain(m *testing.M) { os.Exit(cdktest.Main(m)) }
-	//
-	//	func TestSnapshot(t *testing.T) {
-	//		app, err := cdktest.NewApp(t.TempDir())
-	//		if err != nil {
-	//			t.Fatal(err)
-	//		}
-	//		var stack awscdk.Stack
-	//		cdktest.Must(t, func() { stack = orders.NewStack(app, "Orders") })
-	//		cdktest.Snapshot(t, cdktest.Template(t, stack), "testdata/Orders.template.json")
-	//	}
-	//
-	// `go test -run Snapshot -update` writes testdata/Orders.template.json.
+	outdir, err := os.MkdirTemp("", "cdktest-example-")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(outdir)
+	app, err := cdktest.NewApp(outdir)
+	if err != nil {
+		fmt.Println(err) // an unsupported Node.js, or no cdk.json
+		return
+	}
+	stack := awscdk.NewStack(app, jsii.String("Shop"), nil)
+	awssns.NewTopic(stack, jsii.String("Orders"), nil)
+	var template map[string]any
+	if msg, panicked := cdktest.Panics(func() { template = *assertions.Template_FromStack(stack, nil).ToJSON() }); panicked {
+		fmt.Println(msg)
+		return
+	}
+	for id, r := range template["Resources"].(map[string]any) {
+		fmt.Println(id, r.(map[string]any)["Type"])
+	}
+	msg, _ := cdktest.Panics(func() { awssns.NewTopic(stack, jsii.String("Orders"), nil) })
+	fmt.Println(strings.SplitN(msg, " in ", 2)[0])
+	// Output:
+	// OrdersA9B65338 AWS::SNS::Topic
+	// There is already a Construct with name 'Orders'
+}
+
+// TestContextIn: a missing cdk.json, or one without context, is an error
+// that says what the kit reads it for.
+func TestContextIn(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := cdktest.ContextIn(dir); err == nil || !strings.Contains(err.Error(), "feature flags of your app's cdk.json") {
+		t.Errorf("no cdk.json: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "cdk.json"), []byte(`{"app":"go run ."}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cdktest.ContextIn(dir); err == nil || !strings.Contains(err.Error(), `has no "context"`) {
+		t.Errorf("cdk.json without context: %v", err)
+	}
+	root, err := cdktest.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, err := cdktest.ContextIn(root)
+	if err != nil || ctx["@aws-cdk/core:annotationsInValidationReport"] != true {
+		t.Errorf("the repository's cdk.json: %v, %v", ctx["@aws-cdk/core:annotationsInValidationReport"], err)
+	}
 }

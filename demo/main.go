@@ -8,9 +8,11 @@
 // reports what the consumers did. It exits 0 only when no order was charged
 // twice, none was lost and every poison message is in a dead-letter queue.
 //
-// Usage (from the repository root, after `make synth`):
+// Usage, from the repository root: `make demo` (ORDERS=n for another number
+// of orders), which synthesizes the app first; or, after `make synth`, from
+// this folder (the demo is a module of its own):
 //
-//	go run ./demo -orders 200
+//	cd demo && go run . -orders 200
 package main
 
 import (
@@ -51,21 +53,58 @@ func main() {
 	}
 }
 
+// columns are the report table's columns, each with its legend.
+var columns = []struct{ name, legend string }{
+	{"deliveries", "records handed to the consumer's function: one per receive of a message (a message received 5 times counts 5)"},
+	{"processed", "records whose effect ran now"},
+	{"duplicate", "records of a fact done before: absorbed, the effect did not run again"},
+	{"in_progress", "records of a fact another worker holds the lease of: retried later"},
+	{"bad_input", "records no retry can fix (not JSON, no key): one per receive, until the queue's redrive dead-letters the message"},
+	{"mismatch", "records with a key already used for other content: one per receive, until dead-lettered"},
+	{"failed", "records whose effect failed (the payment API's 502): retried"},
+	{"effects", "effects seen downstream: charges made by the payment API, e-mails sent, wallet credits"},
+	{"doubles", "orders whose effect happened more than once"},
+	{"lost", "valid orders with no effect and not in the dead-letter queue"},
+	{"dlq", "messages in the consumer's dead-letter queue (the poison ones)"},
+}
+
 func print(rep *local.Report) {
-	fmt.Printf("\n%-13s %10s %9s %9s %11s %9s %8s %6s %8s %8s %4s\n", "consumer", "deliveries", "processed", "duplicate", "in_progress", "bad_input", "mismatch", "failed", "effects", "doubles", "dlq")
+	fmt.Printf("\n%-13s", "consumer")
+	for _, c := range columns {
+		fmt.Printf(" %*s", max(len(c.name), 6), c.name)
+	}
+	fmt.Println()
+	row := func(name string, values ...int) {
+		fmt.Printf("%-13s", name)
+		for i, v := range values {
+			fmt.Printf(" %*d", max(len(columns[i].name), 6), v)
+		}
+		fmt.Println()
+	}
+	total := make([]int, len(columns))
 	for _, c := range rep.Consumers {
-		fmt.Printf("%-13s %10d %9d %9d %11d %9d %8d %6d %8d %8d %4d\n", c.Name, c.Deliveries, c.Outcomes["Processed"], c.Outcomes["Duplicate"],
-			c.Outcomes["InProgress"], c.Outcomes["BadInput"], c.Outcomes["Mismatch"], c.Outcomes["Failed"], c.Effects, c.Doubles, c.DLQ)
-		if c.Missing > 0 || c.PoisonLost > 0 || c.DLQValid > 0 || c.BatchErrors > 0 {
-			fmt.Printf("  %s: lost=%d poison_not_in_dlq=%d valid_orders_in_dlq=%d batches_left_whole=%d\n", c.Name, c.Missing, c.PoisonLost, c.DLQValid, c.BatchErrors)
+		values := []int{int(c.Deliveries), c.Outcomes["Processed"], c.Outcomes["Duplicate"], c.Outcomes["InProgress"], c.Outcomes["BadInput"],
+			c.Outcomes["Mismatch"], c.Outcomes["Failed"], c.Effects, c.Doubles, c.Missing, c.DLQ}
+		row(c.Name, values...)
+		for i, v := range values {
+			total[i] += v
+		}
+		if c.PoisonLost > 0 || c.DLQValid > 0 || c.BatchErrors > 0 {
+			fmt.Printf("  %s: poison_not_in_dlq=%d valid_orders_in_dlq=%d batches_left_whole=%d\n", c.Name, c.PoisonLost, c.DLQValid, c.BatchErrors)
 		}
 	}
+	row("total", total...)
+	fmt.Println()
+	for _, c := range columns {
+		fmt.Printf("  %-11s %s\n", c.name+":", c.legend)
+	}
+	fmt.Printf("  %d messages published to the topic (%d orders, %d producer retries, %d poison), each delivered to the %d consumers' queues; elapsed %.1fs\n",
+		rep.Published, rep.Orders, rep.Injected["producer retry"], rep.Injected["poison messages"], len(rep.Consumers), rep.Elapsed.Seconds())
 	var injected []string
 	for k, v := range rep.Injected {
 		injected = append(injected, fmt.Sprintf("%s=%d", strings.ReplaceAll(k, " ", "_"), v))
 	}
 	sort.Strings(injected)
 	fmt.Printf("injected: %s\n", strings.Join(injected, " "))
-	fmt.Printf("effects: charges made by the payment API; double_effects: orders charged, e-mailed or credited more than once; elapsed %.1fs\n", rep.Elapsed.Seconds())
 	fmt.Println(rep.Line())
 }

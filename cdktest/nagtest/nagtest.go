@@ -2,10 +2,27 @@
 // reads their findings and suppressions; it is apart from package cdktest so
 // that importing the kit does not pull cdk-nag into an app that does not
 // use it.
+//
+// A nag test builds the app in an app of its own (cdktest.NewApp), applies
+// the packs and checks the stack:
+//
+//	nagtest.AddPacks(app)
+//	nagtest.NoFindings(t, stack)
+//
+// cdk-nag reports its errors as error annotations, and under the feature
+// flag @aws-cdk/core:annotationsInValidationReport (which `cdk init` sets)
+// an error annotation fails the synthesis: Check reads such a failure's
+// validation report and returns its findings like any other. For the same
+// reason, snapshot a stack in an app without the packs.
 package nagtest
 
 import (
+	"errors"
 	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
@@ -13,6 +30,8 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
+
+	"github.com/idempotent-consumer/idempotent-consumer/cdktest"
 )
 
 // AddPacks applies cdk-nag's AwsSolutions and Serverless packs to scope and
@@ -30,13 +49,102 @@ type Findings struct {
 
 // FindingsOf returns the findings of the rules whose ids start with pack
 // ("AwsSolutions", "Serverless") in the annotations of a synthesized stack
-// (assertions.Annotations_FromStack, which synthesizes once).
+// (assertions.Annotations_FromStack, which synthesizes once, and panics
+// when a cdk-nag error fails the synthesis: Check reads that case too).
 func FindingsOf(a assertions.Annotations, pack string) Findings {
 	match := assertions.Match_StringLikeRegexp(jsii.String(pack + "-.*"))
 	return Findings{
 		Errors:   lines(a.FindError(jsii.String("*"), match)),
 		Warnings: lines(a.FindWarning(jsii.String("*"), match)),
 	}
+}
+
+// Check synthesizes the app of stack and returns, by pack name
+// ("AwsSolutions", "Serverless"), the unsuppressed findings of every
+// cdk-nag pack applied to the stack or to a scope above it (AddPacks). It
+// does not panic: a synthesis that fails because of cdk-nag's errors (see
+// the package documentation) yields the findings of its validation report,
+// and any other jsii error is returned, as is a stack that no pack checks.
+func Check(stack awscdk.Stack) (map[string]Findings, error) {
+	var packs []string
+	var path string // the stack's construct path, which its findings' paths start with
+	if msg, panicked := cdktest.Panics(func() { packs, path = packsOf(stack), *stack.Node().Path() }); panicked {
+		return nil, errors.New(msg)
+	}
+	if len(packs) == 0 {
+		return nil, fmt.Errorf("no cdk-nag pack checks the stack %s: call nagtest.AddPacks(app) before the first synthesis", path)
+	}
+	var annotations assertions.Annotations
+	msg, panicked := cdktest.Panics(func() { annotations = assertions.Annotations_FromStack(stack) })
+	out := map[string]Findings{}
+	if panicked {
+		violations, ok := cdktest.ValidationFailure(msg)
+		if !ok {
+			return nil, fmt.Errorf("synthesize %s: %s", path, msg)
+		}
+		for _, pack := range packs {
+			var f Findings
+			for _, v := range violations {
+				if !strings.HasPrefix(v.Message, pack+"-") || (v.Path != path && !strings.HasPrefix(v.Path, path+"/")) {
+					continue
+				}
+				line := "/" + v.Path + ": " + v.Message
+				if v.Severity == "error" {
+					f.Errors = append(f.Errors, line)
+				} else {
+					f.Warnings = append(f.Warnings, line)
+				}
+			}
+			out[pack] = f
+		}
+		return out, nil
+	}
+	for _, pack := range packs {
+		var f Findings
+		if msg, panicked := cdktest.Panics(func() { f = FindingsOf(annotations, pack) }); panicked {
+			return nil, fmt.Errorf("read the %s findings of %s: %s", pack, path, msg)
+		}
+		out[pack] = f
+	}
+	return out, nil
+}
+
+// NoFindings fails t unless every cdk-nag pack applied to stack (AddPacks)
+// finds nothing unsuppressed, listing each finding; a synthesis error fails
+// t too. It is the whole nag test of an app.
+func NoFindings(t testing.TB, stack awscdk.Stack) {
+	t.Helper()
+	findings, err := Check(stack)
+	if err != nil {
+		t.Fatal(err)
+	}
+	packs := make([]string, 0, len(findings))
+	for pack := range findings {
+		packs = append(packs, pack)
+	}
+	sort.Strings(packs)
+	for _, pack := range packs {
+		f := findings[pack]
+		if n := len(f.Errors) + len(f.Warnings); n > 0 {
+			t.Errorf("cdk-nag %s: %d errors, %d warnings (fix them, or suppress each with its reason: cdknag.NagSuppressions_AddResourceSuppressions):\n%s",
+				pack, len(f.Errors), len(f.Warnings), strings.Join(append(append([]string(nil), f.Errors...), f.Warnings...), "\n"))
+		}
+	}
+}
+
+// packsOf returns the names of the cdk-nag packs applied to stack or to a
+// scope above it.
+func packsOf(stack awscdk.Stack) []string {
+	var names []string
+	for _, scope := range *stack.Node().Scopes() {
+		for _, a := range *awscdk.Aspects_Of(scope).All() {
+			if p, ok := a.(cdknag.NagPack); ok {
+				names = append(names, *p.ReadPackName())
+			}
+		}
+	}
+	sort.Strings(names)
+	return slices.Compact(names)
 }
 
 // Suppressions returns the cdk-nag suppressions in a synthesized template,

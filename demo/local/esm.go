@@ -53,6 +53,9 @@ type poller struct {
 	faults   faults
 	stats    *pollerStats
 	logf     func(format string, args ...any)
+	// observe, if set, sees the body of every record handed to the
+	// function with its receive count (ApproximateReceiveCount).
+	observe func(body string, receives int)
 }
 
 func (p *poller) run(ctx context.Context) {
@@ -122,6 +125,10 @@ func (p *poller) handle(ctx context.Context, msgs []sqstypes.Message) {
 		return
 	}
 	for _, r := range event.Records {
+		if p.observe != nil {
+			n, _ := strconv.Atoi(r.Attributes[string(sqstypes.MessageSystemAttributeNameApproximateReceiveCount)])
+			p.observe(r.Body, n)
+		}
 		if p.faults.expireVisibility(p.m.Queue, r.Body) {
 			go p.expire(ctx, r.ReceiptHandle)
 		}

@@ -236,18 +236,23 @@ func (d *deployment) resolve(ref intrinsic) (string, error) {
 	return "", fmt.Errorf("cannot resolve %+v locally", ref)
 }
 
-// queueDepth returns the messages of a queue that are visible or in flight.
-func queueDepth(ctx context.Context, c *clients, url string) (int, error) {
+// queueCounts returns the messages of a queue that are visible (or
+// delayed), and those in flight: received and not yet deleted or visible
+// again.
+func queueCounts(ctx context.Context, c *clients, url string) (visible, inFlight int, err error) {
 	out, err := c.sqs.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(url), AttributeNames: []sqstypes.QueueAttributeName{
 		sqstypes.QueueAttributeNameApproximateNumberOfMessages, sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible, sqstypes.QueueAttributeNameApproximateNumberOfMessagesDelayed,
 	}})
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	n := 0
-	for _, v := range out.Attributes {
+	for k, v := range out.Attributes {
 		i, _ := strconv.Atoi(strings.TrimSpace(v))
-		n += i
+		if k == string(sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible) {
+			inFlight += i
+		} else {
+			visible += i
+		}
 	}
-	return n, nil
+	return visible, inFlight, nil
 }

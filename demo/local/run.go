@@ -11,6 +11,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -99,7 +100,7 @@ func (o *Options) defaults() {
 // ConsumerReport is what happened in one consumer.
 type ConsumerReport struct {
 	Name        string
-	Deliveries  int64          // records handed to the function
+	Deliveries  int64          // records handed to the function: one per receive of a message
 	Outcomes    map[string]int // from the handler's Embedded Metric Format lines
 	Effects     int            // effects observed downstream
 	Doubles     int            // orders whose effect happened more than once
@@ -110,23 +111,32 @@ type ConsumerReport struct {
 	BatchErrors int64          // batches left whole: function error, timeout or invalid response
 }
 
-// Report is the outcome of a run.
+// Report is the outcome of a run. Its counts are totals across the
+// consumers, but Orders and Published.
 type Report struct {
-	Orders, Deliveries, Effects, DuplicatesAbsorbed, DoubleEffects, Lost, DLQ int
-	PoisonLost                                                                int
-	Consumers                                                                 []ConsumerReport
-	Injected                                                                  map[string]int
-	Elapsed                                                                   time.Duration
+	Orders    int // valid orders
+	Published int // messages published to the topic: orders, producer retries, poison
+	// Deliveries are the records handed to the functions, one per receive
+	// of a message by a consumer.
+	Deliveries int
+	Processed  int // records whose effect ran
+	// Effects are the effects observed downstream: charges, e-mails and
+	// wallet credits.
+	Effects, DuplicatesAbsorbed, DoubleEffects, Lost, DLQ int
+	PoisonLost                                            int
+	Consumers                                             []ConsumerReport
+	Injected                                              map[string]int
+	Elapsed                                               time.Duration
 }
 
 // OK reports whether the run proved the point: no double effect, nothing
 // lost, every poison message dead-lettered.
 func (r *Report) OK() bool { return r.DoubleEffects == 0 && r.Lost == 0 && r.PoisonLost == 0 }
 
-// Line is the report's last line.
+// Line is the report's last line: totals across the consumers.
 func (r *Report) Line() string {
-	return fmt.Sprintf("demo: orders=%d deliveries=%d effects=%d duplicates_absorbed=%d double_effects=%d lost=%d dlq=%d",
-		r.Orders, r.Deliveries, r.Effects, r.DuplicatesAbsorbed, r.DoubleEffects, r.Lost, r.DLQ)
+	return fmt.Sprintf("demo: orders=%d consumers=%d published=%d deliveries=%d processed=%d effects=%d duplicates_absorbed=%d double_effects=%d lost=%d dlq=%d",
+		r.Orders, len(r.Consumers), r.Published, r.Deliveries, r.Processed, r.Effects, r.DuplicatesAbsorbed, r.DoubleEffects, r.Lost, r.DLQ)
 }
 
 // order is the business event, as the example handlers read it.
@@ -150,6 +160,9 @@ type consumer struct {
 	stats    pollerStats
 	mu       sync.Mutex
 	outcomes map[string]int
+	// poisonReceives is the highest receive count seen of each poison
+	// message (by body), for the progress lines.
+	poisonReceives map[string]int
 }
 
 // Run provisions the stack on kumo, runs its consumers, publishes the
@@ -157,6 +170,7 @@ type consumer struct {
 // and reports.
 func Run(ctx context.Context, opts Options) (*Report, error) {
 	opts.defaults()
+	opts.Progress = &lockedWriter{w: opts.Progress} // the publishing ticker writes beside the run's own lines
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
@@ -164,6 +178,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	fmt.Fprintf(opts.Progress, "demo: read %s: %d functions, each behind an SQS queue\n", filepath.Join(opts.CDKOut, opts.Stack+".template.json"), len(stack.Mappings))
 	srcDir, err := filepath.Abs(opts.SourceDir)
 	if err != nil {
 		return nil, err
@@ -221,7 +236,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		m := mappingOf(stack, con.fn.ID)
 		for _, rt := range con.runtimes {
 			p := &poller{m: m, sqs: c.sqs, queueURL: dep.queueURL[m.Queue], queueARN: dep.queueARN[m.Queue], rt: rt,
-				wait: dep.scaled(m.BatchingWindow), faults: sc, stats: &con.stats,
+				wait: dep.scaled(m.BatchingWindow), faults: sc, stats: &con.stats, observe: func(body string, receives int) { con.received(sc, body, receives) },
 				logf: func(f string, a ...any) { fmt.Fprintf(os.Stderr, "demo: "+f+"\n", a...) }}
 			pollers.Go(func() { p.run(pollCtx) })
 		}
@@ -231,7 +246,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		pollers.Wait()
 	}()
 
-	progress := func(phase string) {
+	totals := func() string {
 		var d, dup int64
 		for _, con := range consumers {
 			d += con.stats.records.Load()
@@ -239,18 +254,40 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 			dup += int64(con.outcomes["Duplicate"])
 			con.mu.Unlock()
 		}
-		fmt.Fprintf(opts.Progress, "demo: %5.1fs %-22s published=%d deliveries=%d duplicates_absorbed=%d\n", time.Since(start).Seconds(), phase, sc.published(), d, dup)
+		return fmt.Sprintf("published=%d deliveries=%d duplicates_absorbed=%d", sc.published(), d, dup)
 	}
+	elapsed := func() string { return fmt.Sprintf("%5.1fs", time.Since(start).Seconds()) }
 
 	topic := dep.topicARN[stack.Topics[0]]
 	first := func() bool { return sc.completedEverywhere(ctx, c, consumers, payments, mail, sc.orders[0]) }
-	if err := sc.publishOrders(ctx, c, topic, first); err != nil {
+	publishing := make(chan struct{})
+	go func() {
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-publishing:
+				return
+			case <-tick.C:
+				fmt.Fprintf(opts.Progress, "demo: %s publishing: %s; %s\n", elapsed(), sc.publishState(), totals())
+			}
+		}
+	}()
+	err = sc.publishOrders(ctx, c, topic, first, func(f string, a ...any) {
+		fmt.Fprintf(opts.Progress, "demo: %s "+f+"\n", append([]any{elapsed()}, a...)...)
+	})
+	close(publishing)
+	if err != nil {
 		return nil, err
 	}
-	if err := drain(ctx, c, dep, consumers, func() { progress("orders") }); err != nil {
+	fmt.Fprintf(opts.Progress, "demo: %s published %d messages; draining: waiting until every queue is empty, which takes each poison message's %d receives before its redrive to the DLQ\n",
+		elapsed(), sc.published(), maxReceives(stack, consumers))
+	if err := drain(ctx, c, dep, consumers, func(status string) {
+		fmt.Fprintf(opts.Progress, "demo: %s draining: %s; %s\n", elapsed(), status, totals())
+	}, func(con *consumer) string { return con.poisonState(sc, stack.Queues[con.queue].MaxReceiveCount) }); err != nil {
 		return nil, err
 	}
-	progress("drained")
+	fmt.Fprintf(opts.Progress, "demo: %s drained: %s\n", elapsed(), totals())
 	stopPolling()
 	pollers.Wait()
 
@@ -262,6 +299,8 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		}
 		rep.Consumers = append(rep.Consumers, cr)
 		rep.Deliveries += int(cr.Deliveries)
+		rep.Processed += cr.Outcomes["Processed"]
+		rep.Effects += cr.Effects
 		rep.DuplicatesAbsorbed += cr.Outcomes["Duplicate"]
 		rep.DoubleEffects += cr.Doubles
 		rep.Lost += cr.Missing
@@ -269,15 +308,26 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		rep.PoisonLost += cr.PoisonLost
 		rep.Injected["crash before delete"] += int(con.stats.crashesInjected.Load())
 		rep.Injected["visibility expired during the effect"] += int(con.stats.expiredInjected.Load())
-		if con.kind == "charge" {
-			rep.Effects = cr.Effects
-		}
 	}
+	rep.Published = sc.published()
 	rep.Injected["producer retry"] = sc.retries
 	rep.Injected["payment answered 502 after charging"] = payments.injected
-	rep.Injected["poison messages"] = len(sc.poison)
+	rep.Injected["poison messages"] = sc.poisonCount()
 	rep.Elapsed = time.Since(start)
 	return rep, nil
+}
+
+// lockedWriter serializes the writes of the goroutines that report
+// progress.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // startConsumers builds each handler for this machine and starts its
@@ -298,17 +348,20 @@ func startConsumers(ctx context.Context, stack *Stack, dep *deployment, c *clien
 		}
 		bin, ok := built[fn.Package]
 		if !ok {
+			fmt.Fprintf(opts.Progress, "demo: %s: building its handler %s for this machine (go build)\n", fn.Name, fn.Package)
+			t0 := time.Now()
 			var err error
 			if bin, err = buildHandler(ctx, srcDir, fn.Package, binDir); err != nil {
 				return out, err
 			}
 			built[fn.Package] = bin
+			fmt.Fprintf(opts.Progress, "demo: %s: built in %.1fs\n", fn.Name, time.Since(t0).Seconds())
 		}
 		vars, err := dep.environment(fn)
 		if err != nil {
 			return out, fmt.Errorf("function %s: %w", id, err)
 		}
-		con := &consumer{fn: fn, kind: path.Base(fn.Package), queue: m.Queue, env: vars, outcomes: map[string]int{}}
+		con := &consumer{fn: fn, kind: path.Base(fn.Package), queue: m.Queue, env: vars, outcomes: map[string]int{}, poisonReceives: map[string]int{}}
 		if q := stack.Queues[m.Queue]; q.DeadLetter != "" {
 			con.dlqURL = dep.queueURL[q.DeadLetter]
 		}
@@ -336,8 +389,50 @@ func startConsumers(ctx context.Context, stack *Stack, dep *deployment, c *clien
 			}
 			con.runtimes = append(con.runtimes, rt)
 		}
+		fmt.Fprintf(opts.Progress, "demo: %s: %d execution environments started under the Lambda runtime interface emulator, each with a poller of its queue\n", fn.Name, envs)
 	}
 	return out, nil
+}
+
+// received records a receive of a poison message, for the progress lines.
+func (con *consumer) received(sc *scenario, body string, receives int) {
+	if !sc.isPoison(unwrap(body)) {
+		return
+	}
+	con.mu.Lock()
+	con.poisonReceives[body] = max(con.poisonReceives[body], receives)
+	con.mu.Unlock()
+}
+
+// poisonState says where the consumer's poison messages are on their way to
+// the dead-letter queue, such as "poison: 3 at receive 4 of 5" (a message
+// received maxReceives times moves on its next receive).
+func (con *consumer) poisonState(sc *scenario, maxReceives int) string {
+	con.mu.Lock()
+	defer con.mu.Unlock()
+	at := map[int]int{} // receive count → poison messages
+	for _, n := range con.poisonReceives {
+		at[n]++
+	}
+	var parts []string
+	if n := sc.poisonCount() - len(con.poisonReceives); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d not received yet", n))
+	}
+	for r := 1; r <= maxReceives; r++ {
+		if at[r] > 0 {
+			parts = append(parts, fmt.Sprintf("%d at receive %d of %d", at[r], r, maxReceives))
+		}
+	}
+	return "poison: " + strings.Join(parts, ", ")
+}
+
+// maxReceives is the largest redrive count of the consumers' queues.
+func maxReceives(s *Stack, consumers []*consumer) int {
+	n := 0
+	for _, con := range consumers {
+		n = max(n, s.Queues[con.queue].MaxReceiveCount)
+	}
+	return n
 }
 
 // handlerEnv is the environment of a handler's bootstrap on this machine:
@@ -386,18 +481,22 @@ func mappingOf(s *Stack, fn string) *Mapping {
 }
 
 // drain waits until every consumer queue is empty (nothing visible, in
-// flight or delayed) twice in a row.
-func drain(ctx context.Context, c *clients, dep *deployment, consumers []*consumer, tick func()) error {
+// flight or delayed) twice in a row. Every second it hands status what it
+// waits for: per consumer, the messages in its queue and where its poison
+// messages are (poison).
+func drain(ctx context.Context, c *clients, dep *deployment, consumers []*consumer, status func(string), poison func(*consumer) string) error {
 	last := time.Now()
 	empty := 0
 	for empty < 2 {
 		total := 0
+		var parts []string
 		for _, con := range consumers {
-			n, err := queueDepth(ctx, c, dep.queueURL[con.queue])
+			visible, inFlight, err := queueCounts(ctx, c, dep.queueURL[con.queue])
 			if err != nil {
 				return err
 			}
-			total += n
+			total += visible + inFlight
+			parts = append(parts, fmt.Sprintf("%s %d queued, %d in flight, %s", con.fn.Name, visible, inFlight, poison(con)))
 		}
 		if total == 0 {
 			empty++
@@ -405,7 +504,7 @@ func drain(ctx context.Context, c *clients, dep *deployment, consumers []*consum
 			empty = 0
 		}
 		if time.Since(last) >= time.Second {
-			tick()
+			status(strings.Join(parts, "; "))
 			last = time.Now()
 		}
 		select {
@@ -427,9 +526,10 @@ type scenario struct {
 	expired  map[string]bool // queue/order of the slow orders whose visibility was expired once
 	failOnce map[string]bool
 	retries  int
-	poison   []string        // bodies
+	poison   []string        // bodies, under mu
 	valid    map[string]bool // bodies of valid orders, retries included
-	count    int
+	count    int             // messages published, under mu
+	next     int             // orders published, under mu
 }
 
 func newScenario(opts Options) *scenario {
@@ -452,6 +552,29 @@ func newScenario(opts Options) *scenario {
 }
 
 func (sc *scenario) isSlow(id string) bool { return sc.slow[id] }
+
+// isPoison reports whether msg (a business message) is one of the poison
+// messages published so far.
+func (sc *scenario) isPoison(msg string) bool {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	return slices.Contains(sc.poison, msg)
+}
+
+// poisonCount is the number of poison messages published so far.
+func (sc *scenario) poisonCount() int {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	return len(sc.poison)
+}
+
+// publishState says how far publishing is: "order 120 of 200 (13 producer
+// retries so far)".
+func (sc *scenario) publishState() string {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	return fmt.Sprintf("order %d of %d, %d producer retries and %d poison messages so far", sc.next, len(sc.orders), sc.retries, len(sc.poison))
+}
 
 // expireVisibility: the first delivery of a slow order to each queue has its
 // visibility timeout run out while the consumer works on it (the payment API
@@ -503,29 +626,43 @@ func (sc *scenario) publish(ctx context.Context, c *clients, topic, body string)
 // messages that no retry can fix. The first order goes alone; once every
 // consumer completed it (firstDone), the same key is published again with a
 // different amount: a payload mismatch, that must end in the DLQs.
-func (sc *scenario) publishOrders(ctx context.Context, c *clients, topic string, firstDone func() bool) error {
-	sc.poison = append(sc.poison,
+func (sc *scenario) publishOrders(ctx context.Context, c *clients, topic string, firstDone func() bool, logf func(string, ...any)) error {
+	poison := []string{
 		`{"orderId":"o-malformed","amount":`,                                      // not JSON
 		`{"customerId":"c-nokey","amount":1500,"currency":"EUR","email":"x@y.z"}`, // no key
-	)
-	for _, p := range sc.poison {
+	}
+	sc.mu.Lock()
+	sc.poison = append(sc.poison, poison...)
+	sc.mu.Unlock()
+	for _, p := range poison {
 		if err := sc.publish(ctx, c, topic, p); err != nil {
 			return err
 		}
 	}
 	for i, o := range sc.orders {
 		if i == 1 {
+			logf("published 2 poison messages (not JSON; no key) and order %s; waiting until every consumer has made its effect, "+
+				"to publish it again with another amount (the third poison message: same key, other content)", sc.orders[0].OrderID)
+			t0 := time.Now()
 			if err := sc.publishMismatch(ctx, c, topic, firstDone); err != nil {
 				return err
 			}
+			logf("order %s done by every consumer in %.1fs; publishing the other %d orders, a tenth of them twice (a producer's retry of Publish)",
+				sc.orders[0].OrderID, time.Since(t0).Seconds(), len(sc.orders)-1)
 		}
 		body, _ := json.Marshal(o)
 		sc.valid[string(body)] = true
 		if err := sc.publish(ctx, c, topic, string(body)); err != nil {
 			return err
 		}
-		if sc.rng.Float64() < 0.10 {
+		retry := sc.rng.Float64() < 0.10
+		sc.mu.Lock()
+		sc.next = i + 1
+		if retry {
 			sc.retries++
+		}
+		sc.mu.Unlock()
+		if retry {
 			o.PlacedAt = time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC).Format(time.RFC3339) // the retry's timestamp differs
 			body, _ := json.Marshal(o)
 			sc.valid[string(body)] = true
@@ -550,7 +687,9 @@ func (sc *scenario) publishMismatch(ctx context.Context, c *clients, topic strin
 	o := sc.orders[0]
 	o.Amount++
 	body, _ := json.Marshal(o)
+	sc.mu.Lock()
 	sc.poison = append(sc.poison, string(body))
+	sc.mu.Unlock()
 	return sc.publish(ctx, c, topic, string(body))
 }
 

@@ -2,6 +2,7 @@ package local
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -55,6 +56,27 @@ func TestDemoEndToEnd(t *testing.T) {
 	}
 	if rep.Injected["producer retry"] == 0 {
 		t.Errorf("no producer retry injected: %v", rep.Injected)
+	}
+	// The totals are across the consumers, and the last line says them.
+	if rep.Effects != len(rep.Consumers)*rep.Orders || rep.Published != rep.Orders+rep.Injected["producer retry"]+rep.Injected["poison messages"] {
+		t.Errorf("effects=%d published=%d, want %d effects (every consumer's) and the orders, retries and poison published", rep.Effects, rep.Published, 3*rep.Orders)
+	}
+	if line := rep.Line(); !strings.Contains(line, "consumers=3 ") || !strings.Contains(line, fmt.Sprintf(" effects=%d ", 3*rep.Orders)) ||
+		!strings.Contains(line, " double_effects=0 lost=0 ") {
+		t.Errorf("last line %q: want the totals across consumers and double_effects=0 lost=0", line)
+	}
+	// A newcomer sees what the demo does from its first second: the
+	// template read before anything slow, each handler's build, publishing,
+	// and what the drain waits for (the poison messages' receives).
+	lines := strings.Split(progress.String(), "\n")
+	if !strings.HasPrefix(lines[0], "demo: read ") {
+		t.Errorf("first progress line %q, want the template read, before provisioning and builds", lines[0])
+	}
+	for _, want := range []string{"building its handler", "execution environments started", "waiting until every consumer has made its effect",
+		"draining: waiting until every queue is empty", "poison: ", " at receive ", " of 5", "drained: "} {
+		if !strings.Contains(progress.String(), want) {
+			t.Errorf("progress does not say %q:\n%s", want, progress.String())
+		}
 	}
 }
 
