@@ -23,7 +23,6 @@ package consumer
 
 import (
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -38,6 +37,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/table"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore/schema"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
@@ -229,37 +229,6 @@ type idempotentConsumer struct {
 	timeout          time.Duration
 }
 
-// claims records, per app, which consumer holds each namespace of each
-// shared table, so that two consumers of one app cannot share one.
-var claims = struct {
-	sync.Mutex
-	byApp map[string]map[string]string // app address → table and namespace → consumer path
-}{byApp: map[string]map[string]string{}}
-
-// claimNamespace claims namespace on table for consumer c, or says which
-// consumer of the app holds it. A table is known by its construct, or by
-// its name when it is imported by a concrete name.
-func claimNamespace(c constructs.Construct, table awsdynamodb.ITable, namespace string) error {
-	tableKey := "construct " + *table.Node().Addr()
-	if name := table.TableName(); name != nil && !*awscdk.Token_IsUnresolved(name) {
-		tableKey = "table " + *name
-	}
-	app := *c.Node().Root().Node().Addr()
-	claims.Lock()
-	defer claims.Unlock()
-	held := claims.byApp[app]
-	if held == nil {
-		held = map[string]string{}
-		claims.byApp[app] = held
-	}
-	key := tableKey + "\x00" + namespace
-	if other, ok := held[key]; ok {
-		return fmt.Errorf("Namespace %q on the table %s is the namespace of the consumer %s already: two consumers with one namespace on one table suppress each other's facts; give each consumer a Namespace of its own", namespace, *table.Node().Path(), other)
-	}
-	held[key] = *c.Node().Path()
-	return nil
-}
-
 // NewIdempotentConsumer creates an idempotent consumer in scope.
 //
 // It panics, as CDK constructs do, when the props are invalid (the message
@@ -299,7 +268,7 @@ func NewIdempotentConsumer(scope constructs.Construct, id *string, props *Idempo
 	// another stack.
 	s.runtime.Consumer = *c.Node().Path()
 	if props.Table != nil {
-		if err := claimNamespace(c, props.Table, s.runtime.Namespace); err != nil {
+		if err := table.ClaimNamespace(c, props.Table, s.runtime.Namespace); err != nil {
 			panic(fmt.Errorf("IdempotentConsumer %q: %w", *id, err))
 		}
 	}

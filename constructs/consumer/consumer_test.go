@@ -1296,3 +1296,31 @@ func TestLogLevelReachesTheFunction(t *testing.T) {
 		})
 	})
 }
+
+// TestTwoAppsMayUseOneNamespaceEach: a namespace is claimed per app, so
+// that two apps of one process (a snapshot test and a nag test in one test
+// binary, each with its own cdktest.NewApp) may each give a consumer the
+// same namespace on their own table of the same path; within each app the
+// claim still holds.
+func TestTwoAppsMayUseOneNamespaceEach(t *testing.T) {
+	for i, name := range []string{"app-one", "app-two"} {
+		msg, panicked := cdktest.Panics(func() {
+			app, err := cdktest.NewApp(filepath.Join(outRoot, name))
+			if err != nil {
+				panic(err)
+			}
+			stack := awscdk.NewStack(app, jsii.String("Shop"), nil)
+			table := awsdynamodb.NewTable(stack, jsii.String("Idempotency"), &awsdynamodb.TableProps{PartitionKey: &awsdynamodb.Attribute{Name: jsii.String("pk"), Type: awsdynamodb.AttributeType_STRING}})
+			p := validProps()
+			p.Table, p.Namespace = table, jsii.String("reserve")
+			consumer.NewIdempotentConsumer(stack, jsii.String("ReserveStock"), p)
+			p = validProps()
+			p.Table, p.Namespace = table, jsii.String("reserve")
+			consumer.NewIdempotentConsumer(stack, jsii.String("EmailCustomer"), p)
+		})
+		want := `IdempotentConsumer "EmailCustomer": Namespace "reserve" on the table Shop/Idempotency is the namespace of the consumer Shop/ReserveStock already`
+		if !panicked || !strings.Contains(msg, want) {
+			t.Errorf("app %d: panic %q; want %q", i+1, msg, want)
+		}
+	}
+}
