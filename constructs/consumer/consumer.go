@@ -95,38 +95,6 @@ const (
 	TTLAttribute = schema.TTL
 )
 
-// itemActions are the item-level DynamoDB actions the guard uses. They are
-// also what TransactWriteItems checks, item by item.
-var itemActions = []*string{
-	jsii.String("dynamodb:GetItem"),
-	jsii.String("dynamodb:PutItem"),
-	jsii.String("dynamodb:UpdateItem"),
-	jsii.String("dynamodb:DeleteItem"),
-	jsii.String("dynamodb:ConditionCheckItem"),
-}
-
-// transactionalActions are what a transactional effect needs on an item of
-// another table it writes in the same TransactWriteItems.
-var transactionalActions = []*string{
-	jsii.String("dynamodb:PutItem"),
-	jsii.String("dynamodb:UpdateItem"),
-	jsii.String("dynamodb:DeleteItem"),
-	jsii.String("dynamodb:ConditionCheckItem"),
-}
-
-// tableKeyActions are what reading and writing items of a table encrypted
-// with a customer-managed key needs on the key: the actions of CDK's
-// grantReadWriteData, spelled out without wildcards.
-var tableKeyActions = []*string{
-	jsii.String("kms:Decrypt"),
-	jsii.String("kms:DescribeKey"),
-	jsii.String("kms:Encrypt"),
-	jsii.String("kms:GenerateDataKey"),
-	jsii.String("kms:GenerateDataKeyWithoutPlaintext"),
-	jsii.String("kms:ReEncryptFrom"),
-	jsii.String("kms:ReEncryptTo"),
-}
-
 // IdempotentConsumer is an idempotent SNS → SQS → Lambda consumer: a queue
 // subscribed to a topic, a Go handler consuming it in batches, and a
 // DynamoDB table of idempotency records. Create one with

@@ -461,9 +461,10 @@ func TestDefaultRoleHasNoManagedPolicyAndOnlyItsOwnResources(t *testing.T) {
 				"Resource": "*",
 			},
 			map[string]any{
-				"Action":   []any{"dynamodb:ConditionCheckItem", "dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"},
-				"Effect":   "Allow",
-				"Resource": arn(id(f, f.consumer.Table())),
+				"Action":    []any{"dynamodb:ConditionCheckItem", "dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"},
+				"Condition": onlyNamespace("chargeorder"),
+				"Effect":    "Allow",
+				"Resource":  arn(id(f, f.consumer.Table())),
 			},
 			map[string]any{
 				"Action":   []any{"sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl", "sqs:ReceiveMessage"},
@@ -693,6 +694,16 @@ func TestCustomPropsReachTheResources(t *testing.T) {
 	})
 }
 
+// onlyNamespace is the condition that scopes the item actions on the
+// idempotency table to the records of namespace: every leading key is one
+// of the namespace, and there is one.
+func onlyNamespace(namespace string) map[string]any {
+	return map[string]any{
+		"ForAllValues:StringLike": map[string]any{"dynamodb:LeadingKeys": []any{namespace + "#*"}},
+		"Null":                    map[string]any{"dynamodb:LeadingKeys": "false"},
+	}
+}
+
 func TestCustomRoleIsScopedToTheSharedTableTheLedgerAndTheKey(t *testing.T) {
 	f := custom(t)
 	statement := func(actions []any, resource any) map[string]any {
@@ -701,9 +712,14 @@ func TestCustomRoleIsScopedToTheSharedTableTheLedgerAndTheKey(t *testing.T) {
 	key := arn(id(f, f.key))
 	has(t, f, "AWS::IAM::Policy", map[string]any{
 		"Roles": []any{ref(id(f, f.consumer.Role()))},
-		"PolicyDocument": map[string]any{"Statement": []any{
+		"PolicyDocument": map[string]any{"Statement": []map[string]any{
 			statement([]any{"logs:CreateLogStream", "logs:PutLogEvents"}, arn(id(f, f.consumer.LogGroup()))),
-			statement([]any{"dynamodb:ConditionCheckItem", "dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"}, arn(id(f, f.shared))),
+			{
+				"Action":    []any{"dynamodb:ConditionCheckItem", "dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"},
+				"Condition": onlyNamespace("wallet"),
+				"Effect":    "Allow",
+				"Resource":  arn(id(f, f.shared)),
+			},
 			statement([]any{"sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl", "sqs:ReceiveMessage"}, arn(id(f, f.consumer.Queue()))),
 			// The table's key and the queue's key are the same key here.
 			statement([]any{"kms:Decrypt", "kms:DescribeKey", "kms:Encrypt", "kms:GenerateDataKey", "kms:GenerateDataKeyWithoutPlaintext", "kms:ReEncryptFrom", "kms:ReEncryptTo"}, key),

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
@@ -12,6 +11,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/table"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 )
 
@@ -38,16 +38,7 @@ func (c *idempotentConsumer) addTable(props *IdempotentConsumerProps) {
 	if removal == "" {
 		removal = awscdk.RemovalPolicy_RETAIN
 	}
-	c.table = awsdynamodb.NewTable(c, jsii.String(IDTable), &awsdynamodb.TableProps{
-		PartitionKey:        &awsdynamodb.Attribute{Name: jsii.String(PartitionKey), Type: awsdynamodb.AttributeType_STRING},
-		BillingMode:         awsdynamodb.BillingMode_PAY_PER_REQUEST,
-		TimeToLiveAttribute: jsii.String(TTLAttribute),
-		PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{
-			PointInTimeRecoveryEnabled: jsii.Bool(true),
-		},
-		Encryption:    awsdynamodb.TableEncryption_AWS_MANAGED,
-		RemovalPolicy: removal,
-	})
+	c.table = table.New(c, IDTable, removal)
 }
 
 // addRole creates the function's log group and, unless one is given, its
@@ -140,11 +131,9 @@ func (c *idempotentConsumer) addFunction(props *IdempotentConsumerProps, s *sett
 	suppress(c.function, false,
 		nagRule{id: "Serverless-LambdaDLQ", reason: "The function is only invoked synchronously, by the SQS event-source mapping; a message it fails MaxReceiveCount times moves to the queue's dead-letter queue by the queue's redrive policy."})
 
-	// Idempotency records: item-level actions on that one table.
-	c.table.Grant(c.function, itemActions...)
-	if k := c.table.EncryptionKey(); k != nil {
-		k.Grant(c.function, tableKeyActions...)
-	}
+	// Idempotency records: item-level actions on that one table, on the
+	// items of the consumer's namespace alone.
+	table.GrantRecords(c.table, c.function, c.namespace)
 }
 
 // addEventSource connects the queue to the function, with partial batch

@@ -4,6 +4,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/jsii-runtime-go"
+
+	idtable "github.com/idempotent-consumer/idempotent-consumer/constructs/internal/table"
 )
 
 // GrantTransactionalWrites lets grantee write items of table in the same
@@ -16,11 +18,7 @@ import (
 //
 //	consumer.GrantTransactionalWrites(wallets, credit)
 func GrantTransactionalWrites(table awsdynamodb.ITable, grantee awsiam.IGrantable) awsiam.Grant {
-	g := table.Grant(grantee, transactionalActions...)
-	if k := table.EncryptionKey(); k != nil {
-		k.Grant(grantee, tableKeyActions...)
-	}
-	return g
+	return idtable.GrantTransactional(table, grantee)
 }
 
 func (c *idempotentConsumer) GrantPrincipal() awsiam.IPrincipal { return c.role.GrantPrincipal() }

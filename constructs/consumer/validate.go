@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/table"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 )
 
@@ -143,7 +143,7 @@ func (p *IdempotentConsumerProps) resolve(id *string) (*settings, error) {
 		if p.Namespace == nil {
 			bad("Table is given (shared-table mode), so Namespace is required: the default, the construct id in lower case, is the same for a consumer of that id in another stack, and two consumers with one namespace on one table suppress each other's facts; set Namespace to a name that is this consumer's alone")
 		}
-		problems = append(problems, sharedTableProblems(p.Table, p.AcceptSingleRegionGuarantee != nil && *p.AcceptSingleRegionGuarantee)...)
+		problems = append(problems, table.Problems(p.Table, p.AcceptSingleRegionGuarantee != nil && *p.AcceptSingleRegionGuarantee)...)
 	}
 	if p.Topic != nil {
 		if topicMax, known := topicMaxMessageBytes(p.Topic); known && topicMax > float64(r.MaxMessageBytes) {
@@ -271,59 +271,6 @@ func concreteDuration(d awscdk.Duration) (time.Duration, bool) {
 		return 0, false
 	}
 	return time.Duration(*d.ToMilliseconds(nil)) * time.Millisecond, true
-}
-
-// sharedTableProblems checks a table given as Table, as far as the app
-// defines it (an imported table cannot be read at synth): its key schema
-// must be the records' (a string partition key "pk", no sort key), and it
-// must not be replicated to other regions unless acceptSingleRegion says
-// the user accepts the guarantee of one region.
-func sharedTableProblems(table awsdynamodb.ITable, acceptSingleRegion bool) []string {
-	var keys, attrs any
-	replicas := 1
-	switch l1 := table.Node().DefaultChild().(type) {
-	case awsdynamodb.CfnTable:
-		keys, attrs = l1.KeySchema(), l1.AttributeDefinitions()
-		for _, c := range *table.Node().Children() { // replicationRegions: a replica custom resource each
-			if strings.HasPrefix(*c.Node().Id(), "Replica") {
-				replicas++
-			}
-		}
-	case awsdynamodb.CfnGlobalTable:
-		keys, attrs = l1.KeySchema(), l1.AttributeDefinitions()
-		if list, ok := awscdk.Stack_Of(table).Resolve(l1.Replicas()).([]any); ok {
-			replicas = len(list)
-		}
-	default:
-		return nil
-	}
-	var out []string
-	stack := awscdk.Stack_Of(table)
-	types := map[string]string{}
-	if list, ok := stack.Resolve(attrs).([]any); ok {
-		for _, a := range list {
-			if m, ok := a.(map[string]any); ok {
-				types[fmt.Sprint(m["attributeName"])] = fmt.Sprint(m["attributeType"])
-			}
-		}
-	}
-	var schema []string
-	if list, ok := stack.Resolve(keys).([]any); ok {
-		for _, k := range list {
-			if m, ok := k.(map[string]any); ok {
-				name := fmt.Sprint(m["attributeName"])
-				schema = append(schema, fmt.Sprintf("%s %s (%s)", m["keyType"], name, types[name]))
-			}
-		}
-	}
-	if want := fmt.Sprintf("HASH %s (S)", PartitionKey); len(schema) != 1 || schema[0] != want {
-		out = append(out, fmt.Sprintf("Table's key schema is [%s], but idempotency records need a string partition key named %q and no sort key (the store writes items keyed %q); give a table with that schema, or leave Table nil for a table of the construct's own",
-			strings.Join(schema, ", "), PartitionKey, PartitionKey))
-	}
-	if replicas > 1 && !acceptSingleRegion {
-		out = append(out, fmt.Sprintf("Table is replicated to %d regions: a global table settles concurrent writes by last writer wins, so two deliveries handled in two regions could both reserve a fact and run its effect, and the fencing of complete and release does not hold across regions; give a table of one region, or set AcceptSingleRegionGuarantee if every delivery of a fact is handled in one region (DESIGN.md, \"What the construct refuses\")", replicas))
-	}
-	return out
 }
 
 // snsDefaultMaxMessageBytes is the MaximumMessageSize of a topic that does
