@@ -15,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/idempotent-consumer/idempotent-consumer/internal/modroot"
 )
 
 // builds memoizes the bootstrap of each entry and architecture for the life
@@ -60,11 +62,8 @@ func resolveEntry(entry, root string) (string, error) {
 		return filepath.Clean(entry), nil
 	}
 	if root == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return "", fmt.Errorf("entry %q: %w", entry, err)
-		}
-		if root, err = moduleRoot(wd); err != nil {
+		var err error
+		if root, err = modroot.OfWorkingDirectory(); err != nil {
 			return "", fmt.Errorf("entry %q is relative, and %w; give an absolute Entry, or EntryRoot", entry, err)
 		}
 	}
@@ -73,19 +72,6 @@ func resolveEntry(entry, root string) (string, error) {
 		return "", fmt.Errorf("entry %q: %w", entry, err)
 	}
 	return abs, nil
-}
-
-// moduleRoot returns the nearest directory at or above dir that holds a
-// go.mod.
-func moduleRoot(dir string) (string, error) {
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return d, nil
-		}
-		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("no go.mod at or above %s, the working directory", dir)
-		}
-	}
 }
 
 // bootstrapDir returns the directory holding the `bootstrap` built from the

@@ -346,7 +346,7 @@ type IdempotentConsumerProps struct {
 
 	// Environment holds extra environment variables for the function. It
 	// must not set a variable of the configuration contract (package
-	// lambda/env): use the matching prop instead.
+	// lambda/contract, contract.Names): use the matching prop instead.
 	//
 	// Default: none.
 	Environment *map[string]*string
@@ -430,7 +430,7 @@ type IdempotentConsumerProps struct {
 	// SQS, Lambda or Firehose); every queue of the construct takes 1 MiB, the
 	// largest SQS body, so that no delivery is refused on the way. With the
 	// SNS envelope (RawMessageDelivery false) JSON escaping can double a
-	// message, so at most 520192 bytes (lambda/env.MaxEnvelopedMessageBytes)
+	// message, so at most 520192 bytes (sqsbatch.MaxEnvelopedMessageBytes)
 	// always fit an SQS body; with raw delivery, up to 1048576. A given Topic
 	// whose MaximumMessageSize the app sets (or leaves at SNS's 262144) must
 	// not accept more than this; an imported topic cannot be checked: keep
