@@ -9,21 +9,19 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatchactions"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsec2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest"
-	"github.com/idempotent-consumer/idempotent-consumer/cdktest/nagtest"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/consumer"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/consumertest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 )
 
@@ -47,69 +45,45 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	// KEEP_TEST_OUT=1 keeps the cloud assemblies (templates, cdk-nag
-	// reports) for a look after a failure.
+	// KEEP_TEST_OUT=1 keeps the cloud assemblies (templates) for a look
+	// after a failure.
 	if os.Getenv("KEEP_TEST_OUT") == "" {
 		defer os.RemoveAll(tmp)
 	}
-	handlerDir = filepath.Join(tmp, "handler")
-	brokenDir = filepath.Join(tmp, "broken")
-	libraryDir = filepath.Join(tmp, "notmain")
 	outRoot = filepath.Join(tmp, "out")
-	root, err := cdktest.ModuleRoot()
+	h, err := consumertest.WriteHandlers(tmp)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	// Handlers outside this module, with a module of their own that uses
-	// the library from this working tree (the construct refuses a handler
-	// without it) through a package with no dependencies, so that building
-	// them is fast and needs no network.
-	const lib = "github.com/idempotent-consumer/idempotent-consumer"
-	onLibrary := "require " + lib + " v0.0.0-00010101000000-000000000000\n\nreplace " + lib + " => " + root + "\n"
-	for dir, src := range map[string]string{
-		handlerDir: "package main\n\nimport _ \"" + lib + "/lambda/idempotency\"\n\nfunc main() {}\n",
-		brokenDir:  "package main\n\nfunc main() { notDeclaredAnywhere() }\n",
-		libraryDir: "package orders\n\n// Key is not a main.\nfunc Key() string { return \"k\" }\n",
-	} {
-		if err := writeModule(dir, onLibrary, src); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-	}
+	handlerDir, brokenDir, libraryDir = h.Handler, h.Broken, h.Library
 	return m.Run()
 }
 
-// writeModule writes a module of its own in dir, with the library's go
-// version, the go.mod lines in mod, and mainSrc as main.go.
-func writeModule(dir, mod, mainSrc string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/"+filepath.Base(dir)+"\n\ngo 1.26.0\n\n"+mod), 0o644); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, "main.go"), []byte(mainSrc), 0o644)
-}
+// writeModule writes a module of its own in dir (consumertest.WriteModule).
+var writeModule = consumertest.WriteModule
 
-// fixture is one synthesized stack, shared by the tests that read it:
-// every synth costs seconds of jsii time.
+// fixture is one synthesized stack of package consumertest, shared by the
+// tests that read it: every synth costs seconds of jsii time.
 type fixture struct {
 	stack    awscdk.Stack
 	consumer consumer.IdempotentConsumer
 	template assertions.Template
-	nag      assertions.Annotations
-	// custom fixture only
+	// annotations are the stack's warnings and errors: the construct's own
+	// (cdk-nag's packs run in internal/apptest, not here).
+	annotations assertions.Annotations
+	// the app's own resources, in the fixtures that have them
 	topic, alarmTopic awssns.Topic
 	shared, ledger    awsdynamodb.Table
 	key               awskms.Key
+	consumers         map[string]consumer.IdempotentConsumer
 }
 
 var fixtures = map[string]*fixture{}
 var fixtureErrs = map[string]string{}
 
-// load builds the named fixture once per test binary, with cdk-nag applied.
-func load(t *testing.T, name string, build func(f *fixture)) *fixture {
+// load builds the named fixture of consumertest.Builds once per test binary.
+func load(t *testing.T, name string) *fixture {
 	t.Helper()
 	if msg, failed := fixtureErrs[name]; failed {
 		t.Fatalf("fixture %s: %s", name, msg)
@@ -117,17 +91,22 @@ func load(t *testing.T, name string, build func(f *fixture)) *fixture {
 	if f, ok := fixtures[name]; ok {
 		return f
 	}
+	build, ok := consumertest.Builds[name]
+	if !ok {
+		t.Fatalf("no fixture %s", name)
+	}
 	f := &fixture{}
 	msg, panicked := cdktest.Panics(func() {
 		app, err := cdktest.NewApp(filepath.Join(outRoot, name))
 		if err != nil {
 			panic(err)
 		}
-		f.stack = awscdk.NewStack(app, jsii.String(name), nil)
-		build(f)
-		nagtest.AddPacks(app)
+		b := &consumertest.Fixture{Stack: awscdk.NewStack(app, jsii.String(name), nil)}
+		build(b, handlerDir)
+		*f = fixture{stack: b.Stack, consumer: b.Consumer, topic: b.Topic, alarmTopic: b.AlarmTopic,
+			shared: b.Shared, ledger: b.Ledger, key: b.Key, consumers: b.Consumers}
 		f.template = assertions.Template_FromStack(f.stack, nil)
-		f.nag = assertions.Annotations_FromStack(f.stack)
+		f.annotations = assertions.Annotations_FromStack(f.stack)
 	})
 	if panicked {
 		fixtureErrs[name] = msg
@@ -137,105 +116,16 @@ func load(t *testing.T, name string, build func(f *fixture)) *fixture {
 	return f
 }
 
-// defaults is a consumer with nothing but Entry set.
-func defaults(t *testing.T) *fixture {
-	return load(t, "Defaults", func(f *fixture) {
-		f.consumer = consumer.NewIdempotentConsumer(f.stack, jsii.String("ChargeOrder"), &consumer.IdempotentConsumerProps{
-			Entry: jsii.String(handlerDir),
-		})
-	})
-}
-
-// custom sets every prop away from its default, with an existing topic, a
-// shared table and a customer-managed key.
-func custom(t *testing.T) *fixture {
-	return load(t, "Custom", func(f *fixture) {
-		s := f.stack
-		f.key = awskms.NewKey(s, jsii.String("Key"), &awskms.KeyProps{EnableKeyRotation: jsii.Bool(true)})
-		// Not f.key: the subscription names the topic in the key's policy.
-		f.topic = awssns.NewTopic(s, jsii.String("Orders"), &awssns.TopicProps{
-			MasterKey:  awskms.Alias_FromAliasName(s, jsii.String("SNSKey"), jsii.String("alias/aws/sns")),
-			EnforceSSL: jsii.Bool(true),
-		})
-		// Raw delivery carries the largest SNS messages.
-		f.topic.Node().DefaultChild().(awssns.CfnTopic).SetMaximumMessageSize(jsii.Number(1048576))
-		f.alarmTopic = awssns.NewTopic(s, jsii.String("Alarms"), &awssns.TopicProps{MasterKey: f.key, EnforceSSL: jsii.Bool(true)})
-		table := func(id string, key awskms.IKey) awsdynamodb.Table {
-			props := &awsdynamodb.TableProps{
-				PartitionKey: &awsdynamodb.Attribute{Name: jsii.String("pk"), Type: awsdynamodb.AttributeType_STRING},
-				BillingMode:  awsdynamodb.BillingMode_PAY_PER_REQUEST,
-				PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{
-					PointInTimeRecoveryEnabled: jsii.Bool(true),
-				},
-			}
-			if key != nil {
-				props.Encryption = awsdynamodb.TableEncryption_CUSTOMER_MANAGED
-				props.EncryptionKey = key
-			}
-			return awsdynamodb.NewTable(s, jsii.String(id), props)
-		}
-		f.shared = table("Shared", nil)
-		f.ledger = table("Ledger", f.key)
-		f.consumer = consumer.NewIdempotentConsumer(s, jsii.String("CreditWallet"), &consumer.IdempotentConsumerProps{
-			Entry:              jsii.String(handlerDir),
-			Topic:              f.topic,
-			RawMessageDelivery: jsii.Bool(true),
-			FilterPolicy: &map[string]awssns.SubscriptionFilter{
-				"type": awssns.SubscriptionFilter_StringFilter(&awssns.StringConditions{Allowlist: jsii.Strings("order.placed")}),
-			},
-			EncryptionKey:                f.key,
-			MaxReceiveCount:              jsii.Number(5),
-			VisibilityTimeout:            awscdk.Duration_Seconds(jsii.Number(300)),
-			Table:                        f.shared,
-			Namespace:                    jsii.String("wallet"),
-			MemorySize:                   jsii.Number(512),
-			Timeout:                      awscdk.Duration_Seconds(jsii.Number(45)),
-			ReservedConcurrentExecutions: jsii.Number(5),
-			LogRetention:                 awslogs.RetentionDays_ONE_WEEK,
-			Tracing:                      awslambda.Tracing_DISABLED,
-			Environment:                  &map[string]*string{"WALLET_TABLE": f.shared.TableName()},
-			Window:                       awscdk.Duration_Hours(jsii.Number(1)),
-			TTLAfterWindow:               awscdk.Duration_Hours(jsii.Number(2)),
-			LeaseMax:                     awscdk.Duration_Seconds(jsii.Number(40)),
-			CacheSize:                    jsii.Number(100),
-			PayloadIgnore:                jsii.Strings("meta.sentAt", "traceId"),
-			HashKeys:                     jsii.Bool(true),
-			BatchConcurrency:             jsii.Number(4),
-			FinishBudget:                 awscdk.Duration_Millis(jsii.Number(1500)),
-			MinRemaining:                 awscdk.Duration_Millis(jsii.Number(2500)),
-			MaxMessageBytes:              jsii.Number(1048576),
-			MetricsNamespace:             jsii.String("Wallets"),
-			BatchSize:                    jsii.Number(100),
-			MaxBatchingWindow:            awscdk.Duration_Seconds(jsii.Number(5)),
-			MaxConcurrency:               jsii.Number(5),
-			OldestMessageAlarmThreshold:  awscdk.Duration_Minutes(jsii.Number(5)),
-			AlarmAction:                  awscloudwatchactions.NewSnsAction(f.alarmTopic),
-		})
-		consumer.GrantTransactionalWrites(f.ledger, f.consumer)
-	})
-}
-
-// keyed has a customer-managed key and the topic the construct creates: the
-// key must not encrypt that topic (the subscription names the topic in the
-// key's policy, which would make the two depend on each other).
-func keyed(t *testing.T) *fixture {
-	return load(t, "Keyed", func(f *fixture) {
-		f.key = awskms.NewKey(f.stack, jsii.String("Key"), &awskms.KeyProps{EnableKeyRotation: jsii.Bool(true)})
-		f.consumer = consumer.NewIdempotentConsumer(f.stack, jsii.String("SendReceipt"), &consumer.IdempotentConsumerProps{
-			Entry:         jsii.String(handlerDir),
-			EncryptionKey: f.key,
-			RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
-		})
-		f.alarmTopic = awssns.NewTopic(f.stack, jsii.String("Publishers"), &awssns.TopicProps{
-			MasterKey:  f.key,
-			EnforceSSL: jsii.Bool(true),
-		})
-		publisher := awsiam.NewRole(f.stack, jsii.String("Publisher"), &awsiam.RoleProps{
-			AssumedBy: awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil),
-		})
-		f.consumer.GrantPublish(publisher)
-	})
-}
+// The fixtures of package consumertest.
+func defaults(t *testing.T) *fixture  { return load(t, "Defaults") }
+func custom(t *testing.T) *fixture    { return load(t, "Custom") }
+func keyed(t *testing.T) *fixture     { return load(t, "Keyed") }
+func dashboard(t *testing.T) *fixture { return load(t, "Dashboard") }
+func ownQueue(t *testing.T) *fixture  { return load(t, "OwnQueue") }
+func imported(t *testing.T) *fixture  { return load(t, "Imported") }
+func overrides(t *testing.T) *fixture { return load(t, "Overrides") }
+func networked(t *testing.T) *fixture { return load(t, "Networked") }
+func fifos(t *testing.T) *fixture     { return load(t, "Fifo") }
 
 // ref and arn are the CloudFormation forms of a resource's Ref and Arn.
 func ref(logicalID string) map[string]any { return map[string]any{"Ref": logicalID} }
@@ -733,69 +623,6 @@ func TestCustomWithoutTracingNeedsNoSuppression(t *testing.T) {
 	cdktest.Must(t, func() {
 		f.template.HasResource(jsii.String("AWS::IAM::Role"), map[string]any{"Metadata": assertions.Match_Absent()})
 	})
-}
-
-// TestCDKNag checks both cdk-nag packs: nothing but what the construct
-// suppresses with a reason, and, where the custom fixture turns tracing
-// off, the one warning that says so.
-func TestCDKNag(t *testing.T) {
-	for _, tc := range []struct {
-		name    string
-		fixture func(*testing.T) *fixture
-		want    map[string]int // pack → warnings
-	}{
-		{"defaults", defaults, nil},
-		{"custom", custom, map[string]int{"Serverless": 1}},
-		{"keyed", keyed, nil},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			f := tc.fixture(t)
-			for _, pack := range []string{"AwsSolutions", "Serverless"} {
-				var got nagtest.Findings
-				cdktest.Must(t, func() { got = nagtest.FindingsOf(f.nag, pack) })
-				if len(got.Errors) > 0 {
-					t.Errorf("%s errors:\n%s", pack, strings.Join(got.Errors, "\n"))
-				}
-				if len(got.Warnings) != tc.want[pack] {
-					t.Errorf("%s warnings, want %d:\n%s", pack, tc.want[pack], strings.Join(got.Warnings, "\n"))
-				}
-				for _, w := range got.Warnings {
-					if !strings.Contains(w, "Serverless-LambdaTracing") {
-						t.Errorf("unexpected %s warning: %s", pack, w)
-					}
-				}
-			}
-		})
-	}
-}
-
-func TestEverySuppressionCarriesAReason(t *testing.T) {
-	f := defaults(t)
-	var template map[string]any
-	cdktest.Must(t, func() { template = *f.template.ToJSON() })
-	got := nagtest.Suppressions(template)
-	want := map[string]int{
-		"AwsSolutions-SQS3":                              2, // the subscription dead-letter queue and its policy
-		"AwsSolutions-IAM5":                              2, // X-Ray: the role and its default policy
-		"Serverless-SQSRedrivePolicy":                    4, // both dead-letter queues and their policies
-		"Serverless-LambdaDLQ":                           1,
-		"Serverless-LambdaEventSourceMappingDestination": 1,
-	}
-	for rule, reasons := range got {
-		if len(reasons) != want[rule] {
-			t.Errorf("%s is suppressed on %d resources, want %d", rule, len(reasons), want[rule])
-		}
-		for _, r := range reasons {
-			if len(r) < 60 {
-				t.Errorf("%s: reason %q says too little", rule, r)
-			}
-		}
-	}
-	for rule := range want {
-		if _, ok := got[rule]; !ok {
-			t.Errorf("%s is not suppressed", rule)
-		}
-	}
 }
 
 func TestContractVariablesAreAllRefusedInEnvironment(t *testing.T) {

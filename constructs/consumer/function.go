@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/nag"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/table"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 )
@@ -96,8 +97,8 @@ func (c *idempotentConsumer) addFunction(props *IdempotentConsumerProps, s *sett
 			},
 			RemovalPolicy: awscdk.RemovalPolicy_RETAIN,
 		})
-		suppress(secret, false,
-			nagRule{id: "AwsSolutions-SMG4", reason: "The secret keys the HMAC of every idempotency key: rotating it would give every fact a new record key, so duplicates of the business window would run their effects again."})
+		nag.Suppress(secret, false,
+			nag.Rule{ID: "AwsSolutions-SMG4", Reason: "The secret keys the HMAC of every idempotency key: rotating it would give every fact a new record key, so duplicates of the business window would run their effects again."})
 		// A dynamic reference: CloudFormation resolves it at deployment, so
 		// the template holds no secret and the function needs no access to
 		// Secrets Manager.
@@ -128,8 +129,8 @@ func (c *idempotentConsumer) addFunction(props *IdempotentConsumerProps, s *sett
 		LoggingFormat:         awslambda.LoggingFormat_JSON,
 		ApplicationLogLevelV2: logLevel(props.LogLevel),
 	})
-	suppress(c.function, false,
-		nagRule{id: "Serverless-LambdaDLQ", reason: "The function is only invoked synchronously, by the SQS event-source mapping; a message it fails MaxReceiveCount times moves to the queue's dead-letter queue by the queue's redrive policy."})
+	nag.Suppress(c.function, false,
+		nag.Rule{ID: "Serverless-LambdaDLQ", Reason: "The function is only invoked synchronously, by the SQS event-source mapping; a message it fails MaxReceiveCount times moves to the queue's dead-letter queue by the queue's redrive policy."})
 
 	// Idempotency records: item-level actions on that one table, on the
 	// items of the consumer's namespace alone.
@@ -150,8 +151,8 @@ func (c *idempotentConsumer) addEventSource(props *IdempotentConsumerProps, s *s
 	// AddEventSource just created.
 	for _, child := range *c.function.Node().Children() {
 		if esm, ok := child.(awslambda.EventSourceMapping); ok {
-			suppress(esm, true,
-				nagRule{id: "Serverless-LambdaEventSourceMappingDestination", reason: "An on-failure destination only applies to stream and Kafka event sources; for SQS the queue's redrive policy moves failed messages to the dead-letter queue."})
+			nag.Suppress(esm, true,
+				nag.Rule{ID: "Serverless-LambdaEventSourceMappingDestination", Reason: "An on-failure destination only applies to stream and Kafka event sources; for SQS the queue's redrive policy moves failed messages to the dead-letter queue."})
 		}
 	}
 }
@@ -162,17 +163,17 @@ func (c *idempotentConsumer) addEventSource(props *IdempotentConsumerProps, s *s
 // given role it marks the policy the construct's grants created.
 func (c *idempotentConsumer) suppressWildcards(props *IdempotentConsumerProps, s *settings) {
 	if s.tracing != awslambda.Tracing_DISABLED {
-		suppress(c.role, true, nagRule{
-			id:        "AwsSolutions-IAM5",
-			reason:    "X-Ray tracing: xray:PutTraceSegments and xray:PutTelemetryRecords do not support resource-level permissions, so X-Ray requires Resource \"*\".",
-			appliesTo: []string{"Resource::*"},
+		nag.Suppress(c.role, true, nag.Rule{
+			ID:        "AwsSolutions-IAM5",
+			Reason:    "X-Ray tracing: xray:PutTraceSegments and xray:PutTelemetryRecords do not support resource-level permissions, so X-Ray requires Resource \"*\".",
+			AppliesTo: []string{"Resource::*"},
 		})
 	}
 	if props.Vpc != nil {
-		suppress(c.role, true, nagRule{
-			id:        "AwsSolutions-IAM5",
-			reason:    "VPC access: Lambda creates, describes and deletes the function's network interfaces, which have no ARN before they exist, and ec2:Describe* has no resource-level permissions (the actions of AWSLambdaVPCAccessExecutionRole).",
-			appliesTo: []string{"Resource::*"},
+		nag.Suppress(c.role, true, nag.Rule{
+			ID:        "AwsSolutions-IAM5",
+			Reason:    "VPC access: Lambda creates, describes and deletes the function's network interfaces, which have no ARN before they exist, and ec2:Describe* has no resource-level permissions (the actions of AWSLambdaVPCAccessExecutionRole).",
+			AppliesTo: []string{"Resource::*"},
 		})
 	}
 }

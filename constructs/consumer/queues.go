@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/nag"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
@@ -97,11 +98,11 @@ func (c *idempotentConsumer) addQueues(props *IdempotentConsumerProps, s *settin
 	// A dead-letter queue has no dead-letter queue of its own. A given
 	// dead-letter queue defined in the app is marked as well: the consumer
 	// knows what it is for (an imported one has no resource to mark).
-	suppress(c.dlq, true,
-		nagRule{id: "Serverless-SQSRedrivePolicy", reason: "This queue is the dead-letter queue of Queue (its RedrivePolicy target); a dead-letter queue has no dead-letter queue of its own."})
-	suppress(c.subDLQ, true,
-		nagRule{id: "AwsSolutions-SQS3", reason: "This queue is the dead-letter queue of the SNS subscription (its RedrivePolicy target); a dead-letter queue has no dead-letter queue of its own."},
-		nagRule{id: "Serverless-SQSRedrivePolicy", reason: "This queue is the dead-letter queue of the SNS subscription (its RedrivePolicy target); a dead-letter queue has no dead-letter queue of its own."})
+	nag.Suppress(c.dlq, true,
+		nag.Rule{ID: "Serverless-SQSRedrivePolicy", Reason: "This queue is the dead-letter queue of Queue (its RedrivePolicy target); a dead-letter queue has no dead-letter queue of its own."})
+	nag.Suppress(c.subDLQ, true,
+		nag.Rule{ID: "AwsSolutions-SQS3", Reason: "This queue is the dead-letter queue of the SNS subscription (its RedrivePolicy target); a dead-letter queue has no dead-letter queue of its own."},
+		nag.Rule{ID: "Serverless-SQSRedrivePolicy", Reason: "This queue is the dead-letter queue of the SNS subscription (its RedrivePolicy target); a dead-letter queue has no dead-letter queue of its own."})
 }
 
 // addTopic creates the topic unless one is given, and subscribes the queue
