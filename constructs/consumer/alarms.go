@@ -46,7 +46,8 @@ func (a Alarms) All() []awscloudwatch.Alarm {
 }
 
 // addAlarms creates the alarms, each with AlarmAction.
-func (c *idempotentConsumer) addAlarms(props *IdempotentConsumerProps, s *settings, id string) {
+func (c *idempotentConsumer) addAlarms(s *settings) {
+	id := s.id
 	alarm := func(alarmID, description string, metric awscloudwatch.IMetric, threshold float64) awscloudwatch.Alarm {
 		a := awscloudwatch.NewAlarm(c, jsii.String(alarmID), &awscloudwatch.AlarmProps{
 			AlarmDescription:   jsii.String(description),
@@ -56,8 +57,8 @@ func (c *idempotentConsumer) addAlarms(props *IdempotentConsumerProps, s *settin
 			EvaluationPeriods:  jsii.Number(1),
 			TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
 		})
-		if props.AlarmAction != nil {
-			a.AddAlarmAction(props.AlarmAction)
+		if s.alarmAction != nil {
+			a.AddAlarmAction(s.alarmAction)
 		}
 		return a
 	}

@@ -2,7 +2,6 @@ package consumer
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
@@ -10,13 +9,11 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 )
 
-// sqsDefaultVisibility is the visibility timeout of a queue that sets none.
-const sqsDefaultVisibility = 30 * time.Second
-
 // queueProblems checks the props about the queues: a given Queue (and what
 // it says of itself, or what the props declare of an imported one), a given
 // DeadLetterQueue, and the overrides of the queues the construct creates.
-// It sets s.visibilityTimeout and s.maxReceiveCount to the queue's.
+// It compares the queue's visibility timeout and redrive count, as compute
+// read them, with the rules and the declarations.
 func (p *IdempotentConsumerProps) queueProblems(s *settings) []string {
 	var problems []string
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
@@ -46,9 +43,6 @@ func (p *IdempotentConsumerProps) queueProblems(s *settings) []string {
 			if p.VisibilityTimeout == nil {
 				bad("Queue is imported, and the construct cannot read an imported queue's visibility timeout at synth; declare it with VisibilityTimeout (at least %d × Timeout = %s), or define the queue in the app", visibilityTimeoutFactor, contract.Format(minVisibility))
 			}
-			if p.MaxReceiveCount == nil {
-				s.maxReceiveCount = 0 // unknown: the alarm says "MaxReceiveCount times"
-			}
 		}
 		if s.visibilityTimeout != 0 && s.visibilityTimeout < minVisibility {
 			bad("Queue's visibility timeout %s is less than %d × Timeout (%s) = %s, so SQS would hand a batch to a second invocation while the first is still working on it; set the queue's visibility timeout to at least %s, or lower Timeout",
@@ -56,8 +50,7 @@ func (p *IdempotentConsumerProps) queueProblems(s *settings) []string {
 		}
 	} else {
 		switch {
-		case p.VisibilityTimeout == nil:
-			s.visibilityTimeout = minVisibility
+		case p.VisibilityTimeout == nil: // the default, 6 × Timeout
 		case s.visibilityTimeout < minVisibility:
 			bad("VisibilityTimeout %s is less than %d × Timeout (%s) = %s, so SQS would hand a batch to a second invocation while the first is still working on it; set VisibilityTimeout to at least %s, or leave it nil for the default (%d × Timeout)",
 				contract.Format(s.visibilityTimeout), visibilityTimeoutFactor, contract.Format(s.runtime.Timeout), contract.Format(minVisibility), contract.Format(minVisibility), visibilityTimeoutFactor)
@@ -90,9 +83,10 @@ func (p *IdempotentConsumerProps) queueProblems(s *settings) []string {
 	return problems
 }
 
-// appQueueProblems reads a Queue the app defines: its dead-letter queue,
-// maxReceiveCount and visibility timeout, which the props may repeat but
-// not contradict.
+// appQueueProblems compares what a Queue the app defines says of itself
+// (its dead-letter queue, maxReceiveCount and visibility timeout, which
+// compute took as the queue's) with the props, which may repeat it but not
+// contradict it.
 func (p *IdempotentConsumerProps) appQueueProblems(q awssqs.Queue, s *settings) []string {
 	var problems []string
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
@@ -102,27 +96,18 @@ func (p *IdempotentConsumerProps) appQueueProblems(q awssqs.Queue, s *settings) 
 		if p.DeadLetterQueue != nil && *p.DeadLetterQueue.Node().Path() != *dlq.Queue.Node().Path() {
 			bad("DeadLetterQueue is %s, but Queue's dead-letter queue is %s; leave DeadLetterQueue nil (the construct takes the queue's)", *p.DeadLetterQueue.Node().Path(), *dlq.Queue.Node().Path())
 		}
-		given := s.maxReceiveCount
-		s.maxReceiveCount = *dlq.MaxReceiveCount
-		if p.MaxReceiveCount != nil && given != s.maxReceiveCount {
-			bad("MaxReceiveCount %v differs from Queue's maxReceiveCount %v; leave MaxReceiveCount nil (the construct takes the queue's)", given, s.maxReceiveCount)
+		if p.MaxReceiveCount != nil && s.declaredMaxReceiveCount != s.maxReceiveCount {
+			bad("MaxReceiveCount %v differs from Queue's maxReceiveCount %v; leave MaxReceiveCount nil (the construct takes the queue's)", s.declaredMaxReceiveCount, s.maxReceiveCount)
 		}
 	}
-	declared := s.visibilityTimeout
-	cfn := q.Node().DefaultChild().(awssqs.CfnQueue)
-	switch v := cfn.VisibilityTimeout(); {
-	case v == nil:
-		s.visibilityTimeout = sqsDefaultVisibility
-	case *awscdk.Token_IsUnresolved(v):
+	if _, token := appQueueVisibility(q); token {
 		if p.VisibilityTimeout == nil {
 			bad("Queue's visibility timeout is a token that CDK resolves only at deployment; declare its value with VisibilityTimeout so that the construct can check it against Timeout")
 		}
 		return problems // the declared value stands
-	default:
-		s.visibilityTimeout = time.Duration(*v) * time.Second
 	}
-	if p.VisibilityTimeout != nil && declared != s.visibilityTimeout {
-		bad("VisibilityTimeout %s differs from Queue's visibility timeout %s; leave VisibilityTimeout nil (the construct takes the queue's)", contract.Format(declared), contract.Format(s.visibilityTimeout))
+	if p.VisibilityTimeout != nil && s.declaredVisibilityTimeout != s.visibilityTimeout {
+		bad("VisibilityTimeout %s differs from Queue's visibility timeout %s; leave VisibilityTimeout nil (the construct takes the queue's)", contract.Format(s.declaredVisibilityTimeout), contract.Format(s.visibilityTimeout))
 	}
 	return problems
 }

@@ -37,6 +37,8 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/bundle"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/function"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/table"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore/schema"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
@@ -205,6 +207,9 @@ type idempotentConsumer struct {
 // message includes the compiler's output), or when the handler is not built
 // on this library, or on another version of it than the construct (see
 // DESIGN.md, "Versions that cannot drift").
+//
+// It computes the settings, checks them, bundles the handler, and only then
+// builds, from the settings alone (settings.go).
 func NewIdempotentConsumer(scope constructs.Construct, id *string, props *IdempotentConsumerProps) IdempotentConsumer {
 	if props == nil {
 		props = &IdempotentConsumerProps{}
@@ -213,11 +218,11 @@ func NewIdempotentConsumer(scope constructs.Construct, id *string, props *Idempo
 	if err != nil {
 		panic(err)
 	}
-	entry, err := resolveEntry(*props.Entry, stringOr(props.EntryRoot, ""))
+	entry, err := bundle.ResolveEntry(s.entry, s.entryRoot)
 	if err != nil {
 		panic(fmt.Errorf("IdempotentConsumer %q: %w", *id, err))
 	}
-	assetDir, err := bootstrapDir(entry, s.goarch)
+	assetDir, err := bundle.Dir(entry, s.goarch)
 	if err != nil {
 		panic(fmt.Errorf("IdempotentConsumer %q: %w", *id, err))
 	}
@@ -233,10 +238,10 @@ func NewIdempotentConsumer(scope constructs.Construct, id *string, props *Idempo
 	constructs.NewConstruct_Override(c, scope, id)
 	// The construct's path is unique in the app: the consumer's name in
 	// logs and its metrics dimension, where the id alone could repeat in
-	// another stack.
+	// another stack. It is known once the construct exists.
 	s.runtime.Consumer = *c.Node().Path()
-	if props.Table != nil {
-		if err := table.ClaimNamespace(c, props.Table, s.runtime.Namespace); err != nil {
+	if s.table != nil {
+		if err := table.ClaimNamespace(c, s.table, s.runtime.Namespace); err != nil {
 			panic(fmt.Errorf("IdempotentConsumer %q: %w", *id, err))
 		}
 	}
@@ -244,15 +249,14 @@ func NewIdempotentConsumer(scope constructs.Construct, id *string, props *Idempo
 		awscdk.Annotations_Of(c).AddWarningV2(jsii.String("idempotent-consumer:topicKindUnknown"), jsii.String(unknownTopicWarning), nil)
 	}
 
-	c.addQueues(props, s)
-	c.addTopic(props, s)
-	c.addTable(props)
-	c.addRole(props, *id)
-	c.addFunction(props, s, *id, assetDir)
-	c.addEventSource(props, s)
-	c.suppressWildcards(props, s) // last: the role's policy holds every statement
-	c.addAlarms(props, s, *id)
-	if props.Dashboard != nil && *props.Dashboard {
+	c.addQueues(s)
+	c.addTopic(s)
+	c.addTable(s)
+	c.addFunction(s, assetDir)
+	c.addEventSource(s)
+	function.SuppressWildcards(c.role, s.tracing, s.vpc) // last: the role's policy holds every statement
+	c.addAlarms(s)
+	if s.dashboard {
 		c.addDashboard()
 	}
 	return c
