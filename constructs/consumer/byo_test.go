@@ -7,9 +7,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsec2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/jsii-runtime-go"
 
@@ -178,4 +181,111 @@ func TestFunctionOptionsReachTheFunction(t *testing.T) {
 	if x86, arm := key(f), key(defaults(t)); x86 == arm {
 		t.Errorf("the x86_64 and arm64 functions share the asset %s", x86)
 	}
+}
+
+// TestQueueAndFunctionRulesRefuse: the rules of byo.go: the queues, given or overridden, and the function's options.
+func TestQueueAndFunctionRulesRefuse(t *testing.T) {
+	failsWhen(t, []refusal{{
+		name: "visibility timeout is below 6 x timeout",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.Timeout = awscdk.Duration_Seconds(jsii.Number(30))
+			p.VisibilityTimeout = awscdk.Duration_Seconds(jsii.Number(60))
+		},
+		want: []string{`IdempotentConsumer "C"`, "VisibilityTimeout 1m is less than 6 × Timeout (30s) = 3m", "set VisibilityTimeout to at least 3m"},
+	}, {
+		name: "visibility timeout is above 12 hours",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.VisibilityTimeout = awscdk.Duration_Hours(jsii.Number(13))
+		},
+		want: []string{"VisibilityTimeout 13h is above the SQS maximum of 12h"},
+	}, {
+		name: "a queue and queue props",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.Queue = appQueue(nil, 180)
+			p.QueueProps = &awssqs.QueueProps{RetentionPeriod: awscdk.Duration_Days(jsii.Number(7))}
+			p.DeadLetterQueueProps = &awssqs.QueueProps{RetentionPeriod: awscdk.Duration_Days(jsii.Number(7))}
+		},
+		want: []string{"Queue and QueueProps are both given", "leave QueueProps nil", "Queue and DeadLetterQueueProps are both given"},
+	}, {
+		name:   "a queue without a dead-letter queue",
+		change: func(p *consumer.IdempotentConsumerProps) { p.Queue = appQueue(nil, -1) },
+		want: []string{"Queue T/Q has no dead-letter queue", "give the queue a DeadLetterQueue",
+			"Queue's visibility timeout 30s is less than 6 × Timeout (30s) = 3m", "set the queue's visibility timeout to at least 3m"},
+	}, {
+		name: "props that contradict the queue",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.Queue = appQueue(jsii.Number(3), 300)
+			p.VisibilityTimeout = awscdk.Duration_Minutes(jsii.Number(10))
+			p.MaxReceiveCount = jsii.Number(5)
+			p.DeadLetterQueue = awssqs.NewQueue(awscdk.NewStack(nil, jsii.String("T"), nil), jsii.String("Other"), nil)
+		},
+		want: []string{"VisibilityTimeout 10m differs from Queue's visibility timeout 5m", "MaxReceiveCount 5 differs from Queue's maxReceiveCount 3", "DeadLetterQueue is T/Other, but Queue's dead-letter queue is T/DLQ"},
+	}, {
+		name: "a FIFO queue under a standard topic",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.Queue = awssqs.Queue_FromQueueArn(awscdk.NewStack(nil, jsii.String("T"), nil), jsii.String("Q"), jsii.String("arn:aws:sqs:eu-west-1:123456789012:orders.fifo"))
+			p.DeadLetterQueue = awssqs.Queue_FromQueueArn(awscdk.NewStack(nil, jsii.String("T"), nil), jsii.String("D"), jsii.String("arn:aws:sqs:eu-west-1:123456789012:orders-dlq"))
+			p.VisibilityTimeout = awscdk.Duration_Minutes(jsii.Number(3))
+		},
+		want: []string{"Queue is a FIFO queue, but the topic is standard, so the consumer needs a standard queue", "give a standard queue"},
+	}, {
+		name: "a standard queue under a FIFO topic",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.FifoTopic = jsii.Bool(true)
+			p.Queue = appQueue(jsii.Number(5), 180)
+		},
+		want: []string{"Queue is a standard queue, but the topic is FIFO, so the consumer needs a FIFO queue"},
+	}, {
+		name: "an imported queue without its declarations",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.Queue = awssqs.Queue_FromQueueArn(awscdk.NewStack(nil, jsii.String("T"), nil), jsii.String("Q"), jsii.String("arn:aws:sqs:eu-west-1:123456789012:orders"))
+		},
+		want: []string{"Queue is imported, and the construct cannot read an imported queue's redrive policy at synth; declare its dead-letter queue with DeadLetterQueue",
+			"cannot read an imported queue's visibility timeout at synth; declare it with VisibilityTimeout (at least 6 × Timeout = 3m)"},
+	}, {
+		name: "an imported queue whose declared visibility timeout is short",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			stack := awscdk.NewStack(nil, jsii.String("T"), nil)
+			p.Queue = awssqs.Queue_FromQueueArn(stack, jsii.String("Q"), jsii.String("arn:aws:sqs:eu-west-1:123456789012:orders"))
+			p.DeadLetterQueue = awssqs.Queue_FromQueueArn(stack, jsii.String("D"), jsii.String("arn:aws:sqs:eu-west-1:123456789012:orders-dlq"))
+			p.VisibilityTimeout = awscdk.Duration_Minutes(jsii.Number(1))
+		},
+		want: []string{"Queue's visibility timeout 1m is less than 6 × Timeout (30s) = 3m"},
+	}, {
+		name: "a FIFO dead-letter queue for a standard queue, with its props",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.DeadLetterQueue = awssqs.NewQueue(awscdk.NewStack(nil, jsii.String("T"), nil), jsii.String("D"), &awssqs.QueueProps{Fifo: jsii.Bool(true)})
+			p.DeadLetterQueueProps = &awssqs.QueueProps{RetentionPeriod: awscdk.Duration_Days(jsii.Number(7))}
+		},
+		want: []string{"DeadLetterQueue and DeadLetterQueueProps are both given", "DeadLetterQueue is a FIFO queue, but the queue is standard", "give a standard dead-letter queue"},
+	}, {
+		name: "queue props the construct decides",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.EncryptionKey = awskms.NewKey(awscdk.NewStack(nil, jsii.String("T"), nil), jsii.String("K"), nil)
+			p.QueueProps = &awssqs.QueueProps{
+				VisibilityTimeout:         awscdk.Duration_Minutes(jsii.Number(10)),
+				DeadLetterQueue:           &awssqs.DeadLetterQueue{Queue: appQueue(nil, -1), MaxReceiveCount: jsii.Number(3)},
+				MaxMessageSizeBytes:       jsii.Number(1024),
+				Fifo:                      jsii.Bool(true),
+				EncryptionMasterKey:       p.EncryptionKey,
+				ContentBasedDeduplication: jsii.Bool(true),
+			}
+			p.DeadLetterQueueProps = &awssqs.QueueProps{DeadLetterQueue: &awssqs.DeadLetterQueue{Queue: appQueue(nil, -1), MaxReceiveCount: jsii.Number(3)}}
+		},
+		want: []string{"QueueProps.VisibilityTimeout is set", "set VisibilityTimeout instead",
+			"QueueProps.DeadLetterQueue is set", "give the dead-letter queue as DeadLetterQueue and the count as MaxReceiveCount",
+			"QueueProps.MaxMessageSizeBytes is set", "QueueProps.Fifo is true, but the topic is standard",
+			"QueueProps.EncryptionMasterKey and EncryptionKey are both given", "QueueProps.ContentBasedDeduplication is set, but the queue receives the SNS envelope",
+			"DeadLetterQueueProps.DeadLetterQueue is set, but a dead-letter queue has no dead-letter queue of its own"},
+	}, {
+		name: "security groups without a VPC, and an architecture the construct does not build",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			stack := awscdk.NewStack(nil, jsii.String("T"), nil)
+			vpc := awsec2.NewVpc(stack, jsii.String("V"), &awsec2.VpcProps{MaxAzs: jsii.Number(1), NatGateways: jsii.Number(0)})
+			p.SecurityGroups = &[]awsec2.ISecurityGroup{awsec2.NewSecurityGroup(stack, jsii.String("SG"), &awsec2.SecurityGroupProps{Vpc: vpc})}
+			p.Architecture = awslambda.Architecture_Custom(jsii.String("riscv64"), nil)
+		},
+		want: []string{"VpcSubnets or SecurityGroups is set without Vpc", "set Vpc too",
+			"Architecture riscv64 is not one the construct builds for", "awslambda.Architecture_X86_64()"},
+	}})
 }

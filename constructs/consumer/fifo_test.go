@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
@@ -192,4 +193,49 @@ func ExampleIdempotentConsumerProps_fifoTopic() {
 	// topic: true
 	// queue: true
 	// dead-letter queues: true true
+}
+
+// TestFifoRulesRefuse: the rules of fifo.go.
+func TestFifoRulesRefuse(t *testing.T) {
+	failsWhen(t, []refusal{{
+		name: "a FIFO queue's batch over 10",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.FifoTopic = jsii.Bool(true)
+			p.BatchSize = jsii.Number(20)
+		},
+		want: []string{"BatchSize 20 is more than 10, the most the event source of an SQS FIFO queue takes in one batch", "give a BatchSize of at most 10"},
+	}, {
+		name: "a FIFO queue's batching window",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.Topic = awssns.NewTopic(awscdk.NewStack(nil, jsii.String("T"), nil), jsii.String("Orders"), &awssns.TopicProps{Fifo: jsii.Bool(true)})
+			p.BatchSize = jsii.Number(100)
+			p.MaxBatchingWindow = awscdk.Duration_Seconds(jsii.Number(5))
+		},
+		want: []string{"BatchSize 100 is more than 10", "MaxBatchingWindow is 5s, but the event source of an SQS FIFO queue takes no batching window", "leave MaxBatchingWindow nil"},
+	}, {
+		name: "FifoTopic contradicts a FIFO topic",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.Topic = awssns.NewTopic(awscdk.NewStack(nil, jsii.String("T"), nil), jsii.String("Orders"), &awssns.TopicProps{Fifo: jsii.Bool(true)})
+			p.FifoTopic = jsii.Bool(false)
+		},
+		want: []string{"FifoTopic is false, but Topic is a FIFO topic", "leave FifoTopic nil"},
+	}, {
+		name: "FifoTopic contradicts a standard topic",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.Topic = awssns.Topic_FromTopicArn(awscdk.NewStack(nil, jsii.String("T"), nil), jsii.String("Orders"), jsii.String("arn:aws:sns:eu-west-1:123456789012:orders"))
+			p.FifoTopic = jsii.Bool(true)
+		},
+		want: []string{"FifoTopic is true, but Topic is a standard topic"},
+	}, {
+		name: "content-based deduplication of a given topic",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.Topic = awssns.NewTopic(awscdk.NewStack(nil, jsii.String("T"), nil), jsii.String("Orders"), &awssns.TopicProps{Fifo: jsii.Bool(true)})
+			p.ContentBasedDeduplication = jsii.Bool(true)
+		},
+		want: []string{"ContentBasedDeduplication is set with a given Topic", "set it on that topic"},
+	}, {
+		name:   "content-based deduplication of a standard topic",
+		change: func(p *consumer.IdempotentConsumerProps) { p.ContentBasedDeduplication = jsii.Bool(true) },
+		want:   []string{"ContentBasedDeduplication needs a FIFO topic", "set FifoTopic to true as well"},
+	}})
 }
