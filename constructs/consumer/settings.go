@@ -148,6 +148,35 @@ type settings struct {
 // fractions where whole numbers are needed, an Entry it cannot resolve).
 func (p *IdempotentConsumerProps) compute(name string) (*settings, []string) {
 	var rd propReader
+	s := &settings{id: name, fifo: p.fifoKind()}
+	s.rawDelivery = p.RawMessageDelivery != nil && *p.RawMessageDelivery
+	s.runtime = p.computeRuntime(name, s, &rd)
+	s.entry, s.entryRoot = stringOr(p.Entry, ""), stringOr(p.EntryRoot, "")
+
+	s.topic = p.Topic
+	s.contentBasedDeduplication = p.ContentBasedDeduplication
+	s.filterPolicy = p.FilterPolicy
+	p.computeQueues(s, &rd)
+
+	s.table = p.Table
+	s.removalPolicy = p.RemovalPolicy
+	if s.removalPolicy == "" {
+		s.removalPolicy = defaultRemovalPolicy
+	}
+	p.computeFunction(s)
+
+	s.batchingWindow = p.MaxBatchingWindow
+	s.maxConcurrency = p.MaxConcurrency
+
+	s.oldestMessageAge = rd.duration("OldestMessageAlarmThreshold", p.OldestMessageAlarmThreshold, defaultOldestMessageAge)
+	s.alarmAction = p.AlarmAction
+	s.dashboard = p.Dashboard != nil && *p.Dashboard
+	return s, rd.problems
+}
+
+// computeRuntime computes the handler's runtime settings: the contract's
+// defaults for the timeout and batch size, under the props that set them.
+func (p *IdempotentConsumerProps) computeRuntime(name string, s *settings, rd *propReader) contract.Settings {
 	timeout := rd.duration("Timeout", p.Timeout, defaultTimeout)
 	batchSize := rd.count("BatchSize", p.BatchSize, contract.DefaultBatchSize)
 	r := contract.Defaults(timeout, batchSize)
@@ -164,8 +193,6 @@ func (p *IdempotentConsumerProps) compute(name string) (*settings, []string) {
 	r.CacheSize = rd.count("CacheSize", p.CacheSize, r.CacheSize)
 	r.BatchConcurrency = rd.count("BatchConcurrency", p.BatchConcurrency, r.BatchConcurrency)
 	r.MaxMessageBytes = rd.count("MaxMessageBytes", p.MaxMessageBytes, r.MaxMessageBytes)
-	s := &settings{id: name, fifo: p.fifoKind()}
-	s.rawDelivery = p.RawMessageDelivery != nil && *p.RawMessageDelivery
 	if s.rawDelivery {
 		r.Delivery = contract.Raw
 	}
@@ -181,21 +208,12 @@ func (p *IdempotentConsumerProps) compute(name string) (*settings, []string) {
 	}
 	r.Consumer = name
 	r.MetricsNamespace = stringOr(p.MetricsNamespace, r.MetricsNamespace)
-	s.runtime = r
+	return r
+}
 
-	s.entry, s.entryRoot = stringOr(p.Entry, ""), stringOr(p.EntryRoot, "")
-
-	s.topic = p.Topic
-	s.contentBasedDeduplication = p.ContentBasedDeduplication
-	s.filterPolicy = p.FilterPolicy
-	p.computeQueues(s, &rd)
-
-	s.table = p.Table
-	s.removalPolicy = p.RemovalPolicy
-	if s.removalPolicy == "" {
-		s.removalPolicy = defaultRemovalPolicy
-	}
-
+// computeFunction resolves the function's settings: its size, architecture,
+// tracing, logs, role, network, layers and the user's environment.
+func (p *IdempotentConsumerProps) computeFunction(s *settings) {
 	s.memorySize = numberOr(p.MemorySize, defaultMemorySize)
 	s.reservedConcurrency = p.ReservedConcurrentExecutions
 	s.architecture = p.Architecture
@@ -223,14 +241,6 @@ func (p *IdempotentConsumerProps) compute(name string) (*settings, []string) {
 		}
 	}
 	s.hashKeys = p.HashKeys != nil && *p.HashKeys
-
-	s.batchingWindow = p.MaxBatchingWindow
-	s.maxConcurrency = p.MaxConcurrency
-
-	s.oldestMessageAge = rd.duration("OldestMessageAlarmThreshold", p.OldestMessageAlarmThreshold, defaultOldestMessageAge)
-	s.alarmAction = p.AlarmAction
-	s.dashboard = p.Dashboard != nil && *p.Dashboard
-	return s, rd.problems
 }
 
 // computeQueues resolves the queues: the given ones, the props of those the

@@ -85,32 +85,7 @@ func (p *IdempotentConsumerProps) problems(s *settings) []string {
 	if !isInt(s.memorySize) || s.memorySize < 128 || s.memorySize > 10240 {
 		bad("MemorySize %v is out of range; give a whole number of MiB from 128 to 10240 (default %d)", s.memorySize, defaultMemorySize)
 	}
-	if s.fifo.queue {
-		problems = append(problems, p.fifoEventSourceProblems(r.BatchSize)...)
-	} else if p.MaxBatchingWindow == nil {
-		if r.BatchSize > maxBatchWithoutWindow {
-			bad("BatchSize %d needs a MaxBatchingWindow: the SQS event source takes at most %d records per batch without one; set MaxBatchingWindow (for example awscdk.Duration_Seconds(jsii.Number(5))), or give a BatchSize of at most %d",
-				r.BatchSize, maxBatchWithoutWindow, maxBatchWithoutWindow)
-		}
-	} else if w, ok := concreteDuration(p.MaxBatchingWindow); !ok {
-		bad("MaxBatchingWindow is a token that CDK resolves only at deployment; give a concrete duration such as awscdk.Duration_Seconds(jsii.Number(5))")
-	} else if w > maxBatchingWindow {
-		bad("MaxBatchingWindow %s is above the SQS event source's maximum of %s; give at most %s", contract.Format(w), contract.Format(maxBatchingWindow), contract.Format(maxBatchingWindow))
-	}
-	if p.MaxConcurrency != nil {
-		if mc := *p.MaxConcurrency; !isInt(mc) || mc < 2 || mc > 1000 {
-			bad("MaxConcurrency %v is out of range: the SQS event source accepts a whole number from 2 to 1000; set it in that range, or leave it nil for no limit", mc)
-		}
-	}
-	if p.ReservedConcurrentExecutions != nil {
-		rc := *p.ReservedConcurrentExecutions
-		if !isInt(rc) || rc < 0 {
-			bad("ReservedConcurrentExecutions %v is out of range; give a whole number of at least 0, or leave it nil for none", rc)
-		}
-		if p.MaxConcurrency != nil && rc < *p.MaxConcurrency {
-			bad("ReservedConcurrentExecutions %v is below MaxConcurrency %v, so the event source would start invocations that are throttled (and their messages would count receives towards the dead-letter queue); give ReservedConcurrentExecutions at least %v, or lower MaxConcurrency", rc, *p.MaxConcurrency, *p.MaxConcurrency)
-		}
-	}
+	problems = append(problems, p.eventSourceProblems(s)...)
 	if p.Table != nil {
 		if p.Namespace == nil {
 			bad("Table is given (shared-table mode), so Namespace is required: the default, the construct id in lower case, is the same for a consumer of that id in another stack, and two consumers with one namespace on one table suppress each other's facts; set Namespace to a name that is this consumer's alone")
@@ -138,6 +113,43 @@ func (p *IdempotentConsumerProps) problems(s *settings) []string {
 		}
 	}
 	problems = append(problems, r.Problems()...)
+	return problems
+}
+
+// eventSourceProblems checks the event source's batches, window and
+// concurrency (a FIFO queue's rules replace the standard queue's).
+func (p *IdempotentConsumerProps) eventSourceProblems(s *settings) []string {
+	var problems []string
+	bad := func(format string, args ...any) {
+		problems = append(problems, fmt.Sprintf(format, args...))
+	}
+	r := s.runtime
+	if s.fifo.queue {
+		problems = append(problems, p.fifoEventSourceProblems(r.BatchSize)...)
+	} else if p.MaxBatchingWindow == nil {
+		if r.BatchSize > maxBatchWithoutWindow {
+			bad("BatchSize %d needs a MaxBatchingWindow: the SQS event source takes at most %d records per batch without one; set MaxBatchingWindow (for example awscdk.Duration_Seconds(jsii.Number(5))), or give a BatchSize of at most %d",
+				r.BatchSize, maxBatchWithoutWindow, maxBatchWithoutWindow)
+		}
+	} else if w, ok := concreteDuration(p.MaxBatchingWindow); !ok {
+		bad("MaxBatchingWindow is a token that CDK resolves only at deployment; give a concrete duration such as awscdk.Duration_Seconds(jsii.Number(5))")
+	} else if w > maxBatchingWindow {
+		bad("MaxBatchingWindow %s is above the SQS event source's maximum of %s; give at most %s", contract.Format(w), contract.Format(maxBatchingWindow), contract.Format(maxBatchingWindow))
+	}
+	if p.MaxConcurrency != nil {
+		if mc := *p.MaxConcurrency; !isInt(mc) || mc < 2 || mc > 1000 {
+			bad("MaxConcurrency %v is out of range: the SQS event source accepts a whole number from 2 to 1000; set it in that range, or leave it nil for no limit", mc)
+		}
+	}
+	if p.ReservedConcurrentExecutions != nil {
+		rc := *p.ReservedConcurrentExecutions
+		if !isInt(rc) || rc < 0 {
+			bad("ReservedConcurrentExecutions %v is out of range; give a whole number of at least 0, or leave it nil for none", rc)
+		}
+		if p.MaxConcurrency != nil && rc < *p.MaxConcurrency {
+			bad("ReservedConcurrentExecutions %v is below MaxConcurrency %v, so the event source would start invocations that are throttled (and their messages would count receives towards the dead-letter queue); give ReservedConcurrentExecutions at least %v, or lower MaxConcurrency", rc, *p.MaxConcurrency, *p.MaxConcurrency)
+		}
+	}
 	return problems
 }
 

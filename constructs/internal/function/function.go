@@ -96,13 +96,7 @@ func New(scope constructs.Construct, cfg Config) Function {
 	f.LogGroup = awslogs.NewLogGroup(scope, jsii.String(cfg.IDs.LogGroup), &awslogs.LogGroupProps{
 		Retention: cfg.LogRetention,
 	})
-	f.Role = cfg.Role
-	if f.Role == nil {
-		f.Role = awsiam.NewRole(scope, jsii.String(cfg.IDs.Role), &awsiam.RoleProps{
-			AssumedBy:   awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil),
-			Description: jsii.String(fmt.Sprintf("Execution role of the %s %s", cfg.Kind, cfg.Name)),
-		})
-	}
+	f.Role = role(scope, cfg)
 	f.LogGroup.GrantWrite(f.Role)
 	if cfg.Vpc != nil {
 		// The network interfaces have no ARN before they exist, and the
@@ -112,37 +106,8 @@ func New(scope constructs.Construct, cfg Config) Function {
 			Resources: jsii.Strings("*"),
 		}))
 	}
-
-	environment := map[string]*string{}
-	for k, v := range cfg.Environment {
-		environment[k] = v
-	}
-	for k, v := range cfg.Runtime.Encode() {
-		environment[k] = jsii.String(v)
-	}
-	environment[contract.TableVar] = cfg.Table.TableName()
-	if cfg.HashKeys {
-		// 64 letters and digits: more than the 32 bytes the handler
-		// requires. Retained and never rotated: a new secret gives every
-		// fact a new record key.
-		secret := awssecretsmanager.NewSecret(scope, jsii.String(cfg.IDs.KeySecret), &awssecretsmanager.SecretProps{
-			Description: jsii.String(fmt.Sprintf("Secret under which the %s %s hashes its idempotency keys (HMAC-SHA-256). Never change it while records live.", cfg.Kind, cfg.Name)),
-			GenerateSecretString: &awssecretsmanager.SecretStringGenerator{
-				PasswordLength:     jsii.Number(64),
-				ExcludePunctuation: jsii.Bool(true),
-				IncludeSpace:       jsii.Bool(false),
-			},
-			RemovalPolicy: awscdk.RemovalPolicy_RETAIN,
-		})
-		nag.Suppress(secret, false,
-			nag.Rule{ID: "AwsSolutions-SMG4", Reason: "The secret keys the HMAC of every idempotency key: rotating it would give every fact a new record key, so duplicates of the business window would run their effects again."})
-		// A dynamic reference: CloudFormation resolves it at deployment, so
-		// the template holds no secret and the function needs no access to
-		// Secrets Manager.
-		environment[contract.KeySecretVar] = secret.SecretValue().UnsafeUnwrap()
-		f.KeySecret = secret
-	}
-
+	var environment map[string]*string
+	environment, f.KeySecret = environmentOf(scope, cfg)
 	f.Function = awslambda.NewFunction(scope, jsii.String(cfg.IDs.Function), &awslambda.FunctionProps{
 		Description:                  jsii.String(fmt.Sprintf("%s%s %s", strings.ToUpper(cfg.Kind[:1]), cfg.Kind[1:], cfg.Name)),
 		Runtime:                      awslambda.Runtime_PROVIDED_AL2023(),
@@ -172,6 +137,53 @@ func New(scope constructs.Construct, cfg Config) Function {
 	// items of the consumer's namespace alone.
 	table.GrantRecords(cfg.Table, f.Function, cfg.Runtime.Namespace)
 	return f
+}
+
+// role is the given role, or a new one the function can assume.
+func role(scope constructs.Construct, cfg Config) awsiam.IRole {
+	if cfg.Role != nil {
+		return cfg.Role
+	}
+	return awsiam.NewRole(scope, jsii.String(cfg.IDs.Role), &awsiam.RoleProps{
+		AssumedBy:   awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil),
+		Description: jsii.String(fmt.Sprintf("Execution role of the %s %s", cfg.Kind, cfg.Name)),
+	})
+}
+
+// environmentOf is the function's environment: the user's variables, the
+// runtime contract's over them, the table's name and, with HashKeys, the
+// key secret it creates (a dynamic reference, never the secret itself).
+func environmentOf(scope constructs.Construct, cfg Config) (map[string]*string, awssecretsmanager.ISecret) {
+	environment := map[string]*string{}
+	for k, v := range cfg.Environment {
+		environment[k] = v
+	}
+	for k, v := range cfg.Runtime.Encode() {
+		environment[k] = jsii.String(v)
+	}
+	environment[contract.TableVar] = cfg.Table.TableName()
+	if !cfg.HashKeys {
+		return environment, nil
+	}
+	// 64 letters and digits: more than the 32 bytes the handler requires.
+	// Retained and never rotated: a new secret gives every fact a new
+	// record key.
+	secret := awssecretsmanager.NewSecret(scope, jsii.String(cfg.IDs.KeySecret), &awssecretsmanager.SecretProps{
+		Description: jsii.String(fmt.Sprintf("Secret under which the %s %s hashes its idempotency keys (HMAC-SHA-256). Never change it while records live.", cfg.Kind, cfg.Name)),
+		GenerateSecretString: &awssecretsmanager.SecretStringGenerator{
+			PasswordLength:     jsii.Number(64),
+			ExcludePunctuation: jsii.Bool(true),
+			IncludeSpace:       jsii.Bool(false),
+		},
+		RemovalPolicy: awscdk.RemovalPolicy_RETAIN,
+	})
+	nag.Suppress(secret, false,
+		nag.Rule{ID: "AwsSolutions-SMG4", Reason: "The secret keys the HMAC of every idempotency key: rotating it would give every fact a new record key, so duplicates of the business window would run their effects again."})
+	// A dynamic reference: CloudFormation resolves it at deployment, so the
+	// template holds no secret and the function needs no access to Secrets
+	// Manager.
+	environment[contract.KeySecretVar] = secret.SecretValue().UnsafeUnwrap()
+	return environment, secret
 }
 
 // SuppressWildcards marks the role's wildcard statements, once the role's
