@@ -28,26 +28,13 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/idempotent-consumer/idempotent-consumer/internal/modroot"
 )
 
 // ModuleRoot returns the directory holding go.mod, found from the working
 // directory upwards (a test runs in its package's directory).
-func ModuleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("go.mod not found above the working directory")
-		}
-		dir = parent
-	}
-}
+func ModuleRoot() (string, error) { return modroot.OfWorkingDirectory() }
 
 // Context returns the "context" of the module's cdk.json: the feature flags
 // `cdk synth` uses, so that tests synthesize what the CLI would.

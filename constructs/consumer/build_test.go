@@ -238,3 +238,22 @@ func TestTwoCheckoutsGiveTheSameAssetHash(t *testing.T) {
 		t.Fatal("the example handler built from two checkouts at different paths differs")
 	}
 }
+
+// TestBundleRefuses: what package bundle refuses of Entry.
+func TestBundleRefuses(t *testing.T) {
+	failsWhen(t, []refusal{{
+		name: "entry does not exist",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.Entry = jsii.String(filepath.Join(outRoot, "no-such-dir"))
+		},
+		want: []string{"no-such-dir", "no such file or directory", "Entry must be the directory"},
+	}, {
+		name:   "entry does not build",
+		change: func(p *consumer.IdempotentConsumerProps) { p.Entry = jsii.String(brokenDir) },
+		want:   []string{"go build of " + brokenDir + " for linux/arm64 failed", "undefined: notDeclaredAnywhere"},
+	}, {
+		name:   "entry is not a main package",
+		change: func(p *consumer.IdempotentConsumerProps) { p.Entry = jsii.String(libraryDir) },
+		want:   []string{"entry " + libraryDir + " holds package orders, not a main package", "point Entry at the directory of the handler's package main"},
+	}})
+}
