@@ -211,9 +211,12 @@ func TestTwoCheckoutsGiveTheSameAssetHash(t *testing.T) {
 	}
 	var binaries [][]byte
 	for _, checkout := range []string{filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "deeper", "b")} {
-		// The part of the module the handler builds from.
-		if err := os.CopyFS(filepath.Join(checkout, "lambda"), os.DirFS(filepath.Join(root, "lambda"))); err != nil {
-			t.Fatal(err)
+		// The part of the module the handler builds from (lambda/sqsbatch
+		// imports internal/jsonesc).
+		for _, d := range []string{"lambda", "internal"} {
+			if err := os.CopyFS(filepath.Join(checkout, d), os.DirFS(filepath.Join(root, d))); err != nil {
+				t.Fatal(err)
+			}
 		}
 		for _, f := range []string{"go.mod", "go.sum"} {
 			b, err := os.ReadFile(filepath.Join(root, f))
