@@ -16,7 +16,6 @@ package cdktest
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -27,26 +26,13 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/idempotent-consumer/idempotent-consumer/internal/modroot"
 )
 
 // ModuleRoot returns the directory holding go.mod, found from the working
 // directory upwards (a test runs in its package's directory).
-func ModuleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("go.mod not found above the working directory")
-		}
-		dir = parent
-	}
-}
+func ModuleRoot() (string, error) { return modroot.OfWorkingDirectory() }
 
 // Context returns the "context" of the cdk.json in the module's root (the
 // folder of go.mod): the feature flags `cdk synth` uses, so that tests

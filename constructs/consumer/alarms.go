@@ -4,8 +4,8 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
-	"github.com/aws/jsii-runtime-go"
 
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/monitor"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
@@ -45,21 +45,16 @@ func (a Alarms) All() []awscloudwatch.Alarm {
 		a.PayloadMismatch, a.LeaseLost, a.BadInput}
 }
 
+// handler is the consumer's handler as its metrics see it.
+func (c *idempotentConsumer) handler() monitor.Handler {
+	return monitor.Handler{Namespace: c.metricsNamespace, Consumer: *c.Node().Path(), Function: c.function, Timeout: c.timeout}
+}
+
 // addAlarms creates the alarms, each with AlarmAction.
-func (c *idempotentConsumer) addAlarms(props *IdempotentConsumerProps, s *settings, id string) {
+func (c *idempotentConsumer) addAlarms(s *settings) {
+	id := s.id
 	alarm := func(alarmID, description string, metric awscloudwatch.IMetric, threshold float64) awscloudwatch.Alarm {
-		a := awscloudwatch.NewAlarm(c, jsii.String(alarmID), &awscloudwatch.AlarmProps{
-			AlarmDescription:   jsii.String(description),
-			Metric:             metric,
-			Threshold:          jsii.Number(threshold),
-			ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
-			EvaluationPeriods:  jsii.Number(1),
-			TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
-		})
-		if props.AlarmAction != nil {
-			a.AddAlarmAction(props.AlarmAction)
-		}
-		return a
+		return monitor.NewAlarm(c, alarmID, description, metric, threshold, s.alarmAction)
 	}
 	receives := "MaxReceiveCount"
 	if s.maxReceiveCount > 0 {
@@ -98,62 +93,39 @@ func (c *idempotentConsumer) addAlarms(props *IdempotentConsumerProps, s *settin
 // writes per batch, in MetricsNamespace with the dimension Consumer, the
 // consumer's construct path. It panics for a value that is not an outcome.
 func (c *idempotentConsumer) MetricOutcome(outcome sqsbatch.Outcome, props *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	name := outcome.MetricName()
-	if name == "" {
+	m := c.handler().Outcome(outcome, props)
+	if m == nil {
 		panic(fmt.Sprintf("IdempotentConsumer %s: MetricOutcome(%d): not an outcome; give one of sqsbatch.Outcomes()", *c.Node().Path(), int(outcome)))
 	}
-	return c.handlerMetric(name, withStatistic(props, "Sum"))
+	return m
 }
 
 // MetricBatchDuration is the time the handler took over a batch, in
 // milliseconds (maximum), from its Embedded Metric Format line.
 func (c *idempotentConsumer) MetricBatchDuration(props *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return c.handlerMetric(sqsbatch.MetricBatchDuration, withStatistic(props, "Maximum"))
-}
-
-// handlerMetric is one of the handler's metrics, in the namespace and with
-// the dimension the construct writes into its environment.
-func (c *idempotentConsumer) handlerMetric(name string, props *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
-		Namespace:     jsii.String(c.metricsNamespace),
-		MetricName:    jsii.String(name),
-		DimensionsMap: &map[string]*string{sqsbatch.MetricDimension: c.Node().Path()},
-	}).With(props)
+	return c.handler().BatchDuration(props)
 }
 
 func (c *idempotentConsumer) MetricDeadLetterMessages(props *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return c.dlq.MetricApproximateNumberOfMessagesVisible(withStatistic(props, "Maximum"))
+	return c.dlq.MetricApproximateNumberOfMessagesVisible(monitor.WithStatistic(props, "Maximum"))
 }
 
 func (c *idempotentConsumer) MetricSubscriptionDeadLetterMessages(props *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return c.subDLQ.MetricApproximateNumberOfMessagesVisible(withStatistic(props, "Maximum"))
+	return c.subDLQ.MetricApproximateNumberOfMessagesVisible(monitor.WithStatistic(props, "Maximum"))
 }
 
 func (c *idempotentConsumer) MetricOldestMessageAge(props *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return c.queue.MetricApproximateAgeOfOldestMessage(withStatistic(props, "Maximum"))
+	return c.queue.MetricApproximateAgeOfOldestMessage(monitor.WithStatistic(props, "Maximum"))
 }
 
 func (c *idempotentConsumer) MetricErrors(props *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return c.function.MetricErrors(withStatistic(props, "Sum"))
+	return c.handler().Errors(props)
 }
 
 func (c *idempotentConsumer) MetricThrottles(props *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return c.function.MetricThrottles(withStatistic(props, "Sum"))
+	return c.handler().Throttles(props)
 }
 
 func (c *idempotentConsumer) MetricDuration(props *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return c.function.MetricDuration(withStatistic(props, "p99"))
-}
-
-// withStatistic returns a copy of props with the statistic set when the
-// caller did not choose one.
-func withStatistic(props *awscloudwatch.MetricOptions, statistic string) *awscloudwatch.MetricOptions {
-	var p awscloudwatch.MetricOptions
-	if props != nil {
-		p = *props
-	}
-	if p.Statistic == nil {
-		p.Statistic = jsii.String(statistic)
-	}
-	return &p
+	return c.handler().Duration(props)
 }

@@ -211,9 +211,12 @@ func TestTwoCheckoutsGiveTheSameAssetHash(t *testing.T) {
 	}
 	var binaries [][]byte
 	for _, checkout := range []string{filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "deeper", "b")} {
-		// The part of the module the handler builds from.
-		if err := os.CopyFS(filepath.Join(checkout, "lambda"), os.DirFS(filepath.Join(root, "lambda"))); err != nil {
-			t.Fatal(err)
+		// The part of the module the handler builds from (lambda/sqsbatch
+		// imports internal/jsonesc).
+		for _, d := range []string{"lambda", "internal"} {
+			if err := os.CopyFS(filepath.Join(checkout, d), os.DirFS(filepath.Join(root, d))); err != nil {
+				t.Fatal(err)
+			}
 		}
 		for _, f := range []string{"go.mod", "go.sum"} {
 			b, err := os.ReadFile(filepath.Join(root, f))
@@ -237,4 +240,23 @@ func TestTwoCheckoutsGiveTheSameAssetHash(t *testing.T) {
 	if !bytes.Equal(binaries[0], binaries[1]) {
 		t.Fatal("the example handler built from two checkouts at different paths differs")
 	}
+}
+
+// TestBundleRefuses: what package bundle refuses of Entry.
+func TestBundleRefuses(t *testing.T) {
+	failsWhen(t, []refusal{{
+		name: "entry does not exist",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.Entry = jsii.String(filepath.Join(outRoot, "no-such-dir"))
+		},
+		want: []string{"no-such-dir", "no such file or directory", "Entry must be the directory"},
+	}, {
+		name:   "entry does not build",
+		change: func(p *consumer.IdempotentConsumerProps) { p.Entry = jsii.String(brokenDir) },
+		want:   []string{"go build of " + brokenDir + " for linux/arm64 failed", "undefined: notDeclaredAnywhere"},
+	}, {
+		name:   "entry is not a main package",
+		change: func(p *consumer.IdempotentConsumerProps) { p.Entry = jsii.String(libraryDir) },
+		want:   []string{"entry " + libraryDir + " holds package orders, not a main package", "point Entry at the directory of the handler's package main"},
+	}})
 }

@@ -1,124 +1,25 @@
 package consumer_test
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"regexp"
-	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsec2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
-	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest"
-	"github.com/idempotent-consumer/idempotent-consumer/cdktest/nagtest"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/consumer"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
-
-// dashboard is a consumer with its dashboard, in a namespace of its own.
-func dashboard(t *testing.T) *fixture {
-	return load(t, "Dashboard", func(f *fixture) {
-		f.consumer = consumer.NewIdempotentConsumer(f.stack, jsii.String("Watched"), &consumer.IdempotentConsumerProps{
-			Entry:            jsii.String(handlerDir),
-			Dashboard:        jsii.Bool(true),
-			MetricsNamespace: jsii.String("Payments"),
-		})
-	})
-}
-
-// ownQueue brings a queue of the app with its dead-letter queue.
-func ownQueue(t *testing.T) *fixture {
-	return load(t, "OwnQueue", func(f *fixture) {
-		dlq := awssqs.NewQueue(f.stack, jsii.String("PaymentsDLQ"), &awssqs.QueueProps{
-			EnforceSSL: jsii.Bool(true), Encryption: awssqs.QueueEncryption_SQS_MANAGED, RetentionPeriod: awscdk.Duration_Days(jsii.Number(14)),
-		})
-		queue := awssqs.NewQueue(f.stack, jsii.String("Payments"), &awssqs.QueueProps{
-			EnforceSSL: jsii.Bool(true), Encryption: awssqs.QueueEncryption_SQS_MANAGED,
-			VisibilityTimeout: awscdk.Duration_Minutes(jsii.Number(5)),
-			DeadLetterQueue:   &awssqs.DeadLetterQueue{Queue: dlq, MaxReceiveCount: jsii.Number(3)},
-		})
-		f.consumer = consumer.NewIdempotentConsumer(f.stack, jsii.String("Pay"), &consumer.IdempotentConsumerProps{
-			Entry: jsii.String(handlerDir),
-			Queue: queue,
-		})
-		// The consumer is an IGrantable: aws-cdk-lib's grants take it.
-		f.ledger = awsdynamodb.NewTable(f.stack, jsii.String("Ledger"), &awsdynamodb.TableProps{
-			PartitionKey:                     &awsdynamodb.Attribute{Name: jsii.String("pk"), Type: awsdynamodb.AttributeType_STRING},
-			BillingMode:                      awsdynamodb.BillingMode_PAY_PER_REQUEST,
-			PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{PointInTimeRecoveryEnabled: jsii.Bool(true)},
-		})
-		f.ledger.GrantReadData(f.consumer)
-	})
-}
-
-// imported brings an imported queue, with the declarations it needs.
-func imported(t *testing.T) *fixture {
-	return load(t, "Imported", func(f *fixture) {
-		f.consumer = consumer.NewIdempotentConsumer(f.stack, jsii.String("Pay"), &consumer.IdempotentConsumerProps{
-			Entry:             jsii.String(handlerDir),
-			Queue:             awssqs.Queue_FromQueueArn(f.stack, jsii.String("Payments"), jsii.String("arn:aws:sqs:eu-west-1:123456789012:payments")),
-			DeadLetterQueue:   awssqs.Queue_FromQueueArn(f.stack, jsii.String("PaymentsDLQ"), jsii.String("arn:aws:sqs:eu-west-1:123456789012:payments-dlq")),
-			VisibilityTimeout: awscdk.Duration_Minutes(jsii.Number(3)),
-		})
-	})
-}
-
-// overrides overrides the defaults of the queues the construct creates.
-func overrides(t *testing.T) *fixture {
-	return load(t, "Overrides", func(f *fixture) {
-		f.key = awskms.NewKey(f.stack, jsii.String("Key"), &awskms.KeyProps{EnableKeyRotation: jsii.Bool(true)})
-		f.consumer = consumer.NewIdempotentConsumer(f.stack, jsii.String("Pay"), &consumer.IdempotentConsumerProps{
-			Entry: jsii.String(handlerDir),
-			QueueProps: &awssqs.QueueProps{
-				RetentionPeriod:     awscdk.Duration_Days(jsii.Number(7)),
-				EncryptionMasterKey: f.key,
-				Encryption:          awssqs.QueueEncryption_KMS,
-			},
-			DeadLetterQueueProps: &awssqs.QueueProps{RetentionPeriod: awscdk.Duration_Days(jsii.Number(10))},
-		})
-	})
-}
-
-// networked runs the function in a VPC on x86_64, with its security group,
-// a layer and a role of the app.
-func networked(t *testing.T) *fixture {
-	return load(t, "Networked", func(f *fixture) {
-		vpc := awsec2.NewVpc(f.stack, jsii.String("Vpc"), &awsec2.VpcProps{
-			MaxAzs: jsii.Number(2), NatGateways: jsii.Number(0),
-			SubnetConfiguration: &[]*awsec2.SubnetConfiguration{{Name: jsii.String("app"), SubnetType: awsec2.SubnetType_PRIVATE_ISOLATED}},
-			FlowLogs:            &map[string]*awsec2.FlowLogOptions{"all": {}},
-		})
-		sg := awsec2.NewSecurityGroup(f.stack, jsii.String("SG"), &awsec2.SecurityGroupProps{Vpc: vpc, Description: jsii.String("payments")})
-		role := awsiam.NewRole(f.stack, jsii.String("PayRole"), &awsiam.RoleProps{AssumedBy: awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil)})
-		f.consumer = consumer.NewIdempotentConsumer(f.stack, jsii.String("Pay"), &consumer.IdempotentConsumerProps{
-			Entry:          jsii.String(handlerDir),
-			Vpc:            vpc,
-			VpcSubnets:     &awsec2.SubnetSelection{SubnetType: awsec2.SubnetType_PRIVATE_ISOLATED},
-			SecurityGroups: &[]awsec2.ISecurityGroup{sg},
-			Layers: &[]awslambda.ILayerVersion{awslambda.LayerVersion_FromLayerVersionArn(f.stack, jsii.String("Otel"),
-				jsii.String("arn:aws:lambda:eu-west-1:123456789012:layer:otel-collector-amd64:1"))},
-			Role:         role,
-			Architecture: awslambda.Architecture_X86_64(),
-		})
-	})
-}
 
 func TestDashboardShowsOutcomesQueuesAndFunction(t *testing.T) {
 	f := dashboard(t)
@@ -156,100 +57,6 @@ func TestDashboardShowsOutcomesQueuesAndFunction(t *testing.T) {
 		}
 	}
 	t.Logf("widgets: %q", titles)
-}
-
-// TestMetricsAreTheHandlersOwn: the handler, configured by the environment
-// the construct synthesized, writes the metrics MetricOutcome reads: the
-// same namespace, dimension and names, for every outcome.
-func TestMetricsAreTheHandlersOwn(t *testing.T) {
-	f := dashboard(t)
-	env := map[string]string{}
-	cdktest.Must(t, func() {
-		for _, fn := range *f.template.FindResources(jsii.String("AWS::Lambda::Function"), nil) {
-			vars := (*fn)["Properties"].(map[string]any)["Environment"].(map[string]any)["Variables"].(map[string]any)
-			for k, v := range vars {
-				if s, ok := v.(string); ok {
-					env[k] = s
-				}
-			}
-		}
-	})
-	env[contract.TableVar] = "idempotency" // a Ref in the template
-	var emf bytes.Buffer
-	h, err := handler.New(func(o struct{ ID string }) (string, error) { return o.ID, nil },
-		func(context.Context, struct{ ID string }, idempotency.Reservation) (string, error) { return "", nil },
-		handler.WithGetenv(func(k string) string { return env[k] }), handler.WithStore(storetest.NewMemoryStore()), handler.WithMetrics(&emf))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	body := func(id string) string {
-		m, _ := json.Marshal(map[string]string{"Type": "Notification", "MessageId": "m", "TopicArn": "arn:aws:sns:eu-west-1:1:t", "Message": `{"ID":"` + id + `"}`})
-		return string(m)
-	}
-	if _, err := h.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{{MessageId: "1", Body: body("a")}, {MessageId: "2", Body: "not json"}}}); err != nil {
-		t.Fatal(err)
-	}
-	var line struct {
-		AWS struct {
-			CloudWatchMetrics []struct {
-				Namespace  string
-				Dimensions [][]string
-				Metrics    []struct{ Name string }
-			}
-		} `json:"_aws"`
-		Values map[string]any `json:"-"`
-	}
-	if err := json.Unmarshal(emf.Bytes(), &line); err != nil {
-		t.Fatalf("%v: %s", err, emf.String())
-	}
-	var values map[string]any
-	_ = json.Unmarshal(emf.Bytes(), &values)
-	cw := line.AWS.CloudWatchMetrics[0]
-	names := map[string]bool{}
-	for _, m := range cw.Metrics {
-		names[m.Name] = true
-	}
-	metrics := map[string]awscdkMetric{}
-	for _, o := range sqsbatch.Outcomes() {
-		metrics[o.String()] = f.consumer.MetricOutcome(o, nil)
-	}
-	metrics["batch duration"] = f.consumer.MetricBatchDuration(nil)
-	for what, m := range metrics {
-		if *m.Namespace() != cw.Namespace {
-			t.Errorf("%s: namespace %s, the handler writes %s", what, *m.Namespace(), cw.Namespace)
-		}
-		if !names[*m.MetricName()] {
-			t.Errorf("%s: metric %s, the handler writes %v", what, *m.MetricName(), names)
-		}
-		dims := *m.Dimensions()
-		if len(dims) != 1 || len(cw.Dimensions) != 1 || len(cw.Dimensions[0]) != 1 {
-			t.Fatalf("%s: dimensions %v, the handler writes %v", what, dims, cw.Dimensions)
-		}
-		dim := cw.Dimensions[0][0]
-		if got := dims[dim]; fmt.Sprint(deref(got)) != fmt.Sprint(values[dim]) {
-			t.Errorf("%s: dimension %s = %v, the handler writes %v", what, dim, dims[dim], values[dim])
-		}
-	}
-	if values["Processed"] != 1.0 || values["BadInput"] != 1.0 {
-		t.Errorf("counts %v, want one processed and one bad input", values)
-	}
-}
-
-// deref returns what a *string points to, and any other value as it is.
-func deref(v any) any {
-	if p, ok := v.(*string); ok && p != nil {
-		return *p
-	}
-	return v
-}
-
-// awscdkMetric is what the test reads of a CloudWatch metric.
-type awscdkMetric interface {
-	Namespace() *string
-	MetricName() *string
-	Dimensions() *map[string]any
 }
 
 func TestMetricOutcomeRefusesWhatIsNotAnOutcome(t *testing.T) {
@@ -376,23 +183,109 @@ func TestFunctionOptionsReachTheFunction(t *testing.T) {
 	}
 }
 
-// TestBringYourOwnPassesCDKNag: what the construct adds beside the user's
-// resources passes both packs (the user's own resources are the user's).
-func TestBringYourOwnPassesCDKNag(t *testing.T) {
-	for name, fixture := range map[string]func(*testing.T) *fixture{
-		"dashboard": dashboard, "own queue": ownQueue, "imported": imported, "overrides": overrides, "networked": networked,
-	} {
-		t.Run(name, func(t *testing.T) {
-			f := fixture(t)
-			for _, pack := range []string{"AwsSolutions", "Serverless"} {
-				var got nagtest.Findings
-				cdktest.Must(t, func() { got = nagtest.FindingsOf(f.nag, pack) })
-				all := append(got.Errors, got.Warnings...)
-				sort.Strings(all)
-				if len(all) > 0 {
-					t.Errorf("%s: %d errors, %d warnings:\n%s", pack, len(got.Errors), len(got.Warnings), strings.Join(all, "\n"))
-				}
+// TestQueueAndFunctionRulesRefuse: the rules of byo.go: the queues, given or overridden, and the function's options.
+func TestQueueAndFunctionRulesRefuse(t *testing.T) {
+	failsWhen(t, []refusal{{
+		name: "visibility timeout is below 6 x timeout",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.Timeout = awscdk.Duration_Seconds(jsii.Number(30))
+			p.VisibilityTimeout = awscdk.Duration_Seconds(jsii.Number(60))
+		},
+		want: []string{`IdempotentConsumer "C"`, "VisibilityTimeout 1m is less than 6 × Timeout (30s) = 3m", "set VisibilityTimeout to at least 3m"},
+	}, {
+		name: "visibility timeout is above 12 hours",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.VisibilityTimeout = awscdk.Duration_Hours(jsii.Number(13))
+		},
+		want: []string{"VisibilityTimeout 13h is above the SQS maximum of 12h"},
+	}, {
+		name: "a queue and queue props",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.Queue = appQueue(nil, 180)
+			p.QueueProps = &awssqs.QueueProps{RetentionPeriod: awscdk.Duration_Days(jsii.Number(7))}
+			p.DeadLetterQueueProps = &awssqs.QueueProps{RetentionPeriod: awscdk.Duration_Days(jsii.Number(7))}
+		},
+		want: []string{"Queue and QueueProps are both given", "leave QueueProps nil", "Queue and DeadLetterQueueProps are both given"},
+	}, {
+		name:   "a queue without a dead-letter queue",
+		change: func(p *consumer.IdempotentConsumerProps) { p.Queue = appQueue(nil, -1) },
+		want: []string{"Queue T/Q has no dead-letter queue", "give the queue a DeadLetterQueue",
+			"Queue's visibility timeout 30s is less than 6 × Timeout (30s) = 3m", "set the queue's visibility timeout to at least 3m"},
+	}, {
+		name: "props that contradict the queue",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.Queue = appQueue(jsii.Number(3), 300)
+			p.VisibilityTimeout = awscdk.Duration_Minutes(jsii.Number(10))
+			p.MaxReceiveCount = jsii.Number(5)
+			p.DeadLetterQueue = awssqs.NewQueue(awscdk.NewStack(nil, jsii.String("T"), nil), jsii.String("Other"), nil)
+		},
+		want: []string{"VisibilityTimeout 10m differs from Queue's visibility timeout 5m", "MaxReceiveCount 5 differs from Queue's maxReceiveCount 3", "DeadLetterQueue is T/Other, but Queue's dead-letter queue is T/DLQ"},
+	}, {
+		name: "a FIFO queue under a standard topic",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.Queue = awssqs.Queue_FromQueueArn(awscdk.NewStack(nil, jsii.String("T"), nil), jsii.String("Q"), jsii.String("arn:aws:sqs:eu-west-1:123456789012:orders.fifo"))
+			p.DeadLetterQueue = awssqs.Queue_FromQueueArn(awscdk.NewStack(nil, jsii.String("T"), nil), jsii.String("D"), jsii.String("arn:aws:sqs:eu-west-1:123456789012:orders-dlq"))
+			p.VisibilityTimeout = awscdk.Duration_Minutes(jsii.Number(3))
+		},
+		want: []string{"Queue is a FIFO queue, but the topic is standard, so the consumer needs a standard queue", "give a standard queue"},
+	}, {
+		name: "a standard queue under a FIFO topic",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.FifoTopic = jsii.Bool(true)
+			p.Queue = appQueue(jsii.Number(5), 180)
+		},
+		want: []string{"Queue is a standard queue, but the topic is FIFO, so the consumer needs a FIFO queue"},
+	}, {
+		name: "an imported queue without its declarations",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.Queue = awssqs.Queue_FromQueueArn(awscdk.NewStack(nil, jsii.String("T"), nil), jsii.String("Q"), jsii.String("arn:aws:sqs:eu-west-1:123456789012:orders"))
+		},
+		want: []string{"Queue is imported, and the construct cannot read an imported queue's redrive policy at synth; declare its dead-letter queue with DeadLetterQueue",
+			"cannot read an imported queue's visibility timeout at synth; declare it with VisibilityTimeout (at least 6 × Timeout = 3m)"},
+	}, {
+		name: "an imported queue whose declared visibility timeout is short",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			stack := awscdk.NewStack(nil, jsii.String("T"), nil)
+			p.Queue = awssqs.Queue_FromQueueArn(stack, jsii.String("Q"), jsii.String("arn:aws:sqs:eu-west-1:123456789012:orders"))
+			p.DeadLetterQueue = awssqs.Queue_FromQueueArn(stack, jsii.String("D"), jsii.String("arn:aws:sqs:eu-west-1:123456789012:orders-dlq"))
+			p.VisibilityTimeout = awscdk.Duration_Minutes(jsii.Number(1))
+		},
+		want: []string{"Queue's visibility timeout 1m is less than 6 × Timeout (30s) = 3m"},
+	}, {
+		name: "a FIFO dead-letter queue for a standard queue, with its props",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.DeadLetterQueue = awssqs.NewQueue(awscdk.NewStack(nil, jsii.String("T"), nil), jsii.String("D"), &awssqs.QueueProps{Fifo: jsii.Bool(true)})
+			p.DeadLetterQueueProps = &awssqs.QueueProps{RetentionPeriod: awscdk.Duration_Days(jsii.Number(7))}
+		},
+		want: []string{"DeadLetterQueue and DeadLetterQueueProps are both given", "DeadLetterQueue is a FIFO queue, but the queue is standard", "give a standard dead-letter queue"},
+	}, {
+		name: "queue props the construct decides",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.EncryptionKey = awskms.NewKey(awscdk.NewStack(nil, jsii.String("T"), nil), jsii.String("K"), nil)
+			p.QueueProps = &awssqs.QueueProps{
+				VisibilityTimeout:         awscdk.Duration_Minutes(jsii.Number(10)),
+				DeadLetterQueue:           &awssqs.DeadLetterQueue{Queue: appQueue(nil, -1), MaxReceiveCount: jsii.Number(3)},
+				MaxMessageSizeBytes:       jsii.Number(1024),
+				Fifo:                      jsii.Bool(true),
+				EncryptionMasterKey:       p.EncryptionKey,
+				ContentBasedDeduplication: jsii.Bool(true),
 			}
-		})
-	}
+			p.DeadLetterQueueProps = &awssqs.QueueProps{DeadLetterQueue: &awssqs.DeadLetterQueue{Queue: appQueue(nil, -1), MaxReceiveCount: jsii.Number(3)}}
+		},
+		want: []string{"QueueProps.VisibilityTimeout is set", "set VisibilityTimeout instead",
+			"QueueProps.DeadLetterQueue is set", "give the dead-letter queue as DeadLetterQueue and the count as MaxReceiveCount",
+			"QueueProps.MaxMessageSizeBytes is set", "QueueProps.Fifo is true, but the topic is standard",
+			"QueueProps.EncryptionMasterKey and EncryptionKey are both given", "QueueProps.ContentBasedDeduplication is set, but the queue receives the SNS envelope",
+			"DeadLetterQueueProps.DeadLetterQueue is set, but a dead-letter queue has no dead-letter queue of its own"},
+	}, {
+		name: "security groups without a VPC, and an architecture the construct does not build",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			stack := awscdk.NewStack(nil, jsii.String("T"), nil)
+			vpc := awsec2.NewVpc(stack, jsii.String("V"), &awsec2.VpcProps{MaxAzs: jsii.Number(1), NatGateways: jsii.Number(0)})
+			p.SecurityGroups = &[]awsec2.ISecurityGroup{awsec2.NewSecurityGroup(stack, jsii.String("SG"), &awsec2.SecurityGroupProps{Vpc: vpc})}
+			p.Architecture = awslambda.Architecture_Custom(jsii.String("riscv64"), nil)
+		},
+		want: []string{"VpcSubnets or SecurityGroups is set without Vpc", "set Vpc too",
+			"Architecture riscv64 is not one the construct builds for", "awslambda.Architecture_X86_64()"},
+	}})
 }

@@ -24,7 +24,6 @@ package consumer
 import (
 	"fmt"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -39,6 +38,9 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/bundle"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/function"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/table"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore/schema"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
@@ -95,38 +97,6 @@ const (
 	// TTLAttribute is the attribute DynamoDB TTL is enabled on.
 	TTLAttribute = schema.TTL
 )
-
-// itemActions are the item-level DynamoDB actions the guard uses. They are
-// also what TransactWriteItems checks, item by item.
-var itemActions = []*string{
-	jsii.String("dynamodb:GetItem"),
-	jsii.String("dynamodb:PutItem"),
-	jsii.String("dynamodb:UpdateItem"),
-	jsii.String("dynamodb:DeleteItem"),
-	jsii.String("dynamodb:ConditionCheckItem"),
-}
-
-// transactionalActions are what a transactional effect needs on an item of
-// another table it writes in the same TransactWriteItems.
-var transactionalActions = []*string{
-	jsii.String("dynamodb:PutItem"),
-	jsii.String("dynamodb:UpdateItem"),
-	jsii.String("dynamodb:DeleteItem"),
-	jsii.String("dynamodb:ConditionCheckItem"),
-}
-
-// tableKeyActions are what reading and writing items of a table encrypted
-// with a customer-managed key needs on the key: the actions of CDK's
-// grantReadWriteData, spelled out without wildcards.
-var tableKeyActions = []*string{
-	jsii.String("kms:Decrypt"),
-	jsii.String("kms:DescribeKey"),
-	jsii.String("kms:Encrypt"),
-	jsii.String("kms:GenerateDataKey"),
-	jsii.String("kms:GenerateDataKeyWithoutPlaintext"),
-	jsii.String("kms:ReEncryptFrom"),
-	jsii.String("kms:ReEncryptTo"),
-}
 
 // IdempotentConsumer is an idempotent SNS → SQS → Lambda consumer: a queue
 // subscribed to a topic, a Go handler consuming it in batches, and a
@@ -223,43 +193,15 @@ type idempotentConsumer struct {
 	alarms    Alarms
 	dashboard awscloudwatch.Dashboard
 	keySecret awssecretsmanager.ISecret
-	tx        txTables
+	// tx are the tables declared for the transactional effect, and
+	// txLinked whether the bootstrap links one (txtables.go).
+	tx       *function.TxTables
+	txLinked bool
 
 	// What the metrics, alarms and dashboard need of the settings.
 	metricsNamespace string
 	oldestMessageAge time.Duration
 	timeout          time.Duration
-}
-
-// claims records, per app, which consumer holds each namespace of each
-// shared table, so that two consumers of one app cannot share one.
-var claims = struct {
-	sync.Mutex
-	byApp map[string]map[string]string // app address → table and namespace → consumer path
-}{byApp: map[string]map[string]string{}}
-
-// claimNamespace claims namespace on table for consumer c, or says which
-// consumer of the app holds it. A table is known by its construct, or by
-// its name when it is imported by a concrete name.
-func claimNamespace(c constructs.Construct, table awsdynamodb.ITable, namespace string) error {
-	tableKey := "construct " + *table.Node().Addr()
-	if name := table.TableName(); name != nil && !*awscdk.Token_IsUnresolved(name) {
-		tableKey = "table " + *name
-	}
-	app := *c.Node().Root().Node().Addr()
-	claims.Lock()
-	defer claims.Unlock()
-	held := claims.byApp[app]
-	if held == nil {
-		held = map[string]string{}
-		claims.byApp[app] = held
-	}
-	key := tableKey + "\x00" + namespace
-	if other, ok := held[key]; ok {
-		return fmt.Errorf("Namespace %q on the table %s is the namespace of the consumer %s already: two consumers with one namespace on one table suppress each other's facts; give each consumer a Namespace of its own", namespace, *table.Node().Path(), other)
-	}
-	held[key] = *c.Node().Path()
-	return nil
 }
 
 // NewIdempotentConsumer creates an idempotent consumer in scope.
@@ -270,6 +212,9 @@ func claimNamespace(c constructs.Construct, table awsdynamodb.ITable, namespace 
 // message includes the compiler's output), or when the handler is not built
 // on this library, or on another version of it than the construct (see
 // DESIGN.md, "Versions that cannot drift").
+//
+// It computes the settings, checks them, bundles the handler, and only then
+// builds, from the settings alone (settings.go).
 func NewIdempotentConsumer(scope constructs.Construct, id *string, props *IdempotentConsumerProps) IdempotentConsumer {
 	if props == nil {
 		props = &IdempotentConsumerProps{}
@@ -278,11 +223,15 @@ func NewIdempotentConsumer(scope constructs.Construct, id *string, props *Idempo
 	if err != nil {
 		panic(err)
 	}
-	entry, err := resolveEntry(*props.Entry, stringOr(props.EntryRoot, ""))
+	entry, err := bundle.ResolveEntry(s.entry, s.entryRoot)
 	if err != nil {
 		panic(fmt.Errorf("IdempotentConsumer %q: %w", *id, err))
 	}
-	assetDir, err := bootstrapDir(entry, s.goarch)
+	assetDir, err := bundle.Dir(entry, s.goarch)
+	if err != nil {
+		panic(fmt.Errorf("IdempotentConsumer %q: %w", *id, err))
+	}
+	txLinked, err := bundle.LinksTransactions(filepath.Join(assetDir, "bootstrap"))
 	if err != nil {
 		panic(fmt.Errorf("IdempotentConsumer %q: %w", *id, err))
 	}
@@ -292,16 +241,17 @@ func NewIdempotentConsumer(scope constructs.Construct, id *string, props *Idempo
 		metricsNamespace: s.runtime.MetricsNamespace,
 		oldestMessageAge: s.oldestMessageAge,
 		timeout:          s.runtime.Timeout,
+		txLinked:         txLinked,
 	}
 	// Overriding (rather than wrapping) the jsii Construct makes c itself
 	// the construct, so it can be the scope of other constructs.
 	constructs.NewConstruct_Override(c, scope, id)
 	// The construct's path is unique in the app: the consumer's name in
 	// logs and its metrics dimension, where the id alone could repeat in
-	// another stack.
+	// another stack. It is known once the construct exists.
 	s.runtime.Consumer = *c.Node().Path()
-	if props.Table != nil {
-		if err := claimNamespace(c, props.Table, s.runtime.Namespace); err != nil {
+	if s.table != nil {
+		if err := table.ClaimNamespace(c, s.table, s.runtime.Namespace); err != nil {
 			panic(fmt.Errorf("IdempotentConsumer %q: %w", *id, err))
 		}
 	}
@@ -309,17 +259,18 @@ func NewIdempotentConsumer(scope constructs.Construct, id *string, props *Idempo
 		awscdk.Annotations_Of(c).AddWarningV2(jsii.String("idempotent-consumer:topicKindUnknown"), jsii.String(unknownTopicWarning), nil)
 	}
 
-	c.warn(props.refusalWarnings(s))
-	c.addQueues(props, s)
-	c.addTopic(props, s)
-	c.addTable(props)
-	c.addRole(props, *id)
-	c.addFunction(props, s, *id, assetDir)
-	c.addTxTables(props.TransactionalTables, filepath.Join(assetDir, "bootstrap"))
-	c.addEventSource(props, s)
-	c.suppressWildcards(props, s) // last: the role's policy holds every statement
-	c.addAlarms(props, s, *id)
-	if props.Dashboard != nil && *props.Dashboard {
+	c.warn(refusalWarnings(s))
+
+	c.addQueues(s)
+	c.addTopic(s)
+	c.addTable(s)
+	c.addFunction(s, assetDir)
+	// At synth, after every GrantTransactionalWrites of the app.
+	c.Node().AddValidation(&txValidation{c})
+	c.addEventSource(s)
+	function.SuppressWildcards(c.role, s.tracing, s.vpc) // last: the role's policy holds every statement
+	c.addAlarms(s)
+	if s.dashboard {
 		c.addDashboard()
 	}
 	return c

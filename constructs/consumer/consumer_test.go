@@ -9,21 +9,18 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatchactions"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awsec2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest"
-	"github.com/idempotent-consumer/idempotent-consumer/cdktest/nagtest"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/consumer"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/consumertest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 )
 
@@ -47,69 +44,45 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	// KEEP_TEST_OUT=1 keeps the cloud assemblies (templates, cdk-nag
-	// reports) for a look after a failure.
+	// KEEP_TEST_OUT=1 keeps the cloud assemblies (templates) for a look
+	// after a failure.
 	if os.Getenv("KEEP_TEST_OUT") == "" {
 		defer os.RemoveAll(tmp)
 	}
-	handlerDir = filepath.Join(tmp, "handler")
-	brokenDir = filepath.Join(tmp, "broken")
-	libraryDir = filepath.Join(tmp, "notmain")
 	outRoot = filepath.Join(tmp, "out")
-	root, err := cdktest.ModuleRoot()
+	h, err := consumertest.WriteHandlers(tmp)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	// Handlers outside this module, with a module of their own that uses
-	// the library from this working tree (the construct refuses a handler
-	// without it) through a package with no dependencies, so that building
-	// them is fast and needs no network.
-	const lib = "github.com/idempotent-consumer/idempotent-consumer"
-	onLibrary := "require " + lib + " v0.0.0-00010101000000-000000000000\n\nreplace " + lib + " => " + root + "\n"
-	for dir, src := range map[string]string{
-		handlerDir: "package main\n\nimport _ \"" + lib + "/lambda/idempotency\"\n\nfunc main() {}\n",
-		brokenDir:  "package main\n\nfunc main() { notDeclaredAnywhere() }\n",
-		libraryDir: "package orders\n\n// Key is not a main.\nfunc Key() string { return \"k\" }\n",
-	} {
-		if err := writeModule(dir, onLibrary, src); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-	}
+	handlerDir, brokenDir, libraryDir = h.Handler, h.Broken, h.Library
 	return m.Run()
 }
 
-// writeModule writes a module of its own in dir, with the library's go
-// version, the go.mod lines in mod, and mainSrc as main.go.
-func writeModule(dir, mod, mainSrc string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/"+filepath.Base(dir)+"\n\ngo 1.26.0\n\n"+mod), 0o644); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, "main.go"), []byte(mainSrc), 0o644)
-}
+// writeModule writes a module of its own in dir (consumertest.WriteModule).
+var writeModule = consumertest.WriteModule
 
-// fixture is one synthesized stack, shared by the tests that read it:
-// every synth costs seconds of jsii time.
+// fixture is one synthesized stack of package consumertest, shared by the
+// tests that read it: every synth costs seconds of jsii time.
 type fixture struct {
 	stack    awscdk.Stack
 	consumer consumer.IdempotentConsumer
 	template assertions.Template
-	nag      assertions.Annotations
-	// custom fixture only
+	// annotations are the stack's warnings and errors: the construct's own
+	// (cdk-nag's packs run in internal/apptest, not here).
+	annotations assertions.Annotations
+	// the app's own resources, in the fixtures that have them
 	topic, alarmTopic awssns.Topic
 	shared, ledger    awsdynamodb.Table
 	key               awskms.Key
+	consumers         map[string]consumer.IdempotentConsumer
 }
 
 var fixtures = map[string]*fixture{}
 var fixtureErrs = map[string]string{}
 
-// load builds the named fixture once per test binary, with cdk-nag applied.
-func load(t *testing.T, name string, build func(f *fixture)) *fixture {
+// load builds the named fixture of consumertest.Builds once per test binary.
+func load(t *testing.T, name string) *fixture {
 	t.Helper()
 	if msg, failed := fixtureErrs[name]; failed {
 		t.Fatalf("fixture %s: %s", name, msg)
@@ -117,17 +90,22 @@ func load(t *testing.T, name string, build func(f *fixture)) *fixture {
 	if f, ok := fixtures[name]; ok {
 		return f
 	}
+	build, ok := consumertest.Builds[name]
+	if !ok {
+		t.Fatalf("no fixture %s", name)
+	}
 	f := &fixture{}
 	msg, panicked := cdktest.Panics(func() {
 		app, err := cdktest.NewApp(filepath.Join(outRoot, name))
 		if err != nil {
 			panic(err)
 		}
-		f.stack = awscdk.NewStack(app, jsii.String(name), nil)
-		build(f)
-		nagtest.AddPacks(app)
+		b := &consumertest.Fixture{Stack: awscdk.NewStack(app, jsii.String(name), nil)}
+		build(b, handlerDir)
+		*f = fixture{stack: b.Stack, consumer: b.Consumer, topic: b.Topic, alarmTopic: b.AlarmTopic,
+			shared: b.Shared, ledger: b.Ledger, key: b.Key, consumers: b.Consumers}
 		f.template = assertions.Template_FromStack(f.stack, nil)
-		f.nag = assertions.Annotations_FromStack(f.stack)
+		f.annotations = assertions.Annotations_FromStack(f.stack)
 	})
 	if panicked {
 		fixtureErrs[name] = msg
@@ -137,105 +115,16 @@ func load(t *testing.T, name string, build func(f *fixture)) *fixture {
 	return f
 }
 
-// defaults is a consumer with nothing but Entry set.
-func defaults(t *testing.T) *fixture {
-	return load(t, "Defaults", func(f *fixture) {
-		f.consumer = consumer.NewIdempotentConsumer(f.stack, jsii.String("ChargeOrder"), &consumer.IdempotentConsumerProps{
-			Entry: jsii.String(handlerDir),
-		})
-	})
-}
-
-// custom sets every prop away from its default, with an existing topic, a
-// shared table and a customer-managed key.
-func custom(t *testing.T) *fixture {
-	return load(t, "Custom", func(f *fixture) {
-		s := f.stack
-		f.key = awskms.NewKey(s, jsii.String("Key"), &awskms.KeyProps{EnableKeyRotation: jsii.Bool(true)})
-		// Not f.key: the subscription names the topic in the key's policy.
-		f.topic = awssns.NewTopic(s, jsii.String("Orders"), &awssns.TopicProps{
-			MasterKey:  awskms.Alias_FromAliasName(s, jsii.String("SNSKey"), jsii.String("alias/aws/sns")),
-			EnforceSSL: jsii.Bool(true),
-		})
-		// Raw delivery carries the largest SNS messages.
-		f.topic.Node().DefaultChild().(awssns.CfnTopic).SetMaximumMessageSize(jsii.Number(1048576))
-		f.alarmTopic = awssns.NewTopic(s, jsii.String("Alarms"), &awssns.TopicProps{MasterKey: f.key, EnforceSSL: jsii.Bool(true)})
-		table := func(id string, key awskms.IKey) awsdynamodb.Table {
-			props := &awsdynamodb.TableProps{
-				PartitionKey: &awsdynamodb.Attribute{Name: jsii.String("pk"), Type: awsdynamodb.AttributeType_STRING},
-				BillingMode:  awsdynamodb.BillingMode_PAY_PER_REQUEST,
-				PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{
-					PointInTimeRecoveryEnabled: jsii.Bool(true),
-				},
-			}
-			if key != nil {
-				props.Encryption = awsdynamodb.TableEncryption_CUSTOMER_MANAGED
-				props.EncryptionKey = key
-			}
-			return awsdynamodb.NewTable(s, jsii.String(id), props)
-		}
-		f.shared = table("Shared", nil)
-		f.ledger = table("Ledger", f.key)
-		f.consumer = consumer.NewIdempotentConsumer(s, jsii.String("CreditWallet"), &consumer.IdempotentConsumerProps{
-			Entry:              jsii.String(handlerDir),
-			Topic:              f.topic,
-			RawMessageDelivery: jsii.Bool(true),
-			FilterPolicy: &map[string]awssns.SubscriptionFilter{
-				"type": awssns.SubscriptionFilter_StringFilter(&awssns.StringConditions{Allowlist: jsii.Strings("order.placed")}),
-			},
-			EncryptionKey:                f.key,
-			MaxReceiveCount:              jsii.Number(5),
-			VisibilityTimeout:            awscdk.Duration_Seconds(jsii.Number(300)),
-			Table:                        f.shared,
-			Namespace:                    jsii.String("wallet"),
-			MemorySize:                   jsii.Number(512),
-			Timeout:                      awscdk.Duration_Seconds(jsii.Number(45)),
-			ReservedConcurrentExecutions: jsii.Number(5),
-			LogRetention:                 awslogs.RetentionDays_ONE_WEEK,
-			Tracing:                      awslambda.Tracing_DISABLED,
-			Environment:                  &map[string]*string{"WALLET_TABLE": f.shared.TableName()},
-			Window:                       awscdk.Duration_Hours(jsii.Number(1)),
-			TTLAfterWindow:               awscdk.Duration_Hours(jsii.Number(2)),
-			LeaseMax:                     awscdk.Duration_Seconds(jsii.Number(40)),
-			CacheSize:                    jsii.Number(100),
-			PayloadIgnore:                jsii.Strings("meta.sentAt", "traceId"),
-			HashKeys:                     jsii.Bool(true),
-			BatchConcurrency:             jsii.Number(4),
-			FinishBudget:                 awscdk.Duration_Millis(jsii.Number(1500)),
-			MinRemaining:                 awscdk.Duration_Millis(jsii.Number(2500)),
-			MaxMessageBytes:              jsii.Number(1048576),
-			MetricsNamespace:             jsii.String("Wallets"),
-			BatchSize:                    jsii.Number(100),
-			MaxBatchingWindow:            awscdk.Duration_Seconds(jsii.Number(5)),
-			MaxConcurrency:               jsii.Number(5),
-			OldestMessageAlarmThreshold:  awscdk.Duration_Minutes(jsii.Number(5)),
-			AlarmAction:                  awscloudwatchactions.NewSnsAction(f.alarmTopic),
-		})
-		consumer.GrantTransactionalWrites(f.ledger, f.consumer)
-	})
-}
-
-// keyed has a customer-managed key and the topic the construct creates: the
-// key must not encrypt that topic (the subscription names the topic in the
-// key's policy, which would make the two depend on each other).
-func keyed(t *testing.T) *fixture {
-	return load(t, "Keyed", func(f *fixture) {
-		f.key = awskms.NewKey(f.stack, jsii.String("Key"), &awskms.KeyProps{EnableKeyRotation: jsii.Bool(true)})
-		f.consumer = consumer.NewIdempotentConsumer(f.stack, jsii.String("SendReceipt"), &consumer.IdempotentConsumerProps{
-			Entry:         jsii.String(handlerDir),
-			EncryptionKey: f.key,
-			RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
-		})
-		f.alarmTopic = awssns.NewTopic(f.stack, jsii.String("Publishers"), &awssns.TopicProps{
-			MasterKey:  f.key,
-			EnforceSSL: jsii.Bool(true),
-		})
-		publisher := awsiam.NewRole(f.stack, jsii.String("Publisher"), &awsiam.RoleProps{
-			AssumedBy: awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil),
-		})
-		f.consumer.GrantPublish(publisher)
-	})
-}
+// The fixtures of package consumertest.
+func defaults(t *testing.T) *fixture  { return load(t, "Defaults") }
+func custom(t *testing.T) *fixture    { return load(t, "Custom") }
+func keyed(t *testing.T) *fixture     { return load(t, "Keyed") }
+func dashboard(t *testing.T) *fixture { return load(t, "Dashboard") }
+func ownQueue(t *testing.T) *fixture  { return load(t, "OwnQueue") }
+func imported(t *testing.T) *fixture  { return load(t, "Imported") }
+func overrides(t *testing.T) *fixture { return load(t, "Overrides") }
+func networked(t *testing.T) *fixture { return load(t, "Networked") }
+func fifos(t *testing.T) *fixture     { return load(t, "Fifo") }
 
 // ref and arn are the CloudFormation forms of a resource's Ref and Arn.
 func ref(logicalID string) map[string]any { return map[string]any{"Ref": logicalID} }
@@ -420,7 +309,6 @@ func TestDefaultEnvironmentSetsTheWholeContract(t *testing.T) {
 			contract.TableVar:            ref(id(f, f.consumer.Table())),
 			contract.NamespaceVar:        "chargeorder",
 			contract.TimeoutVar:          "30s",
-			contract.MaxReceiveCountVar:  "5",
 			contract.WindowVar:           "24h",
 			contract.TTLAfterWindowVar:   "24h",
 			contract.LeaseMaxVar:         "30s",
@@ -433,6 +321,7 @@ func TestDefaultEnvironmentSetsTheWholeContract(t *testing.T) {
 			contract.FIFOVar:             "false",
 			contract.ConsumerVar:         *f.consumer.Node().Path(),
 			contract.MetricsNamespaceVar: "IdempotentConsumer",
+			contract.MaxReceiveCountVar:  "5",
 		})},
 	})
 }
@@ -461,9 +350,10 @@ func TestDefaultRoleHasNoManagedPolicyAndOnlyItsOwnResources(t *testing.T) {
 				"Resource": "*",
 			},
 			map[string]any{
-				"Action":   []any{"dynamodb:ConditionCheckItem", "dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"},
-				"Effect":   "Allow",
-				"Resource": arn(id(f, f.consumer.Table())),
+				"Action":    []any{"dynamodb:ConditionCheckItem", "dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"},
+				"Condition": onlyNamespace("chargeorder"),
+				"Effect":    "Allow",
+				"Resource":  arn(id(f, f.consumer.Table())),
 			},
 			map[string]any{
 				"Action":   []any{"sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl", "sqs:ReceiveMessage"},
@@ -645,7 +535,6 @@ func TestCustomPropsReachTheResources(t *testing.T) {
 			contract.TableVar:            ref(id(f, f.shared)),
 			contract.NamespaceVar:        "wallet",
 			contract.TimeoutVar:          "45s",
-			contract.MaxReceiveCountVar:  "5",
 			contract.WindowVar:           "1h",
 			contract.TTLAfterWindowVar:   "2h",
 			contract.LeaseMaxVar:         "40s",
@@ -659,6 +548,7 @@ func TestCustomPropsReachTheResources(t *testing.T) {
 			contract.FIFOVar:             "false",
 			contract.ConsumerVar:         *f.consumer.Node().Path(),
 			contract.MetricsNamespaceVar: "Wallets",
+			contract.MaxReceiveCountVar:  "5",
 			contract.TxTablesVar:         ref(id(f, f.ledger)), // GrantTransactionalWrites(ledger, consumer) declares it
 			contract.KeySecretVar: map[string]any{"Fn::Join": []any{"", []any{
 				"{{resolve:secretsmanager:", ref(id(f, f.consumer.KeySecret())), ":SecretString:::}}",
@@ -694,6 +584,16 @@ func TestCustomPropsReachTheResources(t *testing.T) {
 	})
 }
 
+// onlyNamespace is the condition that scopes the item actions on the
+// idempotency table to the records of namespace: every leading key is one
+// of the namespace, and there is one.
+func onlyNamespace(namespace string) map[string]any {
+	return map[string]any{
+		"ForAllValues:StringLike": map[string]any{"dynamodb:LeadingKeys": []any{namespace + "#*"}},
+		"Null":                    map[string]any{"dynamodb:LeadingKeys": "false"},
+	}
+}
+
 func TestCustomRoleIsScopedToTheSharedTableTheLedgerAndTheKey(t *testing.T) {
 	f := custom(t)
 	statement := func(actions []any, resource any) map[string]any {
@@ -702,9 +602,14 @@ func TestCustomRoleIsScopedToTheSharedTableTheLedgerAndTheKey(t *testing.T) {
 	key := arn(id(f, f.key))
 	has(t, f, "AWS::IAM::Policy", map[string]any{
 		"Roles": []any{ref(id(f, f.consumer.Role()))},
-		"PolicyDocument": map[string]any{"Statement": []any{
+		"PolicyDocument": map[string]any{"Statement": []map[string]any{
 			statement([]any{"logs:CreateLogStream", "logs:PutLogEvents"}, arn(id(f, f.consumer.LogGroup()))),
-			statement([]any{"dynamodb:ConditionCheckItem", "dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"}, arn(id(f, f.shared))),
+			{
+				"Action":    []any{"dynamodb:ConditionCheckItem", "dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"},
+				"Condition": onlyNamespace("wallet"),
+				"Effect":    "Allow",
+				"Resource":  arn(id(f, f.shared)),
+			},
 			statement([]any{"sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl", "sqs:ReceiveMessage"}, arn(id(f, f.consumer.Queue()))),
 			// The table's key and the queue's key are the same key here.
 			statement([]any{"kms:Decrypt", "kms:DescribeKey", "kms:Encrypt", "kms:GenerateDataKey", "kms:GenerateDataKeyWithoutPlaintext", "kms:ReEncryptFrom", "kms:ReEncryptTo"}, key),
@@ -718,69 +623,6 @@ func TestCustomWithoutTracingNeedsNoSuppression(t *testing.T) {
 	cdktest.Must(t, func() {
 		f.template.HasResource(jsii.String("AWS::IAM::Role"), map[string]any{"Metadata": assertions.Match_Absent()})
 	})
-}
-
-// TestCDKNag checks both cdk-nag packs: nothing but what the construct
-// suppresses with a reason, and, where the custom fixture turns tracing
-// off, the one warning that says so.
-func TestCDKNag(t *testing.T) {
-	for _, tc := range []struct {
-		name    string
-		fixture func(*testing.T) *fixture
-		want    map[string]int // pack → warnings
-	}{
-		{"defaults", defaults, nil},
-		{"custom", custom, map[string]int{"Serverless": 1}},
-		{"keyed", keyed, nil},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			f := tc.fixture(t)
-			for _, pack := range []string{"AwsSolutions", "Serverless"} {
-				var got nagtest.Findings
-				cdktest.Must(t, func() { got = nagtest.FindingsOf(f.nag, pack) })
-				if len(got.Errors) > 0 {
-					t.Errorf("%s errors:\n%s", pack, strings.Join(got.Errors, "\n"))
-				}
-				if len(got.Warnings) != tc.want[pack] {
-					t.Errorf("%s warnings, want %d:\n%s", pack, tc.want[pack], strings.Join(got.Warnings, "\n"))
-				}
-				for _, w := range got.Warnings {
-					if !strings.Contains(w, "Serverless-LambdaTracing") {
-						t.Errorf("unexpected %s warning: %s", pack, w)
-					}
-				}
-			}
-		})
-	}
-}
-
-func TestEverySuppressionCarriesAReason(t *testing.T) {
-	f := defaults(t)
-	var template map[string]any
-	cdktest.Must(t, func() { template = *f.template.ToJSON() })
-	got := nagtest.Suppressions(template)
-	want := map[string]int{
-		"AwsSolutions-SQS3":                              2, // the subscription dead-letter queue and its policy
-		"AwsSolutions-IAM5":                              2, // X-Ray: the role and its default policy
-		"Serverless-SQSRedrivePolicy":                    4, // both dead-letter queues and their policies
-		"Serverless-LambdaDLQ":                           1,
-		"Serverless-LambdaEventSourceMappingDestination": 1,
-	}
-	for rule, reasons := range got {
-		if len(reasons) != want[rule] {
-			t.Errorf("%s is suppressed on %d resources, want %d", rule, len(reasons), want[rule])
-		}
-		for _, r := range reasons {
-			if len(r) < 60 {
-				t.Errorf("%s: reason %q says too little", rule, r)
-			}
-		}
-	}
-	for rule := range want {
-		if _, ok := got[rule]; !ok {
-			t.Errorf("%s is not suppressed", rule)
-		}
-	}
 }
 
 // TestContractVariablesAreAllRefusedInEnvironment: every variable of the
@@ -800,343 +642,21 @@ func validProps() *consumer.IdempotentConsumerProps {
 	return &consumer.IdempotentConsumerProps{Entry: jsii.String(handlerDir)}
 }
 
-// TestFailsWhen checks that each invalid prop fails construction with a
-// message naming the value given and the fix.
-func TestFailsWhen(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		id     string
-		change func(p *consumer.IdempotentConsumerProps)
-		want   []string
-	}{{
-		name: "visibility timeout is below 6 x timeout",
-		change: func(p *consumer.IdempotentConsumerProps) {
-			p.Timeout = awscdk.Duration_Seconds(jsii.Number(30))
-			p.VisibilityTimeout = awscdk.Duration_Seconds(jsii.Number(60))
-		},
-		want: []string{`IdempotentConsumer "C"`, "VisibilityTimeout 1m is less than 6 × Timeout (30s) = 3m", "set VisibilityTimeout to at least 3m"},
-	}, {
-		name:   "max concurrency is 1",
-		change: func(p *consumer.IdempotentConsumerProps) { p.MaxConcurrency = jsii.Number(1) },
-		want:   []string{"MaxConcurrency 1 is out of range", "from 2 to 1000"},
-	}, {
-		name:   "max concurrency is above 1000",
-		change: func(p *consumer.IdempotentConsumerProps) { p.MaxConcurrency = jsii.Number(1001) },
-		want:   []string{"MaxConcurrency 1001 is out of range", "from 2 to 1000"},
-	}, {
-		name:   "namespace contains #",
-		change: func(p *consumer.IdempotentConsumerProps) { p.Namespace = jsii.String("orders#v2") },
-		want:   []string{`Namespace "orders#v2" contains '#'`, `remove the '#' (for example "ordersv2")`},
-	}, {
-		name:   "namespace is empty",
-		change: func(p *consumer.IdempotentConsumerProps) { p.Namespace = jsii.String("") },
-		want:   []string{"Namespace is empty"},
-	}, {
-		name:   "id gives an empty namespace",
-		id:     "#",
-		change: func(p *consumer.IdempotentConsumerProps) {},
-		want:   []string{`Namespace is empty; give a short name`},
-	}, {
-		name: "environment overrides a contract variable",
-		change: func(p *consumer.IdempotentConsumerProps) {
-			p.Environment = &map[string]*string{contract.TableVar: jsii.String("mine"), "OTHER": jsii.String("fine")}
-		},
-		want: []string{"Environment sets IDEMPOTENCY_TABLE", "remove it from Environment and use Table instead"},
-	}, {
-		name:   "entry is missing",
-		change: func(p *consumer.IdempotentConsumerProps) { p.Entry = nil },
-		want:   []string{"Entry is required"},
-	}, {
-		name: "entry does not exist",
-		change: func(p *consumer.IdempotentConsumerProps) {
-			p.Entry = jsii.String(filepath.Join(outRoot, "no-such-dir"))
-		},
-		want: []string{"no-such-dir", "no such file or directory", "Entry must be the directory"},
-	}, {
-		name:   "entry does not build",
-		change: func(p *consumer.IdempotentConsumerProps) { p.Entry = jsii.String(brokenDir) },
-		want:   []string{"go build of " + brokenDir + " for linux/arm64 failed", "undefined: notDeclaredAnywhere"},
-	}, {
-		name:   "timeout is not whole seconds",
-		change: func(p *consumer.IdempotentConsumerProps) { p.Timeout = awscdk.Duration_Millis(jsii.Number(1500)) },
-		want:   []string{"Timeout 1500ms is out of range: Lambda takes whole seconds from 1s to 15m"},
-	}, {
-		name: "visibility timeout is above 12 hours",
-		change: func(p *consumer.IdempotentConsumerProps) {
-			p.VisibilityTimeout = awscdk.Duration_Hours(jsii.Number(13))
-		},
-		want: []string{"VisibilityTimeout 13h is above the SQS maximum of 12h"},
-	}, {
-		name: "reserved concurrency is below max concurrency",
-		change: func(p *consumer.IdempotentConsumerProps) {
-			p.ReservedConcurrentExecutions = jsii.Number(2)
-			p.MaxConcurrency = jsii.Number(5)
-		},
-		want: []string{"ReservedConcurrentExecutions 2 is below MaxConcurrency 5", "give ReservedConcurrentExecutions at least 5"},
-	}, {
-		name:   "batch size is 0",
-		change: func(p *consumer.IdempotentConsumerProps) { p.BatchSize = jsii.Number(0) },
-		want:   []string{"BatchSize 0 is out of range"},
-	}, {
-		name: "window is shorter than the lease",
-		change: func(p *consumer.IdempotentConsumerProps) {
-			p.Window = awscdk.Duration_Minutes(jsii.Number(5))
-			p.LeaseMax = awscdk.Duration_Minutes(jsii.Number(15))
-		},
-		want: []string{"Window 5m is shorter than LeaseMax 15m", "give a Window of at least 15m"},
-	}, {
-		name: "window is shorter than the default lease, the timeout",
-		change: func(p *consumer.IdempotentConsumerProps) {
-			p.Timeout = awscdk.Duration_Minutes(jsii.Number(5))
-			p.Window = awscdk.Duration_Minutes(jsii.Number(2))
-		},
-		want: []string{"Window 2m is shorter than LeaseMax 5m"},
-	}, {
-		name:   "finishing budget leaves the effect no time",
-		change: func(p *consumer.IdempotentConsumerProps) { p.FinishBudget = awscdk.Duration_Seconds(jsii.Number(30)) },
-		want:   []string{"FinishBudget 30s leaves no time for the effect within LeaseMax 30s", "MinRemaining 31s is not less than Timeout 30s"},
-	}, {
-		name:   "min remaining is within the finishing budget",
-		change: func(p *consumer.IdempotentConsumerProps) { p.MinRemaining = awscdk.Duration_Millis(jsii.Number(1500)) },
-		want:   []string{"MinRemaining 1500ms is not more than FinishBudget 2s", "give a MinRemaining above 2s"},
-	}, {
-		name:   "min remaining is the whole timeout",
-		change: func(p *consumer.IdempotentConsumerProps) { p.MinRemaining = awscdk.Duration_Minutes(jsii.Number(1)) },
-		want:   []string{"MinRemaining 1m is not less than Timeout 30s, so no record could ever start"},
-	}, {
-		name:   "cache is larger than the handler accepts",
-		change: func(p *consumer.IdempotentConsumerProps) { p.CacheSize = jsii.Number(50_000_000) },
-		want:   []string{"CacheSize 50000000 is out of range", "to 1000000"},
-	}, {
-		name:   "timeout is over 15 minutes",
-		change: func(p *consumer.IdempotentConsumerProps) { p.Timeout = awscdk.Duration_Minutes(jsii.Number(20)) },
-		want:   []string{"Timeout 20m is out of range: Lambda takes whole seconds from 1s to 15m"},
-	}, {
-		name:   "min remaining is 0",
-		change: func(p *consumer.IdempotentConsumerProps) { p.MinRemaining = awscdk.Duration_Seconds(jsii.Number(0)) },
-		want:   []string{"MinRemaining 0s is not more than FinishBudget 2s"},
-	}, {
-		name:   "TTL after the window is 0",
-		change: func(p *consumer.IdempotentConsumerProps) { p.TTLAfterWindow = awscdk.Duration_Seconds(jsii.Number(0)) },
-		want:   []string{"TTLAfterWindow 0s is shorter than 1s"},
-	}, {
-		name: "window and lease are under a second",
-		change: func(p *consumer.IdempotentConsumerProps) {
-			p.Window = awscdk.Duration_Millis(jsii.Number(500))
-			p.LeaseMax = awscdk.Duration_Millis(jsii.Number(500))
-		},
-		want: []string{"Window 500ms is shorter than 1s", "LeaseMax 500ms is shorter than 1s"},
-	}, {
-		name:   "batch size over 10 without a batching window",
-		change: func(p *consumer.IdempotentConsumerProps) { p.BatchSize = jsii.Number(50) },
-		want:   []string{"BatchSize 50 needs a MaxBatchingWindow", "set MaxBatchingWindow"},
-	}, {
-		name: "batching window over 5 minutes",
-		change: func(p *consumer.IdempotentConsumerProps) {
-			p.BatchSize = jsii.Number(50)
-			p.MaxBatchingWindow = awscdk.Duration_Minutes(jsii.Number(10))
-		},
-		want: []string{"MaxBatchingWindow 10m is above the SQS event source's maximum of 5m"},
-	}, {
-		name: "a FIFO queue's batch over 10",
-		change: func(p *consumer.IdempotentConsumerProps) {
-			p.FifoTopic = jsii.Bool(true)
-			p.BatchSize = jsii.Number(20)
-		},
-		want: []string{"BatchSize 20 is more than 10, the most the event source of an SQS FIFO queue takes in one batch", "give a BatchSize of at most 10"},
-	}, {
-		name: "a FIFO queue's batching window",
-		change: func(p *consumer.IdempotentConsumerProps) {
-			p.Topic = awssns.NewTopic(awscdk.NewStack(nil, jsii.String("T"), nil), jsii.String("Orders"), &awssns.TopicProps{Fifo: jsii.Bool(true)})
-			p.BatchSize = jsii.Number(100)
-			p.MaxBatchingWindow = awscdk.Duration_Seconds(jsii.Number(5))
-		},
-		want: []string{"BatchSize 100 is more than 10", "MaxBatchingWindow is 5s, but the event source of an SQS FIFO queue takes no batching window", "leave MaxBatchingWindow nil"},
-	}, {
-		name: "FifoTopic contradicts a FIFO topic",
-		change: func(p *consumer.IdempotentConsumerProps) {
-			p.Topic = awssns.NewTopic(awscdk.NewStack(nil, jsii.String("T"), nil), jsii.String("Orders"), &awssns.TopicProps{Fifo: jsii.Bool(true)})
-			p.FifoTopic = jsii.Bool(false)
-		},
-		want: []string{"FifoTopic is false, but Topic is a FIFO topic", "leave FifoTopic nil"},
-	}, {
-		name: "FifoTopic contradicts a standard topic",
-		change: func(p *consumer.IdempotentConsumerProps) {
-			p.Topic = awssns.Topic_FromTopicArn(awscdk.NewStack(nil, jsii.String("T"), nil), jsii.String("Orders"), jsii.String("arn:aws:sns:eu-west-1:123456789012:orders"))
-			p.FifoTopic = jsii.Bool(true)
-		},
-		want: []string{"FifoTopic is true, but Topic is a standard topic"},
-	}, {
-		name: "content-based deduplication of a given topic",
-		change: func(p *consumer.IdempotentConsumerProps) {
-			p.Topic = awssns.NewTopic(awscdk.NewStack(nil, jsii.String("T"), nil), jsii.String("Orders"), &awssns.TopicProps{Fifo: jsii.Bool(true)})
-			p.ContentBasedDeduplication = jsii.Bool(true)
-		},
-		want: []string{"ContentBasedDeduplication is set with a given Topic", "set it on that topic"},
-	}, {
-		name:   "content-based deduplication of a standard topic",
-		change: func(p *consumer.IdempotentConsumerProps) { p.ContentBasedDeduplication = jsii.Bool(true) },
-		want:   []string{"ContentBasedDeduplication needs a FIFO topic", "set FifoTopic to true as well"},
-	}, {
-		name:   "a thousand records at once",
-		change: func(p *consumer.IdempotentConsumerProps) { p.BatchConcurrency = jsii.Number(1000) },
-		want:   []string{"BatchConcurrency 1000 is out of range", "from 1 to 256"},
-	}, {
-		name: "durations are tokens",
-		change: func(p *consumer.IdempotentConsumerProps) {
-			p.Window = awscdk.Duration_Seconds(awscdk.Token_AsNumber(awscdk.Fn_ImportValue(jsii.String("WindowSeconds"))))
-			p.BatchSize = awscdk.Token_AsNumber(awscdk.Fn_ImportValue(jsii.String("BatchSize")))
-		},
-		want: []string{"Window is a token that CDK resolves only at deployment", "give a concrete duration", "BatchSize is a token"},
-	}, {
-		name:   "max message bytes is below what SNS and SQS allow",
-		change: func(p *consumer.IdempotentConsumerProps) { p.MaxMessageBytes = jsii.Number(512) },
-		want:   []string{"MaxMessageBytes 512 is out of range", "from 1024 to 1048576"},
-	}, {
-		name: "max message bytes is above SQS's largest body",
-		change: func(p *consumer.IdempotentConsumerProps) {
-			p.MaxMessageBytes = jsii.Number(2 << 20)
-			p.RawMessageDelivery = jsii.Bool(true)
-		},
-		want: []string{"MaxMessageBytes 2097152 is out of range", "from 1024 to 1048576"},
-	}, {
-		name:   "max message bytes does not fit an SNS envelope",
-		change: func(p *consumer.IdempotentConsumerProps) { p.MaxMessageBytes = jsii.Number(600000) },
-		want:   []string{"MaxMessageBytes 600000 is more than 520192", "set RawMessageDelivery", "give at most 520192"},
-	}, {
-		name: "the given topic accepts larger messages than the handler",
-		change: func(p *consumer.IdempotentConsumerProps) {
-			p.RawMessageDelivery = jsii.Bool(true)
-			p.MaxMessageBytes = jsii.Number(65536)
-			p.Topic = awssns.NewTopic(awscdk.NewStack(nil, jsii.String("T"), nil), jsii.String("Big"), nil)
-			p.Topic.Node().DefaultChild().(awssns.CfnTopic).SetMaximumMessageSize(jsii.Number(1048576))
-		},
-		want: []string{"Topic accepts messages of up to 1048576 bytes (its MaximumMessageSize), more than MaxMessageBytes 65536", "set MaxMessageBytes to 1048576"},
-	}, {
-		name: "the given topic keeps SNS's default size, larger than the handler's",
-		change: func(p *consumer.IdempotentConsumerProps) {
-			p.MaxMessageBytes = jsii.Number(65536)
-			p.Topic = awssns.NewTopic(awscdk.NewStack(nil, jsii.String("T"), nil), jsii.String("Default"), nil)
-		},
-		want: []string{"Topic accepts messages of up to 262144 bytes"},
-	}, {
-		name:   "entry is not a main package",
-		change: func(p *consumer.IdempotentConsumerProps) { p.Entry = jsii.String(libraryDir) },
-		want:   []string{"entry " + libraryDir + " holds package orders, not a main package", "point Entry at the directory of the handler's package main"},
-	}, {
-		name:   "a shared table without a namespace",
-		change: func(p *consumer.IdempotentConsumerProps) { p.Table = sharedTable("pk", nil) },
-		want:   []string{"Table is given (shared-table mode), so Namespace is required"},
-	}, {
-		name: "a shared table keyed on id",
-		change: func(p *consumer.IdempotentConsumerProps) {
-			p.Table, p.Namespace = sharedTable("id", nil), jsii.String("refund")
-		},
-		want: []string{`Table's key schema is [HASH id (S)], but idempotency records need a string partition key named "pk" and no sort key`},
-	}, {
-		name: "a replicated table",
-		change: func(p *consumer.IdempotentConsumerProps) {
-			p.Table, p.Namespace = sharedTable("pk", jsii.Strings("eu-west-1")), jsii.String("refund")
-		},
-		want: []string{"Table is replicated to 2 regions", "last writer wins", "set AcceptSingleRegionGuarantee"},
-	}, {
-		name: "several props are wrong",
-		change: func(p *consumer.IdempotentConsumerProps) {
-			p.MaxReceiveCount = jsii.Number(0)
-			p.MemorySize = jsii.Number(64)
-			p.CacheSize = jsii.Number(-1)
-		},
-		want: []string{"MaxReceiveCount 0 is out of range", "MemorySize 64 is out of range", "CacheSize -1 is out of range"},
-	}, {
-		name: "a queue and queue props",
-		change: func(p *consumer.IdempotentConsumerProps) {
-			p.Queue = appQueue(nil, 180)
-			p.QueueProps = &awssqs.QueueProps{RetentionPeriod: awscdk.Duration_Days(jsii.Number(7))}
-			p.DeadLetterQueueProps = &awssqs.QueueProps{RetentionPeriod: awscdk.Duration_Days(jsii.Number(7))}
-		},
-		want: []string{"Queue and QueueProps are both given", "leave QueueProps nil", "Queue and DeadLetterQueueProps are both given"},
-	}, {
-		name:   "a queue without a dead-letter queue",
-		change: func(p *consumer.IdempotentConsumerProps) { p.Queue = appQueue(nil, -1) },
-		want: []string{"Queue T/Q has no dead-letter queue", "give the queue a DeadLetterQueue",
-			"Queue's visibility timeout 30s is less than 6 × Timeout (30s) = 3m", "set the queue's visibility timeout to at least 3m"},
-	}, {
-		name: "props that contradict the queue",
-		change: func(p *consumer.IdempotentConsumerProps) {
-			p.Queue = appQueue(jsii.Number(3), 300)
-			p.VisibilityTimeout = awscdk.Duration_Minutes(jsii.Number(10))
-			p.MaxReceiveCount = jsii.Number(5)
-			p.DeadLetterQueue = awssqs.NewQueue(awscdk.NewStack(nil, jsii.String("T"), nil), jsii.String("Other"), nil)
-		},
-		want: []string{"VisibilityTimeout 10m differs from Queue's visibility timeout 5m", "MaxReceiveCount 5 differs from Queue's maxReceiveCount 3", "DeadLetterQueue is T/Other, but Queue's dead-letter queue is T/DLQ"},
-	}, {
-		name: "a FIFO queue under a standard topic",
-		change: func(p *consumer.IdempotentConsumerProps) {
-			p.Queue = awssqs.Queue_FromQueueArn(awscdk.NewStack(nil, jsii.String("T"), nil), jsii.String("Q"), jsii.String("arn:aws:sqs:eu-west-1:123456789012:orders.fifo"))
-			p.DeadLetterQueue = awssqs.Queue_FromQueueArn(awscdk.NewStack(nil, jsii.String("T"), nil), jsii.String("D"), jsii.String("arn:aws:sqs:eu-west-1:123456789012:orders-dlq"))
-			p.VisibilityTimeout = awscdk.Duration_Minutes(jsii.Number(3))
-		},
-		want: []string{"Queue is a FIFO queue, but the topic is standard, so the consumer needs a standard queue", "give a standard queue"},
-	}, {
-		name: "a standard queue under a FIFO topic",
-		change: func(p *consumer.IdempotentConsumerProps) {
-			p.FifoTopic = jsii.Bool(true)
-			p.Queue = appQueue(jsii.Number(5), 180)
-		},
-		want: []string{"Queue is a standard queue, but the topic is FIFO, so the consumer needs a FIFO queue"},
-	}, {
-		name: "an imported queue without its declarations",
-		change: func(p *consumer.IdempotentConsumerProps) {
-			p.Queue = awssqs.Queue_FromQueueArn(awscdk.NewStack(nil, jsii.String("T"), nil), jsii.String("Q"), jsii.String("arn:aws:sqs:eu-west-1:123456789012:orders"))
-		},
-		want: []string{"Queue is imported, and the construct cannot read an imported queue's redrive policy at synth; declare its dead-letter queue with DeadLetterQueue",
-			"cannot read an imported queue's visibility timeout at synth; declare it with VisibilityTimeout (at least 6 × Timeout = 3m)"},
-	}, {
-		name: "an imported queue whose declared visibility timeout is short",
-		change: func(p *consumer.IdempotentConsumerProps) {
-			stack := awscdk.NewStack(nil, jsii.String("T"), nil)
-			p.Queue = awssqs.Queue_FromQueueArn(stack, jsii.String("Q"), jsii.String("arn:aws:sqs:eu-west-1:123456789012:orders"))
-			p.DeadLetterQueue = awssqs.Queue_FromQueueArn(stack, jsii.String("D"), jsii.String("arn:aws:sqs:eu-west-1:123456789012:orders-dlq"))
-			p.VisibilityTimeout = awscdk.Duration_Minutes(jsii.Number(1))
-		},
-		want: []string{"Queue's visibility timeout 1m is less than 6 × Timeout (30s) = 3m"},
-	}, {
-		name: "a FIFO dead-letter queue for a standard queue, with its props",
-		change: func(p *consumer.IdempotentConsumerProps) {
-			p.DeadLetterQueue = awssqs.NewQueue(awscdk.NewStack(nil, jsii.String("T"), nil), jsii.String("D"), &awssqs.QueueProps{Fifo: jsii.Bool(true)})
-			p.DeadLetterQueueProps = &awssqs.QueueProps{RetentionPeriod: awscdk.Duration_Days(jsii.Number(7))}
-		},
-		want: []string{"DeadLetterQueue and DeadLetterQueueProps are both given", "DeadLetterQueue is a FIFO queue, but the queue is standard", "give a standard dead-letter queue"},
-	}, {
-		name: "queue props the construct decides",
-		change: func(p *consumer.IdempotentConsumerProps) {
-			p.EncryptionKey = awskms.NewKey(awscdk.NewStack(nil, jsii.String("T"), nil), jsii.String("K"), nil)
-			p.QueueProps = &awssqs.QueueProps{
-				VisibilityTimeout:         awscdk.Duration_Minutes(jsii.Number(10)),
-				DeadLetterQueue:           &awssqs.DeadLetterQueue{Queue: appQueue(nil, -1), MaxReceiveCount: jsii.Number(3)},
-				MaxMessageSizeBytes:       jsii.Number(1024),
-				Fifo:                      jsii.Bool(true),
-				EncryptionMasterKey:       p.EncryptionKey,
-				ContentBasedDeduplication: jsii.Bool(true),
-			}
-			p.DeadLetterQueueProps = &awssqs.QueueProps{DeadLetterQueue: &awssqs.DeadLetterQueue{Queue: appQueue(nil, -1), MaxReceiveCount: jsii.Number(3)}}
-		},
-		want: []string{"QueueProps.VisibilityTimeout is set", "set VisibilityTimeout instead",
-			"QueueProps.DeadLetterQueue is set", "give the dead-letter queue as DeadLetterQueue and the count as MaxReceiveCount",
-			"QueueProps.MaxMessageSizeBytes is set", "QueueProps.Fifo is true, but the topic is standard",
-			"QueueProps.EncryptionMasterKey and EncryptionKey are both given", "QueueProps.ContentBasedDeduplication is set, but the queue receives the SNS envelope",
-			"DeadLetterQueueProps.DeadLetterQueue is set, but a dead-letter queue has no dead-letter queue of its own"},
-	}, {
-		name: "security groups without a VPC, and an architecture the construct does not build",
-		change: func(p *consumer.IdempotentConsumerProps) {
-			stack := awscdk.NewStack(nil, jsii.String("T"), nil)
-			vpc := awsec2.NewVpc(stack, jsii.String("V"), &awsec2.VpcProps{MaxAzs: jsii.Number(1), NatGateways: jsii.Number(0)})
-			p.SecurityGroups = &[]awsec2.ISecurityGroup{awsec2.NewSecurityGroup(stack, jsii.String("SG"), &awsec2.SecurityGroupProps{Vpc: vpc})}
-			p.Architecture = awslambda.Architecture_Custom(jsii.String("riscv64"), nil)
-		},
-		want: []string{"VpcSubnets or SecurityGroups is set without Vpc", "set Vpc too",
-			"Architecture riscv64 is not one the construct builds for", "awslambda.Architecture_X86_64()"},
-	}} {
+// refusal is one invalid use of the props: the change to valid props (and
+// the construct id, "C" by default), and what the refusal must say.
+type refusal struct {
+	name   string
+	id     string
+	change func(p *consumer.IdempotentConsumerProps)
+	want   []string
+}
+
+// failsWhen checks that each refusal fails construction with a message
+// naming the value given and the fix. The cases live beside the tests of
+// the file that owns their rule.
+func failsWhen(t *testing.T, refusals []refusal) {
+	t.Helper()
+	for _, tc := range refusals {
 		t.Run(tc.name, func(t *testing.T) {
 			id := tc.id
 			if id == "" {
@@ -1299,4 +819,32 @@ func TestLogLevelReachesTheFunction(t *testing.T) {
 			"LoggingConfig": assertions.Match_ObjectLike(&map[string]any{"LogFormat": "JSON", "ApplicationLogLevel": "WARN"}),
 		})
 	})
+}
+
+// TestTwoAppsMayUseOneNamespaceEach: a namespace is claimed per app, so
+// that two apps of one process (a snapshot test and a nag test in one test
+// binary, each with its own cdktest.NewApp) may each give a consumer the
+// same namespace on their own table of the same path; within each app the
+// claim still holds.
+func TestTwoAppsMayUseOneNamespaceEach(t *testing.T) {
+	for i, name := range []string{"app-one", "app-two"} {
+		msg, panicked := cdktest.Panics(func() {
+			app, err := cdktest.NewApp(filepath.Join(outRoot, name))
+			if err != nil {
+				panic(err)
+			}
+			stack := awscdk.NewStack(app, jsii.String("Shop"), nil)
+			table := awsdynamodb.NewTable(stack, jsii.String("Idempotency"), &awsdynamodb.TableProps{PartitionKey: &awsdynamodb.Attribute{Name: jsii.String("pk"), Type: awsdynamodb.AttributeType_STRING}})
+			p := validProps()
+			p.Table, p.Namespace = table, jsii.String("reserve")
+			consumer.NewIdempotentConsumer(stack, jsii.String("ReserveStock"), p)
+			p = validProps()
+			p.Table, p.Namespace = table, jsii.String("reserve")
+			consumer.NewIdempotentConsumer(stack, jsii.String("EmailCustomer"), p)
+		})
+		want := `IdempotentConsumer "EmailCustomer": Namespace "reserve" on the table Shop/Idempotency is the namespace of the consumer Shop/ReserveStock already`
+		if !panicked || !strings.Contains(msg, want) {
+			t.Errorf("app %d: panic %q; want %q", i+1, msg, want)
+		}
+	}
 }

@@ -25,7 +25,7 @@ func TestTheHandlerRefusesWhatTheConstructRefuses(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			p.Entry = jsii.String("unused")
 			synthErr := p.Validate(jsii.String("C"))
-			s, problems := p.settings("C")
+			s, problems := p.compute("C")
 			if len(problems) > 0 {
 				t.Fatalf("props unreadable: %v", problems)
 			}
@@ -49,7 +49,7 @@ func TestTheHandlerRefusesWhatTheConstructRefuses(t *testing.T) {
 // once by default, not thousands.
 func TestBigBatchesRunABoundedNumberOfRecordsAtOnce(t *testing.T) {
 	p := &IdempotentConsumerProps{BatchSize: jsii.Number(5000), MaxBatchingWindow: awscdk.Duration_Seconds(jsii.Number(5))}
-	s, problems := p.settings("C")
+	s, problems := p.compute("C")
 	if len(problems) > 0 || s.runtime.BatchConcurrency != contract.DefaultMaxConcurrency {
 		t.Fatalf("concurrency %d (%v), want %d", s.runtime.BatchConcurrency, problems, contract.DefaultMaxConcurrency)
 	}

@@ -1,12 +1,11 @@
 package consumer
 
+import "github.com/idempotent-consumer/idempotent-consumer/constructs/internal/bundle"
+
 // BuildBootstrap builds entry without the per-process memo, so that a test
 // can build twice.
-var BuildBootstrap = buildBootstrap
+var BuildBootstrap = bundle.Build
 
 // ForgetBuilds empties the per-process memo of built entries.
-func ForgetBuilds() {
-	builds.Lock()
-	defer builds.Unlock()
-	clear(builds.dirs)
-}
+var ForgetBuilds = bundle.Forget
+

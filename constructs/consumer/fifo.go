@@ -25,36 +25,42 @@ type fifo struct {
 	unknown bool
 }
 
-// fifoKind resolves whether the topic and the queues are FIFO, and reports
-// the FIFO props that contradict the topic or each other.
-func (p *IdempotentConsumerProps) fifoKind() (fifo, []string) {
+// fifoKind computes whether the topic and the queues are FIFO: a given
+// topic says it when CDK knows (FifoTopic may only repeat it); otherwise
+// FifoTopic does. StandardQueue subscribes standard queues to a FIFO topic.
+func (p *IdempotentConsumerProps) fifoKind() fifo {
 	var f fifo
-	var problems []string
-	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
-
 	given := p.FifoTopic != nil
 	switch {
 	case p.Topic == nil:
 		f.topic = given && *p.FifoTopic
 	case topicKindKnown(p.Topic):
 		f.topic = p.Topic.Fifo() != nil && *p.Topic.Fifo()
-		if given && *p.FifoTopic != f.topic {
-			bad("FifoTopic is %t, but Topic is a %s topic; leave FifoTopic nil, and the consumer follows the topic", *p.FifoTopic, kind(f.topic))
-		}
 	default:
 		f.topic = given && *p.FifoTopic
 		f.unknown = !given
+	}
+	f.queue = f.topic && (p.StandardQueue == nil || !*p.StandardQueue)
+	return f
+}
+
+// fifoProblems reports the FIFO props that contradict the topic or each
+// other.
+func (p *IdempotentConsumerProps) fifoProblems(s *settings) []string {
+	var problems []string
+	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	if p.Topic != nil && p.FifoTopic != nil && topicKindKnown(p.Topic) && *p.FifoTopic != s.fifo.topic {
+		bad("FifoTopic is %t, but Topic is a %s topic; leave FifoTopic nil, and the consumer follows the topic", *p.FifoTopic, kind(s.fifo.topic))
 	}
 	if p.ContentBasedDeduplication != nil && *p.ContentBasedDeduplication {
 		switch {
 		case p.Topic != nil:
 			bad("ContentBasedDeduplication is set with a given Topic, but it is a setting of the topic the construct creates; set it on that topic (awssns.TopicProps.ContentBasedDeduplication), and leave ContentBasedDeduplication nil")
-		case !f.topic:
+		case !s.fifo.topic:
 			bad("ContentBasedDeduplication needs a FIFO topic (SNS deduplicates only on FIFO topics); set FifoTopic to true as well, or leave ContentBasedDeduplication nil")
 		}
 	}
-	f.queue = f.topic && (p.StandardQueue == nil || !*p.StandardQueue)
-	return f, problems
+	return problems
 }
 
 // fifoEventSourceProblems are the event-source rules of an SQS FIFO queue:

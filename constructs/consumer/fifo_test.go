@@ -8,53 +8,14 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest"
-	"github.com/idempotent-consumer/idempotent-consumer/cdktest/nagtest"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/consumer"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 )
-
-// fifoConsumers are the consumers of the FIFO fixture, by construct id.
-var fifoConsumers = map[string]consumer.IdempotentConsumer{}
-
-// fifos is one stack of consumers of FIFO topics:
-//   - ApplyPayment creates its own FIFO topic, with content-based
-//     deduplication;
-//   - ShipOrder subscribes to a FIFO topic of the app, with nothing said;
-//   - AuditOrder subscribes to that topic with StandardQueue, and batches;
-//   - RefundOrder subscribes to a topic imported from a token ARN and says
-//     it is FIFO;
-//   - NotifyOrder subscribes to a topic imported from a token ARN and says
-//     nothing (a standard queue, and a warning).
-func fifos(t *testing.T) *fixture {
-	return load(t, "Fifo", func(f *fixture) {
-		s := f.stack
-		f.topic = awssns.NewTopic(s, jsii.String("Orders"), &awssns.TopicProps{
-			Fifo:       jsii.Bool(true),
-			MasterKey:  awskms.Alias_FromAliasName(s, jsii.String("SNSKey"), jsii.String("alias/aws/sns")),
-			EnforceSSL: jsii.Bool(true),
-		})
-		imported := func(id string) awssns.ITopic {
-			return awssns.Topic_FromTopicArn(s, jsii.String(id), awscdk.Fn_ImportValue(jsii.String(id+"Arn")))
-		}
-		for id, p := range map[string]*consumer.IdempotentConsumerProps{
-			"ApplyPayment": {FifoTopic: jsii.Bool(true), ContentBasedDeduplication: jsii.Bool(true)},
-			"ShipOrder":    {Topic: f.topic},
-			"AuditOrder": {Topic: f.topic, StandardQueue: jsii.Bool(true),
-				BatchSize: jsii.Number(100), MaxBatchingWindow: awscdk.Duration_Seconds(jsii.Number(5))},
-			"RefundOrder": {Topic: imported("Refunds"), FifoTopic: jsii.Bool(true)},
-			"NotifyOrder": {Topic: imported("Notices")},
-		} {
-			p.Entry = jsii.String(handlerDir)
-			fifoConsumers[id] = consumer.NewIdempotentConsumer(s, jsii.String(id), p)
-		}
-	})
-}
 
 // resource returns the template's resource of a construct's default child.
 func resource(t *testing.T, f *fixture, c interface{ Node() constructs.Node }) map[string]any {
@@ -83,7 +44,7 @@ func TestFifoTopicGivesFifoQueues(t *testing.T) {
 	f := fifos(t)
 	for _, name := range []string{"ApplyPayment", "ShipOrder", "RefundOrder"} {
 		t.Run(name, func(t *testing.T) {
-			c := fifoConsumers[name]
+			c := f.consumers[name]
 			for _, q := range []struct {
 				name  string
 				queue interface{ Node() constructs.Node }
@@ -125,7 +86,7 @@ func TestFifoTopicGivesFifoQueues(t *testing.T) {
 // construct ids as a standard consumer's resources.
 func TestFifoTopicTheConstructCreates(t *testing.T) {
 	f := fifos(t)
-	c := fifoConsumers["ApplyPayment"]
+	c := f.consumers["ApplyPayment"]
 	p, js := properties(resource(t, f, c.Topic()))
 	name, _ := p["TopicName"].(string)
 	if p["FifoTopic"] != true || p["ContentBasedDeduplication"] != true || !strings.HasSuffix(name, ".fifo") || p["MaximumMessageSize"] != float64(262144) {
@@ -152,7 +113,7 @@ func TestFifoTopicTheConstructCreates(t *testing.T) {
 // queues, a handler not told FIFO, and the standard event source's batches.
 func TestStandardQueueUnderAFifoTopic(t *testing.T) {
 	f := fifos(t)
-	c := fifoConsumers["AuditOrder"]
+	c := f.consumers["AuditOrder"]
 	for _, q := range []interface{ Node() constructs.Node }{c.Queue(), c.DeadLetterQueue(), c.SubscriptionDeadLetterQueue()} {
 		if p, js := properties(resource(t, f, q)); p["FifoQueue"] != nil {
 			t.Errorf("%s; want a standard queue", js)
@@ -176,32 +137,19 @@ func TestStandardQueueUnderAFifoTopic(t *testing.T) {
 // make it FIFO; the one that says FifoTopic gets no warning.
 func TestImportedTopicOfUnknownKind(t *testing.T) {
 	f := fifos(t)
-	c := fifoConsumers["NotifyOrder"]
+	c := f.consumers["NotifyOrder"]
 	if p, js := properties(resource(t, f, c.Queue())); p["FifoQueue"] != nil {
 		t.Errorf("queue: %s; want a standard queue", js)
 	}
 	var warnings []string
 	cdktest.Must(t, func() {
-		for _, m := range *f.nag.FindWarning(jsii.String("*"), assertions.Match_StringLikeRegexp(jsii.String("FifoTopic"))) {
+		for _, m := range *f.annotations.FindWarning(jsii.String("*"), assertions.Match_StringLikeRegexp(jsii.String("FifoTopic"))) {
 			//lint:ignore SA1019 the assertions API returns this type; there is no other (see cdktest.Findings).
 			warnings = append(warnings, fmt.Sprintf("%s: %v", *m.Id, m.Entry.Data))
 		}
 	})
 	if len(warnings) != 1 || !strings.HasPrefix(warnings[0], "/Fifo/NotifyOrder:") || !strings.Contains(warnings[0], "set FifoTopic to true") {
 		t.Fatalf("warnings %q; want one, on NotifyOrder, that says to set FifoTopic", warnings)
-	}
-}
-
-// TestFifoConsumersPassCDKNag: FIFO queues and topics need no suppression
-// beyond a standard consumer's.
-func TestFifoConsumersPassCDKNag(t *testing.T) {
-	f := fifos(t)
-	for _, pack := range []string{"AwsSolutions", "Serverless"} {
-		var got nagtest.Findings
-		cdktest.Must(t, func() { got = nagtest.FindingsOf(f.nag, pack) })
-		if len(got.Errors)+len(got.Warnings) > 0 {
-			t.Errorf("%s:\n%s", pack, strings.Join(append(got.Errors, got.Warnings...), "\n"))
-		}
 	}
 }
 
@@ -245,4 +193,49 @@ func ExampleIdempotentConsumerProps_fifoTopic() {
 	// topic: true
 	// queue: true
 	// dead-letter queues: true true
+}
+
+// TestFifoRulesRefuse: the rules of fifo.go.
+func TestFifoRulesRefuse(t *testing.T) {
+	failsWhen(t, []refusal{{
+		name: "a FIFO queue's batch over 10",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.FifoTopic = jsii.Bool(true)
+			p.BatchSize = jsii.Number(20)
+		},
+		want: []string{"BatchSize 20 is more than 10, the most the event source of an SQS FIFO queue takes in one batch", "give a BatchSize of at most 10"},
+	}, {
+		name: "a FIFO queue's batching window",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.Topic = awssns.NewTopic(awscdk.NewStack(nil, jsii.String("T"), nil), jsii.String("Orders"), &awssns.TopicProps{Fifo: jsii.Bool(true)})
+			p.BatchSize = jsii.Number(100)
+			p.MaxBatchingWindow = awscdk.Duration_Seconds(jsii.Number(5))
+		},
+		want: []string{"BatchSize 100 is more than 10", "MaxBatchingWindow is 5s, but the event source of an SQS FIFO queue takes no batching window", "leave MaxBatchingWindow nil"},
+	}, {
+		name: "FifoTopic contradicts a FIFO topic",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.Topic = awssns.NewTopic(awscdk.NewStack(nil, jsii.String("T"), nil), jsii.String("Orders"), &awssns.TopicProps{Fifo: jsii.Bool(true)})
+			p.FifoTopic = jsii.Bool(false)
+		},
+		want: []string{"FifoTopic is false, but Topic is a FIFO topic", "leave FifoTopic nil"},
+	}, {
+		name: "FifoTopic contradicts a standard topic",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.Topic = awssns.Topic_FromTopicArn(awscdk.NewStack(nil, jsii.String("T"), nil), jsii.String("Orders"), jsii.String("arn:aws:sns:eu-west-1:123456789012:orders"))
+			p.FifoTopic = jsii.Bool(true)
+		},
+		want: []string{"FifoTopic is true, but Topic is a standard topic"},
+	}, {
+		name: "content-based deduplication of a given topic",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.Topic = awssns.NewTopic(awscdk.NewStack(nil, jsii.String("T"), nil), jsii.String("Orders"), &awssns.TopicProps{Fifo: jsii.Bool(true)})
+			p.ContentBasedDeduplication = jsii.Bool(true)
+		},
+		want: []string{"ContentBasedDeduplication is set with a given Topic", "set it on that topic"},
+	}, {
+		name:   "content-based deduplication of a standard topic",
+		change: func(p *consumer.IdempotentConsumerProps) { p.ContentBasedDeduplication = jsii.Bool(true) },
+		want:   []string{"ContentBasedDeduplication needs a FIFO topic", "set FifoTopic to true as well"},
+	}})
 }

@@ -4,6 +4,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/jsii-runtime-go"
+
+	idtable "github.com/idempotent-consumer/idempotent-consumer/constructs/internal/table"
 )
 
 // GrantTransactionalWrites lets grantee write items of table in the same
@@ -22,19 +24,15 @@ import (
 // transactional write to a table not declared, and a handler that makes
 // transactional writes with no table declared is refused at synth. Granted
 // to anything else (the consumer's Function or Role), it is a grant only.
+//
+// The consumer's own shared Table is granted too: the records' grant covers
+// only the items of the consumer's namespace (dynamodb:LeadingKeys), and
+// this one, which lets the effect write the table's other items, is not
+// scoped.
 func GrantTransactionalWrites(table awsdynamodb.ITable, grantee awsiam.IGrantable) awsiam.Grant {
-	g := grantTransactionalWrites(table, grantee)
+	g := idtable.GrantTransactional(table, grantee)
 	if c, ok := grantee.(*idempotentConsumer); ok {
-		c.declareTxTable(table, false)
-	}
-	return g
-}
-
-// grantTransactionalWrites is the grant of GrantTransactionalWrites.
-func grantTransactionalWrites(table awsdynamodb.ITable, grantee awsiam.IGrantable) awsiam.Grant {
-	g := table.Grant(grantee, transactionalActions...)
-	if k := table.EncryptionKey(); k != nil {
-		k.Grant(grantee, tableKeyActions...)
+		c.tx.Declare(table, false)
 	}
 	return g
 }

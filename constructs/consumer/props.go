@@ -376,7 +376,7 @@ type IdempotentConsumerProps struct {
 
 	// Environment holds extra environment variables for the function. It
 	// must not set a variable of the configuration contract (package
-	// lambda/contract): use the matching prop instead.
+	// lambda/contract, contract.Names): use the matching prop instead.
 	//
 	// Default: none.
 	Environment *map[string]*string
@@ -535,8 +535,11 @@ type IdempotentConsumerProps struct {
 	// (handler.StartTx, handler.NewTx) writes in the same TransactWriteItems
 	// as its idempotency record. Each is granted as GrantTransactionalWrites
 	// grants it (PutItem, UpdateItem, DeleteItem and ConditionCheckItem, and
-	// its customer-managed key), except the consumer's own Table, which has
-	// its grants already; their names reach the handler
+	// its customer-managed key), the consumer's own shared Table too: the
+	// records' grant covers only the items of Namespace
+	// (dynamodb:LeadingKeys), and the effect writes the table's other items,
+	// so the effect's grant on it is not scoped (the function may then write
+	// any item of that table). Their names reach the handler
 	// (IDEMPOTENCY_TX_TABLES), which refuses, before any request, a
 	// transactional write to a table not declared. A table can also be
 	// declared after the consumer is created, with

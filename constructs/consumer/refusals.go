@@ -20,8 +20,9 @@ import (
 // messages or fail later (DESIGN.md, "What the construct refuses"): each
 // rule is a pure function of the values it judges, which returns problems
 // (refusals, in the construct's format: the value, the rule, the fix) or
-// warnings. refusalProblems and refusalWarnings read those values from the
-// props and the resources they name; where a value cannot be read at synth
+// warnings. compute reads those values once from the props and the
+// resources they name (computeReadings, with this file's readers), and
+// refusals applies the rules to them; where a value cannot be read at synth
 // (an imported queue, layer or table), the rule becomes a warning that
 // states it.
 
@@ -280,6 +281,20 @@ func layerArchitectures(layer awslambda.ILayerVersion) (archs []string, known bo
 	return archs, true
 }
 
+// layerInfo is what a given layer declares of its architectures: archs
+// (nil: none declared) when known, the layer being of the app.
+type layerInfo struct {
+	path, arn string
+	archs     []string
+	known     bool
+}
+
+// layerInfoOf reads a given layer.
+func layerInfoOf(layer awslambda.ILayerVersion) layerInfo {
+	archs, known := layerArchitectures(layer)
+	return layerInfo{path: *layer.Node().Path(), arn: *layer.LayerVersionArn(), archs: archs, known: known}
+}
+
 // layerProblems is the rule that a layer declared for some architectures
 // includes the function's: a layer built for another one is code the
 // function cannot run. A layer that declares none is accepted.
@@ -373,86 +388,70 @@ func formatDays(d time.Duration) string {
 	return contract.Format(d)
 }
 
-// refusalProblems applies this file's rules to the props, after
-// queueProblems has read the queue's visibility timeout and
-// maxReceiveCount into s.
+// refusalProblems applies this file's rules to the settings (and
+// txTableProblems to TransactionalTables): the problems, for problems.
 func (p *IdempotentConsumerProps) refusalProblems(s *settings) []string {
-	problems, _ := p.refusals(s)
-	return problems
+	problems, _ := refusals(s)
+	return append(problems, txTableProblems(p.TransactionalTables)...)
 }
 
-// refusalWarnings are the warnings of this file's rules for the props.
-func (p *IdempotentConsumerProps) refusalWarnings(s *settings) []synthWarning {
-	_, warnings := p.refusals(s)
+// refusalWarnings are the warnings of this file's rules for the settings,
+// which NewIdempotentConsumer adds to the consumer.
+func refusalWarnings(s *settings) []synthWarning {
+	_, warnings := refusals(s)
 	return warnings
 }
 
-// refusals reads the values the rules judge, and applies them.
-func (p *IdempotentConsumerProps) refusals(s *settings) (problems []string, warnings []synthWarning) {
+// refusals applies the rules to the values compute read (computeReadings).
+// It reads the settings and writes nothing.
+func refusals(s *settings) (problems []string, warnings []synthWarning) {
 	add := func(ps []string, ws []synthWarning) {
 		problems = append(problems, ps...)
 		warnings = append(warnings, ws...)
 	}
-	queue, dlq := p.queueRetentions()
+	queue, dlq := s.queueRetention, s.dlqRetention
 	add(deadLetterRetentionProblems(queue, dlq, s.fifo.queue), nil)
 	add(redriveRetentionProblems(queue, s.maxReceiveCount, s.visibilityTimeout), nil)
-	add(nil, windowRetentionWarnings(s.runtime.Window, p.Window == nil, queue))
+	add(nil, windowRetentionWarnings(s.runtime.Window, s.windowIsDefault, queue))
 
-	need := deliveredBodyBytes(p.deliveredTopicMax(s), s.runtime.Delivery == sqsbatch.Raw)
-	if p.Queue != nil {
-		if size := sizeOf(p.Queue); size.set || size.unset {
-			add(queueSizeProblems(*p.Queue.Node().Path(), size, need))
+	need := deliveredBodyBytes(deliveredTopicMax(s), s.runtime.Delivery == sqsbatch.Raw)
+	if s.queue != nil {
+		if size := s.queueSize; size.set || size.unset {
+			add(queueSizeProblems(*s.queue.Node().Path(), size, need))
 		} else {
-			add(nil, []synthWarning{importedQueueWarning("Queue", *p.Queue.Node().Path(), need, s.maxReceiveCount, s.visibilityTimeout, s.fifo.queue)})
+			add(nil, []synthWarning{importedQueueWarning("Queue", *s.queue.Node().Path(), need, s.maxReceiveCount, s.visibilityTimeout, s.fifo.queue)})
 		}
 	}
-	if d := p.givenDeadLetterQueue(); d != nil && !dlq.known && queue.known && !s.fifo.queue {
-		add(nil, []synthWarning{importedQueueWarning("DeadLetterQueue", *d.Node().Path(), need, 0, 0, false)})
+	// s.dlq is the dead-letter queue the construct is given:
+	// DeadLetterQueue, or the redrive target of a Queue of the app.
+	if s.dlq != nil && !dlq.known && queue.known && !s.fifo.queue {
+		add(nil, []synthWarning{importedQueueWarning("DeadLetterQueue", *s.dlq.Node().Path(), need, 0, 0, false)})
 	}
 
-	add(logLevelProblems(p.LogLevel), nil)
-	add(txTableProblems(p.TransactionalTables), nil)
-	if p.Layers != nil && s.goarch != "" {
+	add(logLevelProblems(s.logLevel), nil)
+	if s.goarch != "" {
 		arch := *s.architecture.Name()
-		for _, layer := range *p.Layers {
-			if layer == nil {
-				continue
-			}
-			if archs, known := layerArchitectures(layer); known {
-				add(layerProblems(*layer.Node().Path(), archs, arch), nil)
+		for _, l := range s.layerInfos {
+			if l.known {
+				add(layerProblems(l.path, l.archs, arch), nil)
 			} else {
-				add(nil, []synthWarning{importedLayerWarning(*layer.LayerVersionArn(), arch)})
+				add(nil, []synthWarning{importedLayerWarning(l.arn, arch)})
 			}
 		}
 	}
-	if p.Table != nil {
-		add(ttlProblems(*p.Table.Node().Path(), ttlOf(p.Table), TTLAttribute))
+	if s.table != nil {
+		add(ttlProblems(*s.table.Node().Path(), s.tableTTL, TTLAttribute))
 	}
 	return problems, warnings
-}
-
-// givenDeadLetterQueue is the dead-letter queue the construct is given:
-// DeadLetterQueue, or the redrive target of a Queue of the app; nil when it
-// creates one.
-func (p *IdempotentConsumerProps) givenDeadLetterQueue() awssqs.IQueue {
-	if p.DeadLetterQueue != nil {
-		return p.DeadLetterQueue
-	}
-	if q, ok := p.Queue.(awssqs.Queue); ok && isDefinedInApp(q) && q.DeadLetterQueue() != nil {
-		return q.DeadLetterQueue().Queue
-	}
-	return nil
 }
 
 // deliveredTopicMax is the largest message the topic accepts: the topic the
 // construct creates takes MaxMessageBytes, a topic of the app says its own
 // (validate.go refuses one above MaxMessageBytes), an imported one is taken
 // at MaxMessageBytes (its documented bound).
-func (p *IdempotentConsumerProps) deliveredTopicMax(s *settings) int {
-	if p.Topic != nil {
-		if n, known := topicMaxMessageBytes(p.Topic); known {
-			return int(n)
-		}
+func deliveredTopicMax(s *settings) int {
+	if s.topicMaxKnown {
+		return int(s.topicMaxBytes)
 	}
 	return s.runtime.MaxMessageBytes
 }

@@ -1,5 +1,7 @@
 package consumer
 
+import "github.com/idempotent-consumer/idempotent-consumer/constructs/internal/bundle"
+
 // LinksTransactions reports whether a bootstrap links a transactional
 // effect, as the construct reads it.
-var LinksTransactions = linksTransactions
+var LinksTransactions = bundle.LinksTransactions

@@ -214,23 +214,34 @@ func TestTransactionalTablesAreGrantedAndNamed(t *testing.T) {
 		}
 		sharedID := *stack.GetLogicalId(shared.Node().DefaultChild().(awscdk.CfnElement))
 		txTablesVar(t, tpl, ref(sharedID))
-		// The record's grant covers the effect's writes: no second statement.
+		// The record's grant is scoped to the namespace's items
+		// (dynamodb:LeadingKeys), and the effect writes the table's other
+		// items: a second statement, the effect's, unscoped.
 		var policy map[string]*map[string]any
 		cdktest.Must(t, func() {
 			policy = *tpl.FindResources(jsii.String("AWS::IAM::Policy"), map[string]any{
 				"Properties": map[string]any{"Roles": []any{ref(*stack.GetLogicalId(c.Role().Node().DefaultChild().(awscdk.CfnElement)))}},
 			})
 		})
-		n := 0
+		var scoped, unscoped int
 		for _, p := range policy {
 			for _, s := range (*p)["Properties"].(map[string]any)["PolicyDocument"].(map[string]any)["Statement"].([]any) {
-				if strings.Contains(jsonOf(t, s), sharedID) {
-					n++
+				if !strings.Contains(jsonOf(t, s), sharedID) {
+					continue
+				}
+				st := s.(map[string]any)
+				switch _, conditioned := st["Condition"]; {
+				case conditioned && strings.Contains(jsonOf(t, st["Condition"]), `"reserve#*"`):
+					scoped++
+				case !conditioned && jsonOf(t, st["Action"]) == `["dynamodb:ConditionCheckItem","dynamodb:DeleteItem","dynamodb:PutItem","dynamodb:UpdateItem"]`:
+					unscoped++
+				default:
+					t.Errorf("unexpected statement on the shared table: %s", jsonOf(t, st))
 				}
 			}
 		}
-		if n != 1 {
-			t.Errorf("%d statements name the shared table, want 1 (the record's)", n)
+		if scoped != 1 || unscoped != 1 {
+			t.Errorf("statements on the shared table: %d scoped to the namespace (the record's), %d unscoped with the transactional actions (the effect's); want 1 and 1", scoped, unscoped)
 		}
 	})
 }

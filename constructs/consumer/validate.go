@@ -2,50 +2,15 @@ package consumer
 
 import (
 	"fmt"
-	"math"
 	"sort"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/table"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
-
-// Defaults of the props that are the construct's own, as documented on
-// IdempotentConsumerProps; the runtime settings' are package contract's.
-const (
-	defaultMaxReceiveCount  = 5
-	defaultMemorySize       = 256
-	defaultTimeout          = 30 * time.Second
-	defaultOldestMessageAge = 15 * time.Minute
-	visibilityTimeoutFactor = 6
-	maxVisibilityTimeout    = 12 * time.Hour
-	// maxBatchingWindow is the SQS event source's longest batching window.
-	maxBatchingWindow = 5 * time.Minute
-	// maxReceiveBatch is the most messages one ReceiveMessage returns: 10,
-	// the one home of the limit that the SQS event source's batch without
-	// a batching window (maxBatchWithoutWindow), a FIFO queue's batch
-	// (maxFIFOBatch) and the default BatchSize follow.
-	maxReceiveBatch = 10
-	// maxBatchWithoutWindow is the largest batch the SQS event source takes
-	// without a batching window.
-	maxBatchWithoutWindow = maxReceiveBatch
-	// defaultBatchSize is the event source's default batch size.
-	defaultBatchSize = maxReceiveBatch
-	// maxBatchSize is the largest batch the SQS event source takes with a
-	// batching window.
-	maxBatchSize = 10_000
-)
-
-// tablePlaceholder stands for the table's name while the props are checked:
-// the name is a token, known once the table exists.
-const tablePlaceholder = "(the idempotency table)"
 
 // contractProp returns the prop that sets the variable name of the runtime
 // contract (contract.Fields), for the message that refuses it in
@@ -58,29 +23,13 @@ func contractProp(name string) (string, bool) {
 	return f.Prop, ok
 }
 
-// settings are the props with their defaults applied, computed once by
-// resolve: the handler's runtime settings, and the construct's own.
-type settings struct {
-	// runtime is written into the function's environment; its Table is
-	// tablePlaceholder until the construct sets the table's name.
-	runtime           contract.Settings
-	batchSize         int
-	visibilityTimeout time.Duration
-	maxReceiveCount   float64
-	memorySize        float64
-	oldestMessageAge  time.Duration
-	fifo              fifo
-	// architecture is the function's, and goarch the GOARCH its bootstrap
-	// is built for ("" for an architecture the construct does not build).
-	architecture awslambda.Architecture
-	goarch       string
-	tracing      awslambda.Tracing
-}
-
 // Validate reports every problem of the props for a consumer with the given
 // construct id, in one error, or nil. NewIdempotentConsumer calls it and
 // panics with its error (the way CDK constructs fail at synth time); call it
-// first to handle the error yourself. It does not build Entry.
+// first to handle the error yourself. It does not build Entry, so what the
+// construct reads from the bootstrap (its library's version, whether it
+// makes transactional writes without a declared table) is checked by
+// NewIdempotentConsumer and at synth, not here.
 //
 // The handler's runtime settings are checked by the same rules the handler
 // applies at init (contract.Settings.Problems), so that what deploys starts.
@@ -89,7 +38,8 @@ func (p *IdempotentConsumerProps) Validate(id *string) error {
 	return err
 }
 
-// resolve applies the defaults and checks the props.
+// resolve computes the settings and checks them: the settings, or an error
+// that lists every problem.
 func (p *IdempotentConsumerProps) resolve(id *string) (*settings, error) {
 	var name string
 	if id != nil {
@@ -98,12 +48,25 @@ func (p *IdempotentConsumerProps) resolve(id *string) (*settings, error) {
 	if p == nil {
 		p = &IdempotentConsumerProps{}
 	}
-	s, problems := p.settings(name)
+	s, problems := p.compute(name)
+	problems = append(problems, p.problems(s)...)
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("IdempotentConsumer %q: invalid props:\n  - %s", name, strings.Join(problems, "\n  - "))
+	}
+	return s, nil
+}
+
+// problems are every rule the props and their settings break, in the order
+// the refusal lists them. Each rule is pure: it reads the props and the
+// settings and writes neither.
+func (p *IdempotentConsumerProps) problems(s *settings) []string {
+	var problems []string
 	bad := func(format string, args ...any) {
 		problems = append(problems, fmt.Sprintf(format, args...))
 	}
 	r := s.runtime
 
+	problems = append(problems, p.fifoProblems(s)...)
 	if p.Entry == nil || strings.TrimSpace(*p.Entry) == "" {
 		bad("Entry is required: set it to the directory of the handler's main package, for example jsii.String(\"lambda/cmd/charge\")")
 	}
@@ -111,6 +74,47 @@ func (p *IdempotentConsumerProps) resolve(id *string) (*settings, error) {
 	problems = append(problems, p.functionProblems(s)...)
 	if !isInt(s.memorySize) || s.memorySize < 128 || s.memorySize > 10240 {
 		bad("MemorySize %v is out of range; give a whole number of MiB from 128 to 10240 (default %d)", s.memorySize, defaultMemorySize)
+	}
+	problems = append(problems, p.eventSourceProblems(s)...)
+	if p.Table != nil {
+		if p.Namespace == nil {
+			bad("Table is given (shared-table mode), so Namespace is required: the default, the construct id in lower case, is the same for a consumer of that id in another stack, and two consumers with one namespace on one table suppress each other's facts; set Namespace to a name that is this consumer's alone")
+		}
+		problems = append(problems, table.Problems(p.Table, p.AcceptSingleRegionGuarantee != nil && *p.AcceptSingleRegionGuarantee)...)
+	}
+	if topicMax := s.topicMaxBytes; s.topicMaxKnown && topicMax > float64(r.MaxMessageBytes) {
+		bad("Topic accepts messages of up to %s bytes (its MaximumMessageSize), more than MaxMessageBytes %d: a message in between would be published and then refused by the handler on every delivery, until the dead-letter queue takes it; set MaxMessageBytes to %s, or lower the topic's MaximumMessageSize", formatNumber(topicMax), r.MaxMessageBytes, formatNumber(topicMax))
+	}
+	if s.oldestMessageAge <= 0 {
+		bad("OldestMessageAlarmThreshold %s must be positive (default %s)", contract.Format(s.oldestMessageAge), contract.Format(defaultOldestMessageAge))
+	}
+	if p.Environment != nil {
+		var refused []string
+		for k := range *p.Environment {
+			if _, ok := contractProp(k); ok {
+				refused = append(refused, k)
+			}
+		}
+		sort.Strings(refused)
+		for _, k := range refused {
+			prop, _ := contractProp(k)
+			bad("Environment sets %s, a variable of the runtime contract that the construct sets itself; remove it from Environment and use %s instead", k, prop)
+		}
+	}
+	problems = append(problems, r.Problems()...)
+	problems = append(problems, p.refusalProblems(s)...) // refusals.go, txtables.go
+	return problems
+}
+
+// eventSourceProblems checks the event source's batches, window and
+// concurrency (a FIFO queue's rules replace the standard queue's).
+func (p *IdempotentConsumerProps) eventSourceProblems(s *settings) []string {
+	var problems []string
+	bad := func(format string, args ...any) {
+		problems = append(problems, fmt.Sprintf(format, args...))
+	}
+	if s.batchSize < 1 || s.batchSize > maxBatchSize {
+		bad("BatchSize %d is out of range; give a whole number from 1 to %d", s.batchSize, maxBatchSize)
 	}
 	if s.fifo.queue {
 		problems = append(problems, p.fifoEventSourceProblems(s.batchSize)...)
@@ -138,197 +142,7 @@ func (p *IdempotentConsumerProps) resolve(id *string) (*settings, error) {
 			bad("ReservedConcurrentExecutions %v is below MaxConcurrency %v, so the event source would start invocations that are throttled (and their messages would count receives towards the dead-letter queue); give ReservedConcurrentExecutions at least %v, or lower MaxConcurrency", rc, *p.MaxConcurrency, *p.MaxConcurrency)
 		}
 	}
-	if p.Table != nil {
-		if p.Namespace == nil {
-			bad("Table is given (shared-table mode), so Namespace is required: the default, the construct id in lower case, is the same for a consumer of that id in another stack, and two consumers with one namespace on one table suppress each other's facts; set Namespace to a name that is this consumer's alone")
-		}
-		problems = append(problems, sharedTableProblems(p.Table, p.AcceptSingleRegionGuarantee != nil && *p.AcceptSingleRegionGuarantee)...)
-	}
-	if p.Topic != nil {
-		if topicMax, known := topicMaxMessageBytes(p.Topic); known && topicMax > float64(r.MaxMessageBytes) {
-			bad("Topic accepts messages of up to %s bytes (its MaximumMessageSize), more than MaxMessageBytes %d: a message in between would be published and then refused by the handler on every delivery, until the dead-letter queue takes it; set MaxMessageBytes to %s, or lower the topic's MaximumMessageSize", formatNumber(topicMax), r.MaxMessageBytes, formatNumber(topicMax))
-		}
-	}
-	if s.batchSize < 1 || s.batchSize > maxBatchSize {
-		bad("BatchSize %d is out of range; give a whole number from 1 to %d", s.batchSize, maxBatchSize)
-	}
-	if s.oldestMessageAge <= 0 {
-		bad("OldestMessageAlarmThreshold %s must be positive (default %s)", contract.Format(s.oldestMessageAge), contract.Format(defaultOldestMessageAge))
-	}
-	if p.Environment != nil {
-		var refused []string
-		for k := range *p.Environment {
-			if _, ok := contractProp(k); ok {
-				refused = append(refused, k)
-			}
-		}
-		sort.Strings(refused)
-		for _, k := range refused {
-			prop, _ := contractProp(k)
-			bad("Environment sets %s, a variable of the runtime contract that the construct sets itself; remove it from Environment and use %s instead", k, prop)
-		}
-	}
-	problems = append(problems, r.Problems()...)
-
-	if len(problems) > 0 {
-		return nil, fmt.Errorf("IdempotentConsumer %q: invalid props:\n  - %s", name, strings.Join(problems, "\n  - "))
-	}
-	return s, nil
-}
-
-// settings applies the defaults to the props, without checking the rules:
-// the settings as the construct would deploy them, and the props it could
-// not read (tokens, fractions where whole numbers are needed).
-func (p *IdempotentConsumerProps) settings(name string) (*settings, []string) {
-	var rd propReader
-	timeout := rd.duration("Timeout", p.Timeout, defaultTimeout)
-	batchSize := rd.count("BatchSize", p.BatchSize, defaultBatchSize)
-	r := contract.Defaults(timeout)
-	r.BatchConcurrency = contract.DefaultConcurrency(batchSize)
-	r.Table = tablePlaceholder
-	r.Namespace = strings.ToLower(strings.ReplaceAll(name, "#", ""))
-	if p.Namespace != nil {
-		r.Namespace = *p.Namespace
-	}
-	r.Window = rd.duration("Window", p.Window, r.Window)
-	r.TTLAfterWindow = rd.duration("TTLAfterWindow", p.TTLAfterWindow, r.TTLAfterWindow)
-	r.LeaseMax = rd.duration("LeaseMax", p.LeaseMax, r.LeaseMax)
-	r.FinishBudget = rd.duration("FinishBudget", p.FinishBudget, r.FinishBudget)
-	r.MinRemaining = rd.duration("MinRemaining", p.MinRemaining, sqsbatch.DefaultMinRemaining(r.FinishBudget))
-	r.CacheSize = rd.count("CacheSize", p.CacheSize, r.CacheSize)
-	r.BatchConcurrency = rd.count("BatchConcurrency", p.BatchConcurrency, r.BatchConcurrency)
-	r.MaxMessageBytes = rd.count("MaxMessageBytes", p.MaxMessageBytes, r.MaxMessageBytes)
-	if p.RawMessageDelivery != nil && *p.RawMessageDelivery {
-		r.Delivery = sqsbatch.Raw
-	}
-	fifo, fifoProblems := p.fifoKind()
-	rd.problems = append(rd.problems, fifoProblems...)
-	r.FIFO = fifo.queue
-	if p.PayloadIgnore != nil {
-		for _, f := range *p.PayloadIgnore {
-			if f == nil {
-				r.PayloadIgnore = append(r.PayloadIgnore, "")
-			} else {
-				r.PayloadIgnore = append(r.PayloadIgnore, *f)
-			}
-		}
-	}
-	r.Consumer = name
-	r.MetricsNamespace = stringOr(p.MetricsNamespace, r.MetricsNamespace)
-	s := &settings{
-		runtime:          r,
-		batchSize:        batchSize,
-		maxReceiveCount:  numberOr(p.MaxReceiveCount, defaultMaxReceiveCount),
-		memorySize:       numberOr(p.MemorySize, defaultMemorySize),
-		oldestMessageAge: rd.duration("OldestMessageAlarmThreshold", p.OldestMessageAlarmThreshold, defaultOldestMessageAge),
-		fifo:             fifo,
-	}
-	s.visibilityTimeout = rd.duration("VisibilityTimeout", p.VisibilityTimeout, 0)
-	s.architecture = p.Architecture
-	if s.architecture == nil {
-		s.architecture = awslambda.Architecture_ARM_64()
-	}
-	s.goarch, _ = goarchOf(*s.architecture.Name())
-	s.tracing = p.Tracing
-	if s.tracing == "" {
-		s.tracing = awslambda.Tracing_ACTIVE
-	}
-	return s, rd.problems
-}
-
-// propReader reads props that must be concrete numbers and durations,
-// collecting the ones it cannot read.
-type propReader struct{ problems []string }
-
-// duration returns d, or def when d is nil or cannot be read.
-func (rd *propReader) duration(name string, d awscdk.Duration, def time.Duration) time.Duration {
-	if d == nil {
-		return def
-	}
-	v, ok := concreteDuration(d)
-	if !ok {
-		rd.problems = append(rd.problems, fmt.Sprintf("%s is a token that CDK resolves only at deployment, but the construct needs its value to check it against the other settings and write it into the handler's environment; give a concrete duration such as awscdk.Duration_Seconds(jsii.Number(30))", name))
-		return def
-	}
-	return v
-}
-
-// count returns n as a whole number, or def when n is nil or cannot be
-// read.
-func (rd *propReader) count(name string, n *float64, def int) int {
-	switch {
-	case n == nil:
-		return def
-	case *awscdk.Token_IsUnresolved(n):
-		rd.problems = append(rd.problems, fmt.Sprintf("%s is a token that CDK resolves only at deployment, but the construct needs its value; give a number", name))
-		return def
-	case !isInt(*n) || math.Abs(*n) > math.MaxInt32:
-		rd.problems = append(rd.problems, fmt.Sprintf("%s %s is not a whole number in range; give a whole number", name, formatNumber(*n)))
-		return def
-	}
-	return int(*n)
-}
-
-// concreteDuration converts a duration that is not a token to a
-// time.Duration.
-func concreteDuration(d awscdk.Duration) (time.Duration, bool) {
-	if *d.IsUnresolved() {
-		return 0, false
-	}
-	return time.Duration(*d.ToMilliseconds(nil)) * time.Millisecond, true
-}
-
-// sharedTableProblems checks a table given as Table, as far as the app
-// defines it (an imported table cannot be read at synth): its key schema
-// must be the records' (a string partition key "pk", no sort key), and it
-// must not be replicated to other regions unless acceptSingleRegion says
-// the user accepts the guarantee of one region.
-func sharedTableProblems(table awsdynamodb.ITable, acceptSingleRegion bool) []string {
-	var keys, attrs any
-	replicas := 1
-	switch l1 := table.Node().DefaultChild().(type) {
-	case awsdynamodb.CfnTable:
-		keys, attrs = l1.KeySchema(), l1.AttributeDefinitions()
-		for _, c := range *table.Node().Children() { // replicationRegions: a replica custom resource each
-			if strings.HasPrefix(*c.Node().Id(), "Replica") {
-				replicas++
-			}
-		}
-	case awsdynamodb.CfnGlobalTable:
-		keys, attrs = l1.KeySchema(), l1.AttributeDefinitions()
-		if list, ok := awscdk.Stack_Of(table).Resolve(l1.Replicas()).([]any); ok {
-			replicas = len(list)
-		}
-	default:
-		return nil
-	}
-	var out []string
-	stack := awscdk.Stack_Of(table)
-	types := map[string]string{}
-	if list, ok := stack.Resolve(attrs).([]any); ok {
-		for _, a := range list {
-			if m, ok := a.(map[string]any); ok {
-				types[fmt.Sprint(m["attributeName"])] = fmt.Sprint(m["attributeType"])
-			}
-		}
-	}
-	var schema []string
-	if list, ok := stack.Resolve(keys).([]any); ok {
-		for _, k := range list {
-			if m, ok := k.(map[string]any); ok {
-				name := fmt.Sprint(m["attributeName"])
-				schema = append(schema, fmt.Sprintf("%s %s (%s)", m["keyType"], name, types[name]))
-			}
-		}
-	}
-	if want := fmt.Sprintf("HASH %s (S)", PartitionKey); len(schema) != 1 || schema[0] != want {
-		out = append(out, fmt.Sprintf("Table's key schema is [%s], but idempotency records need a string partition key named %q and no sort key (the store writes items keyed %q); give a table with that schema, or leave Table nil for a table of the construct's own",
-			strings.Join(schema, ", "), PartitionKey, PartitionKey))
-	}
-	if replicas > 1 && !acceptSingleRegion {
-		out = append(out, fmt.Sprintf("Table is replicated to %d regions: a global table settles concurrent writes by last writer wins, so two deliveries handled in two regions could both reserve a fact and run its effect, and the fencing of complete and release does not hold across regions; give a table of one region, or set AcceptSingleRegionGuarantee if every delivery of a fact is handled in one region (DESIGN.md, \"What the construct refuses\")", replicas))
-	}
-	return out
+	return problems
 }
 
 // snsDefaultMaxMessageBytes is the MaximumMessageSize of a topic that does
@@ -352,22 +166,3 @@ func topicMaxMessageBytes(topic awssns.ITopic) (size float64, known bool) {
 	}
 	return *n, true
 }
-
-func numberOr(n *float64, def float64) float64 {
-	if n == nil {
-		return def
-	}
-	return *n
-}
-
-func stringOr(s *string, def string) string {
-	if s == nil {
-		return def
-	}
-	return *s
-}
-
-// formatNumber writes f in plain decimal ("1048576", not "1.048576e+06").
-func formatNumber(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
-
-func isInt(f float64) bool { return f == math.Trunc(f) && !math.IsInf(f, 0) }

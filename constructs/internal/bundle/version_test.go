@@ -1,4 +1,4 @@
-package consumer
+package bundle
 
 import (
 	"os"
@@ -177,14 +177,14 @@ func TestBootstrapDirKeepsTheVerdict(t *testing.T) {
 		defer builds.Unlock()
 		delete(builds.dirs, buildKey{entry, "arm64"})
 	})
-	_, first := bootstrapDir(entry, "arm64")
+	_, first := Dir(entry, "arm64")
 	if first == nil || !strings.Contains(first.Error(), "links no package of "+libraryPath) {
 		t.Fatalf("first build: %v, want the refusal", first)
 	}
 	if err := os.RemoveAll(entry); err != nil {
 		t.Fatal(err)
 	}
-	_, second := bootstrapDir(entry, "arm64")
+	_, second := Dir(entry, "arm64")
 	if second == nil || second.Error() != first.Error() {
 		t.Fatalf("second call: %v, want the memoized %v", second, first)
 	}

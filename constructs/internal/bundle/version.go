@@ -1,4 +1,4 @@
-package consumer
+package bundle
 
 import (
 	"debug/buildinfo"

@@ -1,4 +1,9 @@
-package consumer
+// Package bundle builds a handler's Go main package into the `bootstrap` of
+// a provided.al2023 function, reproducibly, once per entry and architecture
+// in a process, and refuses a bootstrap built on another version of the
+// library than the construct's (version.go). Every function of the family
+// is bundled by it.
+package bundle
 
 import (
 	"bytes"
@@ -15,6 +20,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/idempotent-consumer/idempotent-consumer/internal/modroot"
 )
 
 // builds memoizes the bootstrap of each entry and architecture for the life
@@ -31,9 +38,9 @@ var builds = struct {
 // buildKey names one build: the entry's absolute directory and the GOARCH.
 type buildKey struct{ entry, goarch string }
 
-// goarchOf returns the GOARCH of a Lambda architecture name ("arm64",
+// Goarch returns the GOARCH of a Lambda architecture name ("arm64",
 // "x86_64"), and whether the construct builds for it.
-func goarchOf(arch string) (string, bool) {
+func Goarch(arch string) (string, bool) {
 	switch arch {
 	case "arm64":
 		return "arm64", true
@@ -50,21 +57,18 @@ type built struct {
 	err error
 }
 
-// resolveEntry returns the absolute directory of entry: entry itself when
+// ResolveEntry returns the absolute directory of entry: entry itself when
 // it is absolute; otherwise entry under root, or, when root is empty, under
 // the root of the Go module that holds the working directory (the CDK app's
 // module, whether `cdk synth` runs at its root or a test runs in one of its
 // packages' folders).
-func resolveEntry(entry, root string) (string, error) {
+func ResolveEntry(entry, root string) (string, error) {
 	if filepath.IsAbs(entry) {
 		return filepath.Clean(entry), nil
 	}
 	if root == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return "", fmt.Errorf("entry %q: %w", entry, err)
-		}
-		if root, err = moduleRoot(wd); err != nil {
+		var err error
+		if root, err = modroot.OfWorkingDirectory(); err != nil {
 			return "", fmt.Errorf("entry %q is relative, and %w; give an absolute Entry, or EntryRoot", entry, err)
 		}
 	}
@@ -75,30 +79,17 @@ func resolveEntry(entry, root string) (string, error) {
 	return abs, nil
 }
 
-// moduleRoot returns the nearest directory at or above dir that holds a
-// go.mod.
-func moduleRoot(dir string) (string, error) {
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return d, nil
-		}
-		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("no go.mod at or above %s, the working directory", dir)
-		}
-	}
-}
-
-// bootstrapDir returns the directory holding the `bootstrap` built from the
+// Dir returns the directory holding the `bootstrap` built from the
 // main package in the absolute directory entry for linux/goarch, building it
 // on first use in this process. It refuses a bootstrap built with a library
 // the construct is not compatible with (see checkLibrary).
-func bootstrapDir(abs, goarch string) (string, error) {
+func Dir(abs, goarch string) (string, error) {
 	builds.Lock()
 	defer builds.Unlock()
 	key := buildKey{abs, goarch}
 	b, ok := builds.dirs[key]
 	if !ok {
-		dir, err := buildBootstrap(abs, goarch)
+		dir, err := Build(abs, goarch)
 		if err != nil {
 			return "", err
 		}
@@ -123,7 +114,7 @@ func buildRoot() string {
 // cacheTTL is how long a bootstrap nobody built again stays in the cache.
 const cacheTTL = 7 * 24 * time.Hour
 
-// buildBootstrap builds the main package in the absolute directory entry
+// Build builds the main package in the absolute directory entry
 // for provided.al2023 on linux/goarch ("arm64", or "amd64" for x86_64),
 // reproducibly, and returns a directory that
 // holds only the resulting `bootstrap`, so that the asset hash CDK computes
@@ -133,7 +124,7 @@ const cacheTTL = 7 * 24 * time.Hour
 // and so do their asset hashes), and a build is renamed into place whole,
 // so concurrent builds (two test binaries, say) never expose a partial file.
 // Directories that no build produced for cacheTTL are removed.
-func buildBootstrap(entry, goarch string) (string, error) {
+func Build(entry, goarch string) (string, error) {
 	info, err := os.Stat(entry)
 	if err != nil {
 		return "", fmt.Errorf("entry %s: %w; Entry must be the directory of the handler's main package", entry, err)
@@ -234,4 +225,12 @@ func trim(root string, now time.Time) {
 			_ = os.RemoveAll(filepath.Join(root, e.Name()))
 		}
 	}
+}
+
+// Forget empties the per-process memo of built entries, so that a test can
+// build again.
+func Forget() {
+	builds.Lock()
+	defer builds.Unlock()
+	clear(builds.dirs)
 }

@@ -1,0 +1,169 @@
+// Package monitor holds what every consumer of the family watches: the
+// handler's own metrics (the outcomes and the batch duration it writes as
+// Embedded Metric Format lines), the function's, the alarm they all share
+// the shape of, and the dashboard widgets of outcomes and of the function.
+// A consumer adds the metrics and widgets of its source (a queue's depth, a
+// stream's iterator age) and the words of its alarms.
+package monitor
+
+import (
+	"time"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+)
+
+// Handler is a consumer's handler as the metrics see it: the namespace and
+// the Consumer dimension its metrics lines carry, and its function.
+type Handler struct {
+	// Namespace is the MetricsNamespace the handler writes in.
+	Namespace string
+	// Consumer is the value of the Consumer dimension: the consumer's
+	// construct path.
+	Consumer string
+	Function awslambda.Function
+	// Timeout is the function's, for the duration widget's annotation.
+	Timeout time.Duration
+}
+
+// Outcome is the number of records that ended with outcome (sum), or nil
+// for a value that is not an outcome.
+func (h Handler) Outcome(outcome sqsbatch.Outcome, props *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	name := outcome.MetricName()
+	if name == "" {
+		return nil
+	}
+	return h.metric(name, WithStatistic(props, "Sum"))
+}
+
+// BatchDuration is the time the handler took over a batch, in milliseconds
+// (maximum).
+func (h Handler) BatchDuration(props *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	return h.metric(sqsbatch.MetricBatchDuration, WithStatistic(props, "Maximum"))
+}
+
+// metric is one of the handler's metrics, in the namespace and with the
+// dimension the construct writes into its environment.
+func (h Handler) metric(name string, props *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
+		Namespace:     jsii.String(h.Namespace),
+		MetricName:    jsii.String(name),
+		DimensionsMap: &map[string]*string{sqsbatch.MetricDimension: jsii.String(h.Consumer)},
+	}).With(props)
+}
+
+// Errors is the number of failed invocations of the function (sum).
+func (h Handler) Errors(props *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	return h.Function.MetricErrors(WithStatistic(props, "Sum"))
+}
+
+// Throttles is the number of throttled invocations (sum).
+func (h Handler) Throttles(props *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	return h.Function.MetricThrottles(WithStatistic(props, "Sum"))
+}
+
+// Duration is the function's invocation duration (milliseconds, p99).
+func (h Handler) Duration(props *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	return h.Function.MetricDuration(WithStatistic(props, "p99"))
+}
+
+// WithStatistic returns a copy of props with the statistic set when the
+// caller did not choose one.
+func WithStatistic(props *awscloudwatch.MetricOptions, statistic string) *awscloudwatch.MetricOptions {
+	var p awscloudwatch.MetricOptions
+	if props != nil {
+		p = *props
+	}
+	if p.Statistic == nil {
+		p.Statistic = jsii.String(statistic)
+	}
+	return &p
+}
+
+// NewAlarm creates an alarm in scope that fires on the first datapoint
+// above threshold, treats missing data as not breaching, and notifies
+// action (when not nil).
+func NewAlarm(scope constructs.Construct, id, description string, metric awscloudwatch.IMetric, threshold float64, action awscloudwatch.IAlarmAction) awscloudwatch.Alarm {
+	a := awscloudwatch.NewAlarm(scope, jsii.String(id), &awscloudwatch.AlarmProps{
+		AlarmDescription:   jsii.String(description),
+		Metric:             metric,
+		Threshold:          jsii.Number(threshold),
+		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
+		EvaluationPeriods:  jsii.Number(1),
+		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
+	})
+	if action != nil {
+		a.AddAlarmAction(action)
+	}
+	return a
+}
+
+// Metrics returns its arguments as the list the widgets take.
+func Metrics(m ...awscloudwatch.IMetric) *[]awscloudwatch.IMetric { return &m }
+
+// Graph is a graph widget 6 units high.
+func Graph(title string, width float64, left *[]awscloudwatch.IMetric, annotations ...*awscloudwatch.HorizontalAnnotation) awscloudwatch.IWidget {
+	p := &awscloudwatch.GraphWidgetProps{Title: jsii.String(title), Width: jsii.Number(width), Height: jsii.Number(6), Left: left}
+	if len(annotations) > 0 {
+		p.LeftAnnotations = &annotations
+	}
+	return awscloudwatch.NewGraphWidget(p)
+}
+
+// outcome is the handler's count of outcome, labelled.
+func (h Handler) outcome(o sqsbatch.Outcome, label string) awscloudwatch.IMetric {
+	return h.Outcome(o, &awscloudwatch.MetricOptions{Label: jsii.String(label)})
+}
+
+// OutcomeRow is the dashboard row of effects run against duplicates
+// absorbed: a graph, and the totals over the time range (24 units).
+func (h Handler) OutcomeRow() []awscloudwatch.IWidget {
+	return []awscloudwatch.IWidget{
+		Graph("Effects run and duplicates absorbed", 12, Metrics(
+			h.outcome(sqsbatch.Processed, "Effects run (processed)"),
+			h.outcome(sqsbatch.Duplicate, "Duplicates absorbed"))),
+		awscloudwatch.NewSingleValueWidget(&awscloudwatch.SingleValueWidgetProps{
+			Title: jsii.String("Over the time range"), Width: jsii.Number(12), Height: jsii.Number(6),
+			SetPeriodToTimeRange: jsii.Bool(true),
+			Metrics: Metrics(
+				h.outcome(sqsbatch.Processed, "Effects run"),
+				h.outcome(sqsbatch.Duplicate, "Duplicates absorbed"),
+				h.outcome(sqsbatch.Mismatch, "Payload mismatches"),
+				h.outcome(sqsbatch.BadInput, "Bad input"),
+				h.outcome(sqsbatch.LeaseLost, "Leases lost")),
+		}),
+	}
+}
+
+// RetriedGraph is the graph of the outcomes that are retried or
+// dead-lettered (12 units wide).
+func (h Handler) RetriedGraph() awscloudwatch.IWidget {
+	return Graph("Outcomes retried or dead-lettered", 12, Metrics(
+		h.outcome(sqsbatch.InProgress, "In progress elsewhere"),
+		h.outcome(sqsbatch.NotStarted, "Not started"),
+		h.outcome(sqsbatch.Failed, "Failed"),
+		h.outcome(sqsbatch.LeaseLost, "Lease lost"),
+		h.outcome(sqsbatch.Mismatch, "Payload mismatch"),
+		h.outcome(sqsbatch.BadInput, "Bad input")))
+}
+
+// FunctionGraphs are the graphs of the function: errors and throttles, and
+// durations (the invocation's p99 and maximum, the handler's batch) against
+// the timeout; 8 units wide each.
+func (h Handler) FunctionGraphs() []awscloudwatch.IWidget {
+	return []awscloudwatch.IWidget{
+		Graph("Invocation errors and throttles", 8, Metrics(
+			h.Errors(&awscloudwatch.MetricOptions{Label: jsii.String("Errors")}),
+			h.Throttles(&awscloudwatch.MetricOptions{Label: jsii.String("Throttles")}))),
+		Graph("Duration (ms)", 8, Metrics(
+			h.Duration(&awscloudwatch.MetricOptions{Label: jsii.String("Invocation p99")}),
+			h.Duration(&awscloudwatch.MetricOptions{Label: jsii.String("Invocation max"), Statistic: jsii.String("Maximum")}),
+			h.BatchDuration(&awscloudwatch.MetricOptions{Label: jsii.String("Batch max (handler)")})),
+			&awscloudwatch.HorizontalAnnotation{Value: jsii.Number(float64(h.Timeout.Milliseconds())), Label: jsii.String("timeout " + contract.Format(h.Timeout))}),
+	}
+}
