@@ -11,7 +11,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 )
 
-// TestValidateRefuses: the rules of validate.go (and of the shared table, internal/table, which it applies).
+// TestValidateRefuses: the rules of validate.go (and of the shared table, constructs/internal/table, which it applies).
 func TestValidateRefuses(t *testing.T) {
 	failsWhen(t, []refusal{{
 		name:   "max concurrency is 1",

@@ -62,20 +62,13 @@ func New(scope constructs.Construct, id string, removal awscdk.RemovalPolicy) aw
 }
 
 // LeadingKeys is the IAM StringLike pattern of every partition key of the
-// namespace: "<namespace>#*". The characters StringLike reads as wildcards
-// ('*', '?') and '$' are written as IAM's literal forms (${*}, ${?}, ${$}),
-// so that a namespace never widens the pattern.
+// namespace: "<namespace>#*". A namespace holds neither of the characters
+// StringLike reads as wildcards ('*', '?': the runtime contract refuses
+// them, at synth and at init), and its '$' is written as IAM's literal form
+// ${$}, so that no namespace reads as a policy variable or widens the
+// pattern.
 func LeadingKeys(namespace string) string {
-	var b strings.Builder
-	for _, r := range namespace {
-		switch r {
-		case '*', '?', '$':
-			b.WriteString("${" + string(r) + "}")
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String() + "#*"
+	return strings.ReplaceAll(namespace, "$", "${$}") + "#*"
 }
 
 // Conditions are the IAM conditions that scope the item actions on a table
