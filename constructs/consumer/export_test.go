@@ -8,4 +8,3 @@ var BuildBootstrap = bundle.Build
 
 // ForgetBuilds empties the per-process memo of built entries.
 var ForgetBuilds = bundle.Forget
-
