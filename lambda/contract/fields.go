@@ -15,7 +15,9 @@ import (
 // defaults are applied (a default may depend on an entry above it: LeaseMax
 // on Timeout, MinRemaining on FinishBudget). A new setting is a field of
 // Settings and one entry here; its cross-field rules, if any, go in
-// Problems.
+// Problems. When users set it, a prop of the entry's Prop name and of the
+// setting's kind on IdempotentConsumerProps is all the construct needs: it
+// reads such props by their name (constructs/consumer/runtime.go).
 var fields = []Field{
 	entry(TableVar, "Table", "Table",
 		"none: required", "shop-idempotency",
@@ -104,7 +106,9 @@ type Field struct {
 	// Setting is the Settings field ("Window").
 	Setting string
 	// Prop is the IdempotentConsumer prop that sets it, as a message names
-	// it ("Window", "HashKeys").
+	// it ("Window", "HashKeys"). When it is the name of a prop of the
+	// setting's kind, the construct reads the setting from it by that name;
+	// the construct lists the others with their reasons.
 	Prop string
 	// Encoding is how the value is written: "duration" (a Go duration,
 	// "24h", "1500ms"), "count" (a decimal integer), "text", "list"
