@@ -21,7 +21,7 @@ import (
 
 // explicitSettings are the runtime settings that the construct does not
 // read from a prop of their own kind, and why. computeRuntime sets the
-// first four after contract.Fill (no default of the contract depends on
+// first five after contract.Fill (no default of the contract depends on
 // them); the builders and compute set the others.
 var explicitSettings = map[string]string{
 	"Table":           "the table's name is a token, known once the table exists: tablePlaceholder until the builder sets it",
