@@ -49,6 +49,29 @@ func TestEverySettingIsReadOrExplicit(t *testing.T) {
 	}
 }
 
+// TestNoDefaultFollowsAnExplicitSetting: the construct sets the explicit
+// settings after contract.Fill, which is right only while no default of
+// the contract depends on them. Giving Fill an explicit setting's example
+// changes that setting alone; a default that came to follow one would fail
+// here, and the setting would have to reach Fill instead.
+func TestNoDefaultFollowsAnExplicitSetting(t *testing.T) {
+	none := contract.Fill(func(contract.Field) (any, bool) { return nil, false })
+	for name := range explicitSettings {
+		f, _ := fieldOfSetting(name)
+		env := map[string]string{contract.TableVar: "t", contract.NamespaceVar: "ns", f.Var: f.Example}
+		example, err := contract.Decode(func(k string) string { return env[k] }, "C")
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := reflect.ValueOf(example).FieldByName(name)
+		got := contract.Fill(func(g contract.Field) (any, bool) { return v.Interface(), g.Setting == name })
+		reflect.ValueOf(&got).Elem().FieldByName(name).Set(reflect.ValueOf(none).FieldByName(name))
+		if !reflect.DeepEqual(got, none) {
+			t.Errorf("%s = %s changes other settings:\n got %+v\nwant %+v", name, f.Example, got, none)
+		}
+	}
+}
+
 // TestEveryDirectPropReachesItsSetting: for every setting read from its
 // prop, the prop set to the entry's example reaches the handler's
 // environment as that example; a duration or a count given as a token, or
