@@ -150,3 +150,24 @@ func fieldOfSetting(name string) (contract.Field, bool) {
 	}
 	return contract.Field{}, false
 }
+
+// TestListsReachTheRulesAsGiven: a list prop reaches the settings name by
+// name, not through its comma-separated encoding, so that the rules see a
+// name with ',' (which the encoding would split into two names) and a nil
+// name (which it would drop), and refuse them.
+func TestListsReachTheRulesAsGiven(t *testing.T) {
+	for _, tc := range []struct {
+		what  string
+		names *[]*string
+		want  string
+	}{
+		{`["meta,sentAt"]`, jsii.Strings("meta,sentAt"), `PayloadIgnore has the field name "meta,sentAt"`},
+		{`[nil]`, &[]*string{nil}, `PayloadIgnore has the field name ""`},
+		{`["traceId", nil]`, &[]*string{jsii.String("traceId"), nil}, `PayloadIgnore has the field name ""`},
+	} {
+		s, problems := (&IdempotentConsumerProps{PayloadIgnore: tc.names}).compute("C")
+		if rules := strings.Join(s.runtime.Problems(), "\n"); len(problems) > 0 || !strings.Contains(rules, tc.want) {
+			t.Errorf("PayloadIgnore %s: settings %q, problems %v, rules:\n%s\nwant %q", tc.what, s.runtime.PayloadIgnore, problems, rules, tc.want)
+		}
+	}
+}
