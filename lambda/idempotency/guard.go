@@ -98,7 +98,10 @@ type Config struct {
 	// personal data (an e-mail address, an account number): the table and
 	// the adapter's logs then hold no key in plain text and no hash that a
 	// guessed key or payload can be checked against, so that without the
-	// secret nobody can recover one by hashing likely values.
+	// secret nobody can recover one by hashing likely values. The secret
+	// itself must be kept from whoever reads the table and the logs: the
+	// construct's secret is in the function's environment, which
+	// lambda:GetFunctionConfiguration returns (DESIGN.md, "Hashed keys").
 	//
 	// What it costs: a key cannot be read back from the table or the logs;
 	// to find a fact's record, compute its hash with the secret (Guard.Key).
