@@ -288,11 +288,7 @@ func synthesizedEnvironment(dep *deployment, fn *Function) (map[string]string, e
 				env[k] = strings.Repeat("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", 2)[:64]
 				continue
 			}
-			var ref intrinsic
-			if err := json.Unmarshal(raw, &ref); err != nil {
-				return nil, fmt.Errorf("%s: %w", k, err)
-			}
-			if env[k], err = dep.resolve(ref); err != nil {
+			if env[k], err = dep.value(v); err != nil {
 				return nil, fmt.Errorf("%s: %w", k, err)
 			}
 		default:
