@@ -170,10 +170,12 @@ func TestBootstrapStartsWithSynthesizedSettings(t *testing.T) {
 		if len(logged) != 1 {
 			t.Fatalf("the handler printed %d JSON lines, want one:\n%s", len(logged), strings.Join(lines, "\n"))
 		}
+		// At FATAL, the highest application log level, so that it survives
+		// every LogLevel (issue 19).
 		var line struct{ Level, Msg, Reason string }
-		if err := json.Unmarshal([]byte(logged[0]), &line); err != nil || line.Level != "ERROR" || line.Msg != "init" ||
+		if err := json.Unmarshal([]byte(logged[0]), &line); err != nil || line.Level != "FATAL" || line.Msg != "init" ||
 			!strings.Contains(line.Reason, "MinRemaining 1s is not more than FinishBudget 2s") {
-			t.Fatalf("the handler's line is not an ERROR init line that names the rule: %s", logged[0])
+			t.Fatalf("the handler's line is not a FATAL init line that names the rule: %s", logged[0])
 		}
 		pk, err := baseline.recordKey(o.OrderID)
 		if err != nil {
