@@ -41,8 +41,10 @@ type Alarms struct {
 	// business window (outcome expired: its fact's record may have left the
 	// window, so its effect is not run, since it may have run already); the
 	// message ends in the dead-letter queue. A backlog, a long outage or a
-	// whole batch redelivered late kept it in the queue that long: look at
-	// what it was and settle it by hand; redriving it changes nothing.
+	// whole batch redelivered late kept it in the queue that long. A redrive
+	// of a raw message runs it (its age starts again), one in an SNS
+	// envelope expires again: redrive only a message whose effect is known
+	// not to have run, or to be harmless again (DESIGN.md, "A redrive").
 	Expired awscloudwatch.Alarm
 	// DeadLetteredUnstarted fires when the handler let a message reach the
 	// dead-letter queue without ever having started its effect
@@ -100,7 +102,7 @@ func (c *idempotentConsumer) addAlarms(s *settings) {
 			fmt.Sprintf("%s: the handler refused messages no retry can fix (not JSON, no key, too large, refused by the key function); they go to the dead-letter queue.", id),
 			c.MetricOutcome(sqsbatch.BadInput, nil), 0),
 		Expired: alarm(IDExpiredAlarm,
-			fmt.Sprintf("%s: the handler refused messages as old as the business window (Window %s, less the clock-skew margin): their facts' records may have left the window, so their effects did not run, since they may have run already; they go to the dead-letter queue. A backlog, an outage or a late redelivery kept them in the queue that long: settle them by hand (a redrive expires them again).", id, contract.Format(s.runtime.Window)),
+			fmt.Sprintf("%s: the handler refused messages as old as the business window (Window %s, less the clock-skew margin): their facts' records may have left the window, so their effects did not run, since they may have run already; they go to the dead-letter queue. A backlog, an outage or a late redelivery kept them in the queue that long. Redrive one only once its effect is known not to have run (a raw message then runs; one in an SNS envelope expires again).", id, contract.Format(s.runtime.Window)),
 			c.MetricOutcome(sqsbatch.Expired, nil), 0),
 		DeadLetteredUnstarted: alarm(IDDeadLetteredUnstartedAlarm,
 			fmt.Sprintf("%s: messages reached the dead-letter queue without their effect ever having run: not started on their last receive, too close to the invocation's deadline or, on a FIFO queue, behind a failing message of their group. Fix the cause, then redrive them.%s", id, unknownReceives(s)),
