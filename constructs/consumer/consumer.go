@@ -85,6 +85,12 @@ const (
 	IDLeaseLostAlarm = "LeaseLostAlarm"
 	// IDBadInputAlarm is the alarm on bad input.
 	IDBadInputAlarm = "BadInputAlarm"
+	// IDExpiredAlarm is the alarm on messages older than the window
+	// (outcome expired).
+	IDExpiredAlarm = "ExpiredAlarm"
+	// IDDeadLetteredUnstartedAlarm is the alarm on records dead-lettered
+	// without having started (sqsbatch.MetricDeadLetteredUnstarted).
+	IDDeadLetteredUnstartedAlarm = "DeadLetteredUnstartedAlarm"
 	// IDDashboard is the consumer's dashboard (Dashboard).
 	IDDashboard = "Dashboard"
 )
@@ -151,11 +157,20 @@ type IdempotentConsumer interface {
 	// MetricOutcome is the number of records that ended with outcome (sum),
 	// one of the handler's Embedded Metric Format counts (Processed,
 	// Duplicate, InProgress, Mismatch, BadInput, Failed, LeaseLost,
-	// NotStarted), in MetricsNamespace with the dimension Consumer (the
+	// NotStarted, Expired), in MetricsNamespace with the dimension Consumer (the
 	// consumer's construct path). Duplicate is the number of deliveries
 	// absorbed: their effect did not run again. It panics for a value that
 	// is not an outcome.
 	MetricOutcome(outcome sqsbatch.Outcome, props *awscloudwatch.MetricOptions) awscloudwatch.Metric
+	// MetricDeadLetteredUnstarted is the number of records the handler did
+	// not start on their message's last receive (sum; the handler's
+	// DeadLetteredUnstarted, sqsbatch.MetricDeadLetteredUnstarted, a count
+	// beside the outcomes): SQS moves them to the dead-letter queue without
+	// their effect ever having run. On a FIFO queue these are the messages
+	// behind a failing message of their group. The handler counts them only
+	// when it knows the queue's maxReceiveCount (always, but for an imported
+	// queue given without MaxReceiveCount).
+	MetricDeadLetteredUnstarted(props *awscloudwatch.MetricOptions) awscloudwatch.Metric
 	// MetricBatchDuration is the time the handler took over a batch (the
 	// handler's BatchDuration, milliseconds, maximum).
 	MetricBatchDuration(props *awscloudwatch.MetricOptions) awscloudwatch.Metric

@@ -225,7 +225,10 @@ type IdempotentConsumerProps struct {
 	// counts as a receive: AWS recommends at least 5 for Lambda event
 	// sources. With a given Queue it is the queue's own: a queue of the app
 	// says it (a different value here is refused); for an imported queue,
-	// it declares the queue's value for the dead-letter alarm's description.
+	// it declares the queue's value, for the dead-letter alarm's description
+	// and for the handler, which counts the records it lets reach the
+	// dead-letter queue unstarted (MetricDeadLetteredUnstarted) only when it
+	// knows the value.
 	//
 	// Default: 5; the given Queue's.
 	MaxReceiveCount *float64
