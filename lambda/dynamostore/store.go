@@ -105,13 +105,12 @@ func (s *Store) Err() error { return s.err }
 // check returns why the store cannot use its design, or nil.
 func (s *Store) check() error {
 	var problems []string
-	record := []string{attrStatus, attrOwner, attrLease, attrExpires, attrHash, attrResult, attrLayout}
 	roles := []struct{ role, name string }{{"partition key", s.partition}, {"sort key", s.sort}, {"TTL attribute", s.ttl}}
 	for i, r := range roles {
 		if r.name == "" {
 			continue
 		}
-		if slices.Contains(record, r.name) {
+		if schema.Taken(r.name) {
 			problems = append(problems, fmt.Sprintf("the %s %q is an attribute of the record (package schema): give the table's own name", r.role, r.name))
 		}
 		for _, o := range roles[i+1:] {
