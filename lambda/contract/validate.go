@@ -106,7 +106,7 @@ func (s Settings) designProblems() []string {
 	case KeyInPartition:
 	case KeyInSort:
 		if s.TableSortKey == "" {
-			bad("TableRecordKeyIn is %q, but TableSortKey is empty: the record key can live in the sort key only on a table with one; give the table's sort key as TableSortKey, or keep the record key in the partition key", KeyInSort)
+			bad("TableRecordKeyIn is %q (TableKeyInSortKey), but TableSortKey is empty: the record key can live in the sort key only on a table with one; give the table's sort key as TableSortKey, or keep the record key in the partition key", KeyInSort)
 		}
 	default:
 		bad("TableRecordKeyIn %q is not a place of the record key; give %q or %q", s.TableRecordKeyIn, KeyInPartition, KeyInSort)
