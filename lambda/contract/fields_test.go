@@ -232,6 +232,7 @@ func TestInitErrorsNameTheVariable(t *testing.T) {
 		{map[string]string{contract.TableVar: "t", contract.NamespaceVar: "ns", contract.ConsumerVar: "c", contract.FixedKeyValueVar: "v"}, `IDEMPOTENCY_TABLE_FIXED_KEY_VALUE: TableFixedKeyValue "v" is given, but TableSortKey is empty`},
 		{map[string]string{contract.TableVar: "t", contract.NamespaceVar: "ns", contract.ConsumerVar: "c", contract.SortKeyVar: "sk", contract.FixedKeyValueVar: strings.Repeat("v", 1025)}, `IDEMPOTENCY_TABLE_FIXED_KEY_VALUE: TableFixedKeyValue is 1025 bytes, longer than DynamoDB's sort key value (1024 bytes)`},
 		{map[string]string{contract.TableVar: "t", contract.NamespaceVar: "ns", contract.ConsumerVar: "c", contract.TTLAttributeVar: strings.Repeat("t", 256)}, `IDEMPOTENCY_TABLE_TTL_ATTRIBUTE: TableTTLAttribute "ttttt`},
+		{map[string]string{contract.TableVar: "t", contract.NamespaceVar: strings.Repeat("n", 1023), contract.ConsumerVar: "c", contract.SortKeyVar: "sk", contract.FixedKeyValueVar: "v", contract.RecordKeyInVar: "sort"}, `IDEMPOTENCY_NAMESPACE: Namespace of 1023 bytes leaves no room for a key in the sort key`},
 	} {
 		_, err := contract.Decode(func(k string) string { return tc.env[k] }, "")
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

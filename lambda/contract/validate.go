@@ -123,6 +123,9 @@ func (s Settings) designProblems() []string {
 	case s.TableSortKey != "" && s.TableRecordKeyIn != KeyInSort && len(v) > maxSortValueBytes:
 		bad("TableFixedKeyValue is %d bytes, longer than DynamoDB's sort key value (%d bytes); give a shorter one", len(v), maxSortValueBytes)
 	}
+	if s.TableRecordKeyIn == KeyInSort && len(s.Namespace)+len("#x") > maxSortValueBytes {
+		bad("Namespace of %d bytes leaves no room for a key in the sort key, which holds the record key \"<namespace>#<key>\" in this design (TableRecordKeyIn %q) and takes at most %d bytes; give a short name (for example \"orders\")", len(s.Namespace), KeyInSort, maxSortValueBytes)
+	}
 	return out
 }
 
