@@ -184,3 +184,35 @@ func TestTableDesignRulesRefuse(t *testing.T) {
 		want: []string{`TableFixedKeyValue "IDEMPOTENCY" is given, but TableSortKey is empty`},
 	}})
 }
+
+// A shop keeps its idempotency records in its own single table: partition
+// key "PK", sort key "SK", TTL on "expiresAt". The construct reads that
+// design from the table and passes it to the handler: ReserveStock's records
+// are keyed PK "reserve#<key>", SK "reserve" (the namespace, the default
+// TableFixedKeyValue), and its role is scoped to "reserve#*". EmailCustomer
+// uses the peer's layout instead (TableKeyInSortKey): PK
+// "idempotency#email", SK "email#<key>"; its role is scoped to that
+// partition value, which a synth warning explains.
+func ExampleIdempotentConsumerProps_singleTable() {
+	app := awscdk.NewApp(nil)
+	stack := awscdk.NewStack(app, jsii.String("Shop"), nil)
+	single := awsdynamodb.NewTableV2(stack, jsii.String("Single"), &awsdynamodb.TablePropsV2{
+		PartitionKey:        &awsdynamodb.Attribute{Name: jsii.String("PK"), Type: awsdynamodb.AttributeType_STRING},
+		SortKey:             &awsdynamodb.Attribute{Name: jsii.String("SK"), Type: awsdynamodb.AttributeType_STRING},
+		TimeToLiveAttribute: jsii.String("expiresAt"),
+	})
+	reserve := consumer.NewIdempotentConsumer(stack, jsii.String("ReserveStock"), &consumer.IdempotentConsumerProps{
+		Entry:     jsii.String(handlerDir),
+		Table:     single,
+		Namespace: jsii.String("reserve"),
+	})
+	email := consumer.NewIdempotentConsumer(stack, jsii.String("EmailCustomer"), &consumer.IdempotentConsumerProps{
+		Entry:             jsii.String(handlerDir),
+		Table:             single,
+		Namespace:         jsii.String("email"),
+		TableKeyInSortKey: jsii.Bool(true),
+	})
+	fmt.Println(*reserve.Namespace(), *email.Namespace(), "share", *reserve.Table().Node().Path())
+	// Output:
+	// reserve email share Shop/Single
+}
