@@ -110,3 +110,33 @@ func TestNewStoreNamesTheVariables(t *testing.T) {
 		t.Fatalf("a sort key without a value: %v", err)
 	}
 }
+
+// TestTheContractRefusesTheDesignsTheStoreCannotUse: the contract's rules
+// of the table's design (at synth and at init) and the store's own check
+// (Store.Err) agree on the names: each refuses exactly the designs the
+// other refuses, so the construct never deploys a design the store would
+// refuse, nor refuses one it can use.
+func TestTheContractRefusesTheDesignsTheStoreCannotUse(t *testing.T) {
+	names := []string{"pk", "PK", "SK", "ttl", "expiresAt", "status", "owner", "lease_until", "expires_at", "payload_hash", "result", "layout"}
+	for _, pk := range names {
+		for _, sk := range append([]string{""}, names...) {
+			for _, ttl := range names {
+				for _, in := range []contract.KeyPlace{contract.KeyInPartition, contract.KeyInSort} {
+					if sk == "" && in == contract.KeyInSort {
+						continue
+					}
+					s := settings()
+					s.TablePartitionKey, s.TableSortKey, s.TableTTLAttribute, s.TableRecordKeyIn = pk, sk, ttl, in
+					if sk != "" {
+						s.TableFixedKeyValue = "v"
+					}
+					refused := len(s.Problems()) > 0
+					_, err := handler.NewStore(&puts{}, s)
+					if refused != (err != nil) {
+						t.Errorf("partition key %q, sort key %q, TTL %q, record key in %s: the contract refuses it: %t (%q), the store: %v", pk, sk, ttl, in, refused, s.Problems(), err)
+					}
+				}
+			}
+		}
+	}
+}
