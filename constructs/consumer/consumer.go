@@ -95,14 +95,21 @@ const (
 	IDDashboard = "Dashboard"
 )
 
-// Table schema of the idempotency records, which a table passed as
-// IdempotentConsumerProps.Table must follow.
+// Table schema of the idempotency records in the table the construct
+// creates, and in a given Table unless the table (or the props
+// TablePartitionKey and TableTTLAttribute) says otherwise.
 const (
 	// PartitionKey is the name of the table's string partition key.
 	PartitionKey = schema.Key
 	// TTLAttribute is the attribute DynamoDB TTL is enabled on.
 	TTLAttribute = schema.TTL
 )
+
+// DefaultPartitionValuePrefix prefixes the Namespace in the default
+// TableFixedKeyValue of a consumer whose record key is in the sort key
+// (TableKeyInSortKey): "idempotency#<Namespace>", a partition per
+// consumer.
+const DefaultPartitionValuePrefix = "idempotency#"
 
 // IdempotentConsumer is an idempotent SNS → SQS → Lambda consumer: a queue
 // subscribed to a topic, a Go handler consuming it in batches, and a

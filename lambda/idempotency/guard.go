@@ -571,10 +571,11 @@ func fitResult(value string) (stored string, dropped int) {
 }
 
 // storeError wraps a failure of the store in a *StoreError; the store's
-// answers about the record (a failed condition, a lost lease) and the
-// effect's own failures pass as they are.
+// answers about the record (a failed condition, a lost lease, a key its
+// table cannot hold: ErrInvalidKey, bad input) and the effect's own
+// failures pass as they are.
 func storeError(op string, err error) error {
-	if errors.Is(err, ErrConditionFailed) || errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrExpired) || errors.As(err, new(*EffectError)) {
+	if errors.Is(err, ErrConditionFailed) || errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrExpired) || errors.Is(err, ErrInvalidKey) || errors.As(err, new(*EffectError)) {
 		return err
 	}
 	return &StoreError{Op: op, Err: err}
