@@ -83,7 +83,7 @@ func TestResources(t *testing.T) {
 		"AWS::IAM::Policy":                3,
 		"AWS::Lambda::Function":           3,
 		"AWS::Lambda::EventSourceMapping": 3,
-		"AWS::CloudWatch::Alarm":          24, // eight per consumer
+		"AWS::CloudWatch::Alarm":          30, // ten per consumer
 	}
 	if fmt.Sprint(counts) != fmt.Sprint(want) {
 		var lines []string

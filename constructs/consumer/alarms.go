@@ -37,12 +37,28 @@ type Alarms struct {
 	// (outcome bad_input: not JSON, no key, too large, refused by the key
 	// function); the message ends in the dead-letter queue.
 	BadInput awscloudwatch.Alarm
+	// Expired fires when the handler refused a message as old as the
+	// business window (outcome expired: its fact's record may have left the
+	// window, so its effect is not run, since it may have run already); the
+	// message ends in the dead-letter queue. A backlog, a long outage or a
+	// whole batch redelivered late kept it in the queue that long. A redrive
+	// of a raw message runs it (its age starts again), one in an SNS
+	// envelope expires again: redrive only a message whose effect is known
+	// not to have run, or to be harmless again (DESIGN.md, "A redrive").
+	Expired awscloudwatch.Alarm
+	// DeadLetteredUnstarted fires when the handler let a message reach the
+	// dead-letter queue without ever having started its effect
+	// (MetricDeadLetteredUnstarted): not started on its last receive,
+	// because the invocation was too close to its deadline or, on a FIFO
+	// queue, because an earlier message of its group failed. Redrive it once
+	// the cause is fixed.
+	DeadLetteredUnstarted awscloudwatch.Alarm
 }
 
 // All returns every alarm, in a fixed order.
 func (a Alarms) All() []awscloudwatch.Alarm {
 	return []awscloudwatch.Alarm{a.DeadLetterQueue, a.SubscriptionDeadLetterQueue, a.OldestMessage, a.Errors, a.Throttles,
-		a.PayloadMismatch, a.LeaseLost, a.BadInput}
+		a.PayloadMismatch, a.LeaseLost, a.BadInput, a.Expired, a.DeadLetteredUnstarted}
 }
 
 // handler is the consumer's handler as its metrics see it.
@@ -85,7 +101,23 @@ func (c *idempotentConsumer) addAlarms(s *settings) {
 		BadInput: alarm(IDBadInputAlarm,
 			fmt.Sprintf("%s: the handler refused messages no retry can fix (not JSON, no key, too large, refused by the key function); they go to the dead-letter queue.", id),
 			c.MetricOutcome(sqsbatch.BadInput, nil), 0),
+		Expired: alarm(IDExpiredAlarm,
+			fmt.Sprintf("%s: the handler refused messages as old as the business window (Window %s, less the clock-skew margin): their facts' records may have left the window, so their effects did not run, since they may have run already; they go to the dead-letter queue. A backlog, an outage or a late redelivery kept them in the queue that long. Redrive one only once its effect is known not to have run (a raw message then runs; one in an SNS envelope expires again).", id, contract.Format(s.runtime.Window)),
+			c.MetricOutcome(sqsbatch.Expired, nil), 0),
+		DeadLetteredUnstarted: alarm(IDDeadLetteredUnstartedAlarm,
+			fmt.Sprintf("%s: messages reached the dead-letter queue without their effect ever having run: not started on their last receive, too close to the invocation's deadline or, on a FIFO queue, behind a failing message of their group. Fix the cause, then redrive them.%s", id, unknownReceives(s)),
+			c.MetricDeadLetteredUnstarted(nil), 0),
 	}
+}
+
+// unknownReceives is what the dead-lettered-unstarted alarm's description
+// adds when the handler cannot count: an imported queue given without
+// MaxReceiveCount.
+func unknownReceives(s *settings) string {
+	if s.maxReceiveCount > 0 {
+		return ""
+	}
+	return " The queue's maxReceiveCount is unknown (an imported queue without MaxReceiveCount), so the handler does not count these and this alarm cannot fire: declare MaxReceiveCount."
 }
 
 // MetricOutcome is the number of records of the handler's batches that
@@ -98,6 +130,13 @@ func (c *idempotentConsumer) MetricOutcome(outcome sqsbatch.Outcome, props *awsc
 		panic(fmt.Sprintf("IdempotentConsumer %s: MetricOutcome(%d): not an outcome; give one of sqsbatch.Outcomes()", *c.Node().Path(), int(outcome)))
 	}
 	return m
+}
+
+// MetricDeadLetteredUnstarted is the number of records the handler did not
+// start on their message's last receive (sum), from its Embedded Metric
+// Format line, in MetricsNamespace with the dimension Consumer.
+func (c *idempotentConsumer) MetricDeadLetteredUnstarted(props *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	return c.handler().DeadLetteredUnstarted(props)
 }
 
 // MetricBatchDuration is the time the handler took over a batch, in

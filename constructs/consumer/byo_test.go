@@ -41,7 +41,8 @@ func TestDashboardShowsOutcomesQueuesAndFunction(t *testing.T) {
 		t.Errorf("widget titles %q, want %q", titles, want)
 	}
 	for _, metric := range []string{`\"Payments\",\"Duplicate\",\"Consumer\",\"Dashboard/Watched\"`, `\"AWS/SQS\",\"ApproximateNumberOfMessagesVisible\"`,
-		`\"AWS/Lambda\",\"Throttles\"`, `\"Payments\",\"BatchDuration\"`} {
+		`\"AWS/Lambda\",\"Throttles\"`, `\"Payments\",\"BatchDuration\"`,
+		`\"Payments\",\"Expired\",\"Consumer\",\"Dashboard/Watched\"`, `\"Payments\",\"DeadLetteredUnstarted\",\"Consumer\",\"Dashboard/Watched\"`} {
 		if !strings.Contains(body, metric) {
 			t.Errorf("the dashboard has no metric %s", metric)
 		}
@@ -113,6 +114,12 @@ func TestAnImportedQueueIsTakenWithItsDeclarations(t *testing.T) {
 	has(t, f, "AWS::CloudWatch::Alarm", map[string]any{
 		"AlarmDescription": "Pay: messages the consumer failed to process MaxReceiveCount times are in the dead-letter queue.",
 		"Dimensions":       []any{map[string]any{"Name": "QueueName", "Value": "payments-dlq"}},
+	})
+	// Without the queue's maxReceiveCount the handler cannot count the
+	// records it dead-letters unstarted: the alarm on them says so.
+	has(t, f, "AWS::CloudWatch::Alarm", map[string]any{
+		"MetricName":       sqsbatch.MetricDeadLetteredUnstarted,
+		"AlarmDescription": assertions.Match_StringLikeRegexp(jsii.String(`maxReceiveCount is unknown .*this alarm cannot fire: declare MaxReceiveCount\.$`)),
 	})
 }
 

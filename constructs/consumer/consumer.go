@@ -85,18 +85,31 @@ const (
 	IDLeaseLostAlarm = "LeaseLostAlarm"
 	// IDBadInputAlarm is the alarm on bad input.
 	IDBadInputAlarm = "BadInputAlarm"
+	// IDExpiredAlarm is the alarm on messages older than the window
+	// (outcome expired).
+	IDExpiredAlarm = "ExpiredAlarm"
+	// IDDeadLetteredUnstartedAlarm is the alarm on records dead-lettered
+	// without having started (sqsbatch.MetricDeadLetteredUnstarted).
+	IDDeadLetteredUnstartedAlarm = "DeadLetteredUnstartedAlarm"
 	// IDDashboard is the consumer's dashboard (Dashboard).
 	IDDashboard = "Dashboard"
 )
 
-// Table schema of the idempotency records, which a table passed as
-// IdempotentConsumerProps.Table must follow.
+// Table schema of the idempotency records in the table the construct
+// creates, and in a given Table unless the table (or the props
+// TablePartitionKey and TableTTLAttribute) says otherwise.
 const (
 	// PartitionKey is the name of the table's string partition key.
 	PartitionKey = schema.Key
 	// TTLAttribute is the attribute DynamoDB TTL is enabled on.
 	TTLAttribute = schema.TTL
 )
+
+// DefaultPartitionValuePrefix prefixes the Namespace in the default
+// TableFixedKeyValue of a consumer whose record key is in the sort key
+// (TableKeyInSortKey): "idempotency#<Namespace>", a partition per
+// consumer.
+const DefaultPartitionValuePrefix = "idempotency#"
 
 // IdempotentConsumer is an idempotent SNS → SQS → Lambda consumer: a queue
 // subscribed to a topic, a Go handler consuming it in batches, and a
@@ -151,11 +164,20 @@ type IdempotentConsumer interface {
 	// MetricOutcome is the number of records that ended with outcome (sum),
 	// one of the handler's Embedded Metric Format counts (Processed,
 	// Duplicate, InProgress, Mismatch, BadInput, Failed, LeaseLost,
-	// NotStarted), in MetricsNamespace with the dimension Consumer (the
+	// NotStarted, Expired), in MetricsNamespace with the dimension Consumer (the
 	// consumer's construct path). Duplicate is the number of deliveries
 	// absorbed: their effect did not run again. It panics for a value that
 	// is not an outcome.
 	MetricOutcome(outcome sqsbatch.Outcome, props *awscloudwatch.MetricOptions) awscloudwatch.Metric
+	// MetricDeadLetteredUnstarted is the number of records the handler did
+	// not start on their message's last receive (sum; the handler's
+	// DeadLetteredUnstarted, sqsbatch.MetricDeadLetteredUnstarted, a count
+	// beside the outcomes): SQS moves them to the dead-letter queue without
+	// their effect ever having run. On a FIFO queue these are the messages
+	// behind a failing message of their group. The handler counts them only
+	// when it knows the queue's maxReceiveCount (always, but for an imported
+	// queue given without MaxReceiveCount).
+	MetricDeadLetteredUnstarted(props *awscloudwatch.MetricOptions) awscloudwatch.Metric
 	// MetricBatchDuration is the time the handler took over a batch (the
 	// handler's BatchDuration, milliseconds, maximum).
 	MetricBatchDuration(props *awscloudwatch.MetricOptions) awscloudwatch.Metric

@@ -161,7 +161,7 @@ func TestDefaultsCreateOneOfEach(t *testing.T) {
 		"AWS::IAM::Policy":                1,
 		"AWS::Lambda::Function":           1,
 		"AWS::Lambda::EventSourceMapping": 1,
-		"AWS::CloudWatch::Alarm":          8,
+		"AWS::CloudWatch::Alarm":          10,
 		"AWS::CloudWatch::Dashboard":      0,
 		"AWS::KMS::Key":                   0,
 	} {
@@ -401,6 +401,10 @@ func TestDefaultAlarms(t *testing.T) {
 			"Dimensions": dim("Consumer", "Defaults/ChargeOrder"), "Period": 300},
 		"bad input": {"Namespace": "IdempotentConsumer", "MetricName": "BadInput", "Statistic": "Sum", "Threshold": 0,
 			"Dimensions": dim("Consumer", "Defaults/ChargeOrder"), "Period": 300},
+		"expired": {"Namespace": "IdempotentConsumer", "MetricName": "Expired", "Statistic": "Sum", "Threshold": 0,
+			"Dimensions": dim("Consumer", "Defaults/ChargeOrder"), "Period": 300},
+		"dead-lettered unstarted": {"Namespace": "IdempotentConsumer", "MetricName": "DeadLetteredUnstarted", "Statistic": "Sum", "Threshold": 0,
+			"Dimensions": dim("Consumer", "Defaults/ChargeOrder"), "Period": 300},
 	} {
 		t.Run(name, func(t *testing.T) {
 			want["ComparisonOperator"] = "GreaterThanThreshold"
@@ -410,8 +414,13 @@ func TestDefaultAlarms(t *testing.T) {
 			has(t, f, "AWS::CloudWatch::Alarm", want)
 		})
 	}
-	if n := len(f.consumer.Alarms().All()); n != 8 {
-		t.Errorf("Alarms().All() has %d alarms, want 8", n)
+	cdktest.Must(t, func() {
+		f.template.ResourcePropertiesCountIs(jsii.String("AWS::CloudWatch::Alarm"), map[string]any{
+			"AlarmDescription": assertions.Match_StringLikeRegexp(jsii.String("maxReceiveCount is unknown")),
+		}, jsii.Number(0))
+	})
+	if n := len(f.consumer.Alarms().All()); n != 10 {
+		t.Errorf("Alarms().All() has %d alarms, want 10", n)
 	}
 }
 
@@ -435,6 +444,8 @@ func TestConstructIDsAreStable(t *testing.T) {
 		"Defaults/ChargeOrder/PayloadMismatchAlarm":             *c.Alarms().PayloadMismatch.Node().Path(),
 		"Defaults/ChargeOrder/LeaseLostAlarm":                   *c.Alarms().LeaseLost.Node().Path(),
 		"Defaults/ChargeOrder/BadInputAlarm":                    *c.Alarms().BadInput.Node().Path(),
+		"Defaults/ChargeOrder/ExpiredAlarm":                     *c.Alarms().Expired.Node().Path(),
+		"Defaults/ChargeOrder/DeadLetteredUnstartedAlarm":       *c.Alarms().DeadLetteredUnstarted.Node().Path(),
 		"Dashboard/Watched/Dashboard":                           *dashboard(t).consumer.Dashboard().Node().Path(),
 	} {
 		if got != want {
@@ -580,7 +591,7 @@ func TestCustomPropsReachTheResources(t *testing.T) {
 	cdktest.Must(t, func() {
 		f.template.ResourcePropertiesCountIs(jsii.String("AWS::CloudWatch::Alarm"), map[string]any{
 			"AlarmActions": []any{ref(id(f, f.alarmTopic))},
-		}, jsii.Number(8))
+		}, jsii.Number(len(f.consumer.Alarms().All())))
 	})
 }
 

@@ -26,7 +26,7 @@ func (c *idempotentConsumer) Widgets() [][]awscloudwatch.IWidget {
 			Width: jsii.Number(24), Height: jsii.Number(2),
 			Markdown: jsii.String(fmt.Sprintf("## Idempotent consumer %s\n"+
 				"**Effects run** (processed) against **duplicates absorbed** (deliveries of a fact already done, whose effect did not run again). "+
-				"Mismatches, bad input and lost leases need a look; the dead-letter queue holds what no retry fixed.", *c.Node().Path())),
+				"Mismatches, bad input, lost leases, expired messages and messages dead-lettered unstarted need a look; the dead-letter queue holds what no retry fixed.", *c.Node().Path())),
 		}),
 	},
 		h.OutcomeRow(),

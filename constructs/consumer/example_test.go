@@ -36,7 +36,7 @@ func ExampleNewIdempotentConsumer() {
 	fmt.Println("alarms:", len(charge.Alarms().All()))
 	// Output:
 	// namespace: chargeorder
-	// alarms: 8
+	// alarms: 10
 }
 
 // A payments team brings the queue it already has (with its dead-letter

@@ -225,7 +225,10 @@ type IdempotentConsumerProps struct {
 	// counts as a receive: AWS recommends at least 5 for Lambda event
 	// sources. With a given Queue it is the queue's own: a queue of the app
 	// says it (a different value here is refused); for an imported queue,
-	// it declares the queue's value for the dead-letter alarm's description.
+	// it declares the queue's value, for the dead-letter alarm's description
+	// and for the handler, which counts the records it lets reach the
+	// dead-letter queue unstarted (MetricDeadLetteredUnstarted) only when it
+	// knows the value.
 	//
 	// Default: 5; the given Queue's.
 	MaxReceiveCount *float64
@@ -241,20 +244,74 @@ type IdempotentConsumerProps struct {
 	VisibilityTimeout awscdk.Duration
 
 	// Table is an existing table to hold the idempotency records
-	// (shared-table mode). It must have a string partition key named "pk".
-	// Its TTL must be on the attribute "ttl", which the records carry: a
-	// table defined in the app with its TTL on another attribute is refused
-	// (a table has one TTL attribute, so the records would never expire);
-	// one without TTL, or an imported one, gets a synth warning. Records are keyed
-	// "<Namespace>#<business key>", so the table can also hold business data
-	// under other prefixes. A table encrypted with a customer-managed key
-	// must be imported with that key (awsdynamodb.Table_FromTableAttributes)
-	// so that the function is allowed to use it.
+	// (shared-table mode), of the construct's design or of the app's own (a
+	// single-table design: its own key names, a sort key, its own TTL
+	// attribute; see TablePartitionKey, TableSortKey, TableKeyInSortKey,
+	// TableFixedKeyValue and TableTTLAttribute). Its keys must be strings.
+	// The construct reads the key schema and the TTL attribute of a table
+	// defined in the app, and passes them to the handler; for an imported
+	// table, which it cannot read, the props declare them (a partition key
+	// "pk", no sort key and TTL on "ttl" when they say nothing). A table
+	// without TTL, or an imported one, gets a synth warning. Records are
+	// keyed "<Namespace>#<business key>", so the table can also hold
+	// business data under other prefixes. A table encrypted with a
+	// customer-managed key must be imported with that key
+	// (awsdynamodb.Table_FromTableAttributes) so that the function is
+	// allowed to use it.
 	//
 	// Default: a new table owned by the construct: on-demand capacity,
 	// string partition key "pk", TTL attribute "ttl", point-in-time recovery
 	// on, encrypted with the AWS-managed key.
 	Table awsdynamodb.ITable
+
+	// TablePartitionKey is the name of the given Table's partition key
+	// attribute (a string). For a table the app defines it is read from the
+	// table (a different value here is refused); for an imported table it
+	// declares the table's. Only with Table.
+	//
+	// Default: the table's partition key; "pk" for an imported table.
+	TablePartitionKey *string
+
+	// TableSortKey is the name of the given Table's sort key attribute (a
+	// string), for a table that has one. Read from a table the app
+	// defines, as TablePartitionKey is. The record key stays in the
+	// partition key, and the sort key holds TableFixedKeyValue, unless
+	// TableKeyInSortKey. Only with Table.
+	//
+	// Default: the table's sort key; none for an imported table.
+	TableSortKey *string
+
+	// TableKeyInSortKey puts the record key "<Namespace>#<business key>" in
+	// the sort key, under the partition key value TableFixedKeyValue: the
+	// layout of the most used peer library. IAM's dynamodb:LeadingKeys
+	// condition sees the partition key only, so the consumer's role is then
+	// scoped to its partition value (StringEquals), not to its namespace:
+	// consumers that share a partition value can write each other's
+	// records (a synth warning says so; DESIGN.md, "A shared table of the
+	// app's own design"). Needs a sort key.
+	//
+	// Default: false, the record key is the partition key's value and the
+	// role is scoped to "<Namespace>#*".
+	TableKeyInSortKey *bool
+
+	// TableFixedKeyValue is the value of the table's other key on every
+	// record of this consumer: the sort key's (the record key in the
+	// partition key), or the partition key's (TableKeyInSortKey). Only with
+	// a sort key.
+	//
+	// Default: the Namespace as the sort key's value; "idempotency#" and
+	// the Namespace as the partition key's, a partition per consumer.
+	TableFixedKeyValue *string
+
+	// TableTTLAttribute is the attribute the given Table's TTL is enabled
+	// on (epoch seconds), which the records carry. Read from a table the
+	// app defines (a different value here is refused: a table has one TTL
+	// attribute, so the records would never be deleted); for an imported
+	// table it declares the table's. Only with Table.
+	//
+	// Default: the table's TTL attribute; "ttl" for an imported table, or
+	// one without TTL.
+	TableTTLAttribute *string
 
 	// AcceptSingleRegionGuarantee allows a Table replicated to other regions
 	// (a global table). DynamoDB settles concurrent writes to a global table

@@ -342,17 +342,18 @@ func ttlOf(table awsdynamodb.ITable) tableTTL {
 }
 
 // ttlProblems is the rule that a shared table's TTL, if any, is on the
-// records' TTL attribute (want): a table has one TTL attribute, so a TTL on
-// another one never deletes the records. A table without TTL keeps every
-// record forever (a warning); an imported table cannot be read (a
+// records' TTL attribute (want: the table's own, read by computeDesign,
+// unless TableTTLAttribute says another): a table has one TTL attribute, so
+// a TTL on another one never deletes the records. A table without TTL keeps
+// every record forever (a warning); an imported table cannot be read (a
 // warning).
 func ttlProblems(path string, ttl tableTTL, want string) (problems []string, warnings []synthWarning) {
 	switch {
 	case !ttl.known:
-		warnings = append(warnings, synthWarning{WarnTableTTL, fmt.Sprintf("Table %s is imported, so the construct cannot read its TTL at synth; enable its TTL on the attribute %q, which the records carry, or they are never deleted.", path, want)})
+		warnings = append(warnings, synthWarning{WarnTableTTL, fmt.Sprintf("Table %s is imported, so the construct cannot read its TTL at synth; enable its TTL on the attribute %q, which the records carry (TableTTLAttribute declares another), or they are never deleted.", path, want)})
 	case ttl.enabled && ttl.attribute != want:
-		problems = append(problems, fmt.Sprintf("Table %s has its TTL on the attribute %q, but the records carry their expiry in %q, and a table has one TTL attribute, so the records would never be deleted; put the table's TTL on %q (awsdynamodb.TableProps.TimeToLiveAttribute), or leave Table nil for a table of the construct's own",
-			path, ttl.attribute, want, want))
+		problems = append(problems, fmt.Sprintf("Table %s has its TTL on the attribute %q, but TableTTLAttribute is %q, where the records would carry their expiry, and a table has one TTL attribute, so the records would never be deleted; leave TableTTLAttribute nil (the construct reads the TTL attribute of a table the app defines), or give %q",
+			path, ttl.attribute, want, ttl.attribute))
 	case !ttl.enabled:
 		warnings = append(warnings, synthWarning{WarnTableTTL, fmt.Sprintf("Table %s has no TTL, so the records are never deleted (each stays after its window; the table grows with every fact); set TimeToLiveAttribute %q on it.", path, want)})
 	}
@@ -440,7 +441,8 @@ func refusals(s *settings) (problems []string, warnings []synthWarning) {
 		}
 	}
 	if s.table != nil {
-		add(ttlProblems(*s.table.Node().Path(), s.tableTTL, TTLAttribute))
+		add(ttlProblems(*s.table.Node().Path(), s.tableTTL, s.runtime.TableTTLAttribute))
+		add(nil, partitionScopeWarnings(*s.table.Node().Path(), s.runtime)) // design.go
 	}
 	return problems, warnings
 }

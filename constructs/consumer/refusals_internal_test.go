@@ -161,7 +161,7 @@ func TestSharedTableTTLMustBeTheRecords(t *testing.T) {
 		problem, warning []string
 	}{
 		{name: "another attribute", ttl: tableTTL{attribute: "expiresAt", enabled: true, known: true},
-			problem: []string{`Table S/Shop has its TTL on the attribute "expiresAt", but the records carry their expiry in "ttl"`, "never be deleted", `put the table's TTL on "ttl"`}},
+			problem: []string{`Table S/Shop has its TTL on the attribute "expiresAt", but TableTTLAttribute is "ttl"`, "never be deleted", `leave TableTTLAttribute nil`, `or give "expiresAt"`}},
 		{name: "the records' attribute", ttl: tableTTL{attribute: "ttl", enabled: true, known: true}},
 		{name: "another attribute, disabled", ttl: tableTTL{attribute: "expiresAt", known: true}, warning: []string{"Table S/Shop has no TTL"}},
 		{name: "no TTL", ttl: tableTTL{known: true}, warning: []string{"Table S/Shop has no TTL", `set TimeToLiveAttribute "ttl"`}},

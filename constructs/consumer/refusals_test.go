@@ -132,14 +132,14 @@ func TestRefusedSettingsThatLoseMessages(t *testing.T) {
 		},
 		want: []string{"Layers holds S/Agent, declared for x86_64 (its compatibleArchitectures), but the function is arm64"},
 	}, {
-		name: "a shared table whose TTL is on another attribute",
+		name: "a shared table whose TTL is on another attribute than TableTTLAttribute",
 		bad: func(s awscdk.Stack, p *consumer.IdempotentConsumerProps) {
-			p.Table, p.Namespace = tableWithTTL(s, "expiresAt"), jsii.String("reserve")
+			p.Table, p.Namespace, p.TableTTLAttribute = tableWithTTL(s, "expiresAt"), jsii.String("reserve"), jsii.String(consumer.TTLAttribute)
 		},
 		good: func(s awscdk.Stack, p *consumer.IdempotentConsumerProps) {
-			p.Table, p.Namespace = tableWithTTL(s, consumer.TTLAttribute), jsii.String("reserve")
+			p.Table, p.Namespace = tableWithTTL(s, "expiresAt"), jsii.String("reserve")
 		},
-		want: []string{`Table S/Shop has its TTL on the attribute "expiresAt", but the records carry their expiry in "ttl"`},
+		want: []string{`Table S/Shop has its TTL on the attribute "expiresAt", but TableTTLAttribute is "ttl"`},
 	}, {
 		name: "a FIFO topic with a standard queue",
 		bad: func(s awscdk.Stack, p *consumer.IdempotentConsumerProps) {

@@ -22,7 +22,8 @@ import (
 // explicitSettings are the runtime settings that the construct does not
 // read from a prop of their own kind, and why. computeRuntime sets the
 // first five after contract.Fill (no default of the contract depends on
-// them); the builders and compute set the others.
+// them: TestNoDefaultFollowsAnExplicitSetting); the builders and compute
+// set the others.
 var explicitSettings = map[string]string{
 	"Table":           "the table's name is a token, known once the table exists: tablePlaceholder until the builder sets it",
 	"Namespace":       "its default is the construct id's, lowercased without '#', not the contract's (it has none)",
@@ -32,7 +33,18 @@ var explicitSettings = map[string]string{
 	"KeySecret":       "HashKeys is a bool: the construct creates the secret, whose reference the builder writes",
 	"TxTables":        "TransactionalTables are tables: the builder writes their names (tokens) and those GrantTransactionalWrites declares",
 	"MaxReceiveCount": "the queue's redrive count, known once the queues are computed (a given queue's own, or the MaxReceiveCount prop)",
+	// The table's design: a given Table's own, read from a table of the app,
+	// over the props that declare an imported one's (computeDesign).
+	"TablePartitionKey":  designReason,
+	"TableSortKey":       designReason,
+	"TableRecordKeyIn":   "TableKeyInSortKey is a bool: the record key in the sort key when true (computeDesign)",
+	"TableFixedKeyValue": "its default follows the Namespace and where the record key is, with a sort key only (computeDesign)",
+	"TableTTLAttribute":  designReason,
 }
+
+// designReason is why the table's key names and TTL attribute are
+// explicit.
+const designReason = "a given Table of the app says it (its key schema, its TTL), over the prop, which declares an imported table's (computeDesign)"
 
 // constructDefaults are the construct's defaults for settings it reads from
 // their props, where they are not the contract's (which are those of a

@@ -1,6 +1,7 @@
 package consumer
 
 import (
+	"fmt"
 	"reflect"
 	"strconv"
 	"strings"
@@ -27,7 +28,13 @@ func TestEverySettingIsReadOrExplicit(t *testing.T) {
 		why, explicit := explicitSettings[f.Setting]
 		switch {
 		case !direct && !explicit:
-			t.Errorf("%s (prop %q) is neither read from a prop nor set by the construct: give IdempotentConsumerProps a field %s of a plain kind for its type (awscdk.Duration, *float64, *string, *[]*string, *bool), or list it in explicitSettings with the reason", f.Setting, f.Prop, f.Prop)
+			kind := "no field " + f.Prop
+			if prop, ok := reflect.TypeFor[IdempotentConsumerProps]().FieldByName(f.Prop); ok {
+				kind = fmt.Sprintf("%s, a %s", f.Prop, prop.Type)
+			}
+			setting, _ := reflect.TypeFor[contract.Settings]().FieldByName(f.Setting)
+			t.Errorf("%s (a %s, prop %q) is neither read from a prop nor set by the construct: IdempotentConsumerProps has %s; give it a field %s of the plain kind that reads into a %s (awscdk.Duration, *float64, *string, *[]*string or *bool for time.Duration, int, string, []string or bool), or list %s in explicitSettings with the reason",
+				f.Setting, setting.Type, f.Prop, kind, f.Prop, setting.Type, f.Setting)
 		case direct && explicit:
 			t.Errorf("%s is both read from %s and explicit (%s)", f.Setting, f.Prop, why)
 		case explicit && why == "":
@@ -56,14 +63,17 @@ func TestEverySettingIsReadOrExplicit(t *testing.T) {
 // here, and the setting would have to reach Fill instead.
 func TestNoDefaultFollowsAnExplicitSetting(t *testing.T) {
 	none := contract.Fill(func(contract.Field) (any, bool) { return nil, false })
+	env := map[string]string{}
+	for _, f := range contract.Fields() {
+		env[f.Var] = f.Example
+	}
+	examples, err := contract.Decode(func(k string) string { return env[k] }, "C")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for name := range explicitSettings {
 		f, _ := fieldOfSetting(name)
-		env := map[string]string{contract.TableVar: "t", contract.NamespaceVar: "ns", f.Var: f.Example}
-		example, err := contract.Decode(func(k string) string { return env[k] }, "C")
-		if err != nil {
-			t.Fatal(err)
-		}
-		v := reflect.ValueOf(example).FieldByName(name)
+		v := reflect.ValueOf(examples).FieldByName(name)
 		got := contract.Fill(func(g contract.Field) (any, bool) { return v.Interface(), g.Setting == name })
 		reflect.ValueOf(&got).Elem().FieldByName(name).Set(reflect.ValueOf(none).FieldByName(name))
 		if !reflect.DeepEqual(got, none) {

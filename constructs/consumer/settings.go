@@ -20,6 +20,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/bundle"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/table"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
@@ -177,8 +178,12 @@ type settings struct {
 	// layerInfos are what each given layer declares of its
 	// architectures.
 	layerInfos []layerInfo
-	// tableTTL is the given Table's TTL (the zero value without one).
-	tableTTL tableTTL
+	// tableTTL is the given Table's TTL (the zero value without one), and
+	// tableKeys its key schema (not Known without one, or for an imported
+	// table); the runtime's table design is computed from them
+	// (computeDesign).
+	tableTTL  tableTTL
+	tableKeys table.Keys
 }
 
 // compute applies the defaults to the props of the consumer with the
@@ -249,6 +254,44 @@ func (p *IdempotentConsumerProps) computeReadings(s *settings) {
 	}
 	if p.Table != nil {
 		s.tableTTL = ttlOf(p.Table)
+		s.tableKeys = table.KeysOf(p.Table)
+	}
+	p.computeDesign(s)
+}
+
+// computeDesign computes the runtime's table design (the settings
+// TablePartitionKey to TableTTLAttribute): the construct's table's, or a
+// given Table's as the app defines it (its key schema, its TTL attribute),
+// else as the props declare it, else the construct's defaults; the sort
+// key's fixed value defaults to the Namespace, or with the record key in
+// the sort key to DefaultPartitionValuePrefix and the Namespace. Where the
+// props and the table disagree, the table's wins here and the rule
+// (designProblems) refuses the props.
+func (p *IdempotentConsumerProps) computeDesign(s *settings) {
+	if p.Table == nil {
+		return // the construct's table: the contract's defaults; designProblems refuses the props
+	}
+	r := &s.runtime
+	r.TablePartitionKey = stringOr(p.TablePartitionKey, r.TablePartitionKey)
+	r.TableSortKey = stringOr(p.TableSortKey, r.TableSortKey)
+	if k := s.tableKeys; k.Known {
+		r.TablePartitionKey, r.TableSortKey = k.Partition, k.Sort
+	}
+	if p.TableKeyInSortKey != nil && *p.TableKeyInSortKey {
+		r.TableRecordKeyIn = contract.KeyInSort
+	}
+	if r.TableSortKey != "" {
+		def := r.Namespace
+		if r.TableRecordKeyIn == contract.KeyInSort {
+			def = DefaultPartitionValuePrefix + r.Namespace
+		}
+		r.TableFixedKeyValue = stringOr(p.TableFixedKeyValue, def)
+	} else {
+		r.TableFixedKeyValue = stringOr(p.TableFixedKeyValue, "")
+	}
+	r.TableTTLAttribute = stringOr(p.TableTTLAttribute, r.TableTTLAttribute)
+	if t := s.tableTTL; t.known && t.enabled && t.attribute != "" && p.TableTTLAttribute == nil {
+		r.TableTTLAttribute = t.attribute
 	}
 }
 

@@ -82,6 +82,7 @@ func (p *IdempotentConsumerProps) problems(s *settings) []string {
 		}
 		problems = append(problems, table.Problems(p.Table, p.AcceptSingleRegionGuarantee != nil && *p.AcceptSingleRegionGuarantee)...)
 	}
+	problems = append(problems, p.designProblems(s)...) // design.go
 	if topicMax := s.topicMaxBytes; s.topicMaxKnown && topicMax > float64(r.MaxMessageBytes) {
 		bad("Topic accepts messages of up to %s bytes (its MaximumMessageSize), more than MaxMessageBytes %d: a message in between would be published and then refused by the handler on every delivery, until the dead-letter queue takes it; set MaxMessageBytes to %s, or lower the topic's MaximumMessageSize", formatNumber(topicMax), r.MaxMessageBytes, formatNumber(topicMax))
 	}

@@ -70,11 +70,11 @@ func TestValidateRefuses(t *testing.T) {
 		change: func(p *consumer.IdempotentConsumerProps) { p.Table = sharedTable("pk", nil) },
 		want:   []string{"Table is given (shared-table mode), so Namespace is required"},
 	}, {
-		name: "a shared table keyed on id",
+		name: "a shared table keyed on a record's attribute",
 		change: func(p *consumer.IdempotentConsumerProps) {
-			p.Table, p.Namespace = sharedTable("id", nil), jsii.String("refund")
+			p.Table, p.Namespace = sharedTable("status", nil), jsii.String("refund")
 		},
-		want: []string{`Table's key schema is [HASH id (S)], but idempotency records need a string partition key named "pk" and no sort key`},
+		want: []string{`TablePartitionKey "status" is an attribute of the idempotency record (package schema)`, "give the table's partition key its own name"},
 	}, {
 		name: "a replicated table",
 		change: func(p *consumer.IdempotentConsumerProps) {

@@ -154,7 +154,7 @@ func (d *deployment) seconds(v time.Duration) int {
 	return max(1, int((d.scaled(v)+time.Second-1)/time.Second))
 }
 
-// environment resolves a function's variables: references to tables,
+// environment resolves a function's variables (value): references to tables,
 // topics and queues become their local names, and the runtime contract's
 // durations are scaled with the rest of the template's times.
 func (d *deployment) environment(f *Function) (map[string]string, error) {
@@ -164,12 +164,7 @@ func (d *deployment) environment(f *Function) (map[string]string, error) {
 		case string:
 			out[k] = v
 		case map[string]any:
-			raw, _ := json.Marshal(v)
-			var ref intrinsic
-			if err := json.Unmarshal(raw, &ref); err != nil {
-				return nil, err
-			}
-			val, err := d.resolve(ref)
+			val, err := d.value(v)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", k, err)
 			}
@@ -214,6 +209,61 @@ func (d *deployment) scaleContract(env map[string]string) error {
 		env[k] = v
 	}
 	return nil
+}
+
+// value resolves a template value to a string: a string is itself, a Ref
+// or an Fn::GetAtt what resolve makes of it, and {"Fn::Join": [delimiter,
+// [values...]]} its values resolved (strings, references, joins) and joined
+// with the delimiter, as CloudFormation does. The construct writes a join
+// of Refs when a consumer declares two or more transactional tables
+// (IDEMPOTENCY_TX_TABLES). Any other function is refused by name.
+func (d *deployment) value(v any) (string, error) {
+	switch v := v.(type) {
+	case string:
+		return v, nil
+	case map[string]any:
+		if len(v) != 1 {
+			return "", fmt.Errorf("cannot resolve %v locally: an intrinsic function has one key", v)
+		}
+		if args, ok := v["Fn::Join"]; ok {
+			return d.join(args)
+		}
+		raw, err := json.Marshal(v)
+		if err != nil {
+			return "", err
+		}
+		if v["Ref"] == nil && v["Fn::GetAtt"] == nil {
+			return "", fmt.Errorf("cannot resolve %s locally: the local run resolves Ref, Fn::GetAtt and Fn::Join", raw)
+		}
+		var ref intrinsic
+		if err := json.Unmarshal(raw, &ref); err != nil {
+			return "", fmt.Errorf("cannot resolve %s locally: %w", raw, err)
+		}
+		return d.resolve(ref)
+	}
+	return "", fmt.Errorf("cannot resolve %v (%T) locally", v, v)
+}
+
+// join resolves the arguments of an Fn::Join: a delimiter and a list.
+func (d *deployment) join(args any) (string, error) {
+	a, ok := args.([]any)
+	if !ok || len(a) != 2 {
+		return "", fmt.Errorf("Fn::Join %v: want [delimiter, [values...]]", args)
+	}
+	delimiter, ok := a[0].(string)
+	list, isList := a[1].([]any)
+	if !ok || !isList {
+		return "", fmt.Errorf("Fn::Join %v: want [delimiter, [values...]]", args)
+	}
+	parts := make([]string, len(list))
+	for i, item := range list {
+		s, err := d.value(item)
+		if err != nil {
+			return "", fmt.Errorf("Fn::Join, value %d: %w", i, err)
+		}
+		parts[i] = s
+	}
+	return strings.Join(parts, delimiter), nil
 }
 
 func (d *deployment) resolve(ref intrinsic) (string, error) {

@@ -231,6 +231,7 @@ func TestMetricsAreTheHandlersOwn(t *testing.T) {
 		metrics[o.String()] = f.consumer.MetricOutcome(o, nil)
 	}
 	metrics["batch duration"] = f.consumer.MetricBatchDuration(nil)
+	metrics["dead-lettered unstarted"] = f.consumer.MetricDeadLetteredUnstarted(nil)
 	for what, m := range metrics {
 		if *m.Namespace() != cw.Namespace {
 			t.Errorf("%s: namespace %s, the handler writes %s", what, *m.Namespace(), cw.Namespace)

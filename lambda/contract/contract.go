@@ -49,6 +49,11 @@ const Version = 1
 const (
 	VersionVar          = "IDEMPOTENT_CONSUMER_CONTRACT"
 	TableVar            = "IDEMPOTENCY_TABLE"
+	PartitionKeyVar     = "IDEMPOTENCY_TABLE_PARTITION_KEY"
+	SortKeyVar          = "IDEMPOTENCY_TABLE_SORT_KEY"
+	RecordKeyInVar      = "IDEMPOTENCY_TABLE_RECORD_KEY_IN"
+	FixedKeyValueVar    = "IDEMPOTENCY_TABLE_FIXED_KEY_VALUE"
+	TTLAttributeVar     = "IDEMPOTENCY_TABLE_TTL_ATTRIBUTE"
 	NamespaceVar        = "IDEMPOTENCY_NAMESPACE"
 	WindowVar           = "IDEMPOTENCY_WINDOW"
 	TTLAfterWindowVar   = "IDEMPOTENCY_TTL_AFTER_WINDOW"
@@ -75,6 +80,33 @@ const (
 type Settings struct {
 	// Table is the DynamoDB idempotency table's name. Required.
 	Table string
+	// TablePartitionKey is the name of the table's partition key attribute
+	// (a string): schema.Key ("pk") for the table the construct creates, the
+	// table's own on a shared table of the app's design. 1 to 255 bytes, not
+	// an attribute of the record (schema.Taken), nor the sort key or the TTL
+	// attribute.
+	TablePartitionKey string
+	// TableSortKey is the name of the table's sort key attribute (a
+	// string), or empty for a table without one (the construct's). The same
+	// rules as TablePartitionKey.
+	TableSortKey string
+	// TableRecordKeyIn says which key attribute holds the record's key
+	// ("<namespace>#<key>"): KeyInPartition (the default; IAM scopes the
+	// consumer to "<namespace>#*") or KeyInSort (the record key in the sort
+	// key, under the partition value TableFixedKeyValue; IAM can scope the
+	// consumer to that partition value only). KeyInSort needs a
+	// TableSortKey.
+	TableRecordKeyIn KeyPlace
+	// TableFixedKeyValue is the value of the table's other key on every
+	// record of the consumer: the sort key's value (KeyInPartition) or the
+	// partition key's (KeyInSort). Required with a TableSortKey, and only
+	// with one; valid UTF-8, at most 1,024 bytes as a sort key value, 2,048
+	// as a partition key value (DynamoDB's bounds).
+	TableFixedKeyValue string
+	// TableTTLAttribute is the attribute the table's TTL is enabled on
+	// (epoch seconds): schema.TTL ("ttl") for the table the construct
+	// creates. The same rules as TablePartitionKey.
+	TableTTLAttribute string
 	// Namespace prefixes every key, "<namespace>#<key>". Required; valid
 	// UTF-8 of at most idempotency.MaxNamespaceBytes (1,024) bytes, so that
 	// keys fit DynamoDB's 2,048-byte partition key; no '#' (the
@@ -139,6 +171,21 @@ type Settings struct {
 	// with ':' (PutMetricData's rules).
 	MetricsNamespace string
 }
+
+// KeyPlace says which of the table's key attributes holds the record's key
+// (Settings.TableRecordKeyIn).
+type KeyPlace string
+
+// The places of the record's key.
+const (
+	// KeyInPartition: the record key is the partition key's value, and the
+	// sort key, if any, holds TableFixedKeyValue.
+	KeyInPartition KeyPlace = "partition"
+	// KeyInSort: the record key is the sort key's value, under the
+	// partition key value TableFixedKeyValue (the layout of the most used
+	// peer library).
+	KeyInSort KeyPlace = "sort"
+)
 
 // Defaults and bounds that are the contract's own (the guard's and the
 // adapter's are theirs, in packages idempotency and sqsbatch).

@@ -11,10 +11,15 @@ import (
 // contract's Version: every entry of Fields, so that the handler never
 // falls back on a default the construct did not choose, but for a value
 // whose encoding is empty (an empty list, KeySecret or text), which is left
-// out.
+// out, and for the table's design (TablePartitionKey, TableSortKey,
+// TableRecordKeyIn, TableFixedKeyValue, TableTTLAttribute), written only
+// where it is not the design of the table the construct creates.
 func (s Settings) Encode() map[string]string {
 	env := map[string]string{VersionVar: strconv.Itoa(Version)}
 	for _, f := range fields {
+		if f.omitDefault && f.isDefault(s) {
+			continue
+		}
 		if v := f.encode(s); v != "" {
 			env[f.Var] = v
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore/schema"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
@@ -23,6 +24,26 @@ var fields = []Field{
 		"none: required", "shop-idempotency",
 		"the DynamoDB idempotency table's name",
 		func(s *Settings) *string { return &s.Table }, none[string]),
+	tableDesign(entry(PartitionKeyVar, "TablePartitionKey", "TablePartitionKey",
+		schema.Key, "PK",
+		"the name of the table's partition key attribute (a string)",
+		func(s *Settings) *string { return &s.TablePartitionKey }, func(Settings) string { return schema.Key })),
+	tableDesign(entry(SortKeyVar, "TableSortKey", "TableSortKey",
+		"none: a table without a sort key", "SK",
+		"the name of the table's sort key attribute (a string)",
+		func(s *Settings) *string { return &s.TableSortKey }, none[string])),
+	tableDesign(entry(RecordKeyInVar, "TableRecordKeyIn", "TableKeyInSortKey",
+		string(KeyInPartition), string(KeyInSort),
+		"the key attribute that holds the record key \"<namespace>#<key>\": partition or sort",
+		func(s *Settings) *KeyPlace { return &s.TableRecordKeyIn }, func(Settings) KeyPlace { return KeyInPartition })),
+	tableDesign(entry(FixedKeyValueVar, "TableFixedKeyValue", "TableFixedKeyValue",
+		"none: required with a sort key", "IDEMPOTENCY",
+		"the value of the table's other key on every record: the sort key's, or the partition key's with the record key in the sort key",
+		func(s *Settings) *string { return &s.TableFixedKeyValue }, none[string])),
+	tableDesign(entry(TTLAttributeVar, "TableTTLAttribute", "TableTTLAttribute",
+		schema.TTL, "expiry",
+		"the attribute the table's TTL is enabled on",
+		func(s *Settings) *string { return &s.TableTTLAttribute }, func(Settings) string { return schema.TTL })),
 	entry(NamespaceVar, "Namespace", "Namespace",
 		"none: required", "reserve",
 		"the prefix of every key, \"<namespace>#<key>\"",
@@ -129,6 +150,27 @@ type Field struct {
 	set func(*Settings, any) bool
 	// typ is the setting's Go type.
 	typ reflect.Type
+	// omitDefault: Encode leaves the value out when it is the default (see
+	// tableDesign).
+	omitDefault bool
+}
+
+// tableDesign marks an entry of the table's design, which Encode writes
+// only when it is not the default: the design of the table the construct
+// creates is the one a handler assumes without a word, so that its
+// environment (and every template of a consumer on such a table) says
+// nothing of it, and a handler deployed by other means on such a table
+// needs no variable for it. Its defaults depend on no other setting.
+func tableDesign(f Field) Field {
+	f.omitDefault = true
+	return f
+}
+
+// isDefault reports whether s holds f's default.
+func (f Field) isDefault(s Settings) bool {
+	var d Settings
+	f.setDefault(&d)
+	return f.encode(d) == f.encode(s)
 }
 
 // Fields returns every setting of the contract, in the order of Settings.
@@ -229,6 +271,10 @@ func entry[T any](name, setting, prop, defaultDoc, example, doc string, p func(*
 		f.Encoding = "text"
 		enc = func(v T) string { return any(v).(string) }
 		dec = func(v string) (T, error) { return any(v).(T), nil }
+	case *KeyPlace:
+		f.Encoding = "text"
+		enc = func(v T) string { return string(any(v).(KeyPlace)) }
+		dec = func(v string) (T, error) { return any(KeyPlace(v)).(T), nil }
 	case *sqsbatch.Delivery:
 		f.Encoding = "text"
 		enc = func(v T) string { return string(any(v).(sqsbatch.Delivery)) }

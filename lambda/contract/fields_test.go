@@ -52,11 +52,13 @@ func TestEverySettingHasAnEntry(t *testing.T) {
 }
 
 // base is a valid consumer none of whose settings is the example of its
-// entry, so that setting any one example changes it.
+// entry, so that setting any one example changes it. Its table has a sort
+// key, so that each setting of the table's design is valid alone.
 func base() contract.Settings {
 	s := contract.Defaults(10 * time.Minute)
 	s.Table, s.Namespace, s.Consumer = "t", "charge", "Charge"
 	s.LeaseMax = 5 * time.Minute
+	s.TableSortKey, s.TableFixedKeyValue = "sk", "charge"
 	return s
 }
 
@@ -199,7 +201,10 @@ func TestEverySettingReachesItsUser(t *testing.T) {
 			mapped = append(mapped, setting)
 		}
 	}
-	handlers := []string{"Table", "Timeout", "TxTables"}
+	handlers := []string{"Table", "Timeout", "TxTables",
+		// the table's design, which handler.NewStore maps onto the store's
+		// options (pinned by the handler's TestNewStoreMapsTheDesign)
+		"TablePartitionKey", "TableSortKey", "TableRecordKeyIn", "TableFixedKeyValue", "TableTTLAttribute"}
 	for _, f := range contract.Fields() {
 		if !slices.Contains(mapped, f.Setting) && !slices.Contains(handlers, f.Setting) {
 			t.Errorf("the setting %s reaches neither the guard, the adapter, nor the handler", f.Setting)
@@ -219,10 +224,46 @@ func TestInitErrorsNameTheVariable(t *testing.T) {
 		{map[string]string{contract.NamespaceVar: "ns", contract.ConsumerVar: "c"}, "IDEMPOTENCY_TABLE: Table is empty"},
 		{map[string]string{contract.TableVar: "t", contract.NamespaceVar: "a*", contract.ConsumerVar: "c"}, `IDEMPOTENCY_NAMESPACE: Namespace "a*" contains '*' or '?'`},
 		{map[string]string{contract.TableVar: "t", contract.NamespaceVar: "ns", contract.ConsumerVar: "c", contract.TimeoutVar: "2s"}, "IDEMPOTENCY_FUNCTION_TIMEOUT: Timeout 2s is too short"},
+		{map[string]string{contract.TableVar: "t", contract.NamespaceVar: "ns", contract.ConsumerVar: "c", contract.PartitionKeyVar: "status"}, `IDEMPOTENCY_TABLE_PARTITION_KEY: TablePartitionKey "status" is an attribute of the idempotency record`},
+		{map[string]string{contract.TableVar: "t", contract.NamespaceVar: "ns", contract.ConsumerVar: "c", contract.SortKeyVar: "sk"}, `IDEMPOTENCY_TABLE_SORT_KEY: TableSortKey "sk" needs TableFixedKeyValue`},
+		{map[string]string{contract.TableVar: "t", contract.NamespaceVar: "ns", contract.ConsumerVar: "c", contract.SortKeyVar: "sk", contract.FixedKeyValueVar: "v", contract.TTLAttributeVar: "sk"}, `IDEMPOTENCY_TABLE_SORT_KEY: TableSortKey and TableTTLAttribute are both "sk"`},
+		{map[string]string{contract.TableVar: "t", contract.NamespaceVar: "ns", contract.ConsumerVar: "c", contract.RecordKeyInVar: "sort"}, `IDEMPOTENCY_TABLE_RECORD_KEY_IN: TableRecordKeyIn is "sort" (TableKeyInSortKey), but TableSortKey is empty`},
+		{map[string]string{contract.TableVar: "t", contract.NamespaceVar: "ns", contract.ConsumerVar: "c", contract.RecordKeyInVar: "left"}, `IDEMPOTENCY_TABLE_RECORD_KEY_IN: TableRecordKeyIn "left" is not a place of the record key`},
+		{map[string]string{contract.TableVar: "t", contract.NamespaceVar: "ns", contract.ConsumerVar: "c", contract.FixedKeyValueVar: "v"}, `IDEMPOTENCY_TABLE_FIXED_KEY_VALUE: TableFixedKeyValue "v" is given, but TableSortKey is empty`},
+		{map[string]string{contract.TableVar: "t", contract.NamespaceVar: "ns", contract.ConsumerVar: "c", contract.SortKeyVar: "sk", contract.FixedKeyValueVar: strings.Repeat("v", 1025)}, `IDEMPOTENCY_TABLE_FIXED_KEY_VALUE: TableFixedKeyValue is 1025 bytes, longer than DynamoDB's sort key value (1024 bytes)`},
+		{map[string]string{contract.TableVar: "t", contract.NamespaceVar: "ns", contract.ConsumerVar: "c", contract.TTLAttributeVar: strings.Repeat("t", 256)}, `IDEMPOTENCY_TABLE_TTL_ATTRIBUTE: TableTTLAttribute "ttttt`},
+		{map[string]string{contract.TableVar: "t", contract.NamespaceVar: strings.Repeat("n", 1023), contract.ConsumerVar: "c", contract.SortKeyVar: "sk", contract.FixedKeyValueVar: "v", contract.RecordKeyInVar: "sort"}, `IDEMPOTENCY_NAMESPACE: Namespace of 1023 bytes leaves no room for a key in the sort key`},
 	} {
 		_, err := contract.Decode(func(k string) string { return tc.env[k] }, "")
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Decode(%v): %v; want %q", tc.env, err, tc.want)
+		}
+	}
+}
+
+// TestTheDefaultDesignIsNotWritten: the design of the table the construct
+// creates (partition key "pk", no sort key, TTL on "ttl") is what a handler
+// assumes without a variable, so Encode writes none of the design's
+// variables for it (the templates of such consumers say nothing of it),
+// and writes each that differs.
+func TestTheDefaultDesignIsNotWritten(t *testing.T) {
+	design := []string{contract.PartitionKeyVar, contract.SortKeyVar, contract.RecordKeyInVar, contract.FixedKeyValueVar, contract.TTLAttributeVar}
+	s := contract.Defaults(time.Minute)
+	s.Table, s.Namespace, s.Consumer = "t", "ns", "c"
+	if s.TablePartitionKey != "pk" || s.TableSortKey != "" || s.TableRecordKeyIn != contract.KeyInPartition || s.TableFixedKeyValue != "" || s.TableTTLAttribute != "ttl" {
+		t.Fatalf("the default design is %+v", s)
+	}
+	env := s.Encode()
+	for _, v := range design {
+		if got, ok := env[v]; ok {
+			t.Errorf("the default design writes %s=%q", v, got)
+		}
+	}
+	s.TablePartitionKey, s.TableSortKey, s.TableRecordKeyIn, s.TableFixedKeyValue, s.TableTTLAttribute = "PK", "SK", contract.KeyInSort, "IDEMPOTENCY", "expiry"
+	env = s.Encode()
+	for _, v := range design {
+		if env[v] == "" {
+			t.Errorf("a design of the app's own writes no %s: %v", v, env)
 		}
 	}
 }
@@ -313,18 +354,26 @@ func readmeTable() string {
 // example) and for the required ones, returns what Decode returns for the
 // environment that carries the same: each entry's value lands in its own
 // field, and the defaults follow the values given above them (LeaseMax the
-// Timeout given, MinRemaining the FinishBudget given), as Decode's do.
+// Timeout given, MinRemaining the FinishBudget given), as Decode's do. An
+// example that is valid only with others (a sort key with its fixed value)
+// is given with every entry's.
 func TestFillIsDecodeOfTypedValues(t *testing.T) {
+	all := map[string]string{}
+	for _, f := range contract.Fields() {
+		all[f.Var] = f.Example
+	}
 	for _, f := range contract.Fields() {
 		t.Run(f.Setting, func(t *testing.T) {
 			env := map[string]string{contract.TableVar: "t", contract.NamespaceVar: "ns", f.Var: f.Example}
 			want, err := contract.Decode(func(k string) string { return env[k] }, "fallback")
 			if err != nil {
-				t.Fatalf("Decode with %s=%q: %v", f.Var, f.Example, err)
+				env = all
+				if want, err = contract.Decode(func(k string) string { return env[k] }, "fallback"); err != nil {
+					t.Fatalf("Decode with %s=%q, alone or with every example: %v", f.Var, f.Example, err)
+				}
 			}
-			given := map[string]bool{"Table": true, "Namespace": true, "Consumer": true, f.Setting: true}
 			got := contract.Fill(func(g contract.Field) (any, bool) {
-				if !given[g.Setting] {
+				if _, given := env[g.Var]; !given && g.Var != contract.ConsumerVar {
 					return nil, false
 				}
 				return reflect.ValueOf(want).FieldByName(g.Setting).Interface(), true

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore/schema"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/format"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
@@ -32,6 +34,7 @@ func (s Settings) Problems() []string {
 	if s.Table == "" {
 		bad("Table is empty; the idempotency table's name is required")
 	}
+	out = append(out, s.designProblems()...)
 	guard := s.GuardConfig()
 	timeoutOK := s.Timeout >= time.Second && s.Timeout <= MaxTimeout && s.Timeout%time.Second == 0
 	if !timeoutOK {
@@ -60,6 +63,68 @@ func (s Settings) Problems() []string {
 	if s.BatchConcurrency < 1 || s.BatchConcurrency > MaxBatchConcurrency {
 		bad("BatchConcurrency %d is out of range: each record in flight holds connections, and Lambda allows 1,024 file descriptors; give a whole number from 1 to %d (default: the batch size, at most %d)",
 			s.BatchConcurrency, MaxBatchConcurrency, DefaultMaxConcurrency)
+	}
+	return out
+}
+
+// maxAttributeNameBytes is DynamoDB's bound on a key attribute's name.
+const maxAttributeNameBytes = 255
+
+// DynamoDB's bounds on a key attribute's value.
+const (
+	maxPartitionValueBytes = 2048
+	maxSortValueBytes      = 1024
+)
+
+// designProblems are the rules of the table's design: names that the store
+// can use (schema.Taken), one role per attribute, a sort key's fixed value
+// where there is a sort key, and only there.
+func (s Settings) designProblems() []string {
+	var out []string
+	bad := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
+	names := []struct{ setting, role, name, def string }{
+		{"TablePartitionKey", "partition key", s.TablePartitionKey, schema.Key},
+		{"TableSortKey", "sort key", s.TableSortKey, ""},
+		{"TableTTLAttribute", "TTL attribute", s.TableTTLAttribute, schema.TTL},
+	}
+	for i, n := range names {
+		switch {
+		case n.name == "" && n.def != "":
+			bad("%s is empty; give the name of the table's %s (default %q)", n.setting, n.role, n.def)
+		case len(n.name) > maxAttributeNameBytes || !utf8.ValidString(n.name):
+			bad("%s %q is not a DynamoDB attribute name: give 1 to %d bytes of UTF-8", n.setting, n.name, maxAttributeNameBytes)
+		case schema.Taken(n.name):
+			bad("%s %q is an attribute of the idempotency record (package schema), which the store writes with the record's own values; give the table's %s its own name", n.setting, n.name, n.role)
+		}
+		for _, o := range names[i+1:] {
+			if n.name != "" && o.name == n.name {
+				bad("%s and %s are both %q: a table's %s and its %s are two attributes; give each its own name", n.setting, o.setting, n.name, n.role, o.role)
+			}
+		}
+	}
+	switch s.TableRecordKeyIn {
+	case KeyInPartition:
+	case KeyInSort:
+		if s.TableSortKey == "" {
+			bad("TableRecordKeyIn is %q (TableKeyInSortKey), but TableSortKey is empty: the record key can live in the sort key only on a table with one; give the table's sort key as TableSortKey, or keep the record key in the partition key", KeyInSort)
+		}
+	default:
+		bad("TableRecordKeyIn %q is not a place of the record key; give %q or %q", s.TableRecordKeyIn, KeyInPartition, KeyInSort)
+	}
+	switch v := s.TableFixedKeyValue; {
+	case s.TableSortKey == "" && v != "":
+		bad("TableFixedKeyValue %q is given, but TableSortKey is empty: a table without a sort key has no other key to hold it; give the table's sort key as TableSortKey, or no TableFixedKeyValue", v)
+	case s.TableSortKey != "" && v == "":
+		bad("TableSortKey %q needs TableFixedKeyValue, the value of the table's other key on every record (the sort key's, or with the record key in the sort key the partition key's): give one, for example the namespace %q", s.TableSortKey, s.Namespace)
+	case s.TableSortKey != "" && !utf8.ValidString(v):
+		bad("TableFixedKeyValue %q is not valid UTF-8; DynamoDB's string keys are", v)
+	case s.TableSortKey != "" && s.TableRecordKeyIn == KeyInSort && len(v) > maxPartitionValueBytes:
+		bad("TableFixedKeyValue is %d bytes, longer than DynamoDB's partition key value (%d bytes); give a shorter one", len(v), maxPartitionValueBytes)
+	case s.TableSortKey != "" && s.TableRecordKeyIn != KeyInSort && len(v) > maxSortValueBytes:
+		bad("TableFixedKeyValue is %d bytes, longer than DynamoDB's sort key value (%d bytes); give a shorter one", len(v), maxSortValueBytes)
+	}
+	if s.TableRecordKeyIn == KeyInSort && len(s.Namespace)+len("#x") > maxSortValueBytes {
+		bad("Namespace of %d bytes leaves no room for a key in the sort key, which holds the record key \"<namespace>#<key>\" in this design (TableRecordKeyIn %q) and takes at most %d bytes; give a short name (for example \"orders\")", len(s.Namespace), KeyInSort, maxSortValueBytes)
 	}
 	return out
 }

@@ -58,6 +58,12 @@ const (
 // see idempotency.Guard.Fact).
 const Layout = 1
 
+// MaxSortKeyBytes is DynamoDB's limit on a sort key value. With the record
+// key in the sort key (WithKeyInSortKey), a record key longer than this is
+// bad input (idempotency.ErrInvalidKey), refused before any request: the
+// guard's own bound, idempotency.MaxKeyBytes, is the partition key's.
+const MaxSortKeyBytes = 1024
+
 // MaxTxWrites is how many writes a transactional effect may add: DynamoDB
 // allows 100 actions per transaction and the record takes one.
 const MaxTxWrites = 99
@@ -102,16 +108,26 @@ func New(api API, table string, opts ...Option) *Store {
 // describe, or nil. Check it at init, before the first record.
 func (s *Store) Err() error { return s.err }
 
+// keyFits returns why the table's design cannot hold the record key key,
+// or nil: with the record key in the sort key, a key longer than
+// MaxSortKeyBytes. The error wraps idempotency.ErrInvalidKey: bad input,
+// not worth a retry, and not a store outage.
+func (s *Store) keyFits(key string) error {
+	if s.partitionValue != nil && len(key) > MaxSortKeyBytes {
+		return fmt.Errorf("%w: %d bytes with the namespace, more than the %d of a DynamoDB sort key, which holds the record key in the table's design (WithKeyInSortKey %q)", idempotency.ErrInvalidKey, len(key), MaxSortKeyBytes, s.sort)
+	}
+	return nil
+}
+
 // check returns why the store cannot use its design, or nil.
 func (s *Store) check() error {
 	var problems []string
-	record := []string{attrStatus, attrOwner, attrLease, attrExpires, attrHash, attrResult, attrLayout}
 	roles := []struct{ role, name string }{{"partition key", s.partition}, {"sort key", s.sort}, {"TTL attribute", s.ttl}}
 	for i, r := range roles {
 		if r.name == "" {
 			continue
 		}
-		if slices.Contains(record, r.name) {
+		if schema.Taken(r.name) {
 			problems = append(problems, fmt.Sprintf("the %s %q is an attribute of the record (package schema): give the table's own name", r.role, r.name))
 		}
 		for _, o := range roles[i+1:] {
@@ -168,6 +184,9 @@ func (s *Store) Reserve(ctx context.Context, rec idempotency.Record, now time.Ti
 	if s.err != nil {
 		return s.err
 	}
+	if err := s.keyFits(rec.Key); err != nil {
+		return err
+	}
 	put := s.reservePut(rec, now)
 	item := put.Item
 	out, err := s.api.PutItem(ctx, &dynamodb.PutItemInput{
@@ -202,6 +221,9 @@ func (s *Store) Reserve(ctx context.Context, rec idempotency.Record, now time.Ti
 func (s *Store) Get(ctx context.Context, key string) (*idempotency.Record, error) {
 	if s.err != nil {
 		return nil, s.err
+	}
+	if err := s.keyFits(key); err != nil {
+		return nil, err
 	}
 	out, err := s.api.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:              aws.String(s.table),
@@ -321,6 +343,9 @@ func (s *Store) AcceptsWrites(writes any) error {
 func (s *Store) Commit(ctx context.Context, rec idempotency.Record, now time.Time, writes any) error {
 	if s.err != nil {
 		return s.err
+	}
+	if err := s.keyFits(rec.Key); err != nil {
+		return err
 	}
 	items, ok := writes.([]types.TransactWriteItem)
 	if !ok && writes != nil {

@@ -418,3 +418,77 @@ func TestTxOneActionPerItem(t *testing.T) {
 		}
 	})
 }
+
+// counted is an API that counts the requests it is sent, none of which it
+// answers.
+type counted struct {
+	dynamostore.API
+	n int
+}
+
+func (c *counted) PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	c.n++
+	return &dynamodb.PutItemOutput{}, nil
+}
+
+func (c *counted) GetItem(context.Context, *dynamodb.GetItemInput, ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
+	c.n++
+	return &dynamodb.GetItemOutput{}, nil
+}
+
+func (c *counted) UpdateItem(context.Context, *dynamodb.UpdateItemInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	c.n++
+	return &dynamodb.UpdateItemOutput{}, nil
+}
+
+func (c *counted) TransactWriteItems(context.Context, *dynamodb.TransactWriteItemsInput, ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
+	c.n++
+	return &dynamodb.TransactWriteItemsOutput{}, nil
+}
+
+// TestARecordKeyLongerThanASortKeyIsBadInput: with the record key in the
+// sort key, a key over DynamoDB's 1,024 bytes for a sort key value is bad
+// input (ErrInvalidKey, not a StoreError, which would fail the whole
+// batch), refused before any request; the longest that fits is sent, and
+// the partition key's design keeps the guard's 2,048.
+func TestARecordKeyLongerThanASortKeyIsBadInput(t *testing.T) {
+	ctx := context.Background()
+	effect := func(context.Context, idempotency.Reservation) (string, error) { return "", nil }
+	partition := func(string) string { return "idempotency#shop" }
+	for _, tc := range []struct {
+		name    string
+		opts    []dynamostore.Option
+		keyLen  int
+		invalid bool
+	}{
+		{"in the sort key, one byte too long", []dynamostore.Option{dynamostore.WithKeyInSortKey("SK", partition)}, dynamostore.MaxSortKeyBytes - len("shop#") + 1, true},
+		{"in the sort key, the longest", []dynamostore.Option{dynamostore.WithKeyInSortKey("SK", partition)}, dynamostore.MaxSortKeyBytes - len("shop#"), false},
+		{"in the partition key", []dynamostore.Option{dynamostore.WithSortKey("SK", partition)}, dynamostore.MaxSortKeyBytes, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			api := &counted{}
+			g, err := idempotency.NewGuard(dynamostore.New(api, "t", tc.opts...), idempotency.Config{Namespace: "shop"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = g.Do(ctx, strings.Repeat("k", tc.keyLen), []byte(`{}`), effect)
+			if tc.invalid {
+				if !errors.Is(err, idempotency.ErrInvalidKey) || errors.As(err, new(*idempotency.StoreError)) || api.n != 0 {
+					t.Fatalf("err %v after %d requests; want ErrInvalidKey, no StoreError, none sent", err, api.n)
+				}
+				rec := idempotency.Record{Key: "shop#" + strings.Repeat("k", tc.keyLen)}
+				s := dynamostore.New(api, "t", tc.opts...)
+				if _, err := s.Get(ctx, rec.Key); !errors.Is(err, idempotency.ErrInvalidKey) {
+					t.Errorf("Get: %v", err)
+				}
+				if err := s.Commit(ctx, rec, time.Now(), nil); !errors.Is(err, idempotency.ErrInvalidKey) || api.n != 0 {
+					t.Errorf("Commit: %v, %d sent", err, api.n)
+				}
+				return
+			}
+			if err != nil || api.n == 0 {
+				t.Fatalf("err %v after %d requests; want it sent", err, api.n)
+			}
+		})
+	}
+}

@@ -18,7 +18,9 @@
 //
 // Every line of the default logger carries a "level" that Lambda names and
 // a "timestamp" in RFC 3339 (sqsbatch.NewLogger), so that Lambda's advanced
-// logging controls keep each line at its level. A transactional handler
+// logging controls keep each line at its level. The store is over a table of
+// the construct's design (partition key "pk", TTL on "ttl") unless the
+// contract describes the shared table's own (NewStore). A transactional handler
 // whose contract declares the tables its effect writes (TxTables) refuses,
 // before any request, a write to another table (ErrUndeclaredTable): a
 // store error that fails the whole invocation, which the errors alarm sees.
@@ -242,7 +244,40 @@ func dynamoStore(o *options, s contract.Settings) (idempotency.Store, error) {
 		client := pooled(base, s.BatchConcurrency)
 		optFns = append(optFns, func(d *dynamodb.Options) { d.HTTPClient = client })
 	}
-	return dynamostore.New(dynamodb.NewFromConfig(*cfg, optFns...), s.Table), nil
+	return NewStore(dynamodb.NewFromConfig(*cfg, optFns...), s)
+}
+
+// NewStore returns the DynamoDB store over s's table, of the table's design
+// that s describes (TablePartitionKey, TableSortKey, TableRecordKeyIn,
+// TableFixedKeyValue, TableTTLAttribute): the store that New and Start
+// build, for a caller that brings its own client (WithStore). The record
+// key goes where TableRecordKeyIn says, and the other key, if the table has
+// a sort key, holds TableFixedKeyValue (dynamostore.WithSortKey or
+// WithKeyInSortKey). A design the store cannot use is an error that names
+// the variables that carry it; s is usually what contract.Decode returns,
+// which refuses such a design already.
+func NewStore(api dynamostore.API, s contract.Settings) (*dynamostore.Store, error) {
+	opts := []dynamostore.Option{dynamostore.WithPartitionKey(s.TablePartitionKey), dynamostore.WithTTLAttribute(s.TableTTLAttribute)}
+	if s.TableSortKey != "" {
+		value := s.TableFixedKeyValue
+		fixed := func(string) string { return value }
+		if s.TableRecordKeyIn == contract.KeyInSort {
+			opts = append(opts, dynamostore.WithKeyInSortKey(s.TableSortKey, fixed))
+		} else {
+			opts = append(opts, dynamostore.WithSortKey(s.TableSortKey, fixed))
+		}
+	}
+	store := dynamostore.New(api, s.Table, opts...)
+	err := store.Err()
+	if err == nil && s.TableSortKey != "" && s.TableFixedKeyValue == "" {
+		err = fmt.Errorf("the table's sort key %q has no value to hold", s.TableSortKey)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("the table's design (%s=%q, %s=%q, %s=%q, %s=%q, %s=%q): %w",
+			contract.PartitionKeyVar, s.TablePartitionKey, contract.SortKeyVar, s.TableSortKey, contract.RecordKeyInVar, s.TableRecordKeyIn,
+			contract.FixedKeyValueVar, s.TableFixedKeyValue, contract.TTLAttributeVar, s.TableTTLAttribute, err)
+	}
+	return store, nil
 }
 
 // pooled returns base with a pool that keeps at least conns idle

@@ -134,6 +134,7 @@ func TestNewRefuses(t *testing.T) {
 		"a window shorter than the lease": {func(env map[string]string) { env[contract.WindowVar] = "10s" }, "Window 10s is shorter than LeaseMax 30s"},
 		"a duration that does not parse":  {func(env map[string]string) { env[contract.LeaseMaxVar] = "a minute" }, `IDEMPOTENCY_LEASE_MAX="a minute"`},
 		"no table":                        {func(env map[string]string) { delete(env, contract.TableVar) }, "Table is empty"},
+		"a design the store cannot use":   {func(env map[string]string) { env[contract.TTLAttributeVar] = "owner" }, `IDEMPOTENCY_TABLE_TTL_ATTRIBUTE: TableTTLAttribute "owner" is an attribute of the idempotency record`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			env := settings().Encode()

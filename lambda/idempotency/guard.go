@@ -98,7 +98,10 @@ type Config struct {
 	// personal data (an e-mail address, an account number): the table and
 	// the adapter's logs then hold no key in plain text and no hash that a
 	// guessed key or payload can be checked against, so that without the
-	// secret nobody can recover one by hashing likely values.
+	// secret nobody can recover one by hashing likely values. The secret
+	// itself must be kept from whoever reads the table and the logs: the
+	// construct's secret is in the function's environment, which
+	// lambda:GetFunctionConfiguration returns (DESIGN.md, "Hashed keys").
 	//
 	// What it costs: a key cannot be read back from the table or the logs;
 	// to find a fact's record, compute its hash with the secret (Guard.Key).
@@ -568,10 +571,11 @@ func fitResult(value string) (stored string, dropped int) {
 }
 
 // storeError wraps a failure of the store in a *StoreError; the store's
-// answers about the record (a failed condition, a lost lease) and the
-// effect's own failures pass as they are.
+// answers about the record (a failed condition, a lost lease, a key its
+// table cannot hold: ErrInvalidKey, bad input) and the effect's own
+// failures pass as they are.
 func storeError(op string, err error) error {
-	if errors.Is(err, ErrConditionFailed) || errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrExpired) || errors.As(err, new(*EffectError)) {
+	if errors.Is(err, ErrConditionFailed) || errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrExpired) || errors.Is(err, ErrInvalidKey) || errors.As(err, new(*EffectError)) {
 		return err
 	}
 	return &StoreError{Op: op, Err: err}

@@ -35,8 +35,10 @@ const ClockSkewMargin = idempotency.ClockSkewMargin
 // maxReceiveCount × the visibility timeout bounds nothing, and no setting
 // shorter than the queue's retention closes that gap.
 //
-// The origin is the SNS envelope's Timestamp (the time of the Publish) when
-// the body is an SNS notification, else the SQS SentTimestamp attribute. A
+// The origin is the earlier of the SNS envelope's Timestamp (the time of the
+// Publish, when the body is an SNS notification) and the SQS SentTimestamp
+// attribute: a Timestamp later than the SentTimestamp (a producer that wrote
+// the envelope itself, or a skewed clock) never makes a message younger. A
 // record with neither (SQS always sends SentTimestamp, so only a hand-made
 // event lacks it) runs without the check, and its line says so at WARN.
 //
@@ -53,7 +55,16 @@ const ClockSkewMargin = idempotency.ClockSkewMargin
 // and it runs, so redrive only messages whose fact did not run (or whose
 // effect is idempotent downstream on Reservation.Key); with SNS envelopes
 // the Timestamp travels in the body, so a redriven message is still as old
-// as it was and expires again: settle it by hand, or raise Window first.
+// as it was and expires again: settle it by hand (find out from the
+// business system whether its fact happened). Raising Window does not make
+// such a message safe to run: its fact's record may have expired under the
+// old window already, and the guard would then run the effect again.
+//
+// With raw message delivery the origin is the SQS enqueue time of each
+// delivery that SNS makes into the queue: a late duplicate delivery by SNS
+// itself (at least once, too) starts at age zero. Envelopes carry the
+// publish time and close that gap; raw delivery leaves it to the key and the
+// window.
 var ErrExpired = idempotency.ErrExpired
 
 // expiredFix is what the line of an expired record adds to the guard's
@@ -66,21 +77,34 @@ const expiredFix = "it is reported failed and reaches the dead-letter queue afte
 const errNoOrigin = "the record carries no origin time (neither an SNS envelope Timestamp nor the SQS SentTimestamp attribute, which SQS always sends): run without the age check"
 
 // origin returns when the record's message was first sent, and what says
-// so: the SNS publish time of an envelope (published, zero when there is
-// none), else SQS's SentTimestamp (epoch milliseconds).
+// so: the earlier of the SNS publish time of an envelope (published, zero
+// when there is none) and SQS's SentTimestamp (epoch milliseconds). A
+// publish always comes before its enqueue, so the earlier is the truer; and
+// the envelope's Timestamp is in the body, which any producer allowed to
+// send to the queue writes: a Timestamp in the future must not make an old
+// message young.
 func origin(rec *events.SQSMessage, published time.Time) (time.Time, string, bool) {
-	if !published.IsZero() {
+	sent, hasSent := sentTimestamp(rec)
+	switch {
+	case !published.IsZero() && (!hasSent || !sent.Before(published)):
 		return published, "SNS Timestamp", true
+	case hasSent:
+		return sent, "SQS SentTimestamp", true
 	}
+	return time.Time{}, "", false
+}
+
+// sentTimestamp reads the record's SentTimestamp attribute.
+func sentTimestamp(rec *events.SQSMessage) (time.Time, bool) {
 	s, ok := rec.Attributes["SentTimestamp"]
 	if !ok {
-		return time.Time{}, "", false
+		return time.Time{}, false
 	}
 	ms, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || ms <= 0 {
-		return time.Time{}, "", false
+		return time.Time{}, false
 	}
-	return time.UnixMilli(ms), "SQS SentTimestamp", true
+	return time.UnixMilli(ms), true
 }
 
 // expiredReason adds the origin's source and the fix to an error of the

@@ -75,6 +75,12 @@ func TestAge(t *testing.T) {
 				rec.Body = strings.Replace(rec.Body, `"Timestamp":"`, `"Timestamp":"yesterday`, 1)
 			}},
 		{name: "raw, sent in the future (clock skew)", delivery: sqsbatch.Raw, age: -time.Minute, outcome: "processed", level: "INFO"},
+		{name: "envelope whose Timestamp is in the future: the SentTimestamp decides", delivery: sqsbatch.Envelope, age: 2 * testWindow, outcome: "expired", level: "ERROR",
+			edit: func(rec *events.SQSMessage, now time.Time) {
+				i := strings.Index(rec.Body, `"Timestamp":"`) + len(`"Timestamp":"`)
+				j := i + strings.Index(rec.Body[i:], `"`)
+				rec.Body = rec.Body[:i] + "2099-01-01T00:00:00.000Z" + rec.Body[j:]
+			}},
 		{name: "no SentTimestamp", delivery: sqsbatch.Raw, age: 2 * testWindow, outcome: "processed", level: "WARN", warning: "no origin time",
 			edit: func(rec *events.SQSMessage, now time.Time) { delete(rec.Attributes, "SentTimestamp") }},
 		{name: "a SentTimestamp that is not a number", delivery: sqsbatch.Raw, outcome: "processed", level: "WARN", warning: "no origin time",

@@ -142,7 +142,7 @@ func New(scope constructs.Construct, cfg Config) Function {
 
 	// Idempotency records: item-level actions on that one table, on the
 	// items of the consumer's namespace alone.
-	table.GrantRecords(cfg.Table, f.Function, cfg.Runtime.Namespace)
+	table.GrantRecords(cfg.Table, f.Function, cfg.Runtime)
 	f.TxTables = &TxTables{function: f.Function}
 	for _, t := range cfg.TxTables {
 		f.TxTables.Declare(t, true)

@@ -47,6 +47,15 @@ func (h Handler) BatchDuration(props *awscloudwatch.MetricOptions) awscloudwatch
 	return h.metric(sqsbatch.MetricBatchDuration, WithStatistic(props, "Maximum"))
 }
 
+// DeadLetteredUnstarted is the number of records the handler did not start
+// on their message's last receive, which SQS moves to the dead-letter queue
+// without their effect ever having run (sum; sqsbatch's
+// MetricDeadLetteredUnstarted, a count beside the outcomes, not one of
+// them).
+func (h Handler) DeadLetteredUnstarted(props *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	return h.metric(sqsbatch.MetricDeadLetteredUnstarted, WithStatistic(props, "Sum"))
+}
+
 // metric is one of the handler's metrics, in the namespace and with the
 // dimension the construct writes into its environment.
 func (h Handler) metric(name string, props *awscloudwatch.MetricOptions) awscloudwatch.Metric {
@@ -141,7 +150,8 @@ func (h Handler) OutcomeRow() []awscloudwatch.IWidget {
 }
 
 // RetriedGraph is the graph of the outcomes that are retried or
-// dead-lettered (12 units wide).
+// dead-lettered, and of the records dead-lettered without having started
+// (12 units wide).
 func (h Handler) RetriedGraph() awscloudwatch.IWidget {
 	return Graph("Outcomes retried or dead-lettered", 12, Metrics(
 		h.outcome(sqsbatch.InProgress, "In progress elsewhere"),
@@ -149,7 +159,9 @@ func (h Handler) RetriedGraph() awscloudwatch.IWidget {
 		h.outcome(sqsbatch.Failed, "Failed"),
 		h.outcome(sqsbatch.LeaseLost, "Lease lost"),
 		h.outcome(sqsbatch.Mismatch, "Payload mismatch"),
-		h.outcome(sqsbatch.BadInput, "Bad input")))
+		h.outcome(sqsbatch.BadInput, "Bad input"),
+		h.outcome(sqsbatch.Expired, "Expired (older than the window)"),
+		h.DeadLetteredUnstarted(&awscloudwatch.MetricOptions{Label: jsii.String("Dead-lettered unstarted")})))
 }
 
 // FunctionGraphs are the graphs of the function: errors and throttles, and

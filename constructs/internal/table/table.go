@@ -10,6 +10,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore/schema"
 )
 
@@ -68,36 +69,51 @@ func New(scope constructs.Construct, id string, removal awscdk.RemovalPolicy) aw
 // ${$}, so that no namespace reads as a policy variable or widens the
 // pattern.
 func LeadingKeys(namespace string) string {
-	return strings.ReplaceAll(namespace, "$", "${$}") + "#*"
+	return literal(namespace) + "#*"
 }
+
+// literal writes s for an IAM condition value: its '$' as ${$}, so that no
+// part of it reads as a policy variable.
+func literal(s string) string { return strings.ReplaceAll(s, "$", "${$}") }
 
 // Conditions are the IAM conditions that scope the item actions on a table
-// to the items of namespace: every leading key of the request is one of the
-// namespace ("ForAllValues:StringLike" on dynamodb:LeadingKeys), and the
-// request has a leading key at all (ForAllValues holds for an empty set,
-// hence the Null condition).
-func Conditions(namespace string) map[string]any {
-	return map[string]any{
-		"ForAllValues:StringLike": map[string]any{"dynamodb:LeadingKeys": []any{LeadingKeys(namespace)}},
-		"Null":                    map[string]any{"dynamodb:LeadingKeys": "false"},
+// to the items of the consumer whose runtime settings are s, as far as the
+// table's design lets IAM tell them apart: the request has a leading key at
+// all (ForAllValues holds for an empty set, hence the Null condition), and
+// every leading key of the request (dynamodb:LeadingKeys, the partition
+// key's values) is
+//   - one of the namespace's, "<namespace>#*" ("ForAllValues:StringLike"),
+//     where the record key is the partition key (s.TableRecordKeyIn is
+//     contract.KeyInPartition): the consumer's own records and no other;
+//   - the partition value s.TableFixedKeyValue, exactly
+//     ("ForAllValues:StringEquals"), where the record key is in the sort
+//     key: IAM sees no sort key, so a consumer is scoped to its partition,
+//     and consumers that share one can write each other's records.
+func Conditions(s contract.Settings) map[string]any {
+	match := map[string]any{"ForAllValues:StringLike": map[string]any{"dynamodb:LeadingKeys": []any{LeadingKeys(s.Namespace)}}}
+	if s.TableRecordKeyIn == contract.KeyInSort {
+		match = map[string]any{"ForAllValues:StringEquals": map[string]any{"dynamodb:LeadingKeys": []any{literal(s.TableFixedKeyValue)}}}
 	}
+	match["Null"] = map[string]any{"dynamodb:LeadingKeys": "false"}
+	return match
 }
 
-// GrantRecords lets grantee read and write the idempotency records of
-// namespace in table, and no other item: the guard's item actions, under
-// Conditions(namespace), and the use of the table's customer-managed key if
-// it has one. The condition holds on a table of one consumer as on a shared
-// one: it costs nothing, and a consumer can never write another's records.
-func GrantRecords(table awsdynamodb.ITable, grantee awsiam.IGrantable, namespace string) awsiam.Grant {
+// GrantRecords lets grantee read and write the idempotency records of the
+// consumer whose runtime settings are s in table, and no other item that
+// the table's design lets IAM tell apart: the guard's item actions, under
+// Conditions(s), and the use of the table's customer-managed key if it has
+// one. The condition holds on a table of one consumer as on a shared one:
+// it costs nothing, and a consumer can never write another's records.
+func GrantRecords(table awsdynamodb.ITable, grantee awsiam.IGrantable, s contract.Settings) awsiam.Grant {
 	g := table.Grant(grantee, itemActions...)
 	statements := g.PrincipalStatements()
 	if statements == nil || len(*statements) == 0 {
 		// A grant on a resource policy only (a table of another account):
 		// the condition would not apply; refuse rather than grant it all.
-		panic(fmt.Sprintf("idempotency table %s: the grant to the consumer has no statement on its role to scope to the namespace %q", *table.Node().Path(), namespace))
+		panic(fmt.Sprintf("idempotency table %s: the grant to the consumer has no statement on its role to scope to the namespace %q", *table.Node().Path(), s.Namespace))
 	}
 	for _, st := range *statements {
-		for k, v := range Conditions(namespace) {
+		for k, v := range Conditions(s) {
 			st.AddCondition(jsii.String(k), v)
 		}
 	}
@@ -119,31 +135,39 @@ func GrantTransactional(table awsdynamodb.ITable, grantee awsiam.IGrantable) aws
 	return g
 }
 
-// Problems checks a shared table, as far as the app defines it (an
-// imported table cannot be read at synth): its key schema must be the
-// records' (a string partition key schema.Key, no sort key), and it must not
-// be replicated to other regions unless acceptSingleRegion says the user
-// accepts the guarantee of one region.
-func Problems(table awsdynamodb.ITable, acceptSingleRegion bool) []string {
+// Keys is the key schema of a table, as the construct can read it.
+type Keys struct {
+	// Known: the app defines the table, so its key schema is read; an
+	// imported table's is not (the other fields are empty).
+	Known bool
+	// Partition and Sort are the names of the partition and sort key
+	// attributes (Sort empty without a sort key), PartitionType and
+	// SortType their attribute types ("S", "N", "B").
+	Partition, PartitionType, Sort, SortType string
+}
+
+// String writes the key schema as a message gives it: "[HASH PK (S),
+// RANGE SK (S)]".
+func (k Keys) String() string {
+	parts := []string{fmt.Sprintf("HASH %s (%s)", k.Partition, k.PartitionType)}
+	if k.Sort != "" {
+		parts = append(parts, fmt.Sprintf("RANGE %s (%s)", k.Sort, k.SortType))
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+// KeysOf reads the key schema of a table the app defines (a Table or a
+// TableV2); an imported table's is not Known.
+func KeysOf(table awsdynamodb.ITable) Keys {
 	var keys, attrs any
-	replicas := 1
 	switch l1 := table.Node().DefaultChild().(type) {
 	case awsdynamodb.CfnTable:
 		keys, attrs = l1.KeySchema(), l1.AttributeDefinitions()
-		for _, c := range *table.Node().Children() { // replicationRegions: a replica custom resource each
-			if strings.HasPrefix(*c.Node().Id(), "Replica") {
-				replicas++
-			}
-		}
 	case awsdynamodb.CfnGlobalTable:
 		keys, attrs = l1.KeySchema(), l1.AttributeDefinitions()
-		if list, ok := awscdk.Stack_Of(table).Resolve(l1.Replicas()).([]any); ok {
-			replicas = len(list)
-		}
 	default:
-		return nil
+		return Keys{}
 	}
-	var out []string
 	stack := awscdk.Stack_Of(table)
 	types := map[string]string{}
 	if list, ok := stack.Resolve(attrs).([]any); ok {
@@ -153,18 +177,49 @@ func Problems(table awsdynamodb.ITable, acceptSingleRegion bool) []string {
 			}
 		}
 	}
-	var keySchema []string
+	k := Keys{Known: true}
 	if list, ok := stack.Resolve(keys).([]any); ok {
-		for _, k := range list {
-			if m, ok := k.(map[string]any); ok {
+		for _, e := range list {
+			if m, ok := e.(map[string]any); ok {
 				name := fmt.Sprint(m["attributeName"])
-				keySchema = append(keySchema, fmt.Sprintf("%s %s (%s)", m["keyType"], name, types[name]))
+				switch m["keyType"] {
+				case "HASH":
+					k.Partition, k.PartitionType = name, types[name]
+				case "RANGE":
+					k.Sort, k.SortType = name, types[name]
+				}
 			}
 		}
 	}
-	if want := fmt.Sprintf("HASH %s (S)", schema.Key); len(keySchema) != 1 || keySchema[0] != want {
-		out = append(out, fmt.Sprintf("Table's key schema is [%s], but idempotency records need a string partition key named %q and no sort key (the store writes items keyed %q); give a table with that schema, or leave Table nil for a table of the construct's own",
-			strings.Join(keySchema, ", "), schema.Key, schema.Key))
+	return k
+}
+
+// Problems checks a shared table, as far as the app defines it (an
+// imported table cannot be read at synth): its keys must be strings, which
+// the store writes (their names are the runtime contract's to check:
+// contract.Settings.Problems), and it must not be replicated to other
+// regions unless acceptSingleRegion says the user accepts the guarantee of
+// one region.
+func Problems(table awsdynamodb.ITable, acceptSingleRegion bool) []string {
+	replicas := 1
+	switch l1 := table.Node().DefaultChild().(type) {
+	case awsdynamodb.CfnTable:
+		for _, c := range *table.Node().Children() { // replicationRegions: a replica custom resource each
+			if strings.HasPrefix(*c.Node().Id(), "Replica") {
+				replicas++
+			}
+		}
+	case awsdynamodb.CfnGlobalTable:
+		if list, ok := awscdk.Stack_Of(table).Resolve(l1.Replicas()).([]any); ok {
+			replicas = len(list)
+		}
+	default:
+		return nil
+	}
+	var out []string
+	if k := KeysOf(table); k.PartitionType != "S" || k.Sort != "" && k.SortType != "S" {
+		out = append(out, fmt.Sprintf("Table's key schema is %s, but the store writes string keys (the record key \"<namespace>#<key>\", and a sort key's fixed value): give a table whose partition key, and sort key if it has one, are strings (awsdynamodb.AttributeType_STRING), or leave Table nil for a table of the construct's own",
+			k))
 	}
 	if replicas > 1 && !acceptSingleRegion {
 		out = append(out, fmt.Sprintf("Table is replicated to %d regions: a global table settles concurrent writes by last writer wins, so two deliveries handled in two regions could both reserve a fact and run its effect, and the fencing of complete and release does not hold across regions; give a table of one region, or set AcceptSingleRegionGuarantee if every delivery of a fact is handled in one region (DESIGN.md, \"What the construct refuses\")", replicas))

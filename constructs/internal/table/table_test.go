@@ -1,76 +1,18 @@
 package table_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/table"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/iamcond"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 )
 
-// stringLike is IAM's StringLike for one pattern: '*' matches any run of
-// characters (none included), '?' any one character, and ${*}, ${?} and
-// ${$} the characters '*', '?' and '$' themselves. Matching is case
-// sensitive.
-func stringLike(pattern, value string) bool {
-	type token struct {
-		literal rune
-		kind    byte // 'l' literal, '*' any run, '?' any one
-	}
-	var tokens []token
-	for i := 0; i < len(pattern); {
-		if strings.HasPrefix(pattern[i:], "${") && len(pattern) >= i+4 && pattern[i+3] == '}' && strings.ContainsRune("*?$", rune(pattern[i+2])) {
-			tokens = append(tokens, token{literal: rune(pattern[i+2]), kind: 'l'})
-			i += 4
-			continue
-		}
-		r, n := utf8.DecodeRuneInString(pattern[i:])
-		switch r {
-		case '*', '?':
-			tokens = append(tokens, token{kind: byte(r)})
-		default:
-			tokens = append(tokens, token{literal: r, kind: 'l'})
-		}
-		i += n
-	}
-	v := []rune(value)
-	var match func(t, i int) bool
-	match = func(t, i int) bool {
-		if t == len(tokens) {
-			return i == len(v)
-		}
-		switch tokens[t].kind {
-		case '*':
-			for j := i; j <= len(v); j++ {
-				if match(t+1, j) {
-					return true
-				}
-			}
-			return false
-		case '?':
-			return i < len(v) && match(t+1, i+1)
-		}
-		return i < len(v) && v[i] == tokens[t].literal && match(t+1, i+1)
-	}
-	return match(0, 0)
-}
-
-func TestStringLike(t *testing.T) {
-	for _, tc := range []struct {
-		pattern, value string
-		want           bool
-	}{
-		{"a#*", "a#", true}, {"a#*", "a#xyz", true}, {"a#*", "ab#x", false}, {"a#*", "A#x", false},
-		{"a?#*", "ab#x", true}, {"a?#*", "a#x", false}, {"a${*}#*", "a*#x", true}, {"a${*}#*", "ab#x", false},
-		{"a${?}#*", "a?#x", true}, {"a${?}#*", "ab#x", false}, {"a${$}#*", "a$#x", true}, {"é#*", "é#ü", true},
-	} {
-		if got := stringLike(tc.pattern, tc.value); got != tc.want {
-			t.Errorf("StringLike(%q, %q) = %t, want %t", tc.pattern, tc.value, got, tc.want)
-		}
-	}
-}
+var stringLike = iamcond.StringLike
 
 // TestLeadingKeysMatchEveryKeyOfTheNamespaceAlone: the pattern the role's
 // condition holds matches every record key the guard writes for its
@@ -110,6 +52,39 @@ func TestLeadingKeysMatchEveryKeyOfTheNamespaceAlone(t *testing.T) {
 					t.Errorf("namespace %q: pattern %q on %q's key %q matches %t, want %t", ns, pattern, other, pk, got, want)
 				}
 			}
+		}
+	}
+}
+
+// TestConditionsFollowTheDesign: the condition is on the namespace's
+// pattern where the record key is in the partition key (with or without a
+// sort key), and on the partition value, exactly and with its '$' written
+// literally, where the record key is in the sort key; a request without a
+// leading key is refused in both.
+func TestConditionsFollowTheDesign(t *testing.T) {
+	s := contract.Defaults(0)
+	s.Namespace = "reserve"
+	for _, tc := range []struct {
+		name     string
+		design   func(*contract.Settings)
+		operator string
+		value    string
+	}{
+		{"the construct's table", func(*contract.Settings) {}, "ForAllValues:StringLike", "reserve#*"},
+		{"a sort key", func(s *contract.Settings) { s.TableSortKey, s.TableFixedKeyValue = "SK", "IDEMPOTENCY" }, "ForAllValues:StringLike", "reserve#*"},
+		{"the record key in the sort key", func(s *contract.Settings) {
+			s.TableSortKey, s.TableFixedKeyValue, s.TableRecordKeyIn = "SK", "idem$#reserve", contract.KeyInSort
+		}, "ForAllValues:StringEquals", "idem${$}#reserve"},
+	} {
+		d := s
+		tc.design(&d)
+		got := table.Conditions(d)
+		want := map[string]any{
+			tc.operator: map[string]any{"dynamodb:LeadingKeys": []any{tc.value}},
+			"Null":      map[string]any{"dynamodb:LeadingKeys": "false"},
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: %v, want %v", tc.name, got, want)
 		}
 	}
 }

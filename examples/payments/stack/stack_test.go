@@ -74,7 +74,7 @@ func TestResources(t *testing.T) {
 		"AWS::DynamoDB::Table":            2, // Ledger (both consumers' records), Balances
 		"AWS::Lambda::Function":           3, // and CDK's provider that empties the VPC's default security group
 		"AWS::Lambda::EventSourceMapping": 2,
-		"AWS::CloudWatch::Alarm":          16,
+		"AWS::CloudWatch::Alarm":          20,
 		"AWS::CloudWatch::Dashboard":      2,
 	} {
 		if counts[typ] != want {

@@ -31,3 +31,17 @@ const (
 	// Layout is the version of the record's layout (Layout).
 	Layout = "layout"
 )
+
+// Taken reports whether name is an attribute of the record other than its
+// key and TTL (Status, Owner, Lease, Expires, Hash, Result, Layout): a name
+// that a table's key or TTL attribute cannot take, since the store writes
+// the record's own values there. The store refuses such a design
+// (dynamostore.Store.Err), and the runtime contract refuses it at synth and
+// at init, from this one list.
+func Taken(name string) bool {
+	switch name {
+	case Status, Owner, Lease, Expires, Hash, Result, Layout:
+		return true
+	}
+	return false
+}
