@@ -295,41 +295,23 @@ func (p *IdempotentConsumerProps) computeDesign(s *settings) {
 	}
 }
 
-// computeRuntime computes the handler's runtime settings: the contract's
-// defaults for the timeout and batch size, under the props that set them.
+// computeRuntime computes the handler's runtime settings: the props that
+// set them (runtime.go: every setting whose prop is its own, by one code
+// path), the construct's defaults and the contract's, and the settings the
+// construct sets itself (explicitSettings).
 func (p *IdempotentConsumerProps) computeRuntime(name string, s *settings, rd *propReader) contract.Settings {
-	timeout := rd.duration("Timeout", p.Timeout, defaultTimeout)
 	s.batchSize = rd.count("BatchSize", p.BatchSize, defaultBatchSize)
-	r := contract.Defaults(timeout)
-	r.BatchConcurrency = contract.DefaultConcurrency(s.batchSize)
+	r := contract.Fill(func(f contract.Field) (any, bool) { return p.runtimeValue(f, s, rd) })
 	r.Table = tablePlaceholder
 	r.Namespace = strings.ToLower(strings.ReplaceAll(name, "#", ""))
 	if p.Namespace != nil {
 		r.Namespace = *p.Namespace
 	}
-	r.Window = rd.duration("Window", p.Window, r.Window)
-	r.TTLAfterWindow = rd.duration("TTLAfterWindow", p.TTLAfterWindow, r.TTLAfterWindow)
-	r.LeaseMax = rd.duration("LeaseMax", p.LeaseMax, r.LeaseMax)
-	r.FinishBudget = rd.duration("FinishBudget", p.FinishBudget, r.FinishBudget)
-	r.MinRemaining = rd.duration("MinRemaining", p.MinRemaining, sqsbatch.DefaultMinRemaining(r.FinishBudget))
-	r.CacheSize = rd.count("CacheSize", p.CacheSize, r.CacheSize)
-	r.BatchConcurrency = rd.count("BatchConcurrency", p.BatchConcurrency, r.BatchConcurrency)
-	r.MaxMessageBytes = rd.count("MaxMessageBytes", p.MaxMessageBytes, r.MaxMessageBytes)
 	if s.rawDelivery {
 		r.Delivery = sqsbatch.Raw
 	}
 	r.FIFO = s.fifo.queue
-	if p.PayloadIgnore != nil {
-		for _, f := range *p.PayloadIgnore {
-			if f == nil {
-				r.PayloadIgnore = append(r.PayloadIgnore, "")
-			} else {
-				r.PayloadIgnore = append(r.PayloadIgnore, *f)
-			}
-		}
-	}
 	r.Consumer = name
-	r.MetricsNamespace = stringOr(p.MetricsNamespace, r.MetricsNamespace)
 	return r
 }
 
@@ -460,31 +442,48 @@ type propReader struct{ problems []string }
 
 // duration returns d, or def when d is nil or cannot be read.
 func (rd *propReader) duration(name string, d awscdk.Duration, def time.Duration) time.Duration {
+	if v, ok := rd.readDuration(name, d); ok {
+		return v
+	}
+	return def
+}
+
+// readDuration returns d, and false when d is nil or cannot be read (a
+// problem).
+func (rd *propReader) readDuration(name string, d awscdk.Duration) (time.Duration, bool) {
 	if d == nil {
-		return def
+		return 0, false
 	}
 	v, ok := concreteDuration(d)
 	if !ok {
 		rd.problems = append(rd.problems, fmt.Sprintf("%s is a token that CDK resolves only at deployment, but the construct needs its value to check it against the other settings and write it into the handler's environment; give a concrete duration such as awscdk.Duration_Seconds(jsii.Number(30))", name))
-		return def
 	}
-	return v
+	return v, ok
 }
 
 // count returns n as a whole number, or def when n is nil or cannot be
 // read.
 func (rd *propReader) count(name string, n *float64, def int) int {
+	if v, ok := rd.readCount(name, n); ok {
+		return v
+	}
+	return def
+}
+
+// readCount returns n as a whole number, and false when n is nil or cannot
+// be read (a problem).
+func (rd *propReader) readCount(name string, n *float64) (int, bool) {
 	switch {
 	case n == nil:
-		return def
+		return 0, false
 	case *awscdk.Token_IsUnresolved(n):
 		rd.problems = append(rd.problems, fmt.Sprintf("%s is a token that CDK resolves only at deployment, but the construct needs its value; give a number", name))
-		return def
+		return 0, false
 	case !isInt(*n) || math.Abs(*n) > math.MaxInt32:
 		rd.problems = append(rd.problems, fmt.Sprintf("%s %s is not a whole number in range; give a whole number", name, formatNumber(*n)))
-		return def
+		return 0, false
 	}
-	return int(*n)
+	return int(*n), true
 }
 
 // concreteDuration converts a duration that is not a token to a

@@ -213,13 +213,7 @@ const (
 // BatchConcurrency is DefaultMaxConcurrency; the construct sets it from its
 // event source's batch size (DefaultConcurrency).
 func Defaults(timeout time.Duration) Settings {
-	s := Settings{Timeout: timeout}
-	for _, f := range fields {
-		if f.Var != TimeoutVar {
-			f.setDefault(&s)
-		}
-	}
-	return s
+	return Fill(func(f Field) (any, bool) { return timeout, f.Var == TimeoutVar })
 }
 
 // DefaultConcurrency is the default BatchConcurrency for an event source's

@@ -2,6 +2,7 @@ package contract
 
 import (
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -15,7 +16,9 @@ import (
 // defaults are applied (a default may depend on an entry above it: LeaseMax
 // on Timeout, MinRemaining on FinishBudget). A new setting is a field of
 // Settings and one entry here; its cross-field rules, if any, go in
-// Problems.
+// Problems. When users set it, a prop of the entry's Prop name and of the
+// setting's kind on IdempotentConsumerProps is all the construct needs: it
+// reads such props by their name (constructs/consumer/runtime.go).
 var fields = []Field{
 	entry(TableVar, "Table", "Table",
 		"none: required", "shop-idempotency",
@@ -124,7 +127,9 @@ type Field struct {
 	// Setting is the Settings field ("Window").
 	Setting string
 	// Prop is the IdempotentConsumer prop that sets it, as a message names
-	// it ("Window", "HashKeys").
+	// it ("Window", "HashKeys"). When it is the name of a prop of the
+	// setting's kind, the construct reads the setting from it by that name;
+	// the construct lists the others with their reasons.
 	Prop string
 	// Encoding is how the value is written: "duration" (a Go duration,
 	// "24h", "1500ms"), "count" (a decimal integer), "text", "list"
@@ -140,6 +145,11 @@ type Field struct {
 	encode     func(Settings) string
 	decode     func(*Settings, string) error
 	setDefault func(*Settings)
+	// set sets the setting to a value of its Go type, and reports whether
+	// the value was of that type.
+	set func(*Settings, any) bool
+	// typ is the setting's Go type.
+	typ reflect.Type
 	// omitDefault: Encode leaves the value out when it is the default (see
 	// tableDesign).
 	omitDefault bool
@@ -176,6 +186,32 @@ func FieldOf(name string) (Field, bool) {
 	return Field{}, false
 }
 
+// Fill returns the Settings in which each entry of Fields takes the value
+// that value gives it or, when value gives none (ok false), its default:
+// entry by entry, in the order of Fields, so that a default follows the
+// values given above it (LeaseMax defaults to the Timeout given,
+// MinRemaining to the FinishBudget given). A value is of the type of the
+// Settings field (time.Duration, int, string, []string, bool or
+// sqsbatch.Delivery); another is a programming error of the caller, on
+// which Fill panics. Fill checks no rule: Problems does.
+//
+// It is how the construct maps its props onto the settings: one code path
+// for every entry whose prop is a plain value of the setting's kind.
+func Fill(value func(Field) (v any, ok bool)) Settings {
+	var s Settings
+	for _, f := range fields {
+		v, ok := value(f)
+		if !ok {
+			f.setDefault(&s)
+			continue
+		}
+		if !f.set(&s, v) {
+			panic(fmt.Sprintf("contract.Fill: %s is a %s, not a %T", f.Setting, f.typ, v))
+		}
+	}
+	return s
+}
+
 // none is the default of a setting whose default is its zero value.
 func none[T any](Settings) (zero T) { return zero }
 
@@ -183,7 +219,15 @@ func none[T any](Settings) (zero T) { return zero }
 // def of the settings above it; T's type gives the encoding.
 func entry[T any](name, setting, prop, defaultDoc, example, doc string, p func(*Settings) *T, def func(Settings) T) Field {
 	f := Field{Var: name, Setting: setting, Prop: prop, Default: defaultDoc, Example: example, Doc: doc,
-		setDefault: func(s *Settings) { *p(s) = def(*s) }}
+		setDefault: func(s *Settings) { *p(s) = def(*s) },
+		set: func(s *Settings, v any) bool {
+			x, ok := v.(T)
+			if ok {
+				*p(s) = x
+			}
+			return ok
+		},
+		typ: reflect.TypeFor[T]()}
 	var enc func(T) string
 	var dec func(string) (T, error)
 	switch any(new(T)).(type) {

@@ -349,3 +349,65 @@ func readmeTable() string {
 	}
 	return b.String()
 }
+
+// TestFillIsDecodeOfTypedValues: Fill, given a value for one entry (its
+// example) and for the required ones, returns what Decode returns for the
+// environment that carries the same: each entry's value lands in its own
+// field, and the defaults follow the values given above them (LeaseMax the
+// Timeout given, MinRemaining the FinishBudget given), as Decode's do. An
+// example that is valid only with others (a sort key with its fixed value)
+// is given with every entry's.
+func TestFillIsDecodeOfTypedValues(t *testing.T) {
+	all := map[string]string{}
+	for _, f := range contract.Fields() {
+		all[f.Var] = f.Example
+	}
+	for _, f := range contract.Fields() {
+		t.Run(f.Setting, func(t *testing.T) {
+			env := map[string]string{contract.TableVar: "t", contract.NamespaceVar: "ns", f.Var: f.Example}
+			want, err := contract.Decode(func(k string) string { return env[k] }, "fallback")
+			if err != nil {
+				env = all
+				if want, err = contract.Decode(func(k string) string { return env[k] }, "fallback"); err != nil {
+					t.Fatalf("Decode with %s=%q, alone or with every example: %v", f.Var, f.Example, err)
+				}
+			}
+			got := contract.Fill(func(g contract.Field) (any, bool) {
+				if _, given := env[g.Var]; !given && g.Var != contract.ConsumerVar {
+					return nil, false
+				}
+				return reflect.ValueOf(want).FieldByName(g.Setting).Interface(), true
+			})
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("Fill with %s = %s:\n got %+v\nwant %+v", f.Setting, f.Example, got, want)
+			}
+		})
+	}
+	lease := contract.Fill(func(f contract.Field) (any, bool) {
+		switch f.Setting {
+		case "Timeout":
+			return 10 * time.Minute, true
+		case "FinishBudget":
+			return 3 * time.Second, true
+		}
+		return nil, false
+	})
+	if lease.LeaseMax != 10*time.Minute || lease.MinRemaining != sqsbatch.DefaultMinRemaining(3*time.Second) {
+		t.Errorf("LeaseMax %s, MinRemaining %s: want the defaults of the Timeout and FinishBudget given", lease.LeaseMax, lease.MinRemaining)
+	}
+	if d := contract.Defaults(time.Minute); !reflect.DeepEqual(d, contract.Fill(func(f contract.Field) (any, bool) { return time.Minute, f.Setting == "Timeout" })) {
+		t.Errorf("Defaults(1m) = %+v, not Fill of the timeout alone", d)
+	}
+}
+
+// TestFillRefusesAValueOfAnotherType: a value of another type than the
+// setting's is the caller's mistake, and Fill says which setting takes
+// which type.
+func TestFillRefusesAValueOfAnotherType(t *testing.T) {
+	defer func() {
+		if r := fmt.Sprint(recover()); !strings.Contains(r, "Window is a time.Duration, not a string") {
+			t.Errorf("panic %q, want it to name the setting and both types", r)
+		}
+	}()
+	contract.Fill(func(f contract.Field) (any, bool) { return "1h", f.Setting == "Window" })
+}
