@@ -25,13 +25,25 @@ import (
 // transactional writes with no table declared is refused at synth. Granted
 // to anything else (the consumer's Function or Role), it is a grant only.
 //
-// The consumer's own shared Table is granted too: the records' grant covers
-// only the items of the consumer's namespace (dynamodb:LeadingKeys), and
-// this one, which lets the effect write the table's other items, is not
-// scoped.
+// The consumer's own shared Table can be granted too: the records' grant
+// covers only the items of the consumer's namespace (dynamodb:LeadingKeys),
+// and this one lets the effect write the table's other items. On a table
+// that is an idempotency table of the app (any consumer's Table), the grant
+// excludes the records of every other namespace claimed on it in the app
+// (ForAllValues:StringNotLike on dynamodb:LeadingKeys, computed at synth, so
+// consumers added later count): the effect may write business items and
+// its own records, never another consumer's. Granted to anything but the
+// consumer, it excludes every namespace claimed on the table. Consumers of
+// other apps that import the table are not known: on an imported table,
+// synth warns (idempotent-consumer:transactionalTableImported).
 func GrantTransactionalWrites(table awsdynamodb.ITable, grantee awsiam.IGrantable) awsiam.Grant {
-	g := idtable.GrantTransactional(table, grantee)
-	if c, ok := grantee.(*idempotentConsumer); ok {
+	own := ""
+	c, isConsumer := grantee.(*idempotentConsumer)
+	if isConsumer {
+		own = c.namespace
+	}
+	g := idtable.GrantTransactional(table, grantee, own)
+	if isConsumer {
 		c.tx.Declare(table, false)
 	}
 	return g

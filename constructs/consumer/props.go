@@ -537,9 +537,11 @@ type IdempotentConsumerProps struct {
 	// grants it (PutItem, UpdateItem, DeleteItem and ConditionCheckItem, and
 	// its customer-managed key), the consumer's own shared Table too: the
 	// records' grant covers only the items of Namespace
-	// (dynamodb:LeadingKeys), and the effect writes the table's other items,
-	// so the effect's grant on it is not scoped (the function may then write
-	// any item of that table). Their names reach the handler
+	// (dynamodb:LeadingKeys), and the effect writes the table's other items;
+	// on a table that is an idempotency table of the app, the effect's grant
+	// excludes the records of every other namespace claimed on it in the
+	// app (so the function may write the business items and its own
+	// records, never another consumer's). Their names reach the handler
 	// (IDEMPOTENCY_TX_TABLES), which refuses, before any request, a
 	// transactional write to a table not declared. A table can also be
 	// declared after the consumer is created, with
