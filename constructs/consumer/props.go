@@ -274,9 +274,10 @@ type IdempotentConsumerProps struct {
 	RemovalPolicy awscdk.RemovalPolicy
 
 	// Namespace prefixes every idempotency key ("<Namespace>#<key>"). It must
-	// not be empty nor contain '#'.
+	// not be empty nor contain '#', '*', '?' or control characters.
 	//
-	// Default: the construct id in lower case, without '#'; required with a
+	// Default: the construct id in lower case, without those characters (an
+	// id of them alone is refused: set Namespace); required with a
 	// given Table, where two consumers with one namespace (in two stacks, say)
 	// would suppress each other's facts. Two consumers of one app with one
 	// namespace on one table are refused.

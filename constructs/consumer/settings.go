@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -260,7 +259,7 @@ func (p *IdempotentConsumerProps) computeRuntime(name string, s *settings, rd *p
 	r := contract.Defaults(timeout)
 	r.BatchConcurrency = contract.DefaultConcurrency(s.batchSize)
 	r.Table = tablePlaceholder
-	r.Namespace = strings.ToLower(strings.ReplaceAll(name, "#", ""))
+	r.Namespace = defaultNamespace(name)
 	if p.Namespace != nil {
 		r.Namespace = *p.Namespace
 	}
