@@ -102,12 +102,12 @@ func TestValidateRefuses(t *testing.T) {
 // that the id gives no namespace and to set Namespace, once.
 func TestTheDefaultNamespaceDropsWhatTheContractRefuses(t *testing.T) {
 	for _, id := range []string{"Reserve*Stock", "Ask?", "Order#Paid", "Tab\tbed"} {
-		if err := (&consumer.IdempotentConsumerProps{Entry: jsii.String("lambda/cmd/x")}).Validate(jsii.String(id)); err != nil {
+		if err := validProps().Validate(jsii.String(id)); err != nil {
 			t.Errorf("id %q: %v", id, err)
 		}
 	}
 	for _, id := range []string{"*?#", ""} {
-		err := (&consumer.IdempotentConsumerProps{Entry: jsii.String("lambda/cmd/x")}).Validate(jsii.String(id))
+		err := validProps().Validate(jsii.String(id))
 		if err == nil {
 			t.Fatalf("id %q: accepted", id)
 		}
@@ -120,7 +120,7 @@ func TestTheDefaultNamespaceDropsWhatTheContractRefuses(t *testing.T) {
 		}
 	}
 	// A Namespace set is the user's: refused as given.
-	err := (&consumer.IdempotentConsumerProps{Entry: jsii.String("lambda/cmd/x"), Namespace: jsii.String("a*b")}).Validate(jsii.String("C"))
+	err := (&consumer.IdempotentConsumerProps{Entry: jsii.String(handlerDir), Namespace: jsii.String("a*b")}).Validate(jsii.String("C"))
 	if err == nil || !strings.Contains(err.Error(), `Namespace "a*b" contains '*' or '?'`) {
 		t.Errorf("Namespace a*b: %v; want the contract's refusal", err)
 	}
