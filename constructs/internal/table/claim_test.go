@@ -179,3 +179,29 @@ func TestTransactionalGrantsKeepOffOtherConsumersRecords(t *testing.T) {
 		}
 	})
 }
+
+// TestTransactionalGrantsInAStageAreScoped: a grant in a stack of a Stage
+// of the app is scoped when the stage alone is synthesized (as
+// assertions.Template_FromStack does), which visits none of the app's own
+// aspects.
+func TestTransactionalGrantsInAStageAreScoped(t *testing.T) {
+	cdktest.Must(t, func() {
+		app, err := cdktest.NewApp(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		stack := awscdk.NewStack(awscdk.NewStage(app, jsii.String("Prod"), nil), jsii.String("S"), nil)
+		shared := table.New(stack, "Shared", awscdk.RemovalPolicy_DESTROY)
+		role := awsiam.NewRole(stack, jsii.String("Wallet"), &awsiam.RoleProps{AssumedBy: awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil)})
+		table.GrantTransactional(shared, role, "wallet")
+		for _, ns := range []string{"wallet", "charge"} {
+			if err := table.ClaimNamespace(consumerIn(stack, "Consumer-"+ns), shared, ns); err != nil {
+				t.Fatal(err)
+			}
+		}
+		sts := statementsOn(t, stack, map[string]any{"Fn::GetAtt": []any{*stack.GetLogicalId(shared.Node().DefaultChild().(awscdk.CfnElement)), "Arn"}})
+		if got, _ := json.Marshal(sts); len(sts) != 1 || !strings.Contains(string(got), `"Condition":{"ForAllValues:StringNotLike":{"dynamodb:LeadingKeys":["charge#*"]}}`) {
+			t.Errorf("statements on the shared table %s; want one, kept off charge's records", got)
+		}
+	})
+}

@@ -28,8 +28,10 @@ const ExceptOthers = "ForAllValues:StringNotLike"
 // off the records of every namespace claimed on the table in the app but
 // own (the grantee's namespace; "" for a grantee that has none). The claims
 // are read when the template is synthesized, so that claims made after the
-// grant count: by one aspect per app, on its root, which the synthesis
-// visits before any role (a role's own aspect freezes its statements). A
+// grant count: by one aspect per stage (the app, or the Stage of the
+// grantee, which its own synthesis visits first), on the stage itself,
+// which the synthesis visits before any role (a role's own aspect freezes
+// its statements). A
 // table claimed by no consumer is a business table: its grant stays as it
 // is. owner is where the warning on an imported idempotency table goes.
 func scopeTransactional(table awsdynamodb.ITable, statements []awsiam.PolicyStatement, own string, owner constructs.IConstruct) {
@@ -37,7 +39,8 @@ func scopeTransactional(table awsdynamodb.ITable, statements []awsiam.PolicyStat
 	if err != nil {
 		panic(err)
 	}
-	scopesOf(h).grants = append(scopesOf(h).grants, txGrant{table: table, key: Key(table), statements: statements, own: own, owner: owner})
+	s := scopesOf(h, owner)
+	s.grants = append(s.grants, txGrant{table: table, key: Key(table), statements: statements, own: own, owner: owner})
 }
 
 // txGrant is a transactional grant to scope at synth.
@@ -49,41 +52,46 @@ type txGrant struct {
 	owner      constructs.IConstruct
 }
 
-// txScopes is the aspect that scopes an app's transactional grants, on its
-// root.
+// txScopes is the aspect that scopes the transactional grants of a stage,
+// on the stage.
 type txScopes struct {
-	holder constructs.IConstruct
+	holder constructs.IConstruct // the claims' holder, of the app
+	stage  string                // the stage's path
 	grants []txGrant
 	done   bool
 }
 
-// registryMetadata is the metadata key of the holder that names its app's
-// txScopes in scopes.
+// registryMetadata is the metadata key of a stage that names its txScopes
+// in scopes.
 const registryMetadata = "idempotent-consumer:transactionalGrants"
 
-// scopes are the txScopes of the process's apps, by the registryMetadata
-// of their holders.
+// scopes are the txScopes of the process's stages, by their
+// registryMetadata.
 var scopes = struct {
 	sync.Mutex
 	next int
 	of   map[string]*txScopes
 }{of: map[string]*txScopes{}}
 
-// scopesOf is the txScopes of the app of h, the claims' holder, added to
-// the app's root on first use.
-func scopesOf(h constructs.IConstruct) *txScopes {
+// scopesOf is the txScopes of the stage of owner (the app's root outside
+// any stage), added to it on first use; h is the app's claims' holder.
+func scopesOf(h, owner constructs.IConstruct) *txScopes {
+	var stage constructs.IConstruct = h.Node().Root()
+	if st := awscdk.Stage_Of(owner); st != nil {
+		stage = st
+	}
 	scopes.Lock()
 	defer scopes.Unlock()
-	id := metadata(h, registryMetadata)
+	id := metadata(stage, registryMetadata)
 	if s, ok := scopes.of[id]; ok {
 		return s
 	}
 	scopes.next++
 	id = strconv.Itoa(scopes.next)
-	s := &txScopes{holder: h}
+	s := &txScopes{holder: h, stage: *stage.Node().Path()}
 	scopes.of[id] = s
-	h.Node().AddMetadata(jsii.String(registryMetadata), jsii.String(id), nil)
-	awscdk.Aspects_Of(h.Node().Root()).Add(s, &awscdk.AspectOptions{Priority: jsii.Number(scopePriority)})
+	stage.Node().AddMetadata(jsii.String(registryMetadata), jsii.String(id), nil)
+	awscdk.Aspects_Of(stage).Add(s, &awscdk.AspectOptions{Priority: jsii.Number(scopePriority)})
 	return s
 }
 
@@ -92,10 +100,10 @@ func scopesOf(h constructs.IConstruct) *txScopes {
 // the app orders aspects by priority.
 const scopePriority = 100
 
-// Visit implements awscdk.IAspect: on the root, once, it adds the
-// conditions to every grant of the app.
+// Visit implements awscdk.IAspect: on the stage, once, it adds the
+// conditions to every grant of the stage.
 func (s *txScopes) Visit(node constructs.IConstruct) {
-	if s.done || *node.Node().Path() != "" {
+	if s.done || *node.Node().Path() != s.stage {
 		return
 	}
 	s.done = true
