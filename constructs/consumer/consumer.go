@@ -273,7 +273,7 @@ func NewIdempotentConsumer(scope constructs.Construct, id *string, props *Idempo
 	// another stack. It is known once the construct exists.
 	s.runtime.Consumer = *c.Node().Path()
 	if s.table != nil {
-		if err := table.ClaimNamespace(c, s.table, s.runtime.Namespace); err != nil {
+		if err := table.ClaimNamespace(c, s.table, s.runtime); err != nil {
 			panic(fmt.Errorf("IdempotentConsumer %q: %w", *id, err))
 		}
 	}

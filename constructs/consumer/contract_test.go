@@ -23,7 +23,7 @@ func TestRuntimeRulesRefuse(t *testing.T) {
 		name:   "id gives an empty namespace",
 		id:     "#",
 		change: func(p *consumer.IdempotentConsumerProps) {},
-		want:   []string{`Namespace is empty; give a short name`},
+		want:   []string{`the construct id "#" gives no namespace`, "set Namespace"},
 	}, {
 		name:   "timeout is not whole seconds",
 		change: func(p *consumer.IdempotentConsumerProps) { p.Timeout = awscdk.Duration_Millis(jsii.Number(1500)) },

@@ -8,6 +8,13 @@ import (
 	idtable "github.com/idempotent-consumer/idempotent-consumer/constructs/internal/table"
 )
 
+// WarnTransactionalTableImported is the id of the synth warning, on the
+// grantee, of a transactional grant on an imported idempotency table of the
+// app (for awscdk.Annotations_Of(scope).AcknowledgeWarning): the grant is
+// kept off the records of this app's other consumers only, and a consumer
+// of another app that shares the table is not known at synth.
+const WarnTransactionalTableImported = idtable.WarnTxTableImported
+
 // GrantTransactionalWrites lets grantee write items of table in the same
 // TransactWriteItems as an idempotency record, as an effect that is itself
 // a DynamoDB write does (handler.StartTx): PutItem, UpdateItem, DeleteItem
@@ -25,13 +32,25 @@ import (
 // transactional writes with no table declared is refused at synth. Granted
 // to anything else (the consumer's Function or Role), it is a grant only.
 //
-// The consumer's own shared Table is granted too: the records' grant covers
-// only the items of the consumer's namespace (dynamodb:LeadingKeys), and
-// this one, which lets the effect write the table's other items, is not
-// scoped.
+// The consumer's own shared Table can be granted too: the records' grant
+// covers only the items of the consumer's namespace (dynamodb:LeadingKeys),
+// and this one lets the effect write the table's other items. On a table
+// that is an idempotency table of the app (any consumer's Table), the grant
+// excludes the records of every other namespace claimed on it in the app
+// (ForAllValues:StringNotLike on dynamodb:LeadingKeys, computed at synth, so
+// consumers added later count): the effect may write business items and
+// its own records, never another consumer's. Granted to anything but the
+// consumer, it excludes every namespace claimed on the table. Consumers of
+// other apps that import the table are not known: on an imported table,
+// synth warns (idempotent-consumer:transactionalTableImported).
 func GrantTransactionalWrites(table awsdynamodb.ITable, grantee awsiam.IGrantable) awsiam.Grant {
-	g := idtable.GrantTransactional(table, grantee)
-	if c, ok := grantee.(*idempotentConsumer); ok {
+	own := ""
+	c, isConsumer := grantee.(*idempotentConsumer)
+	if isConsumer {
+		own = c.namespace
+	}
+	g := idtable.GrantTransactional(table, grantee, own)
+	if isConsumer {
 		c.tx.Declare(table, false)
 	}
 	return g

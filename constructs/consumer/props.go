@@ -331,9 +331,10 @@ type IdempotentConsumerProps struct {
 	RemovalPolicy awscdk.RemovalPolicy
 
 	// Namespace prefixes every idempotency key ("<Namespace>#<key>"). It must
-	// not be empty nor contain '#'.
+	// not be empty nor contain '#', '*', '?' or control characters.
 	//
-	// Default: the construct id in lower case, without '#'; required with a
+	// Default: the construct id in lower case, without those characters (an
+	// id of them alone is refused: set Namespace); required with a
 	// given Table, where two consumers with one namespace (in two stacks, say)
 	// would suppress each other's facts. Two consumers of one app with one
 	// namespace on one table are refused.
@@ -594,9 +595,11 @@ type IdempotentConsumerProps struct {
 	// grants it (PutItem, UpdateItem, DeleteItem and ConditionCheckItem, and
 	// its customer-managed key), the consumer's own shared Table too: the
 	// records' grant covers only the items of Namespace
-	// (dynamodb:LeadingKeys), and the effect writes the table's other items,
-	// so the effect's grant on it is not scoped (the function may then write
-	// any item of that table). Their names reach the handler
+	// (dynamodb:LeadingKeys), and the effect writes the table's other items;
+	// on a table that is an idempotency table of the app, the effect's grant
+	// excludes the records of every other namespace claimed on it in the
+	// app (so the function may write the business items and its own
+	// records, never another consumer's). Their names reach the handler
 	// (IDEMPOTENCY_TX_TABLES), which refuses, before any request, a
 	// transactional write to a table not declared. A table can also be
 	// declared after the consumer is created, with

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -303,7 +302,7 @@ func (p *IdempotentConsumerProps) computeRuntime(name string, s *settings, rd *p
 	s.batchSize = rd.count("BatchSize", p.BatchSize, defaultBatchSize)
 	r := contract.Fill(func(f contract.Field) (any, bool) { return p.runtimeValue(f, s, rd) })
 	r.Table = tablePlaceholder
-	r.Namespace = strings.ToLower(strings.ReplaceAll(name, "#", ""))
+	r.Namespace = defaultNamespace(name)
 	if p.Namespace != nil {
 		r.Namespace = *p.Namespace
 	}

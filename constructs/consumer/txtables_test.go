@@ -203,11 +203,19 @@ func TestTransactionalTablesAreGrantedAndNamed(t *testing.T) {
 	})
 	t.Run("its own shared table", func(t *testing.T) {
 		var shared awsdynamodb.Table
+		var email consumer.IdempotentConsumer
 		tpl, stack, c, msg := synthTx(t, "TxShared", func(stack awscdk.Stack, props *consumer.IdempotentConsumerProps) func(consumer.IdempotentConsumer) {
 			shared = stockTable(stack, "Shop")
 			props.Table, props.Namespace = shared, jsii.String("reserve")
 			props.TransactionalTables = &[]awsdynamodb.ITable{shared}
-			return nil
+			return func(consumer.IdempotentConsumer) {
+				// Another consumer of the table, made after, declares it
+				// with GrantTransactionalWrites.
+				email = consumer.NewIdempotentConsumer(stack, jsii.String("EmailCustomer"), &consumer.IdempotentConsumerProps{
+					Entry: props.Entry, Table: shared, Namespace: jsii.String("email"),
+				})
+				consumer.GrantTransactionalWrites(shared, email)
+			}
 		})
 		if msg != "" {
 			t.Fatal(msg)
@@ -216,32 +224,39 @@ func TestTransactionalTablesAreGrantedAndNamed(t *testing.T) {
 		txTablesVar(t, tpl, ref(sharedID))
 		// The record's grant is scoped to the namespace's items
 		// (dynamodb:LeadingKeys), and the effect writes the table's other
-		// items: a second statement, the effect's, unscoped.
-		var policy map[string]*map[string]any
-		cdktest.Must(t, func() {
-			policy = *tpl.FindResources(jsii.String("AWS::IAM::Policy"), map[string]any{
-				"Properties": map[string]any{"Roles": []any{ref(*stack.GetLogicalId(c.Role().Node().DefaultChild().(awscdk.CfnElement)))}},
+		// items: a second statement, the effect's, which excludes the other
+		// consumer's records.
+		for _, tc := range []struct {
+			c           consumer.IdempotentConsumer
+			own, others string
+		}{{c, "reserve", `["email#*"]`}, {email, "email", `["reserve#*"]`}} {
+			var policy map[string]*map[string]any
+			cdktest.Must(t, func() {
+				policy = *tpl.FindResources(jsii.String("AWS::IAM::Policy"), map[string]any{
+					"Properties": map[string]any{"Roles": []any{ref(*stack.GetLogicalId(tc.c.Role().Node().DefaultChild().(awscdk.CfnElement)))}},
+				})
 			})
-		})
-		var scoped, unscoped int
-		for _, p := range policy {
-			for _, s := range (*p)["Properties"].(map[string]any)["PolicyDocument"].(map[string]any)["Statement"].([]any) {
-				if !strings.Contains(jsonOf(t, s), sharedID) {
-					continue
-				}
-				st := s.(map[string]any)
-				switch _, conditioned := st["Condition"]; {
-				case conditioned && strings.Contains(jsonOf(t, st["Condition"]), `"reserve#*"`):
-					scoped++
-				case !conditioned && jsonOf(t, st["Action"]) == `["dynamodb:ConditionCheckItem","dynamodb:DeleteItem","dynamodb:PutItem","dynamodb:UpdateItem"]`:
-					unscoped++
-				default:
-					t.Errorf("unexpected statement on the shared table: %s", jsonOf(t, st))
+			var scoped, effect int
+			for _, p := range policy {
+				for _, s := range (*p)["Properties"].(map[string]any)["PolicyDocument"].(map[string]any)["Statement"].([]any) {
+					if !strings.Contains(jsonOf(t, s), sharedID) {
+						continue
+					}
+					st := s.(map[string]any)
+					cond := jsonOf(t, st["Condition"])
+					switch {
+					case strings.Contains(cond, `"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["`+tc.own+`#*"]}`):
+						scoped++
+					case cond == `{"ForAllValues:StringNotLike":{"dynamodb:LeadingKeys":`+tc.others+`}}` && jsonOf(t, st["Action"]) == `["dynamodb:ConditionCheckItem","dynamodb:DeleteItem","dynamodb:PutItem","dynamodb:UpdateItem"]`:
+						effect++
+					default:
+						t.Errorf("%s: unexpected statement on the shared table: %s", tc.own, jsonOf(t, st))
+					}
 				}
 			}
-		}
-		if scoped != 1 || unscoped != 1 {
-			t.Errorf("statements on the shared table: %d scoped to the namespace (the record's), %d unscoped with the transactional actions (the effect's); want 1 and 1", scoped, unscoped)
+			if scoped != 1 || effect != 1 {
+				t.Errorf("%s: statements on the shared table: %d scoped to the namespace (the record's), %d with the transactional actions except the records of %s (the effect's); want 1 and 1", tc.own, scoped, effect, tc.others)
+			}
 		}
 	})
 }

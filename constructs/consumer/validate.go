@@ -10,6 +10,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/table"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 )
 
 // contractProp returns the prop that sets the variable name of the runtime
@@ -102,9 +103,30 @@ func (p *IdempotentConsumerProps) problems(s *settings) []string {
 			bad("Environment sets %s, a variable of the runtime contract that the construct sets itself; remove it from Environment and use %s instead", k, prop)
 		}
 	}
-	problems = append(problems, r.Problems()...)
+	checked := r
+	if p.Namespace == nil && r.Namespace == "" {
+		if p.Table == nil { // with a Table, the rule above says to set Namespace
+			bad("the construct id %q gives no namespace: the default Namespace is the id in lower case without the characters a namespace cannot hold ('#', '*', '?', control characters), and none is left; set Namespace to a short name (for example \"orders\")", s.id)
+		}
+		checked.Namespace = "said-above" // the contract's other rules still apply
+	}
+	problems = append(problems, checked.Problems()...)
 	problems = append(problems, p.refusalProblems(s)...) // refusals.go, txtables.go
 	return problems
+}
+
+// defaultNamespace is the Namespace of a consumer that sets none: its
+// construct id in lower case, without the characters the contract refuses
+// in a namespace (idempotency.NamespaceAllows), so that an id like
+// "Reserve*Stock" gives "reservestock" rather than a refusal of a Namespace
+// the user never set. It may be empty (an id of such characters alone).
+func defaultNamespace(id string) string {
+	return strings.Map(func(r rune) rune {
+		if !idempotency.NamespaceAllows(r) {
+			return -1
+		}
+		return r
+	}, strings.ToLower(id))
 }
 
 // eventSourceProblems checks the event source's batches, window and

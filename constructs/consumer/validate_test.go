@@ -1,6 +1,8 @@
 package consumer_test
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -90,4 +92,36 @@ func TestValidateRefuses(t *testing.T) {
 		},
 		want: []string{"MaxReceiveCount 0 is out of range", "MemorySize 64 is out of range", "CacheSize -1 is out of range"},
 	}})
+}
+
+// TestTheDefaultNamespaceDropsWhatTheContractRefuses: the default
+// Namespace, from the construct id, drops every character the contract
+// refuses in a namespace ('#', '*', '?', control characters), so that an
+// id like "Reserve*Stock" is valid (before, it was refused for a
+// Namespace prop the user never set); an id of such characters alone says
+// that the id gives no namespace and to set Namespace, once.
+func TestTheDefaultNamespaceDropsWhatTheContractRefuses(t *testing.T) {
+	for _, id := range []string{"Reserve*Stock", "Ask?", "Order#Paid", "Tab\tbed"} {
+		if err := validProps().Validate(jsii.String(id)); err != nil {
+			t.Errorf("id %q: %v", id, err)
+		}
+	}
+	for _, id := range []string{"*?#", ""} {
+		err := validProps().Validate(jsii.String(id))
+		if err == nil {
+			t.Fatalf("id %q: accepted", id)
+		}
+		msg := err.Error()
+		if want := fmt.Sprintf("the construct id %q gives no namespace", id); !strings.Contains(msg, want) || !strings.Contains(msg, "set Namespace") {
+			t.Errorf("id %q: %v; want it to say %q and to set Namespace", id, err, want)
+		}
+		if strings.Contains(msg, "Namespace is empty") {
+			t.Errorf("id %q: %v; want the contract's rule, about a Namespace never set, left out", id, err)
+		}
+	}
+	// A Namespace set is the user's: refused as given.
+	err := (&consumer.IdempotentConsumerProps{Entry: jsii.String(handlerDir), Namespace: jsii.String("a*b")}).Validate(jsii.String("C"))
+	if err == nil || !strings.Contains(err.Error(), `Namespace "a*b" contains '*' or '?'`) {
+		t.Errorf("Namespace a*b: %v; want the contract's refusal", err)
+	}
 }

@@ -140,9 +140,11 @@ type Settings struct {
 	// KeySecret hashes record keys when set: at least
 	// idempotency.MinKeySecretBytes bytes.
 	KeySecret string
-	// TxTables are the tables a transactional effect may write, besides
-	// Table: the handler refuses, before any request, a transactional write
-	// to another table (a store error that fails the invocation). Empty
+	// TxTables are the tables a transactional effect may write: the handler
+	// refuses, before any request, a transactional write to another table
+	// (a store error that fails the invocation), Table too unless it is
+	// listed (its records are the store's; the effect's writes to its other
+	// items need the grant that declaring it gives). Empty
 	// (the variable not set, as for a handler deployed by other means, or
 	// set empty): no table is checked, and a transactional handler on the
 	// DynamoDB store logs a warning at init. No empty names, no ','.

@@ -86,7 +86,7 @@ var fields = []Field{
 		func(s *Settings) *string { return &s.KeySecret }, none[string]),
 	entry(TxTablesVar, "TxTables", "TransactionalTables",
 		"none: transactional writes to any table", "Stock,Orders",
-		"the tables a transactional effect may write besides the idempotency table, comma-separated",
+		"the tables a transactional effect may write (the idempotency table too, for its items other than records), comma-separated",
 		func(s *Settings) *[]string { return &s.TxTables }, none[[]string]),
 	entry(BatchConcurrencyVar, "BatchConcurrency", "BatchConcurrency",
 		strconv.Itoa(DefaultMaxConcurrency), "4",

@@ -21,18 +21,23 @@ import (
 // the errors alarm sees it, never a record's quiet failure.
 var ErrUndeclaredTable = fmt.Errorf("%w: transactional write to a table that is not declared", sqsbatch.ErrMisconfigured)
 
-// declaredTables is a TxStore that commits only writes to the idempotency
-// table and the declared tables.
+// declaredTables is a TxStore that commits only writes to the declared
+// tables.
 type declaredTables struct {
 	idempotency.TxStore
+	own      string // the idempotency table, named in the refusal
 	declared map[string]bool
 	list     string
 }
 
 // declareTables returns store, refusing transactional writes to any table
-// but own and tables.
+// but tables. The idempotency table, own, counts only when it is listed:
+// the role may write its other items (a shared table's business items)
+// only when the construct grants them, which it does when the consumer
+// declares the table; the record itself is the store's to write, and an
+// effect's write on the record's own item is the store's refusal.
 func declareTables(store idempotency.TxStore, own string, tables []string) idempotency.TxStore {
-	d := declaredTables{TxStore: store, declared: map[string]bool{own: true}, list: strings.Join(tables, ", ")}
+	d := declaredTables{TxStore: store, own: own, declared: map[string]bool{}, list: strings.Join(tables, ", ")}
 	for _, t := range tables {
 		d.declared[t] = true
 	}
@@ -47,8 +52,12 @@ func (d declaredTables) Commit(ctx context.Context, rec idempotency.Record, now 
 		for i, it := range items {
 			if table := tableOf(it); table != "" && !d.declared[table] {
 				f, _ := contract.FieldOf(contract.TxTablesVar)
-				return fmt.Errorf("%w: write %d of the transactional effect is to the table %q, and the consumer declares only %s (%s=%s); add %q to the construct's %s prop, which also grants the function's role its writes",
-					ErrUndeclaredTable, i, table, d.list, f.Var, strings.ReplaceAll(d.list, ", ", ","), table, f.Prop)
+				what := "the table"
+				if table == d.own {
+					what = "the consumer's idempotency table, whose items other than its records the role may write only when it is declared:"
+				}
+				return fmt.Errorf("%w: write %d of the transactional effect is to %s %q, and the consumer declares only %s (%s=%s); add %q to the construct's %s prop, which also grants the function's role its writes",
+					ErrUndeclaredTable, i, what, table, d.list, f.Var, strings.ReplaceAll(d.list, ", ", ","), table, f.Prop)
 			}
 		}
 	}

@@ -44,9 +44,12 @@ func (d *dynamoWrites) Commit(ctx context.Context, rec idempotency.Record, now t
 // TestUndeclaredTableIsLoud: with declared tables (TxTables), a
 // transactional write to another table is refused before any request, as
 // a store error that fails the invocation (although the batch's other
-// record committed) and names the table, the variable and the prop; writes
-// to a declared table, to one given by its ARN and to the idempotency
-// table itself commit.
+// record committed) and names the table, the variable and the prop; so is
+// a write to the idempotency table when it is not declared (its role may
+// write only its records then; before, the handler let it through, to be
+// denied in AWS); writes to a declared table, to one given by its ARN and
+// to the idempotency table when declared commit, and with nothing declared
+// nothing is checked.
 func TestUndeclaredTableIsLoud(t *testing.T) {
 	run := func(t *testing.T, declared []string, tables func(order) []string) (*dynamoWrites, events.SQSEventResponse, error) {
 		s := settings()
@@ -71,6 +74,25 @@ func TestUndeclaredTableIsLoud(t *testing.T) {
 		}})
 		return store, resp, err
 	}
+	t.Run("the idempotency table, undeclared", func(t *testing.T) {
+		store, _, err := run(t, []string{"Stock"}, func(o order) []string {
+			if o.OrderID == "o-2" {
+				return []string{"Stock", "idempotency"}
+			}
+			return []string{"Stock"}
+		})
+		if !errors.Is(err, handler.ErrUndeclaredTable) {
+			t.Fatalf("Handle: %v; want ErrUndeclaredTable", err)
+		}
+		for _, want := range []string{`the consumer's idempotency table`, `"idempotency"`, `add "idempotency" to the construct's TransactionalTables prop`} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("Handle: %v; want it to say %q", err, want)
+			}
+		}
+		if store.commits.Load() != 1 {
+			t.Errorf("%d commits reached the store; want only the declared record's", store.commits.Load())
+		}
+	})
 	t.Run("undeclared", func(t *testing.T) {
 		store, _, err := run(t, []string{"Stock"}, func(o order) []string {
 			if o.OrderID == "o-2" {
@@ -92,10 +114,10 @@ func TestUndeclaredTableIsLoud(t *testing.T) {
 		}
 	})
 	for name, tc := range map[string]struct{ declared, tables []string }{
-		"declared":              {[]string{"Stock", "Orders"}, []string{"Stock", "Orders"}},
-		"declared, by its ARN":  {[]string{"Stock"}, []string{"arn:aws:dynamodb:eu-west-1:123456789012:table/Stock"}},
-		"the idempotency table": {[]string{"Stock"}, []string{"idempotency"}},
-		"nothing declared":      {nil, []string{"Anything"}},
+		"declared":                        {[]string{"Stock", "Orders"}, []string{"Stock", "Orders"}},
+		"declared, by its ARN":            {[]string{"Stock"}, []string{"arn:aws:dynamodb:eu-west-1:123456789012:table/Stock"}},
+		"the idempotency table, declared": {[]string{"Stock", "idempotency"}, []string{"idempotency", "Stock"}},
+		"nothing declared":                {nil, []string{"Anything"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			store, resp, err := run(t, tc.declared, func(order) []string { return tc.tables })

@@ -88,6 +88,17 @@ func (cfg Config) Problems() []string {
 	return out
 }
 
+// NamespaceAllows reports whether a namespace may hold r: not '#', the
+// separator between namespace and key, nor '*' or '?', wildcards in the IAM
+// condition that scopes a consumer to its keys, nor a control character.
+// It is the rule Config.Problems applies to each character of a namespace
+// (a namespace must also be valid UTF-8, not empty and not too long): a
+// default derived from a name (the construct's id) drops the characters it
+// refuses, with strings.Map.
+func NamespaceAllows(r rune) bool {
+	return r != '#' && !strings.ContainsRune(namespaceWildcards, r) && !unicode.IsControl(r)
+}
+
 // namespaceProblems checks a namespace: a key prefix that never overlaps
 // another ("<namespace>#"), that IAM can match ("<namespace>#*" in
 // StringLike) and that leaves room for the key.

@@ -64,3 +64,15 @@ func TestNamespaceBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestNamespaceAllowsIsTheRule: NamespaceAllows accepts a character exactly
+// when Config.Problems accepts it in a namespace.
+func TestNamespaceAllowsIsTheRule(t *testing.T) {
+	for r := rune(0); r <= 0x2FFFF; r++ {
+		ns := "a" + string(r)
+		problems := idempotency.Config{Namespace: ns, Window: time.Hour, TTLAfterWindow: time.Hour, LeaseMax: time.Minute, FinishBudget: time.Second}.Problems()
+		if got, want := idempotency.NamespaceAllows(r), len(problems) == 0; got != want {
+			t.Errorf("NamespaceAllows(%U) = %t, but the namespace %q has problems %q", r, got, ns, problems)
+		}
+	}
+}

@@ -143,7 +143,7 @@ func New(scope constructs.Construct, cfg Config) Function {
 	// Idempotency records: item-level actions on that one table, on the
 	// items of the consumer's namespace alone.
 	table.GrantRecords(cfg.Table, f.Function, cfg.Runtime)
-	f.TxTables = &TxTables{function: f.Function}
+	f.TxTables = &TxTables{function: f.Function, namespace: cfg.Runtime.Namespace}
 	for _, t := range cfg.TxTables {
 		f.TxTables.Declare(t, true)
 	}
@@ -156,8 +156,9 @@ func New(scope constructs.Construct, cfg Config) Function {
 // contract's TxTablesVar (comma-separated), which refuses a transactional
 // write to any other table before it sends a request.
 type TxTables struct {
-	function awslambda.Function
-	declared []awsdynamodb.ITable
+	function  awslambda.Function
+	namespace string // the function's, in the idempotency table
+	declared  []awsdynamodb.ITable
 }
 
 // Declare declares t, once: it grants the function the transactional
@@ -167,8 +168,11 @@ type TxTables struct {
 // The idempotency table itself is granted too when it is declared: the
 // record's grant is scoped to the records of the namespace
 // (dynamodb:LeadingKeys), and the effect writes other items of it (a
-// shared table's business data), which that grant does not cover. Such a
-// grant is not scoped: the function may then write any item of the table.
+// shared table's business data), which that grant does not cover. This
+// grant, like every transactional grant on an idempotency table of the app,
+// excludes the records of the table's other namespaces
+// (table.GrantTransactional): the function may write the business items
+// and its own records, never another consumer's.
 func (x *TxTables) Declare(t awsdynamodb.ITable, grant bool) {
 	for _, d := range x.declared {
 		if *d.Node().Path() == *t.Node().Path() {
@@ -177,7 +181,7 @@ func (x *TxTables) Declare(t awsdynamodb.ITable, grant bool) {
 	}
 	x.declared = append(x.declared, t)
 	if grant {
-		table.GrantTransactional(t, x.function)
+		table.GrantTransactional(t, x.function, x.namespace)
 	}
 	names := make([]*string, len(x.declared))
 	for i, d := range x.declared {

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest"
@@ -88,8 +89,9 @@ func TestTheBlocksMakeAConsumerWithoutAQueue(t *testing.T) {
 // TestTxTablesAreGrantedOnceAndNamed: the tables of Config.TxTables and of
 // a later Declare are each granted the transactional writes once (not when
 // the caller granted them) and named, in order, in TxTablesVar; the
-// idempotency table itself, when declared, gets an unscoped statement
-// beside the records' scoped one.
+// idempotency table itself, when declared, gets a statement beside the
+// records' scoped one, which excludes the records of the table's other
+// namespaces.
 func TestTxTablesAreGrantedOnceAndNamed(t *testing.T) {
 	assets := t.TempDir()
 	if err := os.WriteFile(filepath.Join(assets, "bootstrap"), []byte("not run"), 0o755); err != nil {
@@ -121,8 +123,16 @@ func TestTxTablesAreGrantedOnceAndNamed(t *testing.T) {
 			Table:        records,
 			TxTables:     []awsdynamodb.ITable{records, stock},
 		})
-		table.GrantTransactional(ledger, f.Function)
+		table.GrantTransactional(ledger, f.Function, "reserve")
 		f.TxTables.Declare(ledger, false)
+		// The records' table is the idempotency table of two consumers
+		// (claimed after the grant): the function's declared grant on it
+		// keeps off the other's records.
+		for _, ns := range []string{"reserve", "email"} {
+			if err := table.ClaimNamespace(constructs.NewConstruct(stack, jsii.String("Claim-"+ns)), records, contract.Settings{Namespace: ns}); err != nil {
+				panic(err)
+			}
+		}
 		f.TxTables.Declare(stock, true) // once each
 		if n := f.TxTables.Len(); n != 3 {
 			t.Errorf("%d tables declared, want 3", n)
@@ -149,7 +159,13 @@ func TestTxTablesAreGrantedOnceAndNamed(t *testing.T) {
 					"Effect":    "Allow",
 					"Resource":  arn(records),
 				},
-				map[string]any{"Action": tx, "Effect": "Allow", "Resource": []any{arn(ledger), arn(stock), arn(records)}}, // merged, in CDK's order
+				map[string]any{
+					"Action":    tx,
+					"Condition": map[string]any{"ForAllValues:StringNotLike": map[string]any{"dynamodb:LeadingKeys": []any{"email#*"}}},
+					"Effect":    "Allow",
+					"Resource":  arn(records),
+				},
+				map[string]any{"Action": tx, "Effect": "Allow", "Resource": []any{arn(ledger), arn(stock)}}, // merged, in CDK's order
 			}},
 		})
 	})

@@ -103,7 +103,8 @@ func Conditions(s contract.Settings) map[string]any {
 // the table's design lets IAM tell apart: the guard's item actions, under
 // Conditions(s), and the use of the table's customer-managed key if it has
 // one. The condition holds on a table of one consumer as on a shared one:
-// it costs nothing, and a consumer can never write another's records.
+// it costs nothing, and with the scope of GrantTransactional, a consumer of
+// the app can never write another's records.
 func GrantRecords(table awsdynamodb.ITable, grantee awsiam.IGrantable, s contract.Settings) awsiam.Grant {
 	g := table.Grant(grantee, itemActions...)
 	statements := g.PrincipalStatements()
@@ -126,9 +127,19 @@ func GrantRecords(table awsdynamodb.ITable, grantee awsiam.IGrantable, s contrac
 // GrantTransactional lets grantee write items of table in the same
 // TransactWriteItems as an idempotency record: PutItem, UpdateItem,
 // DeleteItem and ConditionCheckItem, and the use of its customer-managed
-// key if it has one.
-func GrantTransactional(table awsdynamodb.ITable, grantee awsiam.IGrantable) awsiam.Grant {
+// key if it has one. On a table that is also an idempotency table of the
+// app, the grant never covers the records of another namespace claimed on
+// it than own, the grantee's ("" for none; claims made later count:
+// scopeTransactional).
+func GrantTransactional(table awsdynamodb.ITable, grantee awsiam.IGrantable, own string) awsiam.Grant {
 	g := table.Grant(grantee, transactionalActions...)
+	if statements := g.PrincipalStatements(); statements != nil && len(*statements) > 0 {
+		owner, ok := grantee.(constructs.IConstruct)
+		if !ok {
+			owner = table
+		}
+		scopeTransactional(table, *statements, own, owner)
+	}
 	if k := table.EncryptionKey(); k != nil {
 		k.Grant(grantee, keyActions...)
 	}
