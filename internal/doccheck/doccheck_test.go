@@ -3,8 +3,12 @@ package doccheck
 import (
 	"bufio"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -167,6 +171,143 @@ func TestStalePathsFindsWhatIsGone(t *testing.T) {
 	}
 	want := []string{"README.md:1: " + gone, "README.md:2: docs/GONE.md", "lambda/contract/contract.go:1: " + gone, notes + ":1: lambda/" + "nowhere.md"}
 	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("found %q, want %q", got, want)
+	}
+}
+
+// docLink matches a Go doc link to a package's identifier: pkg.Name or
+// pkg.Type.Method in square brackets. (Prose, "package pkg", is not read: "package of",
+// "package in" and the like are English; paths are TestNoStalePaths'.)
+var docLink = regexp.MustCompile(`\[([a-z][a-z0-9]*)\.[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)?\]`)
+
+// versionElem is an import path's major version element ("v2").
+var versionElem = regexp.MustCompile(`^v[0-9]+$`)
+
+// stalePackages returns every package name that a comment of a .go file
+// under root cites by a doc link, and that names no
+// package: not one of the repository's (by its package clause), not one of
+// std (the names in stdNames), and not one the file imports (by its name or
+// the last element of its path).
+func stalePackages(root string, stdNames map[string]bool) ([]stale, error) {
+	known := map[string]bool{}
+	files := map[string]*ast.File{}
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path != root && (strings.HasPrefix(d.Name(), ".") || slices.Contains(skipDirs, d.Name())) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ParseComments)
+		if err != nil {
+			return err
+		}
+		known[strings.TrimSuffix(f.Name.Name, "_test")] = true
+		files[path] = f
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out []stale
+	for path, f := range files {
+		imported := map[string]bool{}
+		for _, im := range f.Imports {
+			p := strings.Trim(im.Path.Value, `"`)
+			if im.Name != nil {
+				imported[im.Name.Name] = true
+			}
+			parts := strings.Split(p, "/")
+			for i := len(parts) - 1; i >= 0; i-- { // ".../awscdk/v2" is awscdk
+				if !versionElem.MatchString(parts[i]) {
+					imported[parts[i]] = true
+					break
+				}
+			}
+		}
+		rel, _ := filepath.Rel(root, path)
+		for _, g := range f.Comments {
+			for _, c := range g.List {
+				for _, m := range docLink.FindAllStringSubmatch(c.Text, -1) {
+					if name := m[1]; !known[name] && !stdNames[name] && !imported[name] {
+						out = append(out, stale{file: rel, line: fset.Position(c.Pos()).Line, path: "package " + name})
+					}
+				}
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b stale) int { return strings.Compare(a.String(), b.String()) })
+	return out, nil
+}
+
+// stdNames are the names of the standard library's packages (the last
+// element of each import path).
+func stdNames(t *testing.T) map[string]bool {
+	t.Helper()
+	out, err := exec.Command("go", "list", "std").Output()
+	if err != nil {
+		t.Fatalf("go list std: %v", err)
+	}
+	names := map[string]bool{}
+	for _, p := range strings.Fields(string(out)) {
+		names[p[strings.LastIndex(p, "/")+1:]] = true
+	}
+	return names
+}
+
+// TestNoStalePackages: no comment of a .go file cites a package by a doc
+// link (env.FromEnv in square brackets) that is none of the repository's, the standard
+// library's or the file's imports.
+func TestNoStalePackages(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	found, err := stalePackages(root, stdNames(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range found {
+		t.Errorf("%s names no package (moved or removed?): fix the reference", s)
+	}
+}
+
+// TestStalePackagesFindsWhatIsGone: the check finds a removed package cited
+// by a doc link, and passes the repository's, std's and imported ones.
+func TestStalePackagesFindsWhatIsGone(t *testing.T) {
+	root := t.TempDir()
+	gone := "en" + "v" // spelt apart, so that this file cites no removed package itself
+	files := map[string]string{
+		"a/a.go": "// Package a is read by [" + gone + ".FromEnv] and [" + gone + ".Config.Consumer];\n" +
+			"// see [b.New], [json.Marshal], [strings.Cut], [awscdk.Stack] and [jsii.String].\n" +
+			"package a\n\nimport (\n\t_ \"github.com/aws/aws-cdk-go/awscdk/v2\"\n\tjsii \"github.com/aws/jsii-runtime-go\"\n)\n\nvar _ = jsii.String\n",
+		"b/b.go": "package b\n",
+	}
+	for name, body := range files {
+		if err := os.MkdirAll(filepath.Join(root, filepath.Dir(name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	found, err := stalePackages(root, map[string]bool{"json": true, "strings": true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range found {
+		got = append(got, s.String())
+	}
+	want := []string{"a/a.go:1: package " + gone, "a/a.go:1: package " + gone}
 	if !slices.Equal(got, want) {
 		t.Errorf("found %q, want %q", got, want)
 	}
