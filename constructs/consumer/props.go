@@ -489,7 +489,10 @@ type IdempotentConsumerProps struct {
 	// construct generates the secret in AWS Secrets Manager (64 letters and
 	// digits, retained with the stack, never rotated) and hands it to the
 	// handler through a CloudFormation dynamic reference: the template holds
-	// no secret, the function's configuration does.
+	// no secret, the function's configuration does, so whoever may call
+	// lambda:GetFunctionConfiguration on the function can read it and test
+	// guesses against the table: keep that right from the table's and the
+	// logs' readers (DESIGN.md, "Hashed keys").
 	//
 	// It costs reading keys back from the table and the logs; duplicates
 	// are found as before and the key the effect passes downstream
