@@ -1,6 +1,8 @@
 package consumer
 
 import (
+	"fmt"
+
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
 	"github.com/aws/jsii-runtime-go"
@@ -15,6 +17,12 @@ func (c *idempotentConsumer) addTable(s *settings) {
 	c.table = s.table
 	if c.table == nil {
 		c.table = table.New(c, IDTable, s.removalPolicy)
+		// Claimed like a shared table (which NewIdempotentConsumer claims
+		// first, to refuse a namespace taken), so that a transactional grant
+		// on it to another grantee keeps off this consumer's records.
+		if err := table.ClaimNamespace(c, c.table, s.runtime); err != nil {
+			panic(fmt.Errorf("IdempotentConsumer %q: %w", s.id, err))
+		}
 	}
 }
 

@@ -261,6 +261,42 @@ func TestTransactionalTablesAreGrantedAndNamed(t *testing.T) {
 	})
 }
 
+// TestATableTheConstructCreatesIsClaimedToo: a consumer's own table (one
+// the construct creates, not a shared one) holds its records just the
+// same, so a transactional grant on it to another consumer keeps off them.
+// Before: the created table had no claim, and the grant wrote every record.
+func TestATableTheConstructCreatesIsClaimedToo(t *testing.T) {
+	var other consumer.IdempotentConsumer
+	tpl, stack, c, msg := synthTx(t, "TxCreated", func(stack awscdk.Stack, props *consumer.IdempotentConsumerProps) func(consumer.IdempotentConsumer) {
+		props.TransactionalTables = &[]awsdynamodb.ITable{stockTable(stack, "Stock")}
+		return func(c consumer.IdempotentConsumer) {
+			other = consumer.NewIdempotentConsumer(stack, jsii.String("Audit"), &consumer.IdempotentConsumerProps{Entry: props.Entry})
+			consumer.GrantTransactionalWrites(c.Table(), other)
+		}
+	})
+	if msg != "" {
+		t.Fatal(msg)
+	}
+	tableID := *stack.GetLogicalId(c.Table().Node().DefaultChild().(awscdk.CfnElement))
+	var policy map[string]*map[string]any
+	cdktest.Must(t, func() {
+		policy = *tpl.FindResources(jsii.String("AWS::IAM::Policy"), map[string]any{
+			"Properties": map[string]any{"Roles": []any{ref(*stack.GetLogicalId(other.Role().Node().DefaultChild().(awscdk.CfnElement)))}},
+		})
+	})
+	var effects []string
+	for _, p := range policy {
+		for _, st := range (*p)["Properties"].(map[string]any)["PolicyDocument"].(map[string]any)["Statement"].([]any) {
+			if strings.Contains(jsonOf(t, st), tableID) {
+				effects = append(effects, jsonOf(t, st.(map[string]any)["Condition"]))
+			}
+		}
+	}
+	if want := `{"ForAllValues:StringNotLike":{"dynamodb:LeadingKeys":["reservestock#*"]}}`; len(effects) != 1 || effects[0] != want {
+		t.Errorf("the other consumer's statements on ReserveStock's own table have the conditions %v; want one, %s", effects, want)
+	}
+}
+
 // allow is an IAM statement as CDK writes it.
 func allow(actions []any, resource any) map[string]any {
 	return map[string]any{"Action": actions, "Effect": "Allow", "Resource": resource}
