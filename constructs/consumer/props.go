@@ -516,7 +516,8 @@ type IdempotentConsumerProps struct {
 	// BatchConcurrency bounds how many records of one batch are processed at
 	// once.
 	//
-	// Default: BatchSize, every record of a batch at once.
+	// Default: BatchSize, every record of a batch at once, up to 32
+	// (contract.DefaultMaxConcurrency).
 	BatchConcurrency *float64
 
 	// MinRemaining is the least time left before the invocation's deadline

@@ -326,7 +326,8 @@ func (g *Guard) Do(ctx context.Context, key string, payload []byte, effect Effec
 //
 // It returns Processed after running the effect, or Duplicate with the
 // stored result when the fact was already completed. Errors wrap
-// ErrInProgress, ErrPayloadMismatch, ErrLeaseLost or ErrNotStarted, are an
+// ErrInProgress, ErrPayloadMismatch, ErrLeaseLost, ErrNotStarted or
+// ErrExpired (the fact's message is as old as the window: Fact.Sent), are an
 // *EffectError (the effect failed; see EffectError for what became of the
 // reservation), or a *StoreError (including a record this release cannot
 // read, ErrUnreadableRecord).

@@ -606,7 +606,7 @@ func (h *Handler[T]) log(ctx context.Context, rec *events.SQSMessage, r report, 
 func (h *Handler[T]) emitMetrics(counts [numOutcomes]int, unstarted int, capacity [numOutcomes]idempotency.Capacity, took time.Duration) {
 	now := time.Now()
 	metrics := make([]map[string]string, 0, numOutcomes+8)
-	line := map[string]any{MetricDimension: h.cfg.Consumer, "level": h.cfg.MetricsLevel, "timestamp": now.UTC().Format(rfc3339Millis)}
+	line := map[string]any{MetricDimension: h.cfg.Consumer, slog.LevelKey: h.cfg.MetricsLevel, LogTimeKey: now.UTC().Format(rfc3339Millis)}
 	for o, n := range counts {
 		metrics = append(metrics, map[string]string{"Name": metricNames[o], "Unit": "Count"})
 		line[metricNames[o]] = n
