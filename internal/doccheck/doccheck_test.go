@@ -61,11 +61,10 @@ func exists(root, p string) bool {
 	return len(matches) > 0
 }
 
-// stalePaths returns every path that a .go or .md file under root names
-// and that does not exist under root.
-func stalePaths(root string) ([]stale, error) {
-	var out []stale
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+// walkSources calls fn with every file under root, past hidden folders and
+// skipDirs.
+func walkSources(root string, fn func(path string) error) error {
+	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -75,6 +74,41 @@ func stalePaths(root string) ([]stale, error) {
 			}
 			return nil
 		}
+		return fn(path)
+	})
+}
+
+// repoRoot is the repository's root, two folders up from this package.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		t.Fatalf("repository root %s: %v", root, err)
+	}
+	return root
+}
+
+// writeTree writes files (path → content) under root.
+func writeTree(t *testing.T, root string, files map[string]string) {
+	t.Helper()
+	for name, body := range files {
+		if err := os.MkdirAll(filepath.Join(root, filepath.Dir(name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// stalePaths returns every path that a .go or .md file under root names
+// and that does not exist under root.
+func stalePaths(root string) ([]stale, error) {
+	var out []stale
+	err := walkSources(root, func(path string) error {
 		rel, _ := filepath.Rel(root, path)
 		if (!strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, ".md")) || slices.Contains(historical, rel) {
 			return nil
@@ -120,14 +154,7 @@ func stalePaths(root string) ([]stale, error) {
 // or import path of the repository, and no Markdown link a file, that does
 // not exist (CHANGELOG.md, the history, names removed ones on purpose).
 func TestNoStalePaths(t *testing.T) {
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
-		t.Fatalf("repository root %s: %v", root, err)
-	}
-	found, err := stalePaths(root)
+	found, err := stalePaths(repoRoot(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,14 +180,7 @@ func TestStalePathsFindsWhatIsGone(t *testing.T) {
 		"CHANGELOG.md":             "`" + gone + "` is gone.\n",
 		"node_modules/x/README.md": gone + "\n",
 	}
-	for name, body := range files {
-		if err := os.MkdirAll(filepath.Join(root, filepath.Dir(name)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(root, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeTree(t, root, files)
 	found, err := stalePaths(root)
 	if err != nil {
 		t.Fatal(err)
@@ -193,16 +213,7 @@ func stalePackages(root string, stdNames map[string]bool) ([]stale, error) {
 	known := map[string]bool{}
 	files := map[string]*ast.File{}
 	fset := token.NewFileSet()
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if path != root && (strings.HasPrefix(d.Name(), ".") || slices.Contains(skipDirs, d.Name())) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
+	err := walkSources(root, func(path string) error {
 		if !strings.HasSuffix(path, ".go") {
 			return nil
 		}
@@ -267,11 +278,7 @@ func stdNames(t *testing.T) map[string]bool {
 // link (env.FromEnv in square brackets) that is none of the repository's, the standard
 // library's or the file's imports.
 func TestNoStalePackages(t *testing.T) {
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	found, err := stalePackages(root, stdNames(t))
+	found, err := stalePackages(repoRoot(t), stdNames(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,14 +298,7 @@ func TestStalePackagesFindsWhatIsGone(t *testing.T) {
 			"package a\n\nimport (\n\t_ \"github.com/aws/aws-cdk-go/awscdk/v2\"\n\tjsii \"github.com/aws/jsii-runtime-go\"\n)\n\nvar _ = jsii.String\n",
 		"b/b.go": "package b\n",
 	}
-	for name, body := range files {
-		if err := os.MkdirAll(filepath.Join(root, filepath.Dir(name)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(root, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeTree(t, root, files)
 	found, err := stalePackages(root, map[string]bool{"json": true, "strings": true})
 	if err != nil {
 		t.Fatal(err)
