@@ -50,12 +50,14 @@ func run(m *testing.M) int {
 		defer os.RemoveAll(tmp)
 	}
 	outRoot = filepath.Join(tmp, "out")
+	fixtures.OutRoot = outRoot
 	h, err := consumertest.WriteHandlers(tmp)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	handlerDir, brokenDir, libraryDir = h.Handler, h.Broken, h.Library
+	fixtures.Entry = handlerDir
 	return m.Run()
 }
 
@@ -78,41 +80,16 @@ type fixture struct {
 	consumers         map[string]consumer.IdempotentConsumer
 }
 
-var fixtures = map[string]*fixture{}
-var fixtureErrs = map[string]string{}
+// fixtures are package consumertest's, each synthesized once.
+var fixtures = &consumertest.Loader{}
 
-// load builds the named fixture of consumertest.Builds once per test binary.
+// load returns the named fixture of consumertest.Builds, built once per
+// test binary.
 func load(t *testing.T, name string) *fixture {
 	t.Helper()
-	if msg, failed := fixtureErrs[name]; failed {
-		t.Fatalf("fixture %s: %s", name, msg)
-	}
-	if f, ok := fixtures[name]; ok {
-		return f
-	}
-	build, ok := consumertest.Builds[name]
-	if !ok {
-		t.Fatalf("no fixture %s", name)
-	}
-	f := &fixture{}
-	msg, panicked := cdktest.Panics(func() {
-		app, err := cdktest.NewApp(filepath.Join(outRoot, name))
-		if err != nil {
-			panic(err)
-		}
-		b := &consumertest.Fixture{Stack: awscdk.NewStack(app, jsii.String(name), nil)}
-		build(b, handlerDir)
-		*f = fixture{stack: b.Stack, consumer: b.Consumer, topic: b.Topic, alarmTopic: b.AlarmTopic,
-			shared: b.Shared, ledger: b.Ledger, key: b.Key, consumers: b.Consumers}
-		f.template = assertions.Template_FromStack(f.stack, nil)
-		f.annotations = assertions.Annotations_FromStack(f.stack)
-	})
-	if panicked {
-		fixtureErrs[name] = msg
-		t.Fatalf("fixture %s: %s", name, msg)
-	}
-	fixtures[name] = f
-	return f
+	s := fixtures.Load(t, name)
+	return &fixture{stack: s.Stack, consumer: s.Consumer, template: s.Template, annotations: s.Annotations,
+		topic: s.Topic, alarmTopic: s.AlarmTopic, shared: s.Shared, ledger: s.Ledger, key: s.Key, consumers: s.Consumers}
 }
 
 // The fixtures of package consumertest.

@@ -30,11 +30,6 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
-var (
-	handlerDir string
-	outRoot    string
-)
-
 func TestMain(m *testing.M) { os.Exit(run(m)) }
 
 func run(m *testing.M) int {
@@ -49,13 +44,13 @@ func run(m *testing.M) int {
 	if os.Getenv("KEEP_TEST_OUT") == "" {
 		defer os.RemoveAll(tmp)
 	}
-	outRoot = filepath.Join(tmp, "out")
+	fixtures.OutRoot = filepath.Join(tmp, "out")
 	h, err := consumertest.WriteHandlers(tmp)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	handlerDir = h.Handler
+	fixtures.Entry = h.Handler
 	return m.Run()
 }
 
@@ -67,37 +62,14 @@ type fixture struct {
 	nag      assertions.Annotations
 }
 
-var fixtures = map[string]*fixture{}
-var fixtureErrs = map[string]string{}
+// fixtures are package consumertest's, synthesized with both cdk-nag packs.
+var fixtures = &consumertest.Loader{Prepare: func(app awscdk.App) { nagtest.AddPacks(app) }}
 
-// load builds the named fixture once per test binary, with cdk-nag applied.
+// load returns the named fixture, built once per test binary.
 func load(t *testing.T, name string) *fixture {
 	t.Helper()
-	if msg, failed := fixtureErrs[name]; failed {
-		t.Fatalf("fixture %s: %s", name, msg)
-	}
-	if f, ok := fixtures[name]; ok {
-		return f
-	}
-	f := &fixture{}
-	msg, panicked := cdktest.Panics(func() {
-		app, err := cdktest.NewApp(filepath.Join(outRoot, name))
-		if err != nil {
-			panic(err)
-		}
-		b := &consumertest.Fixture{Stack: awscdk.NewStack(app, jsii.String(name), nil)}
-		consumertest.Builds[name](b, handlerDir)
-		nagtest.AddPacks(app)
-		f.consumer = b.Consumer
-		f.template = assertions.Template_FromStack(b.Stack, nil)
-		f.nag = assertions.Annotations_FromStack(b.Stack)
-	})
-	if panicked {
-		fixtureErrs[name] = msg
-		t.Fatalf("fixture %s: %s", name, msg)
-	}
-	fixtures[name] = f
-	return f
+	s := fixtures.Load(t, name)
+	return &fixture{consumer: s.Consumer, template: s.Template, nag: s.Annotations}
 }
 
 func defaults(t *testing.T) *fixture  { return load(t, "Defaults") }

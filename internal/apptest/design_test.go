@@ -48,7 +48,7 @@ func TestLeadingKeysMatchEveryKeyTheHandlerWritesInEachDesign(t *testing.T) {
 	var stack awscdk.Stack
 	var built map[string]consumer.IdempotentConsumer
 	msg, panicked := cdktest.Panics(func() {
-		app, err := cdktest.NewApp(filepath.Join(outRoot, "Designs"))
+		app, err := cdktest.NewApp(filepath.Join(fixtures.OutRoot, "Designs"))
 		if err != nil {
 			panic(err)
 		}
@@ -60,7 +60,7 @@ func TestLeadingKeysMatchEveryKeyTheHandlerWritesInEachDesign(t *testing.T) {
 		peer := awsdynamodb.NewTable(stack, jsii.String("Peer"), &awsdynamodb.TableProps{PartitionKey: str("id"), SortKey: str("sk"), TimeToLiveAttribute: jsii.String("ttl")})
 		built = map[string]consumer.IdempotentConsumer{}
 		add := func(id, table string, props *consumer.IdempotentConsumerProps) {
-			props.Entry = jsii.String(handlerDir)
+			props.Entry = jsii.String(fixtures.Entry)
 			built[id] = consumer.NewIdempotentConsumer(stack, jsii.String(id), props)
 			consumers[id] = &designed{table: table}
 		}
