@@ -35,11 +35,8 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/emf"
 )
-
-// rfc3339Millis is the metrics line's timestamp: RFC 3339, to the
-// millisecond, as Lambda writes its own.
-const rfc3339Millis = "2006-01-02T15:04:05.000Z07:00"
 
 // Defaults of Config's zero values.
 const (
@@ -604,15 +601,11 @@ func (h *Handler[T]) log(ctx context.Context, rec *events.SQSMessage, r report, 
 // has a valid RFC 3339 timestamp, and takes any other line for INFO, which
 // it drops at a higher application log level.
 func (h *Handler[T]) emitMetrics(counts [numOutcomes]int, unstarted int, capacity [numOutcomes]idempotency.Capacity, took time.Duration) {
-	now := time.Now()
-	metrics := make([]map[string]string, 0, numOutcomes+8)
-	line := map[string]any{MetricDimension: h.cfg.Consumer, slog.LevelKey: h.cfg.MetricsLevel, LogTimeKey: now.UTC().Format(rfc3339Millis)}
+	metrics := make([]emf.Metric, 0, numOutcomes+8)
 	for o, n := range counts {
-		metrics = append(metrics, map[string]string{"Name": metricNames[o], "Unit": "Count"})
-		line[metricNames[o]] = n
+		metrics = append(metrics, emf.Metric{Name: metricNames[o], Unit: "Count", Value: n})
 	}
-	metrics = append(metrics, map[string]string{"Name": MetricDeadLetteredUnstarted, "Unit": "Count"})
-	line[MetricDeadLetteredUnstarted] = unstarted
+	metrics = append(metrics, emf.Metric{Name: MetricDeadLetteredUnstarted, Unit: "Count", Value: unstarted})
 	var total idempotency.Capacity
 	for _, c := range capacity {
 		total.Add(c)
@@ -625,24 +618,15 @@ func (h *Handler[T]) emitMetrics(counts [numOutcomes]int, unstarted int, capacit
 		{"ProcessedReadUnits", capacity[Processed].Read}, {"ProcessedWriteUnits", capacity[Processed].Write},
 		{"DuplicateReadUnits", capacity[Duplicate].Read}, {"DuplicateWriteUnits", capacity[Duplicate].Write},
 	} {
-		metrics = append(metrics, map[string]string{"Name": m.name, "Unit": "Count"})
-		line[m.name] = m.units
+		metrics = append(metrics, emf.Metric{Name: m.name, Unit: "Count", Value: m.units})
 	}
-	metrics = append(metrics, map[string]string{"Name": MetricBatchDuration, "Unit": "Milliseconds"})
-	line[MetricBatchDuration] = took.Milliseconds()
-	line["_aws"] = map[string]any{
-		"Timestamp": now.UnixMilli(),
-		"CloudWatchMetrics": []map[string]any{{
-			"Namespace":  h.cfg.MetricsNamespace,
-			"Dimensions": [][]string{{MetricDimension}},
-			"Metrics":    metrics,
-		}},
-	}
-	out, err := json.Marshal(line)
-	if err == nil {
-		out = append(out, '\n')
-		_, err = h.cfg.Metrics.Write(out)
-	}
+	metrics = append(metrics, emf.Metric{Name: MetricBatchDuration, Unit: "Milliseconds", Value: took.Milliseconds()})
+	err := emf.Write(h.cfg.Metrics, emf.Line{
+		Namespace: h.cfg.MetricsNamespace,
+		Dimension: MetricDimension, Value: h.cfg.Consumer,
+		LevelKey: slog.LevelKey, Level: h.cfg.MetricsLevel, TimeKey: LogTimeKey,
+		Metrics: metrics,
+	}, time.Now())
 	if err != nil {
 		h.cfg.Logger.Error("metrics", slog.String("reason", err.Error()))
 	}

@@ -1,0 +1,54 @@
+package emf_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/emf"
+)
+
+func TestWrite(t *testing.T) {
+	var buf bytes.Buffer
+	now := time.Date(2026, 12, 1, 10, 0, 0, 123e6, time.UTC)
+	err := emf.Write(&buf, emf.Line{
+		Namespace: "NS", Dimension: "Consumer", Value: "Stack/C",
+		LevelKey: "level", Level: "WARN", TimeKey: "timestamp",
+		Metrics: []emf.Metric{{Name: "Processed", Unit: "Count", Value: 3}, {Name: "BatchDuration", Unit: "Milliseconds", Value: 12}},
+	}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasSuffix(buf.Bytes(), []byte("}\n")) || bytes.Count(buf.Bytes(), []byte("\n")) != 1 {
+		t.Fatalf("not one JSON line: %q", buf.String())
+	}
+	var got struct {
+		Consumer      string
+		Level         string `json:"level"`
+		Timestamp     string `json:"timestamp"`
+		Processed     int
+		BatchDuration int
+		AWS           struct {
+			Timestamp         int64
+			CloudWatchMetrics []struct {
+				Namespace  string
+				Dimensions [][]string
+				Metrics    []struct{ Name, Unit string }
+			}
+		} `json:"_aws"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Consumer != "Stack/C" || got.Level != "WARN" || got.Timestamp != "2026-12-01T10:00:00.123Z" || got.Processed != 3 || got.BatchDuration != 12 {
+		t.Errorf("values: %+v", got)
+	}
+	if got.AWS.Timestamp != now.UnixMilli() || len(got.AWS.CloudWatchMetrics) != 1 {
+		t.Fatalf("_aws: %+v", got.AWS)
+	}
+	d := got.AWS.CloudWatchMetrics[0]
+	if d.Namespace != "NS" || len(d.Dimensions) != 1 || d.Dimensions[0][0] != "Consumer" || len(d.Metrics) != 2 || d.Metrics[1].Name != "BatchDuration" || d.Metrics[1].Unit != "Milliseconds" {
+		t.Errorf("definitions: %+v", d)
+	}
+}
