@@ -40,7 +40,6 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
@@ -67,8 +66,11 @@ func WithStore(store idempotency.Store) Option {
 }
 
 // WithAWSConfig builds the DynamoDB client from cfg instead of the default
-// configuration (config.LoadDefaultConfig), for example to add middleware
-// or credentials of your own. The client's HTTP settings are then yours.
+// configuration, which reads only the environment Lambda provides (region,
+// the role's credentials, endpoint and client settings; no files, profiles,
+// SSO, web identity or metadata credentials: see lambdaConfig), for example
+// to add middleware, or the full chain of config.LoadDefaultConfig outside
+// Lambda. The client's HTTP settings are then yours.
 func WithAWSConfig(cfg aws.Config) Option {
 	return func(o *options) { o.awsConfig = &cfg }
 }
@@ -232,7 +234,7 @@ func dynamoStore(o *options, s contract.Settings) (idempotency.Store, error) {
 	var optFns []func(*dynamodb.Options)
 	cfg := o.awsConfig
 	if cfg == nil {
-		loaded, err := config.LoadDefaultConfig(context.Background())
+		loaded, err := lambdaConfig()
 		if err != nil {
 			return nil, fmt.Errorf("aws configuration: %w", err)
 		}
