@@ -87,19 +87,31 @@ check:
 ## per record: CPU time of the benchmark process, allocations, requests, bytes
 ## on the wire, log and metric bytes; and the floor, the same requests from a
 ## minimal signed HTTP client; then cold init and bootstrap size.
+## The warm runs: WARM_RECORDS records (default 2,000 and 10,000) of each case
+## in a fresh process each, per record and with the process's peak RSS, beside
+## the floor's (WARM_COUNT runs, default 5).
 ## BENCH_COUNT=n runs (default 8). bench/compare.sh OLD NEW compares two
 ## revisions side by side.
 BENCH_COUNT ?= 8
+WARM_COUNT ?= 5
+WARM_RECORDS ?= 2000,10000
+WARM_GC ?= tuned
 bench: tools .tools/bin/benchstat
 	go test -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) ./lambda/idempotency/ > bench-guard.txt
-	cd bench && go test -run '^$$' -bench . -count $(BENCH_COUNT) ./e2e/ > ../bench-e2e.txt
+	cd bench && go test -run '^$$' -bench '^Benchmark(EndToEnd|Floor)$$' -count $(BENCH_COUNT) ./e2e/ > ../bench-e2e.txt
+	cd bench && go test -run '^$$' -bench '^BenchmarkWarm' -count $(WARM_COUNT) ./e2e/ -args -warm.records $(WARM_RECORDS) -warm.gc $(WARM_GC) > ../bench-warm.txt
 	@echo; echo "== The guard's own share: in-memory store, per record (no SDK, no network) =="
 	benchstat bench-guard.txt
 	@echo; echo "== End to end, per record: EndToEnd is the handler as deployed, Floor the same requests from a minimal signed client =="
 	benchstat -col .name -row /case bench-e2e.txt
+	@echo; echo "== Warm runs, per record and peak RSS, a fresh process per run: Warm is the handler as deployed, WarmFloor the minimal signed client =="
+	benchstat -col .name -row /records,/case bench-warm.txt
 	@echo; echo "== Cold init and bootstrap size (lambda/cmd/charge, built as the construct builds it) =="
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -buildvcs=false -ldflags "-s -w" -o .tools/bootstrap-arm64 ./lambda/cmd/charge
 	@echo "arm64 bootstrap: $$(wc -c < .tools/bootstrap-arm64) bytes"
+	cd bench && CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -buildvcs=false -ldflags "-s -w" -o ../.tools/minimal-arm64 ./cmd/minimal
+	cd bench && CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags "lambda.norpc chain" -trimpath -buildvcs=false -ldflags "-s -w" -o ../.tools/minimal-chain-arm64 ./cmd/minimal
+	@echo "minimal hand-written consumer (bench/cmd/minimal), arm64: $$(wc -c < .tools/minimal-arm64) bytes from the environment, $$(wc -c < .tools/minimal-chain-arm64) bytes with config.LoadDefaultConfig"
 	CGO_ENABLED=0 go build -tags lambda.norpc -trimpath -buildvcs=false -ldflags "-s -w" -o .tools/bootstrap-host ./lambda/cmd/charge
 	cd bench && go run ./cmd/coldstart -n 30 ../.tools/bootstrap-host
 
@@ -134,4 +146,4 @@ deploy: synth
 	cdk deploy --app cdk.out OrdersPlatform
 
 clean:
-	rm -rf node_modules .tools cdk.out bench.txt bench-guard.txt bench-e2e.txt
+	rm -rf node_modules .tools cdk.out bench.txt bench-guard.txt bench-e2e.txt bench-warm.txt
