@@ -153,10 +153,14 @@ type Settings struct {
 	// from 1 to MaxBatchConcurrency.
 	BatchConcurrency int
 	// MaxMessageBytes is the largest business message accepted: from
-	// sqsbatch.MinMessageBytes to sqsbatch.MaxQueueBodyBytes (1 MiB), and at most
-	// sqsbatch.MaxEnvelopedMessageBytes unless Delivery is sqsbatch.Raw.
+	// sqsbatch.MinMessageBytes to sqsbatch.MaxQueueBodyBytes (1 MiB), at most
+	// sqsbatch.MaxEnvelopedMessageBytes with SNS envelopes (Envelope, Auto)
+	// and sqsbatch.MaxEventDetailBytes for an EventBridge event's detail.
 	MaxMessageBytes int
-	// Delivery says how bodies arrive: sqsbatch.Envelope, Raw or Auto.
+	// Delivery says what the queue's bodies are, from the consumer's
+	// source: sqsbatch.Envelope (SNS notifications), Raw (raw SNS delivery,
+	// or producers that send to the queue directly), Auto, EventBridge
+	// (events of an EventBridge rule) or S3 (S3 event notifications).
 	Delivery sqsbatch.Delivery
 	// FIFO says the queue is a FIFO queue: records run in order per message
 	// group, whatever their event source ARN says (see

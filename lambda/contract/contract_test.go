@@ -47,10 +47,13 @@ func randomSettings(r *rand.Rand) contract.Settings {
 		s.KeySecret = strings.Repeat("k", idempotency.MinKeySecretBytes+r.IntN(40))
 	}
 	s.BatchConcurrency = 1 + r.IntN(contract.MaxBatchConcurrency)
-	s.Delivery = []sqsbatch.Delivery{sqsbatch.Envelope, sqsbatch.Raw, sqsbatch.Auto}[r.IntN(3)]
+	s.Delivery = []sqsbatch.Delivery{sqsbatch.Envelope, sqsbatch.Raw, sqsbatch.Auto, sqsbatch.EventBridge, sqsbatch.S3}[r.IntN(5)]
 	limit := sqsbatch.MaxEnvelopedMessageBytes
-	if s.Delivery == sqsbatch.Raw {
+	switch s.Delivery {
+	case sqsbatch.Raw, sqsbatch.S3:
 		limit = sqsbatch.MaxQueueBodyBytes
+	case sqsbatch.EventBridge:
+		limit = sqsbatch.MaxEventDetailBytes
 	}
 	s.MaxMessageBytes = sqsbatch.MinMessageBytes + r.IntN(limit-sqsbatch.MinMessageBytes+1)
 	s.MetricsNamespace = []string{"IdempotentConsumer", "Orders/Wallets"}[r.IntN(2)]
@@ -141,6 +144,11 @@ func TestInvalidSettings(t *testing.T) {
 		{"message larger than an envelope holds", func(s *contract.Settings) { s.MaxMessageBytes = 600_000 }, "MaxMessageBytes 600000 is more than 520192"},
 		{"message larger than SQS takes", func(s *contract.Settings) { s.Delivery = sqsbatch.Raw; s.MaxMessageBytes = 2 << 20 }, "MaxMessageBytes 2097152 is out of range"},
 		{"unknown delivery", func(s *contract.Settings) { s.Delivery = "smoke" }, `Delivery "smoke" is not one of`},
+		{"event detail larger than an SQS body can carry", func(s *contract.Settings) {
+			s.Delivery = sqsbatch.EventBridge
+			s.MaxMessageBytes = sqsbatch.MaxQueueBodyBytes
+		},
+			"MaxMessageBytes 1048576 is more than 1040384, the largest event detail"},
 		{"namespace with a wildcard", func(s *contract.Settings) { s.Namespace = "ord*" }, `Namespace "ord*" contains '*' or '?'`},
 		{"namespace with a question mark", func(s *contract.Settings) { s.Namespace = "ord?" }, `Namespace "ord?" contains '*' or '?'`},
 		{"namespace not UTF-8", func(s *contract.Settings) { s.Namespace = "ord\xff" }, `is not valid UTF-8`},

@@ -98,7 +98,7 @@ var fields = []Field{
 		func(s *Settings) *int { return &s.MaxMessageBytes }, func(Settings) int { return sqsbatch.DefaultMaxMessageBytes }),
 	entry(DeliveryVar, "Delivery", "RawMessageDelivery",
 		string(sqsbatch.Envelope), string(sqsbatch.Raw),
-		"how bodies arrive: envelope (SNS notifications), raw or auto",
+		"what the bodies are: envelope (SNS notifications), raw (raw SNS delivery, or producers that send to the queue), auto, eventbridge (events of an EventBridge rule) or s3 (S3 event notifications)",
 		func(s *Settings) *sqsbatch.Delivery { return &s.Delivery }, func(Settings) sqsbatch.Delivery { return sqsbatch.Envelope }),
 	entry(FIFOVar, "FIFO", "FifoTopic (or StandardQueue)",
 		"false", "true",

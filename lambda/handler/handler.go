@@ -9,6 +9,11 @@
 //		handler.Start(orderKey, charge)
 //	}
 //
+// The consumer's source is the contract's (MESSAGE_DELIVERY): Start for an
+// SNS topic or producers that send to the queue, StartEvents for an
+// EventBridge rule (Event), StartObjects for an S3 bucket's notifications
+// (Object); an entry point of another source refuses to start.
+//
 // A configuration the handler cannot run with (a setting that breaks a rule,
 // a contract version other than its library's) ends the init with one JSON
 // log line at FATAL that says why, naming the variable, and exit status 1:

@@ -74,7 +74,7 @@ const expiredFix = "it is reported failed and reaches the dead-letter queue afte
 	"or, if the message is older than any fact record can be, settle it by hand from the dead-letter queue"
 
 // errNoOrigin is the warning of a record that carries no origin time.
-const errNoOrigin = "the record carries no origin time (neither an SNS envelope Timestamp nor the SQS SentTimestamp attribute, which SQS always sends): run without the age check"
+const errNoOrigin = "the record carries no origin time (neither a time in its body, an SNS envelope's Timestamp, an EventBridge event's time or an S3 record's eventTime, nor the SQS SentTimestamp attribute, which SQS always sends): run without the age check"
 
 // origin returns when the record's message was first sent, and what says
 // so: the earlier of the SNS publish time of an envelope (published, zero
@@ -83,11 +83,16 @@ const errNoOrigin = "the record carries no origin time (neither an SNS envelope 
 // the envelope's Timestamp is in the body, which any producer allowed to
 // send to the queue writes: a Timestamp in the future must not make an old
 // message young.
-func origin(rec *events.SQSMessage, published time.Time) (time.Time, string, bool) {
+//
+// bodySource names what published is: the SNS Timestamp, an EventBridge
+// event's time, an S3 record's eventTime. Each is in the body, which the
+// producer (or whoever may send to the queue) writes, and each comes before
+// the enqueue when its service wrote it.
+func origin(rec *events.SQSMessage, published time.Time, bodySource string) (time.Time, string, bool) {
 	sent, hasSent := sentTimestamp(rec)
 	switch {
 	case !published.IsZero() && (!hasSent || !sent.Before(published)):
-		return published, "SNS Timestamp", true
+		return published, bodySource, true
 	case hasSent:
 		return sent, "SQS SentTimestamp", true
 	}

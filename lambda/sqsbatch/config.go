@@ -39,14 +39,17 @@ func (c Config) Problems(finishBudget time.Duration) []string {
 	switch {
 	case c.MaxMessageBytes < MinMessageBytes || c.MaxMessageBytes > MaxQueueBodyBytes:
 		bad("MaxMessageBytes %d is out of range; give a whole number of bytes from %d to %d (default %d)", c.MaxMessageBytes, MinMessageBytes, MaxQueueBodyBytes, DefaultMaxMessageBytes)
-	case c.Delivery != Raw && c.MaxMessageBytes > MaxEnvelopedMessageBytes:
+	case (c.Delivery == Envelope || c.Delivery == Auto) && c.MaxMessageBytes > MaxEnvelopedMessageBytes:
 		bad("MaxMessageBytes %d is more than %d, the largest message that always fits the queue's 1 MiB body in an SNS envelope (JSON escaping can double a message); set RawMessageDelivery to deliver larger messages, or give at most %d",
 			c.MaxMessageBytes, MaxEnvelopedMessageBytes, MaxEnvelopedMessageBytes)
+	case c.Delivery == EventBridge && c.MaxMessageBytes > MaxEventDetailBytes:
+		bad("MaxMessageBytes %d is more than %d, the largest event detail that always fits the queue's 1 MiB body in the event an EventBridge rule delivers (EventBridge adds the id, source, detail-type, account, time, region and resources); give at most %d",
+			c.MaxMessageBytes, MaxEventDetailBytes, MaxEventDetailBytes)
 	}
 	switch c.Delivery {
-	case Envelope, Raw, Auto:
+	case Envelope, Raw, Auto, EventBridge, S3:
 	default:
-		bad("Delivery %q is not one of %q, %q or %q", c.Delivery, Envelope, Raw, Auto)
+		bad("Delivery %q is not one of %q, %q, %q, %q or %q", c.Delivery, Envelope, Raw, Auto, EventBridge, S3)
 	}
 	if c.MaxReceiveCount < 0 || c.MaxReceiveCount > maxReceiveCount {
 		bad("MaxReceiveCount %d is out of range: SQS takes a maxReceiveCount from 1 to %d (0 says it is unknown); give one in that range", c.MaxReceiveCount, maxReceiveCount)

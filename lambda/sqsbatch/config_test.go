@@ -23,22 +23,32 @@ func TestConfigProblems(t *testing.T) {
 		change func(c *sqsbatch.Config)
 		want   []string
 	}{
-		"no time for the effect":     {func(c *sqsbatch.Config) { c.MinRemaining = 2 * time.Second }, []string{"MinRemaining 2s is not more than FinishBudget 2s"}},
-		"too large for an envelope":  {func(c *sqsbatch.Config) { c.MaxMessageBytes = 600_000 }, []string{"MaxMessageBytes 600000 is more than 520192"}},
-		"raw, as large as SQS takes": {func(c *sqsbatch.Config) { c.Delivery, c.MaxMessageBytes = sqsbatch.Raw, sqsbatch.MaxQueueBodyBytes }, nil},
-		"too small":                  {func(c *sqsbatch.Config) { c.MaxMessageBytes = 100 }, []string{"MaxMessageBytes 100 is out of range"}},
-		"unknown delivery":           {func(c *sqsbatch.Config) { c.Delivery = "smoke" }, []string{`Delivery "smoke" is not one of`}},
-		"unknown receive count":      {func(c *sqsbatch.Config) { c.MaxReceiveCount = 0 }, nil},
-		"too many receives":          {func(c *sqsbatch.Config) { c.MaxReceiveCount = 1001 }, []string{"MaxReceiveCount 1001 is out of range"}},
-		"no consumer":                {func(c *sqsbatch.Config) { c.Consumer = "" }, []string{"Consumer is empty"}},
-		"AWS's namespace":            {func(c *sqsbatch.Config) { c.MetricsNamespace = "AWS/SQS" }, []string{`MetricsNamespace "AWS/SQS" starts with "AWS/"`, `for example "SQS"`}},
-		"a leading colon":            {func(c *sqsbatch.Config) { c.MetricsNamespace = ":Shop" }, []string{`starts with ':'`}},
-		"not ASCII":                  {func(c *sqsbatch.Config) { c.MetricsNamespace = "Café" }, []string{"other than printable ASCII"}},
-		"a control character":        {func(c *sqsbatch.Config) { c.MetricsNamespace = "Shop\n" }, []string{"other than printable ASCII"}},
-		"longest namespace":          {func(c *sqsbatch.Config) { c.MetricsNamespace = strings.Repeat("m", 255) }, nil},
-		"too long":                   {func(c *sqsbatch.Config) { c.MetricsNamespace = strings.Repeat("m", 256) }, []string{"MetricsNamespace of 256 characters is longer than CloudWatch's 255"}},
-		"empty namespace":            {func(c *sqsbatch.Config) { c.MetricsNamespace = "" }, []string{"MetricsNamespace is empty"}},
-		"two at once":                {func(c *sqsbatch.Config) { c.Consumer, c.Delivery = "", "x" }, []string{"Consumer is empty", `Delivery "x"`}},
+		"no time for the effect":          {func(c *sqsbatch.Config) { c.MinRemaining = 2 * time.Second }, []string{"MinRemaining 2s is not more than FinishBudget 2s"}},
+		"too large for an envelope":       {func(c *sqsbatch.Config) { c.MaxMessageBytes = 600_000 }, []string{"MaxMessageBytes 600000 is more than 520192"}},
+		"raw, as large as SQS takes":      {func(c *sqsbatch.Config) { c.Delivery, c.MaxMessageBytes = sqsbatch.Raw, sqsbatch.MaxQueueBodyBytes }, nil},
+		"too small":                       {func(c *sqsbatch.Config) { c.MaxMessageBytes = 100 }, []string{"MaxMessageBytes 100 is out of range"}},
+		"auto, too large for an envelope": {func(c *sqsbatch.Config) { c.Delivery, c.MaxMessageBytes = sqsbatch.Auto, 600_000 }, []string{"MaxMessageBytes 600000 is more than 520192"}},
+		"eventbridge, the largest detail": {func(c *sqsbatch.Config) {
+			c.Delivery, c.MaxMessageBytes = sqsbatch.EventBridge, sqsbatch.MaxEventDetailBytes
+		}, nil},
+		"eventbridge, a detail too large for the queue": {func(c *sqsbatch.Config) {
+			c.Delivery, c.MaxMessageBytes = sqsbatch.EventBridge, sqsbatch.MaxEventDetailBytes+1
+		},
+			[]string{"MaxMessageBytes 1040385 is more than 1040384, the largest event detail that always fits the queue's 1 MiB body"}},
+		"s3, as large as SQS takes": {func(c *sqsbatch.Config) { c.Delivery, c.MaxMessageBytes = sqsbatch.S3, sqsbatch.MaxQueueBodyBytes }, nil},
+		"s3, larger than SQS takes": {func(c *sqsbatch.Config) { c.Delivery, c.MaxMessageBytes = sqsbatch.S3, sqsbatch.MaxQueueBodyBytes+1 }, []string{"is out of range"}},
+		"unknown delivery":          {func(c *sqsbatch.Config) { c.Delivery = "smoke" }, []string{`Delivery "smoke" is not one of`}},
+		"unknown receive count":     {func(c *sqsbatch.Config) { c.MaxReceiveCount = 0 }, nil},
+		"too many receives":         {func(c *sqsbatch.Config) { c.MaxReceiveCount = 1001 }, []string{"MaxReceiveCount 1001 is out of range"}},
+		"no consumer":               {func(c *sqsbatch.Config) { c.Consumer = "" }, []string{"Consumer is empty"}},
+		"AWS's namespace":           {func(c *sqsbatch.Config) { c.MetricsNamespace = "AWS/SQS" }, []string{`MetricsNamespace "AWS/SQS" starts with "AWS/"`, `for example "SQS"`}},
+		"a leading colon":           {func(c *sqsbatch.Config) { c.MetricsNamespace = ":Shop" }, []string{`starts with ':'`}},
+		"not ASCII":                 {func(c *sqsbatch.Config) { c.MetricsNamespace = "Café" }, []string{"other than printable ASCII"}},
+		"a control character":       {func(c *sqsbatch.Config) { c.MetricsNamespace = "Shop\n" }, []string{"other than printable ASCII"}},
+		"longest namespace":         {func(c *sqsbatch.Config) { c.MetricsNamespace = strings.Repeat("m", 255) }, nil},
+		"too long":                  {func(c *sqsbatch.Config) { c.MetricsNamespace = strings.Repeat("m", 256) }, []string{"MetricsNamespace of 256 characters is longer than CloudWatch's 255"}},
+		"empty namespace":           {func(c *sqsbatch.Config) { c.MetricsNamespace = "" }, []string{"MetricsNamespace is empty"}},
+		"two at once":               {func(c *sqsbatch.Config) { c.Consumer, c.Delivery = "", "x" }, []string{"Consumer is empty", `Delivery "x"`}},
 	} {
 		c := valid()
 		tc.change(&c)

@@ -71,9 +71,11 @@ type Config struct {
 	MinRemaining time.Duration
 	// MaxMessageBytes is the largest business message accepted: the message
 	// as published, without the SNS envelope that may carry it (which can
-	// double it: see MaxEnvelopedMessageBytes). Larger messages are bad
-	// input; Problems says what is accepted. Default:
-	// DefaultMaxMessageBytes (256 KiB, what an SNS topic accepts by default).
+	// double it: see MaxEnvelopedMessageBytes); an EventBridge event's
+	// detail (at most MaxEventDetailBytes); an S3 record's fact (Object, as
+	// JSON). Larger messages are bad input; Problems says what is accepted.
+	// Default: DefaultMaxMessageBytes (256 KiB, what an SNS topic accepts
+	// by default).
 	MaxMessageBytes int
 	// Delivery says how bodies are delivered. Default: Auto.
 	Delivery Delivery
@@ -176,15 +178,30 @@ type TxFunc[T, W any] func(ctx context.Context, msg T, r idempotency.Reservation
 // Handler is a Lambda handler for SQS batches of messages of type T
 // (decoded from JSON). It is safe for concurrent use.
 type Handler[T any] struct {
-	guard *idempotency.Guard
-	key   KeyFunc[T]
-	run   func(ctx context.Context, f idempotency.Fact, msg T) (idempotency.Result, error)
-	cfg   Config
+	guard  *idempotency.Guard
+	key    KeyFunc[T]
+	run    func(ctx context.Context, f idempotency.Fact, msg T) (idempotency.Result, error)
+	decode func(it *item, out *T) error // the business message from a fact's payload
+	cfg    Config
 }
+
+// item is one fact of a message: the payload the adapter hashes and
+// decodes, and the origin time its body carries. A message carries one,
+// but for an S3 notification: one per record.
+type item struct {
+	payload   []byte
+	published time.Time // the origin time in the body (SNS Timestamp, EventBridge time, S3 eventTime); zero when none
+	source    string    // what published is, for the expired line
+	event     eventMeta // an EventBridge event's other fields
+	err       error     // an S3 record that cannot be read: bad input, that record alone
+}
+
+// decodeJSON decodes a fact's payload into T.
+func decodeJSON[T any](it *item, out *T) error { return json.Unmarshal(it.payload, out) }
 
 // New returns a Handler that runs fn once per fact under guard.
 func New[T any](guard *idempotency.Guard, key KeyFunc[T], fn Func[T], cfg Config) *Handler[T] {
-	h := &Handler[T]{guard: guard, key: key, cfg: cfg.withDefaults(guard)}
+	h := &Handler[T]{guard: guard, key: key, decode: decodeJSON[T], cfg: cfg.withDefaults(guard)}
 	h.run = func(ctx context.Context, f idempotency.Fact, msg T) (idempotency.Result, error) {
 		return guard.Run(ctx, f, func(ctx context.Context, r idempotency.Reservation) (string, error) {
 			return fn(ctx, msg, r)
@@ -197,7 +214,7 @@ func New[T any](guard *idempotency.Guard, key KeyFunc[T], fn Func[T], cfg Config
 // with the COMPLETED record in one request. guard's store must be an
 // idempotency.TxStore.
 func NewTx[T, W any](guard *idempotency.Guard, key KeyFunc[T], fn TxFunc[T, W], cfg Config) *Handler[T] {
-	h := &Handler[T]{guard: guard, key: key, cfg: cfg.withDefaults(guard)}
+	h := &Handler[T]{guard: guard, key: key, decode: decodeJSON[T], cfg: cfg.withDefaults(guard)}
 	h.run = func(ctx context.Context, f idempotency.Fact, msg T) (idempotency.Result, error) {
 		return guard.RunTx(ctx, f, func(ctx context.Context, r idempotency.Reservation) (any, string, error) {
 			return fn(ctx, msg, r)
@@ -227,6 +244,11 @@ type report struct {
 	err      error
 	capacity idempotency.Capacity // what its store requests consumed
 	noOrigin bool                 // run without the age check: no origin time (errNoOrigin)
+	// An S3 notification's: its records' reports (outcome is then the
+	// message's: Processed when every record succeeded), or that it is
+	// S3's test event.
+	records   []report
+	testEvent bool
 }
 
 // Handle processes a batch and returns the records to retry. It returns an
@@ -280,37 +302,68 @@ func (h *Handler[T]) Handle(ctx context.Context, ev events.SQSEvent) (events.SQS
 	}
 
 	var resp events.SQSEventResponse
-	var counts [numOutcomes]int
-	var capacity [numOutcomes]idempotency.Capacity
-	unstarted := 0
-	judged := false
+	var t tally
 	for i, r := range reports {
 		if copyOf != nil && copyOf[i] >= 0 {
 			continue // the same message as an earlier record: reported once, as that record
 		}
 		rec := &ev.Records[i]
-		counts[r.outcome]++
-		capacity[r.outcome].Add(r.capacity)
-		last := r.outcome == NotStarted && h.lastReceive(rec)
-		if last {
-			unstarted++
+		switch {
+		case r.testEvent:
+			h.logTestEvent(ctx, rec)
+			t.judged = true
+		case r.records != nil: // an S3 notification: counted and logged per record, reported once
+			for j, rr := range r.records {
+				h.log(ctx, rec, rr, t.add(h, rec, rr), j)
+			}
+		default:
+			h.log(ctx, rec, r, t.add(h, rec, r), -1)
 		}
-		h.log(ctx, rec, r, last)
 		if !r.outcome.Succeeded() {
 			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: rec.MessageId})
 		}
-		if r.outcome != NotStarted && !errors.As(r.err, new(*idempotency.StoreError)) {
-			judged = true
-		}
 	}
-	h.emitMetrics(counts, unstarted, capacity, time.Since(start))
+	h.emitMetrics(t.counts, t.unstarted, t.capacity, time.Since(start))
 	if err := misconfigured(reports); err != nil {
 		return events.SQSEventResponse{}, err
 	}
-	if len(ev.Records) > 0 && !judged {
-		return events.SQSEventResponse{}, fmt.Errorf("%w: %w", errNothingJudged, reports[0].err)
+	if len(ev.Records) > 0 && !t.judged {
+		return events.SQSEventResponse{}, fmt.Errorf("%w: %w", errNothingJudged, firstErr(reports))
 	}
 	return resp, nil
+}
+
+// tally is what a batch's reports add up to: the metrics' counts, and
+// whether any fact was judged.
+type tally struct {
+	counts    [numOutcomes]int
+	capacity  [numOutcomes]idempotency.Capacity
+	unstarted int
+	judged    bool
+}
+
+// add counts one fact's report, and returns whether it is a record not
+// started on its message's last receive.
+func (t *tally) add(h interface{ lastReceive(*events.SQSMessage) bool }, rec *events.SQSMessage, r report) (last bool) {
+	t.counts[r.outcome]++
+	t.capacity[r.outcome].Add(r.capacity)
+	last = r.outcome == NotStarted && h.lastReceive(rec)
+	if last {
+		t.unstarted++
+	}
+	if r.outcome != NotStarted && !errors.As(r.err, new(*idempotency.StoreError)) {
+		t.judged = true
+	}
+	return last
+}
+
+// firstErr is the error of the batch's first fact.
+func firstErr(reports []report) error {
+	r := reports[0]
+	if len(r.records) > 0 {
+		return r.records[0].err
+	}
+	return r.err
 }
 
 // groups returns the indexes of the records in the order they must run: one
@@ -440,30 +493,51 @@ func (b *batch[T]) next(ctx context.Context, rec *events.SQSMessage, failed *boo
 	return r
 }
 
-// one runs one record. A panic in the author's code (key function, message
-// decoding) fails this record only; the guard already turns a panic in the
+// one runs one message: its fact, or an S3 notification's, one per
+// record.
+func (b *batch[T]) one(ctx context.Context, rec *events.SQSMessage) report {
+	h := b.h
+	// The body is bounded first, before it is read: no body larger than
+	// the delivery can carry a message of at most MaxMessageBytes.
+	if maxBody := h.cfg.bodyBound(); len(rec.Body) > maxBody {
+		return report{outcome: BadInput, err: fmt.Errorf("%w: body of %d bytes, more than %d, the most that can carry a message of at most %d bytes", ErrBadInput, len(rec.Body), maxBody, h.cfg.MaxMessageBytes)}
+	}
+	var it item
+	var err error
+	switch h.cfg.Delivery {
+	case S3:
+		return b.objects(ctx, rec)
+	case EventBridge:
+		it, err = eventItem([]byte(rec.Body))
+	default:
+		it.source = "SNS Timestamp"
+		it.payload, it.published, err = parse([]byte(rec.Body), h.cfg.Delivery)
+	}
+	if err != nil {
+		return report{outcome: BadInput, err: err}
+	}
+	return b.fact(ctx, rec, &it)
+}
+
+// fact judges one fact of a message and runs it: its message decoded, its
+// key, its age. A panic in the author's code (key function, message
+// decoding) fails this fact only; the guard already turns a panic in the
 // effect into a released reservation.
-func (b *batch[T]) one(ctx context.Context, rec *events.SQSMessage) (r report) {
+func (b *batch[T]) fact(ctx context.Context, rec *events.SQSMessage, it *item) (r report) {
 	defer func() {
 		if p := recover(); p != nil {
 			r = report{outcome: Failed, key: r.key, err: fmt.Errorf("panic: %v", p)}
 		}
 	}()
 	h := b.h
-	// The body is bounded first, before it is read: no body larger than
-	// an envelope of the largest message can carry one.
-	if maxBody := envelopeBound(h.cfg.MaxMessageBytes); len(rec.Body) > maxBody {
-		return report{outcome: BadInput, err: fmt.Errorf("%w: body of %d bytes, more than %d, the most that can carry a message of at most %d bytes", ErrBadInput, len(rec.Body), maxBody, h.cfg.MaxMessageBytes)}
+	if it.err != nil {
+		return report{outcome: BadInput, err: it.err}
 	}
-	payload, published, err := parse([]byte(rec.Body), h.cfg.Delivery)
-	if err != nil {
-		return report{outcome: BadInput, err: err}
-	}
-	if len(payload) > h.cfg.MaxMessageBytes {
-		return report{outcome: BadInput, err: fmt.Errorf("%w: message of %d bytes, more than %d", ErrBadInput, len(payload), h.cfg.MaxMessageBytes)}
+	if len(it.payload) > h.cfg.MaxMessageBytes {
+		return report{outcome: BadInput, err: fmt.Errorf("%w: message of %d bytes, more than %d", ErrBadInput, len(it.payload), h.cfg.MaxMessageBytes)}
 	}
 	var msg T
-	if err := json.Unmarshal(payload, &msg); err != nil {
+	if err := h.decode(it, &msg); err != nil {
 		return report{outcome: BadInput, err: fmt.Errorf("%w: decode message: %v", ErrBadInput, err)}
 	}
 	key, err := h.key(msg)
@@ -473,15 +547,21 @@ func (b *batch[T]) one(ctx context.Context, rec *events.SQSMessage) (r report) {
 	if key == "" {
 		return report{outcome: BadInput, err: errEmptyKey}
 	}
-	fact, err := h.guard.Fact(key, payload)
+	fact, err := h.guard.Fact(key, it.payload)
 	if err != nil {
 		pk, _ := h.guard.Key(key) // the key as stored (hashed with a key secret), never as given
 		return report{outcome: BadInput, key: pk, err: err}
 	}
-	sent, source, hasOrigin := origin(rec, published)
+	sent, source, hasOrigin := origin(rec, it.published, it.source)
 	fact.Sent = sent // the guard takes the key only while the message is younger than the window
-	noOrigin := !hasOrigin
+	return b.start(ctx, rec, fact, msg, source, !hasOrigin)
+}
 
+// start runs a judged fact once a slot is free and the record may start:
+// not expired, not too close to the deadline, and not carried by an
+// earlier record of the batch, whose outcome it then takes.
+func (b *batch[T]) start(ctx context.Context, rec *events.SQSMessage, fact idempotency.Fact, msg T, source string, noOrigin bool) report {
+	h := b.h
 	b.slots <- struct{}{}
 	defer func() { <-b.slots }()
 	// The age is taken once the record may start (the guard takes it again
@@ -535,6 +615,18 @@ func (b *batch[T]) one(ctx context.Context, rec *events.SQSMessage) (r report) {
 	return report{outcome: classify(res, err), key: fact.Key, err: err, capacity: used, noOrigin: noOrigin}
 }
 
+// bodyBound is the largest body that can carry a message of at most
+// MaxMessageBytes in c's delivery: an EventBridge event or an S3
+// notification is bounded by the queue alone (the event's resources, the
+// notification's records, are not the message's); an SNS envelope (or a raw
+// body, which Auto may find to be one) by envelopeBound.
+func (c Config) bodyBound() int {
+	if c.Delivery == EventBridge || c.Delivery == S3 {
+		return MaxQueueBodyBytes
+	}
+	return envelopeBound(c.MaxMessageBytes)
+}
+
 // envelopeBound is the largest body that can carry a message of at most n
 // bytes: an SNS envelope can double the message and adds its own fields.
 func envelopeBound(n int) int {
@@ -555,7 +647,10 @@ func envelopeBound(n int) int {
 // DLQ without running), and a lost lease (the effect ran after its lease
 // ended while another worker held the fact: unless the effect is idempotent
 // downstream on Reservation.Key, it may have run twice).
-func (h *Handler[T]) log(ctx context.Context, rec *events.SQSMessage, r report, lastReceive bool) {
+//
+// index is the record's index in an S3 notification's Records, or -1 for a
+// message of one fact: each record of an S3 message has a line of its own.
+func (h *Handler[T]) log(ctx context.Context, rec *events.SQSMessage, r report, lastReceive bool, index int) {
 	level := slog.LevelInfo
 	switch r.outcome {
 	case InProgress, NotStarted:
@@ -576,6 +671,9 @@ func (h *Handler[T]) log(ctx context.Context, rec *events.SQSMessage, r report, 
 		slog.String("key", r.key),
 		slog.String("outcome", r.outcome.String()),
 		slog.String("receive_count", rec.Attributes["ApproximateReceiveCount"]),
+	}
+	if index >= 0 {
+		attrs = append(attrs, slog.Int("record_index", index))
 	}
 	if r.err != nil {
 		reason := r.err.Error()

@@ -20,6 +20,11 @@ func misconfigured(reports []report) error {
 		if errors.Is(r.err, ErrMisconfigured) {
 			return fmt.Errorf("record %d of the batch: %w", i, r.err)
 		}
+		for j, rr := range r.records {
+			if errors.Is(rr.err, ErrMisconfigured) {
+				return fmt.Errorf("record %d of the batch (S3 record %d): %w", i, j, rr.err)
+			}
+		}
 	}
 	return nil
 }

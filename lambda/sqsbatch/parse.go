@@ -11,7 +11,11 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/internal/jsonesc"
 )
 
-// Delivery says how SNS delivers messages into the queue.
+// Delivery says what the queue's bodies are: SNS notifications (in their
+// envelope or raw), messages that producers send to the queue themselves,
+// EventBridge events, or S3 event notifications. The construct writes it in
+// the contract (MESSAGE_DELIVERY) from the consumer's source; the adapter
+// never guesses it from a body, but for Auto.
 type Delivery string
 
 // Deliveries.
@@ -25,6 +29,15 @@ const (
 	// Envelope means every body is an SNS notification envelope whose
 	// Message is the business message.
 	Envelope Delivery = "envelope"
+	// EventBridge means every body is an EventBridge event as a rule
+	// delivers it to an SQS target (the whole event, no input
+	// transformer): the business message is its detail, the only part
+	// hashed (see Event, NewEvents).
+	EventBridge Delivery = "eventbridge"
+	// S3 means every body is an S3 event notification: a Records array,
+	// one fact per record, each with its own outcome (see Object,
+	// ObjectKey), or S3's s3:TestEvent, which is acknowledged.
+	S3 Delivery = "s3"
 )
 
 // Size limits of the path a message takes.

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/sivchari/kumo"
@@ -36,15 +37,18 @@ func StartDynamoDB(retries bool) (*dynamodb.Client, func()) {
 	return dynamodb.New(opts), srv.Close
 }
 
-// Clients are SDK clients of one kumo server.
+// Clients are SDK clients of one kumo server, and its URL.
 type Clients struct {
 	DynamoDB *dynamodb.Client
 	SQS      *sqs.Client
 	SNS      *sns.Client
+	S3       *s3.Client // path-style: kumo serves every bucket at its URL
+	URL      string
 }
 
 // Start starts kumo on a loopback port and returns clients of its DynamoDB,
-// SQS and SNS (which delivers into its SQS), and the function that stops it.
+// SQS, SNS (which delivers into its SQS) and S3 (whose notifications it
+// delivers into its SQS), and the function that stops it.
 func Start() (Clients, func()) {
 	srv := kumo.NewServer()
 	endpoint, region := aws.String(srv.URL), "us-east-1"
@@ -52,6 +56,8 @@ func Start() (Clients, func()) {
 		DynamoDB: dynamodb.New(dynamodb.Options{BaseEndpoint: endpoint, Region: region, Credentials: creds{}}),
 		SQS:      sqs.New(sqs.Options{BaseEndpoint: endpoint, Region: region, Credentials: creds{}}),
 		SNS:      sns.New(sns.Options{BaseEndpoint: endpoint, Region: region, Credentials: creds{}}),
+		S3:       s3.New(s3.Options{BaseEndpoint: endpoint, Region: region, Credentials: creds{}, UsePathStyle: true}),
+		URL:      srv.URL,
 	}, srv.Close
 }
 

@@ -1,0 +1,196 @@
+package sqsbatch
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"time"
+	"unicode/utf8"
+
+	"github.com/idempotent-consumer/idempotent-consumer/internal/jsonesc"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+)
+
+// Size limits of an EventBridge event delivered to an SQS target.
+//
+// EventBridge counts a PutEvents entry (its Source, DetailType, Detail,
+// Resources and Time) against its event size limit, which AWS raised from
+// 256 KB to 1 MB on 29 January 2026 ("More room to build: serverless
+// services now support payloads up to 1 MB", AWS Compute Blog). The event a
+// rule delivers is larger than its entry: EventBridge adds the version, id,
+// account, region and time, and the JSON keys of every field
+// (https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-putevent-size.html).
+// The target queue takes bodies of at most MaxQueueBodyBytes, so the detail
+// that always reaches the queue is the body less those fields.
+const (
+	// MaxEventEntryBytes is EventBridge's largest PutEvents entry: 1 MB.
+	MaxEventEntryBytes = 1 << 20
+	// EventOverheadBytes bounds what an EventBridge event adds to its
+	// detail: version, id, detail-type (at most 128 characters), source
+	// (at most 256), account, time, region, a few resource ARNs and the
+	// JSON keys.
+	EventOverheadBytes = 8 << 10
+	// MaxEventDetailBytes is the largest detail that always fits an SQS
+	// body in the event an EventBridge rule delivers: 1 MiB − 8 KiB =
+	// 1040384 bytes. An event with a larger detail (or more resources than
+	// EventOverheadBytes counts) may be refused by the queue: the rule
+	// retries it and then sends it to its dead-letter queue.
+	MaxEventDetailBytes = min(MaxEventEntryBytes, MaxQueueBodyBytes) - EventOverheadBytes
+)
+
+// Event is an EventBridge event as a rule delivers it to an SQS target,
+// with its detail decoded into T: what NewEvents hands to the key function
+// and the effect.
+//
+// Only Detail is the fact: the adapter hashes the detail alone, so that a
+// producer's retry (a new PutEvents call: a new ID and Time, the same
+// detail) is the same fact. The other fields say where the fact comes from;
+// a key function may read them (a key of Source and an id in the detail,
+// when two sources number their facts alike), and should never read ID,
+// which is new on every PutEvents call.
+type Event[T any] struct {
+	// ID is the event's id: new on every PutEvents call, the same on
+	// EventBridge's own redelivery. Not the fact's key.
+	ID string
+	// Source is the event's source ("com.example.orders").
+	Source string
+	// DetailType is the event's detail-type ("OrderPlaced").
+	DetailType string
+	// Account is the AWS account id the event came from.
+	Account string
+	// Region is the AWS Region of the event bus.
+	Region string
+	// Time is the event's time: the PutEvents entry's Time, or the time of
+	// the call when the producer set none. Zero when it does not parse.
+	Time time.Time
+	// Resources are the ARNs the event names.
+	Resources []string
+	// Detail is the business message, decoded from the event's detail.
+	Detail T
+}
+
+// eventFields are the fields of an EventBridge event the adapter reads.
+type eventFields struct {
+	Version    string          `json:"version"`
+	ID         string          `json:"id"`
+	DetailType *string         `json:"detail-type"`
+	Source     string          `json:"source"`
+	Account    string          `json:"account"`
+	Time       snsTime         `json:"time"` // RFC 3339; a time that does not parse is none
+	Region     string          `json:"region"`
+	Resources  []string        `json:"resources"`
+	Detail     json.RawMessage `json:"detail"`
+}
+
+// errNotAnEvent is the start of the reason of a body that is not an
+// EventBridge event.
+const errNotAnEvent = "body is not an EventBridge event as a rule delivers it to an SQS target"
+
+// ParseEvent returns the detail of an EventBridge event delivered to an
+// SQS queue by a rule (the whole event, without an input transformer): the
+// business message, which the adapter hashes and decodes. Errors wrap
+// ErrBadInput.
+func ParseEvent(body []byte) ([]byte, error) {
+	ev, err := parseEvent(body)
+	if err != nil {
+		return nil, err
+	}
+	return ev.Detail, nil
+}
+
+// parseEvent reads an EventBridge event. It refuses a body that is not
+// UTF-8, not a JSON object, holds a lone UTF-16 surrogate escape anywhere
+// (decoding would turn it into U+FFFD, and two different sources or details
+// into one), or lacks an id, a source, a detail-type or a detail that is a
+// JSON object (EventBridge's PutEvents takes no other).
+func parseEvent(body []byte) (*eventFields, error) {
+	if !utf8.Valid(body) {
+		return nil, fmt.Errorf("%w: body is not valid UTF-8", ErrBadInput)
+	}
+	if !bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n"), []byte("{")) {
+		return nil, fmt.Errorf("%w: %s: not a JSON object", ErrBadInput, errNotAnEvent)
+	}
+	var ev eventFields
+	if err := json.Unmarshal(body, &ev); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrBadInput, errNotAnEvent, err)
+	}
+	if i := jsonesc.LoneSurrogate(body); i >= 0 {
+		return nil, fmt.Errorf("%w: the event holds a lone UTF-16 surrogate escape (%s), which is not valid Unicode", ErrBadInput, body[i:i+6])
+	}
+	var missing string
+	switch {
+	case ev.ID == "":
+		missing = "id"
+	case ev.Source == "":
+		missing = "source"
+	case ev.DetailType == nil:
+		missing = "detail-type"
+	case len(ev.Detail) == 0 || string(ev.Detail) == "null":
+		missing = "detail"
+	}
+	if missing != "" {
+		return nil, fmt.Errorf("%w: %s: no %s (the consumer's delivery is %q: every body must be a whole event, as a rule without an input transformer delivers it; producers that send their message to the queue directly need a consumer of delivery %q)",
+			ErrBadInput, errNotAnEvent, missing, EventBridge, Raw)
+	}
+	if ev.Detail[0] != '{' {
+		return nil, fmt.Errorf("%w: %s: its detail is not a JSON object", ErrBadInput, errNotAnEvent)
+	}
+	return &ev, nil
+}
+
+// event is the Event an EventBridge record carries, for NewEvents.
+func (ev *eventFields) event() eventMeta {
+	dt := ""
+	if ev.DetailType != nil {
+		dt = *ev.DetailType
+	}
+	return eventMeta{ID: ev.ID, Source: ev.Source, DetailType: dt, Account: ev.Account, Region: ev.Region, Time: ev.Time.Time, Resources: ev.Resources}
+}
+
+// eventMeta is an Event without its detail.
+type eventMeta struct {
+	ID, Source, DetailType, Account, Region string
+	Time                                    time.Time
+	Resources                               []string
+}
+
+// NewEvents returns a Handler for a queue that an EventBridge rule
+// delivers to: each body is an event, fn runs once per fact (per detail:
+// see Event), and key derives the fact's key from the event. cfg.Delivery
+// is set to EventBridge.
+//
+// The detail alone is hashed and checked against cfg.MaxMessageBytes (at
+// most MaxEventDetailBytes); a body that is not an EventBridge event is
+// bad input. A record's age is taken from the earlier of the event's time
+// and the SQS SentTimestamp (see ErrExpired).
+func NewEvents[T any](guard *idempotency.Guard, key KeyFunc[Event[T]], fn Func[Event[T]], cfg Config) *Handler[Event[T]] {
+	cfg.Delivery = EventBridge
+	h := New(guard, key, fn, cfg)
+	h.decode = decodeEvent[T]
+	return h
+}
+
+// NewEventsTx is NewEvents for a transactional effect (see NewTx).
+func NewEventsTx[T, W any](guard *idempotency.Guard, key KeyFunc[Event[T]], fn TxFunc[Event[T], W], cfg Config) *Handler[Event[T]] {
+	cfg.Delivery = EventBridge
+	h := NewTx(guard, key, fn, cfg)
+	h.decode = decodeEvent[T]
+	return h
+}
+
+// decodeEvent decodes the fact of an EventBridge record into an Event.
+func decodeEvent[T any](it *item, out *Event[T]) error {
+	m := it.event
+	*out = Event[T]{ID: m.ID, Source: m.Source, DetailType: m.DetailType, Account: m.Account, Region: m.Region, Time: m.Time, Resources: m.Resources}
+	return json.Unmarshal(it.payload, &out.Detail)
+}
+
+// eventItem is the fact of an EventBridge record: its detail, and the
+// event's time as the origin the body carries.
+func eventItem(body []byte) (item, error) {
+	ev, err := parseEvent(body)
+	if err != nil {
+		return item{}, err
+	}
+	return item{payload: ev.Detail, published: ev.Time.Time, source: "EventBridge event time", event: ev.event()}, nil
+}

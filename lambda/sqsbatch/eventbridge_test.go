@@ -1,0 +1,239 @@
+package sqsbatch_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+)
+
+// ebEvent is an EventBridge event as a rule delivers it to an SQS target,
+// in the shape of the EventBridge User Guide's "Amazon EventBridge events"
+// (https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-events-structure.html):
+// version, id, detail-type, source, account, time, region, resources,
+// detail.
+func ebEvent(id string, at time.Time, detail string) string {
+	return `{"version":"0","id":"` + id + `","detail-type":"OrderPlaced","source":"com.example.orders",` +
+		`"account":"111122223333","time":"` + at.UTC().Format(time.RFC3339) + `","region":"us-west-1",` +
+		`"resources":["arn:aws:dynamodb:us-west-1:111122223333:table/Orders"],"detail":` + detail + `}`
+}
+
+// ebMessage is an SQS record whose body is an EventBridge event, sent (the
+// SentTimestamp) at sent.
+func ebMessage(body string, sent time.Time) events.SQSMessage {
+	return messageAt(body, sqsbatch.Raw, sent)
+}
+
+// TestEventBridgeProducerRetryIsOneFact: a producer that retries PutEvents
+// sends a new event (a new id, a new time) with the same detail. Only the
+// detail is hashed and decoded, so the retry is a duplicate of the first:
+// the effect runs once, and the retry costs one store request.
+func TestEventBridgeProducerRetryIsOneFact(t *testing.T) {
+	f := newFixture(t)
+	h := f.handler(sqsbatch.EventBridge)
+	now := time.Now()
+	first := ebMessage(ebEvent("6a7e8feb-b491-4cf7-a9f1-bf3703467718", now, `{"orderId":"o-1","amount":50}`), now)
+	resp, err := h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{first}})
+	if err != nil || len(resp.BatchItemFailures) > 0 {
+		t.Fatalf("first: %v %v", resp, err)
+	}
+	before := f.store.calls()
+	// The retry: another id, a later time, the detail re-serialised.
+	retry := ebMessage(ebEvent("0b7c1d2e-3f40-4a5b-8c6d-7e8f90a1b2c3", now.Add(3*time.Second), `{ "amount": 50, "orderId": "o-1" }`), now.Add(3*time.Second))
+	resp, err = h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{retry}})
+	if err != nil || len(resp.BatchItemFailures) > 0 {
+		t.Fatalf("retry: %v %v", resp, err)
+	}
+	if n := f.effectCount("o-1"); n != 1 {
+		t.Fatalf("effect ran %d times, want 1", n)
+	}
+	if got := f.logLine(t, retry.MessageId)["outcome"]; got != "duplicate" {
+		t.Fatalf("retry: %v, want duplicate", got)
+	}
+	if n := f.store.calls() - before; n != 1 {
+		t.Errorf("the retry made %d store requests, want 1", n)
+	}
+	// The same key with another detail is another content: a mismatch.
+	other := ebMessage(ebEvent("c3", now, `{"orderId":"o-1","amount":70}`), now)
+	if _, err := h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{other}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.logLine(t, other.MessageId)["outcome"]; got != "mismatch" {
+		t.Fatalf("same key, other detail: %v, want mismatch", got)
+	}
+}
+
+// TestNewEventsGivesTheKeyTheEvent: NewEvents hands the key function and
+// the effect the whole event, its detail decoded; the key may take the
+// source, and the hash is still the detail's alone.
+func TestNewEventsGivesTheKeyTheEvent(t *testing.T) {
+	f := newFixture(t)
+	var seen []sqsbatch.Event[order]
+	key := func(e sqsbatch.Event[order]) (string, error) {
+		return e.Source + "/" + e.Detail.OrderID, nil
+	}
+	effect := func(ctx context.Context, e sqsbatch.Event[order], r idempotency.Reservation) (string, error) {
+		seen = append(seen, e)
+		return "", nil
+	}
+	cfg := f.config("") // NewEvents sets the delivery
+	cfg.Concurrency = 1
+	h := sqsbatch.NewEvents(f.guard, key, effect, cfg)
+	now := time.Now()
+	a := ebMessage(ebEvent("id-a", now, `{"orderId":"o-7","amount":5}`), now)
+	b := ebMessage(ebEvent("id-b", now, `{"orderId":"o-7","amount":5}`), now)
+	resp, err := h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{a, b}})
+	if err != nil || len(resp.BatchItemFailures) > 0 {
+		t.Fatalf("%v %v", resp, err)
+	}
+	if len(seen) != 1 {
+		t.Fatalf("the effect ran %d times, want 1", len(seen))
+	}
+	e := seen[0]
+	if e.ID != "id-a" || e.Source != "com.example.orders" || e.DetailType != "OrderPlaced" || e.Account != "111122223333" ||
+		e.Region != "us-west-1" || len(e.Resources) != 1 || e.Detail.OrderID != "o-7" || e.Detail.Amount != 5 || e.Time.IsZero() {
+		t.Fatalf("event %+v", e)
+	}
+	if got := f.logLine(t, a.MessageId)["key"]; got != "charge#com.example.orders/o-7" {
+		t.Errorf("key %v", got)
+	}
+	if got := f.logLine(t, b.MessageId)["outcome"]; got != "duplicate" {
+		t.Errorf("the same detail in another event: %v, want duplicate", got)
+	}
+}
+
+// TestEventBridgeBadInput: a body that is not a whole EventBridge event is
+// bad input with a reason that says what is missing, never a panic, never
+// a store request, beside a healthy neighbour.
+func TestEventBridgeBadInput(t *testing.T) {
+	now := time.Now()
+	for _, c := range []struct {
+		name, body, reason string
+	}{
+		{"a raw message", `{"orderId":"o-1","amount":1}`, "no id"},
+		{"an SNS envelope", envelope(`{"orderId":"o-1"}`), "no id"},
+		{"not JSON", `order o-1`, "not a JSON object"},
+		{"a JSON array", `[{"detail":{}}]`, "not a JSON object"},
+		{"truncated", ebEvent("x", now, `{"orderId":"o-1"}`)[:60], "is not an EventBridge event"},
+		{"no detail", `{"version":"0","id":"x","detail-type":"T","source":"s","time":"2026-12-01T10:00:00Z"}`, "no detail"},
+		{"a null detail", `{"version":"0","id":"x","detail-type":"T","source":"s","detail":null}`, "no detail"},
+		{"no detail-type", `{"version":"0","id":"x","source":"s","detail":{"orderId":"o-1"}}`, "no detail-type"},
+		{"no source", `{"version":"0","id":"x","detail-type":"T","detail":{"orderId":"o-1"}}`, "no source"},
+		{"a string detail (an input transformer's)", `{"id":"x","detail-type":"T","source":"s","detail":"{\"orderId\":\"o-1\"}"}`, "its detail is not a JSON object"},
+		{"a lone surrogate in the source", `{"id":"x","detail-type":"T","source":"s\ud800","detail":{"orderId":"o-1"}}`, "lone UTF-16 surrogate"},
+		{"a lone surrogate in the detail", ebEvent("x", now, `{"orderId":"o-\udbff"}`), "lone UTF-16 surrogate"},
+		{"a duplicate member in the detail", ebEvent("x", now, `{"orderId":"o-1","orderId":"o-2"}`), "duplicate member"},
+		{"not UTF-8", "{\"id\":\"\xff\"}", "not valid UTF-8"},
+		{"no key in the detail", ebEvent("x", now, `{"amount":1}`), "empty key"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFixture(t)
+			rec := ebMessage(c.body, now)
+			neighbour := ebMessage(ebEvent("n", now, `{"orderId":"neighbour","amount":1}`), now)
+			resp, err := f.handler(sqsbatch.EventBridge).Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec, neighbour}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if failed := failedIDs(resp); !failed[rec.MessageId] || failed[neighbour.MessageId] {
+				t.Fatalf("failures %v", failed)
+			}
+			line := f.logLine(t, rec.MessageId)
+			if line["outcome"] != "bad_input" || !strings.Contains(fmt.Sprint(line["reason"]), c.reason) {
+				t.Fatalf("%v: %v; want bad_input with %q", line["outcome"], line["reason"], c.reason)
+			}
+			if f.store.calls() != 2 { // the neighbour's reserve and complete
+				t.Errorf("%d store requests, want the neighbour's 2", f.store.calls())
+			}
+		})
+	}
+}
+
+// TestEventBridgeAge: an event's age is from the earlier of its time and
+// the SQS SentTimestamp. A time older than the window expires it whatever
+// the SentTimestamp (EventBridge's retries re-send an event for up to 24 h,
+// each a new SQS message with a new SentTimestamp, while the event keeps its
+// time); a time in the future never makes an old message young.
+func TestEventBridgeAge(t *testing.T) {
+	limit := testWindow - sqsbatch.ClockSkewMargin
+	for _, c := range []struct {
+		name          string
+		eventAge      time.Duration // how long before now the event's time is
+		sentAge       time.Duration
+		outcome, from string
+	}{
+		{"young", time.Minute, time.Minute, "processed", ""},
+		{"an EventBridge retry long after its event", limit + time.Second, time.Second, "expired", "EventBridge event time"},
+		{"a time in the future", -time.Hour, limit + time.Second, "expired", "SQS SentTimestamp"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f, clk := newClockFixture(t)
+			now := clk.Now()
+			rec := ebMessage(ebEvent("x", now.Add(-c.eventAge), `{"orderId":"o-1","amount":1}`), now.Add(-c.sentAge))
+			resp, err := f.handler(sqsbatch.EventBridge).Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			line := f.logLine(t, rec.MessageId)
+			if line["outcome"] != c.outcome {
+				t.Fatalf("%v (%v), want %s", line["outcome"], line["reason"], c.outcome)
+			}
+			if c.outcome == "expired" {
+				if !failedIDs(resp)[rec.MessageId] || !strings.Contains(fmt.Sprint(line["reason"]), "its origin time is the "+c.from) {
+					t.Errorf("reason %v: want the origin %s", line["reason"], c.from)
+				}
+				if f.store.calls() != 0 {
+					t.Errorf("%d store requests for an expired record", f.store.calls())
+				}
+			}
+		})
+	}
+}
+
+// TestEventDetailSize: the limit is the detail's, whatever the event adds
+// around it (resources included); the largest the contract allows,
+// MaxEventDetailBytes, goes through in a body SQS takes; a byte more is bad
+// input.
+func TestEventDetailSize(t *testing.T) {
+	for _, size := range []int{sqsbatch.MaxEventDetailBytes, sqsbatch.MaxEventDetailBytes + 1} {
+		f := newFixture(t)
+		cfg := f.config(sqsbatch.EventBridge)
+		cfg.MaxMessageBytes = sqsbatch.MaxEventDetailBytes
+		detail := sized(t, "large", size)
+		var resources []string
+		for i := range 20 {
+			resources = append(resources, "arn:aws:s3:::bucket-"+strconv.Itoa(i)+"/"+strings.Repeat("k", 200))
+		}
+		res, _ := json.Marshal(resources)
+		body := strings.Replace(ebEvent("x", time.Now(), detail), `"resources":["arn:aws:dynamodb:us-west-1:111122223333:table/Orders"]`, `"resources":`+string(res), 1)
+		rec := ebMessage(body, time.Now())
+		neighbour := ebMessage(ebEvent("n", time.Now(), `{"orderId":"neighbour","amount":1}`), time.Now())
+		resp, err := sqsbatch.New(f.guard, orderKey, f.effect, cfg).Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec, neighbour}})
+		if err != nil || failedIDs(resp)[neighbour.MessageId] {
+			t.Fatalf("%v %v", resp, err)
+		}
+		line := f.logLine(t, rec.MessageId)
+		want := map[bool]string{true: "processed", false: "bad_input"}[size == sqsbatch.MaxEventDetailBytes]
+		if line["outcome"] != want {
+			t.Fatalf("detail of %d bytes: %v (%v), want %s", size, line["outcome"], line["reason"], want)
+		}
+		if size == sqsbatch.MaxEventDetailBytes && len(body) > sqsbatch.MaxQueueBodyBytes {
+			t.Fatalf("an event of the largest detail and 20 resources is %d bytes: the overhead %d is too small", len(body), sqsbatch.EventOverheadBytes)
+		}
+	}
+}
+
+// TestParseEvent: the exported parser returns the detail, untouched.
+func TestParseEvent(t *testing.T) {
+	d, err := sqsbatch.ParseEvent([]byte(ebEvent("x", time.Now(), `{"orderId": "o-1"}`)))
+	if err != nil || string(d) != `{"orderId": "o-1"}` {
+		t.Fatalf("%q %v", d, err)
+	}
+}
