@@ -33,6 +33,9 @@ var explicitSettings = map[string]string{
 	"KeySecret":       "HashKeys is a bool: the construct creates the secret, whose reference the builder writes",
 	"TxTables":        "TransactionalTables are tables: the builder writes their names (tokens) and those GrantTransactionalWrites declares",
 	"MaxReceiveCount": "the queue's redrive count, known once the queues are computed (a given queue's own, or the MaxReceiveCount prop)",
+	"Source":          "a queue consumer's, the contract's default (SourceQueue), which Encode does not write: no prop chooses it",
+	"StreamImages":    "a stream consumer's setting (the stream construct's OldImage), which a queue consumer does not read",
+	"StreamRemoves":   "a stream consumer's setting (the stream construct's Removes), which a queue consumer does not read",
 	// The table's design: a given Table's own, read from a table of the app,
 	// over the props that declare an imported one's (computeDesign).
 	"TablePartitionKey":  designReason,

@@ -30,6 +30,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/streambatch"
 )
 
 // Version is the version of the contract that this library writes and
@@ -157,6 +158,20 @@ type Settings struct {
 	// sqsbatch.MaxEnvelopedMessageBytes with SNS envelopes (Envelope, Auto)
 	// and sqsbatch.MaxEventDetailBytes for an EventBridge event's detail.
 	MaxMessageBytes int
+	// Source says what feeds the consumer: SourceQueue (the default),
+	// SourceKinesis or SourceDynamoDBStreams. Each handler entry point
+	// refuses a contract of another source at init (CheckSource). The
+	// settings that only a queue consumer reads (MaxMessageBytes, Delivery,
+	// FIFO, MaxReceiveCount) are neither written nor judged for a stream.
+	Source Source
+	// StreamImages says which images a DynamoDB stream consumer's function
+	// gets: ImagesNew (the default) or ImagesNewAndOld. Other sources do
+	// not read it.
+	StreamImages Images
+	// StreamRemoves says what a DynamoDB stream consumer does with REMOVE
+	// records: streambatch.RemoveRun or RemoveSkip; required with
+	// SourceDynamoDBStreams, not read by other sources.
+	StreamRemoves streambatch.Removes
 	// Delivery says what the queue's bodies are, from the consumer's
 	// source: sqsbatch.Envelope (SNS notifications), Raw (raw SNS delivery,
 	// or producers that send to the queue directly), Auto, EventBridge

@@ -13,11 +13,14 @@ import (
 // whose encoding is empty (an empty list, KeySecret or text), which is left
 // out, and for the table's design (TablePartitionKey, TableSortKey,
 // TableRecordKeyIn, TableFixedKeyValue, TableTTLAttribute), written only
-// where it is not the design of the table the construct creates.
+// where it is not the design of the table the construct creates. The
+// source and the stream settings are written only where they are not the
+// default (a queue consumer's environment says nothing of them), and the
+// settings that only a queue reads only for a queue consumer (source.go).
 func (s Settings) Encode() map[string]string {
 	env := map[string]string{VersionVar: strconv.Itoa(Version)}
 	for _, f := range fields {
-		if f.omitDefault && f.isDefault(s) {
+		if f.skipped(s) { // a default of the table's design or of the source, a queue setting of a stream consumer
 			continue
 		}
 		if v := f.encode(s); v != "" {

@@ -10,6 +10,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore/schema"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/streambatch"
 )
 
 // fields is the contract: one entry per setting, in the order in which
@@ -96,6 +97,18 @@ var fields = []Field{
 		strconv.Itoa(sqsbatch.DefaultMaxMessageBytes), "65536",
 		"the largest business message accepted, in bytes",
 		func(s *Settings) *int { return &s.MaxMessageBytes }, func(Settings) int { return sqsbatch.DefaultMaxMessageBytes }),
+	quietDefault(entry(SourceVar, "Source", "the construct (IdempotentConsumer: queue; IdempotentStreamConsumer: its stream's)",
+		string(SourceQueue), string(SourceKinesis),
+		"what feeds the consumer: queue, kinesis or dynamodb-streams",
+		func(s *Settings) *Source { return &s.Source }, func(Settings) Source { return SourceQueue })),
+	quietDefault(entry(StreamImagesVar, "StreamImages", "OldImage",
+		string(ImagesNew), string(ImagesNewAndOld),
+		"the images of a DynamoDB stream record handed to the function: new, or new-and-old",
+		func(s *Settings) *Images { return &s.StreamImages }, func(Settings) Images { return ImagesNew })),
+	entry(StreamRemovesVar, "StreamRemoves", "Removes",
+		"none: required for a DynamoDB stream", string(streambatch.RemoveRun),
+		"what a DynamoDB stream consumer does with REMOVE records: run or skip",
+		func(s *Settings) *streambatch.Removes { return &s.StreamRemoves }, none[streambatch.Removes]),
 	entry(DeliveryVar, "Delivery", "RawMessageDelivery",
 		string(sqsbatch.Envelope), string(sqsbatch.Raw),
 		"what the bodies are: envelope (SNS notifications), raw (raw SNS delivery, or producers that send to the queue), auto, eventbridge (events of an EventBridge rule) or s3 (S3 event notifications)",
@@ -275,6 +288,18 @@ func entry[T any](name, setting, prop, defaultDoc, example, doc string, p func(*
 		f.Encoding = "text"
 		enc = func(v T) string { return string(any(v).(KeyPlace)) }
 		dec = func(v string) (T, error) { return any(KeyPlace(v)).(T), nil }
+	case *Source:
+		f.Encoding = "text"
+		enc = func(v T) string { return string(any(v).(Source)) }
+		dec = func(v string) (T, error) { return any(Source(v)).(T), nil }
+	case *Images:
+		f.Encoding = "text"
+		enc = func(v T) string { return string(any(v).(Images)) }
+		dec = func(v string) (T, error) { return any(Images(v)).(T), nil }
+	case *streambatch.Removes:
+		f.Encoding = "text"
+		enc = func(v T) string { return string(any(v).(streambatch.Removes)) }
+		dec = func(v string) (T, error) { return any(streambatch.Removes(v)).(T), nil }
 	case *sqsbatch.Delivery:
 		f.Encoding = "text"
 		enc = func(v T) string { return string(any(v).(sqsbatch.Delivery)) }

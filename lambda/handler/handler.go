@@ -117,16 +117,7 @@ func New[T any](key sqsbatch.KeyFunc[T], effect sqsbatch.Func[T], opts ...Option
 // type is an error here, at init, not on every message (with W an
 // interface type, such as any, the store checks each value it commits).
 func NewTx[T, W any](key sqsbatch.KeyFunc[T], effect sqsbatch.TxFunc[T, W], opts ...Option) (*sqsbatch.Handler[T], error) {
-	var zero W
-	guard, cfg, err := build(opts, func(store idempotency.TxStore) error {
-		if any(zero) == nil {
-			return nil // W is an interface type: the store checks each value
-		}
-		if err := store.AcceptsWrites(zero); err != nil {
-			return fmt.Errorf("the transactional effect's writes do not fit the store: %w", err)
-		}
-		return nil
-	})
+	guard, cfg, err := build(opts, acceptsWrites[W])
 	if err != nil {
 		return nil, err
 	}
@@ -184,29 +175,47 @@ func tuneGC(getenv func(string) string) {
 	}
 }
 
-// build reads the contract and builds the guard and the adapter's
-// configuration; for a transactional handler (checkTx not nil) the store
-// must be a TxStore that checkTx accepts, and it refuses writes to tables
-// the contract does not declare (Settings.TxTables).
+// build reads the contract of a queue consumer and builds the guard and the
+// queue adapter's configuration; for a transactional handler (checkTx not
+// nil) the store must be a TxStore that checkTx accepts, and it refuses
+// writes to tables the contract does not declare (Settings.TxTables).
 func build(opts []Option, checkTx func(idempotency.TxStore) error) (*idempotency.Guard, sqsbatch.Config, error) {
+	o, guard, s, err := buildGuard(opts, contract.SourceQueue, "handler.New", checkTx)
+	if err != nil {
+		return nil, sqsbatch.Config{}, err
+	}
+	cfg := s.BatchConfig()
+	cfg.Logger, cfg.Metrics, cfg.MetricsLevel = o.logger, o.metrics, sqsbatch.LevelName(LogLevel(o.getenv))
+	return guard, cfg, nil
+}
+
+// buildGuard reads the contract, refuses one of another source than the
+// entry point's (source, entry), and builds the guard (see build).
+func buildGuard(opts []Option, source contract.Source, entry string, checkTx func(idempotency.TxStore) error) (*options, *idempotency.Guard, contract.Settings, error) {
 	o := resolve(opts)
+	fail := func(err error) (*options, *idempotency.Guard, contract.Settings, error) {
+		return nil, nil, contract.Settings{}, err
+	}
 	s, err := contract.Decode(o.getenv, o.getenv("AWS_LAMBDA_FUNCTION_NAME"))
 	if err != nil {
-		return nil, sqsbatch.Config{}, fmt.Errorf("configuration: %w", err)
+		return fail(fmt.Errorf("configuration: %w", err))
+	}
+	if err := s.CheckSource(source, entry); err != nil {
+		return fail(fmt.Errorf("configuration: %w", err))
 	}
 	store := o.store
 	if store == nil {
 		if store, err = dynamoStore(o, s); err != nil {
-			return nil, sqsbatch.Config{}, err
+			return fail(err)
 		}
 	}
 	if checkTx != nil {
 		txs, ok := store.(idempotency.TxStore)
 		if !ok {
-			return nil, sqsbatch.Config{}, fmt.Errorf("%w: %T", idempotency.ErrNoTransactions, store)
+			return fail(fmt.Errorf("%w: %T", idempotency.ErrNoTransactions, store))
 		}
 		if err := checkTx(txs); err != nil {
-			return nil, sqsbatch.Config{}, err
+			return fail(err)
 		}
 		if len(s.TxTables) > 0 {
 			store = declareTables(txs, s.Table, s.TxTables)
@@ -218,11 +227,9 @@ func build(opts []Option, checkTx func(idempotency.TxStore) error) (*idempotency
 	}
 	guard, err := idempotency.NewGuard(store, s.GuardConfig())
 	if err != nil {
-		return nil, sqsbatch.Config{}, err
+		return fail(err)
 	}
-	cfg := s.BatchConfig()
-	cfg.Logger, cfg.Metrics, cfg.MetricsLevel = o.logger, o.metrics, sqsbatch.LevelName(LogLevel(o.getenv))
-	return guard, cfg, nil
+	return o, guard, s, nil
 }
 
 // dynamoStore returns the store on the contract's table. With the default

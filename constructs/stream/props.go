@@ -1,0 +1,153 @@
+package stream
+
+import (
+	"time"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awskinesis"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/streambatch"
+)
+
+// Defaults of the props, in one place. Lambda's own defaults for a stream
+// event source retry a failing record until it leaves the stream (retry
+// attempts and record age -1, unlimited), which blocks its shard for the
+// stream's whole retention: the construct's are finite, and a record they
+// give up on is kept in the on-failure bucket, with the batch it came in.
+const (
+	// DefaultBatchSize is Lambda's default for streams.
+	DefaultBatchSize = 100
+	// DefaultRetryAttempts: a failing batch is retried (from its checkpoint,
+	// bisected on each function error) 10 times, then sent to the
+	// on-failure bucket. Bisections do not count as retries.
+	DefaultRetryAttempts = 10
+	// DefaultMaxRecordAge: a record older than 6 hours goes to the
+	// on-failure bucket without being run: well within a DynamoDB stream's
+	// 24 hours and the default business window (24 h), so that no record
+	// Lambda delivers is as old as the window (see MaxRecordAge).
+	DefaultMaxRecordAge = 6 * time.Hour
+	// DefaultParallelizationFactor: one batch per shard at a time.
+	DefaultParallelizationFactor = 1
+	// DefaultIteratorAgeAlarm is the iterator age past which the iterator
+	// age alarm fires: the consumer is 5 minutes behind its stream.
+	DefaultIteratorAgeAlarm = 5 * time.Minute
+	// DefaultTimeout is the function's timeout.
+	DefaultTimeout = 30 * time.Second
+	// DefaultMemorySize is the function's memory, in MB.
+	DefaultMemorySize = 256
+)
+
+// IdempotentStreamConsumerProps configure an IdempotentStreamConsumer.
+// Every optional prop documents its default as behaviour.
+type IdempotentStreamConsumerProps struct {
+	// Entry is the directory of the handler's Go main package (absolute, or
+	// relative to EntryRoot, by default the root of the Go module of the
+	// working directory), built at synth as the queue consumer's is. Its
+	// main calls handler.StartKinesis or handler.StartDynamoDBStream: the
+	// contract names the source, and the other entry points refuse it at
+	// init. Required.
+	Entry *string
+	// EntryRoot is what a relative Entry is resolved against. Default: the
+	// root of the Go module that holds the working directory.
+	EntryRoot *string
+
+	// Stream is the Kinesis data stream consumed. Exactly one of Stream and
+	// SourceTable.
+	Stream awskinesis.IStream
+	// SourceTable is the DynamoDB table whose stream is consumed (the
+	// outbox): it must have a stream (TableProps.Stream), whose view type
+	// carries the images asked for: NEW_IMAGE or NEW_AND_OLD_IMAGES, and
+	// NEW_AND_OLD_IMAGES with OldImage. Exactly one of Stream and
+	// SourceTable.
+	SourceTable awsdynamodb.ITable
+	// OldImage hands the function the old image of a MODIFY too
+	// (streambatch.Change.Old). DynamoDB streams only. Default: false.
+	OldImage *bool
+	// Removes says what the handler does with REMOVE records: RemoveRun
+	// (hand them to the function) or RemoveSkip (acknowledge them, counted
+	// as Skipped). Required with SourceTable; not with Stream.
+	Removes streambatch.Removes
+
+	// StartingPosition is where a new event source starts reading. Default:
+	// TRIM_HORIZON, the oldest record the stream holds, so that nothing
+	// written before the consumer existed is missed (the guard absorbs
+	// records an earlier consumer of the namespace handled). AT_TIMESTAMP is
+	// not offered.
+	StartingPosition awslambda.StartingPosition
+	// BatchSize is the most records per batch: 1 to 10,000. Default:
+	// DefaultBatchSize (100).
+	BatchSize *float64
+	// MaxBatchingWindow is how long Lambda gathers records before it
+	// invokes: at most 5 minutes. Default: none (Lambda invokes as records
+	// come).
+	MaxBatchingWindow awscdk.Duration
+	// BisectBatchOnError splits a batch in two on a function error (an
+	// invocation that failed as a whole), to isolate what fails it.
+	// Default: true.
+	BisectBatchOnError *bool
+	// RetryAttempts is how often a failing batch is retried before its
+	// records go to the on-failure bucket: 0 to 10,000 (unlimited retries,
+	// Lambda's -1, are refused: they block the shard until the records
+	// leave the stream). Default: DefaultRetryAttempts (10).
+	RetryAttempts *float64
+	// MaxRecordAge is the age past which Lambda sends a record to the
+	// on-failure bucket without invoking: 60 seconds to 7 days, and less
+	// than Window by the clock-skew margin, so that every record the
+	// function is given is younger than the business window (an older one
+	// would be refused as expired: its fact's record may be gone). Default:
+	// DefaultMaxRecordAge (6 h).
+	MaxRecordAge awscdk.Duration
+	// ParallelizationFactor is how many batches of one shard run at once:
+	// 1 to 10 (Lambda keeps the order of each partition key, or item key,
+	// across them). Default: 1. Tumbling windows are not offered: their
+	// state is not the guard's.
+	ParallelizationFactor *float64
+
+	// Table is the idempotency table, of the construct's design (a string
+	// partition key "pk", TTL on "ttl"). Default: a new table, retained on
+	// delete.
+	Table awsdynamodb.ITable
+	// Namespace prefixes the consumer's keys. Default: the construct id,
+	// lowercased, without the characters a namespace cannot hold.
+	Namespace *string
+	// Window is the business window. Default: 24 h
+	// (idempotency.DefaultWindow).
+	Window awscdk.Duration
+	// Timeout is the function's timeout. Default: DefaultTimeout (30 s).
+	Timeout awscdk.Duration
+	// MemorySize is the function's memory, in MB. Default: 256.
+	MemorySize *float64
+	// BatchConcurrency bounds how many records of a batch run at once
+	// (records of one key run in order whatever it is). Default: the batch
+	// size, at most 32.
+	BatchConcurrency *float64
+	// CacheSize is how many completed keys the handler keeps in memory.
+	// Default: 0 (none).
+	CacheSize *float64
+	// PayloadIgnore lists JSON fields left out of the payload hash; for a
+	// DynamoDB stream, under "new." and "old." ("new.updatedAt"). Default:
+	// none.
+	PayloadIgnore *[]*string
+	// MetricsNamespace is the CloudWatch namespace of the handler's
+	// metrics. Default: "IdempotentConsumer".
+	MetricsNamespace *string
+	// Architecture is the function's. Default: ARM_64.
+	Architecture awslambda.Architecture
+	// LogRetention is the function's log retention. Default: one month.
+	LogRetention awslogs.RetentionDays
+	// RemovalPolicy applies to the table and the on-failure bucket the
+	// construct creates. Default: RETAIN (the records and the failed
+	// batches are kept).
+	RemovalPolicy awscdk.RemovalPolicy
+	// IteratorAgeAlarmThreshold is the iterator age past which the iterator
+	// age alarm fires. Default: DefaultIteratorAgeAlarm (5 minutes).
+	IteratorAgeAlarmThreshold awscdk.Duration
+	// AlarmAction is the action of every alarm. Default: none.
+	AlarmAction awscloudwatch.IAlarmAction
+	// Dashboard creates the consumer's dashboard. Default: false.
+	Dashboard *bool
+}

@@ -1,0 +1,229 @@
+package stream_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awskinesis"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/idempotent-consumer/idempotent-consumer/cdktest"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/stream"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/consumertest"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/modroot"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/streambatch"
+)
+
+// handlerDir is a stream handler's main package, written by TestMain.
+var handlerDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "stream-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	handlerDir = filepath.Join(dir, "outbox")
+	if err := WriteStreamHandler(handlerDir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := cdktest.Main(m)
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// WriteStreamHandler writes a module whose main links the stream adapter.
+func WriteStreamHandler(dir string) error {
+	root, err := modroot.OfWorkingDirectory()
+	if err != nil {
+		return err
+	}
+	const lib = "github.com/idempotent-consumer/idempotent-consumer"
+	err = consumertest.WriteModule(dir, "require "+lib+" v0.0.0-00010101000000-000000000000\n\nreplace "+lib+" => "+root+"\n",
+		"package main\n\nimport _ \""+lib+"/lambda/streambatch\"\n\nfunc main() {}\n")
+	if err != nil {
+		return err
+	}
+	sum, err := os.ReadFile(filepath.Join(root, "go.sum")) // the library's dependencies, as the library pins them
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go.sum"), sum, 0o644); err != nil {
+		return err
+	}
+	// The requirements of the library's imports, from the module cache.
+	tidy := exec.Command("go", "mod", "tidy")
+	tidy.Dir, tidy.Env = dir, append(os.Environ(), "GOPROXY=off", "GOFLAGS=-mod=mod")
+	if out, err := tidy.CombinedOutput(); err != nil {
+		return fmt.Errorf("go mod tidy in %s: %v\n%s", dir, err, out)
+	}
+	return nil
+}
+
+func newStack(t *testing.T) awscdk.Stack {
+	t.Helper()
+	var app awscdk.App
+	cdktest.Must(t, func() {
+		var err error
+		app, err = cdktest.NewApp(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
+	return awscdk.NewStack(app, jsii.String("Outbox"), nil)
+}
+
+func ordersTable(s awscdk.Stack, view awsdynamodb.StreamViewType) awsdynamodb.Table {
+	return awsdynamodb.NewTable(s, jsii.String("Orders"), &awsdynamodb.TableProps{
+		PartitionKey: &awsdynamodb.Attribute{Name: jsii.String("orderId"), Type: awsdynamodb.AttributeType_STRING},
+		BillingMode:  awsdynamodb.BillingMode_PAY_PER_REQUEST,
+		Stream:       view,
+	})
+}
+
+// TestKinesisDefaults snapshots a Kinesis consumer with its defaults.
+func TestKinesisDefaults(t *testing.T) {
+	s := newStack(t)
+	cdktest.Must(t, func() {
+		orders := awskinesis.NewStream(s, jsii.String("Events"), &awskinesis.StreamProps{Encryption: awskinesis.StreamEncryption_MANAGED})
+		stream.NewIdempotentStreamConsumer(s, jsii.String("Ship"), &stream.IdempotentStreamConsumerProps{Entry: jsii.String(handlerDir), Stream: orders})
+	})
+	tmpl := cdktest.Template(t, s)
+	cdktest.Snapshot(t, tmpl, "testdata/Kinesis.template.json")
+	esm := only(t, tmpl, "AWS::Lambda::EventSourceMapping")
+	for k, want := range map[string]any{
+		"StartingPosition": "TRIM_HORIZON", "BatchSize": 100.0, "BisectBatchOnFunctionError": true,
+		"MaximumRetryAttempts": 10.0, "MaximumRecordAgeInSeconds": 21600.0, "ParallelizationFactor": 1.0,
+	} {
+		if got := esm[k]; got != want {
+			t.Errorf("event source %s = %v, want %v", k, got, want)
+		}
+	}
+	if fmt.Sprint(esm["FunctionResponseTypes"]) != "[ReportBatchItemFailures]" {
+		t.Errorf("FunctionResponseTypes %v", esm["FunctionResponseTypes"])
+	}
+	dest := fmt.Sprint(esm["DestinationConfig"])
+	if !strings.Contains(dest, "FailureBucket") {
+		t.Errorf("the on-failure destination is not the failure bucket: %s", dest)
+	}
+	env := fmt.Sprint(only(t, tmpl, "AWS::Lambda::Function")["Environment"])
+	if !strings.Contains(env, "CONSUMER_SOURCE:kinesis") || strings.Contains(env, "MESSAGE_DELIVERY") || strings.Contains(env, "QUEUE_") {
+		t.Errorf("environment %s: want the Kinesis source and no queue setting", env)
+	}
+}
+
+// TestDynamoDBStreamCustom snapshots an outbox consumer with its settings
+// away from the defaults.
+func TestDynamoDBStreamCustom(t *testing.T) {
+	s := newStack(t)
+	cdktest.Must(t, func() {
+		stream.NewIdempotentStreamConsumer(s, jsii.String("Confirm"), &stream.IdempotentStreamConsumerProps{
+			Entry: jsii.String(handlerDir), SourceTable: ordersTable(s, awsdynamodb.StreamViewType_NEW_AND_OLD_IMAGES),
+			OldImage: jsii.Bool(true), Removes: streambatch.RemoveSkip,
+			BatchSize: jsii.Number(50), MaxBatchingWindow: awscdk.Duration_Seconds(jsii.Number(2)), RetryAttempts: jsii.Number(3),
+			MaxRecordAge: awscdk.Duration_Hours(jsii.Number(1)), ParallelizationFactor: jsii.Number(4),
+			Namespace: jsii.String("confirm"), Dashboard: jsii.Bool(true),
+		})
+	})
+	tmpl := cdktest.Template(t, s)
+	cdktest.Snapshot(t, tmpl, "testdata/DynamoDB.template.json")
+	env := fmt.Sprint(only(t, tmpl, "AWS::Lambda::Function")["Environment"])
+	for _, want := range []string{"CONSUMER_SOURCE:dynamodb-streams", "STREAM_IMAGES:new-and-old", "STREAM_REMOVES:skip", "IDEMPOTENCY_NAMESPACE:confirm"} {
+		if !strings.Contains(env, want) {
+			t.Errorf("environment %s: want %s", env, want)
+		}
+	}
+}
+
+// TestRefusals: every problem at once, each naming the prop, the value and
+// the fix.
+func TestRefusals(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		props func(s awscdk.Stack) *stream.IdempotentStreamConsumerProps
+		want  []string
+	}{
+		{"no source", func(awscdk.Stack) *stream.IdempotentStreamConsumerProps {
+			return &stream.IdempotentStreamConsumerProps{Entry: jsii.String(handlerDir)}
+		}, []string{"neither Stream nor SourceTable"}},
+		{"a table without a stream", func(s awscdk.Stack) *stream.IdempotentStreamConsumerProps {
+			return &stream.IdempotentStreamConsumerProps{Entry: jsii.String(handlerDir), SourceTable: ordersTable(s, ""), Removes: streambatch.RemoveRun}
+		}, []string{"has no stream"}},
+		{"a view type without the images", func(s awscdk.Stack) *stream.IdempotentStreamConsumerProps {
+			return &stream.IdempotentStreamConsumerProps{Entry: jsii.String(handlerDir), SourceTable: ordersTable(s, awsdynamodb.StreamViewType_NEW_IMAGE), OldImage: jsii.Bool(true), Removes: streambatch.RemoveRun}
+		}, []string{"view type NEW_IMAGE, but OldImage asks for the old image"}},
+		{"keys only", func(s awscdk.Stack) *stream.IdempotentStreamConsumerProps {
+			return &stream.IdempotentStreamConsumerProps{Entry: jsii.String(handlerDir), SourceTable: ordersTable(s, awsdynamodb.StreamViewType_KEYS_ONLY), Removes: streambatch.RemoveRun}
+		}, []string{"view type KEYS_ONLY"}},
+		{"no REMOVE choice", func(s awscdk.Stack) *stream.IdempotentStreamConsumerProps {
+			return &stream.IdempotentStreamConsumerProps{Entry: jsii.String(handlerDir), SourceTable: ordersTable(s, awsdynamodb.StreamViewType_NEW_IMAGE)}
+		}, []string{"StreamRemoves is not set"}},
+		{"stream limits", func(s awscdk.Stack) *stream.IdempotentStreamConsumerProps {
+			return &stream.IdempotentStreamConsumerProps{
+				Entry: jsii.String(handlerDir), Stream: awskinesis.NewStream(s, jsii.String("E"), nil), Removes: streambatch.RemoveRun, OldImage: jsii.Bool(true),
+				BatchSize: jsii.Number(10001), RetryAttempts: jsii.Number(-1), ParallelizationFactor: jsii.Number(11),
+				MaxRecordAge: awscdk.Duration_Hours(jsii.Number(24)), MaxBatchingWindow: awscdk.Duration_Minutes(jsii.Number(6)),
+			}
+		}, []string{"OldImage is set, but the source is a Kinesis stream", `Removes is "run", but the source is a Kinesis stream`,
+			"BatchSize 10001 is out of range", "RetryAttempts -1 is out of range", "ParallelizationFactor 11 is out of range",
+			"MaxRecordAge 24h is not less than Window 24h", "MaxBatchingWindow 6m is out of range"}},
+		{"the contract's rules", func(s awscdk.Stack) *stream.IdempotentStreamConsumerProps {
+			return &stream.IdempotentStreamConsumerProps{Entry: jsii.String(handlerDir), Stream: awskinesis.NewStream(s, jsii.String("E"), nil),
+				Timeout: awscdk.Duration_Seconds(jsii.Number(2)), Namespace: jsii.String("a#b")}
+		}, []string{"Timeout 2s is too short", `Namespace "a#b"`}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := newStack(t)
+			var props *stream.IdempotentStreamConsumerProps
+			cdktest.Must(t, func() { props = c.props(s) })
+			msg, panicked := cdktest.Panics(func() { stream.NewIdempotentStreamConsumer(s, jsii.String("Bad"), props) })
+			if !panicked {
+				t.Fatal("not refused")
+			}
+			for _, w := range c.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("the refusal does not say %q:\n%s", w, msg)
+				}
+			}
+			if !strings.Contains(msg, `IdempotentStreamConsumer "Bad"`) {
+				t.Errorf("the refusal does not name the construct:\n%s", msg)
+			}
+		})
+	}
+}
+
+// TestConstructIDsAreStable: renaming an id replaces a resource (the
+// table, the failure bucket) in every deployed stack.
+func TestConstructIDsAreStable(t *testing.T) {
+	for got, want := range map[string]string{
+		stream.IDTable: "Table", stream.IDFunction: "Function", stream.IDRole: "Role", stream.IDLogGroup: "LogGroup",
+		stream.IDFailureBucket: "FailureBucket", stream.IDFailureAccessLogs: "FailureAccessLogs",
+		stream.IDIteratorAgeAlarm: "IteratorAgeAlarm", stream.IDFailureAlarm: "FailureAlarm",
+	} {
+		if got != want {
+			t.Errorf("construct id %q changed to %q", want, got)
+		}
+	}
+}
+
+func only(t *testing.T, tmpl map[string]any, typ string) map[string]any {
+	t.Helper()
+	var found []map[string]any
+	for _, r := range tmpl["Resources"].(map[string]any) {
+		r := r.(map[string]any)
+		if r["Type"] == typ {
+			found = append(found, r["Properties"].(map[string]any))
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("%d resources of type %s, want 1", len(found), typ)
+	}
+	return found[0]
+}

@@ -1,0 +1,149 @@
+package contract
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/streambatch"
+)
+
+// Source says what feeds the consumer (Settings.Source): which handler entry
+// point may run under the contract, and which of its settings apply.
+type Source string
+
+// The sources of the queue and stream constructs.
+const (
+	// SourceQueue: an SQS queue (behind an SNS topic, or fed directly): the
+	// IdempotentConsumer construct's, and the default, so that an absent
+	// variable (every template written before the setting existed) is a
+	// queue consumer's.
+	SourceQueue Source = "queue"
+	// SourceKinesis: a Kinesis data stream (the stream construct's).
+	SourceKinesis Source = "kinesis"
+	// SourceDynamoDBStreams: a DynamoDB table's stream (the stream
+	// construct's).
+	SourceDynamoDBStreams Source = "dynamodb-streams"
+)
+
+// Images says which images of a DynamoDB stream record the handler hands
+// the business function (Settings.StreamImages).
+type Images string
+
+// The images a DynamoDB stream consumer asks for.
+const (
+	// ImagesNew: the new image (and a REMOVE's old image, when the stream
+	// carries it). The stream's view type must be NEW_IMAGE or
+	// NEW_AND_OLD_IMAGES.
+	ImagesNew Images = "new"
+	// ImagesNewAndOld: the old image of a MODIFY too
+	// (streambatch.Config.OldImage). The stream's view type must be
+	// NEW_AND_OLD_IMAGES.
+	ImagesNewAndOld Images = "new-and-old"
+)
+
+// Variables of the source and of the stream adapter's settings.
+const (
+	SourceVar        = "CONSUMER_SOURCE"
+	StreamImagesVar  = "STREAM_IMAGES"
+	StreamRemovesVar = "STREAM_REMOVES"
+)
+
+// queueOnly are the entries that only a queue consumer reads: Encode leaves
+// them out of a stream consumer's environment, and their rules (the message
+// size for an SNS envelope, the redrive count) do not judge a stream
+// consumer's settings.
+var queueOnly = []string{MaxMessageBytesVar, DeliveryVar, FIFOVar, MaxReceiveCountVar}
+
+// quietDefault marks an entry that Encode writes only when it is not the
+// default, so that the templates of consumers that do not use it (every
+// queue consumer, for the source and the stream settings) stay as they
+// were. Its default depends on no other setting.
+func quietDefault(f Field) Field {
+	f.omitDefault = true
+	return f
+}
+
+// skipped reports whether Encode leaves f out of s's environment.
+func (f Field) skipped(s Settings) bool {
+	if f.omitDefault && f.isDefault(s) {
+		return true
+	}
+	return s.Source != SourceQueue && isQueueOnly(f.Var)
+}
+
+func isQueueOnly(name string) bool {
+	for _, q := range queueOnly {
+		if q == name {
+			return true
+		}
+	}
+	return false
+}
+
+// StreamConfig is the stream adapter's configuration for s, without what
+// is the handler's to choose (Logger, Metrics, MetricsLevel): the one place
+// where the contract's settings become streambatch.Config.
+func (s Settings) StreamConfig() streambatch.Config {
+	return streambatch.Config{
+		Concurrency:      s.BatchConcurrency,
+		MinRemaining:     s.MinRemaining,
+		OldImage:         s.StreamImages == ImagesNewAndOld,
+		Removes:          s.StreamRemoves,
+		Consumer:         s.Consumer,
+		MetricsNamespace: s.MetricsNamespace,
+	}
+}
+
+// adapterProblems are the rules of the adapter that s's source runs: the
+// queue adapter's for a queue, the stream adapter's for a stream (which
+// needs a choice for REMOVE records on a DynamoDB stream). Settings that
+// the source's adapter does not read are not judged.
+func (s Settings) adapterProblems() []string {
+	switch s.Source {
+	case SourceQueue:
+		return s.BatchConfig().Problems(s.FinishBudget)
+	case SourceKinesis, SourceDynamoDBStreams:
+		out := s.StreamConfig().Problems(s.FinishBudget, s.Source == SourceDynamoDBStreams)
+		switch s.StreamImages {
+		case ImagesNew, ImagesNewAndOld:
+		default:
+			out = append(out, fmt.Sprintf("StreamImages %q is not one of %q or %q", s.StreamImages, ImagesNew, ImagesNewAndOld))
+		}
+		for i, p := range out {
+			if strings.HasPrefix(p, "Removes ") {
+				out[i] = "Stream" + p // the setting's name in the contract
+			}
+		}
+		return out
+	}
+	return []string{fmt.Sprintf("Source %q is not a source of this library; give %q, %q or %q", s.Source, SourceQueue, SourceKinesis, SourceDynamoDBStreams)}
+}
+
+// ErrSource means a handler entry point was started under a contract of
+// another source: a queue handler on a stream consumer's function, or the
+// reverse.
+var ErrSource = fmt.Errorf("contract source mismatch")
+
+// CheckSource returns an error wrapping ErrSource, in one line that names
+// the fix, unless s is a contract of the source want; entry names the
+// handler's entry point ("handler.StartKinesis").
+func (s Settings) CheckSource(want Source, entry string) error {
+	if s.Source == want {
+		return nil
+	}
+	return fmt.Errorf("%w: %s runs a %s consumer, but the function's contract is a %s consumer's (%s=%s): start the handler with the entry point of its source (%s), or deploy it with the construct of %s",
+		ErrSource, entry, want, s.Source, SourceVar, s.Source, EntryPoint(s.Source), want)
+}
+
+// EntryPoint is the handler entry point of a source.
+func EntryPoint(s Source) string {
+	switch s {
+	case SourceKinesis:
+		return "handler.StartKinesis"
+	case SourceDynamoDBStreams:
+		return "handler.StartDynamoDBStream"
+	case SourceQueue:
+		return "handler.Start or handler.StartTx"
+	}
+	return "the entry point of source " + string(s)
+}
