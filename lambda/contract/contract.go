@@ -156,6 +156,9 @@ type Settings struct {
 	// sqsbatch.MinMessageBytes to sqsbatch.MaxQueueBodyBytes (1 MiB), and at most
 	// sqsbatch.MaxEnvelopedMessageBytes unless Delivery is sqsbatch.Raw.
 	MaxMessageBytes int
+	// Source says what feeds the consumer: SourceQueue (the default),
+	// SourceKinesis, SourceDynamoDBStreams or SourceHTTP.
+	Source Source
 	// Delivery says how bodies arrive: sqsbatch.Envelope, Raw or Auto.
 	Delivery sqsbatch.Delivery
 	// FIFO says the queue is a FIFO queue: records run in order per message
@@ -172,6 +175,28 @@ type Settings struct {
 	// 255 ASCII characters, neither starting with "AWS/" (AWS's own) nor
 	// with ':' (PutMetricData's rules).
 	MetricsNamespace string
+	// WebhookProvider is the webhook provider of an HTTP endpoint
+	// (SourceHTTP) whose signature every request must carry: "stripe",
+	// "github" or "shopify" (package webhook), or empty for the client's
+	// Idempotency-Key. With a provider, WebhookSecret is required.
+	WebhookProvider string
+	// WebhookSecret is the ARN of the Secrets Manager secret that holds
+	// the provider's signing secrets (one, or a JSON array of them during a
+	// rotation), which the handler reads at init: never the secret itself.
+	WebhookSecret string
+	// ClientAttribute scopes an HTTP endpoint's keys to a client attribute:
+	// "iam", "claim:<name>" or "header:<name>" (httpkey.ParseClient), or
+	// empty for keys shared by every client.
+	ClientAttribute string
+	// ReplayHeaders are the response headers stored and replayed: valid
+	// header names; default Content-Type.
+	ReplayHeaders []string
+	// HashHeaders are the request headers in the payload hash: valid header
+	// names; default none.
+	HashHeaders []string
+	// MaxRequestBytes is the largest request body an HTTP endpoint
+	// accepts: 1 to MaxRequestBytes; default httpkey.DefaultMaxBodyBytes.
+	MaxRequestBytes int
 }
 
 // KeyPlace says which of the table's key attributes holds the record's key

@@ -96,6 +96,10 @@ var fields = []Field{
 		strconv.Itoa(sqsbatch.DefaultMaxMessageBytes), "65536",
 		"the largest business message accepted, in bytes",
 		func(s *Settings) *int { return &s.MaxMessageBytes }, func(Settings) int { return sqsbatch.DefaultMaxMessageBytes }),
+	quietDefault(entry(SourceVar, "Source", "the construct (IdempotentConsumer: queue; IdempotentStreamConsumer: its stream's)",
+		string(SourceQueue), string(SourceKinesis),
+		"what feeds the consumer: queue, kinesis or dynamodb-streams",
+		func(s *Settings) *Source { return &s.Source }, func(Settings) Source { return SourceQueue })),
 	entry(DeliveryVar, "Delivery", "RawMessageDelivery",
 		string(sqsbatch.Envelope), string(sqsbatch.Raw),
 		"how bodies arrive: envelope (SNS notifications), raw or auto",
@@ -117,6 +121,8 @@ var fields = []Field{
 		"the CloudWatch namespace of the metrics",
 		func(s *Settings) *string { return &s.MetricsNamespace }, func(Settings) string { return sqsbatch.DefaultMetricsNamespace }),
 }
+
+func init() { fields = append(fields, httpFields...) } // source_http.go
 
 // Field is one setting of the contract: the variable that carries it, the
 // Settings field it fills, the construct prop that sets it, and how it is
@@ -275,6 +281,10 @@ func entry[T any](name, setting, prop, defaultDoc, example, doc string, p func(*
 		f.Encoding = "text"
 		enc = func(v T) string { return string(any(v).(KeyPlace)) }
 		dec = func(v string) (T, error) { return any(KeyPlace(v)).(T), nil }
+	case *Source:
+		f.Encoding = "text"
+		enc = func(v T) string { return string(any(v).(Source)) }
+		dec = func(v string) (T, error) { return any(Source(v)).(T), nil }
 	case *sqsbatch.Delivery:
 		f.Encoding = "text"
 		enc = func(v T) string { return string(any(v).(sqsbatch.Delivery)) }

@@ -54,6 +54,7 @@ func (s Settings) Problems() []string {
 	}
 	out = append(out, guard.Problems()...)
 	out = append(out, s.BatchConfig().Problems(s.FinishBudget)...)
+	out = append(out, s.sourceProblems()...)
 	for _, t := range s.TxTables {
 		if t == "" || strings.Contains(t, ",") {
 			bad("TxTables has the table name %q; give table names, neither empty nor containing ','", t)
