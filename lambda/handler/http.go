@@ -135,8 +135,8 @@ func StartHTTPAPI(next http.Handler, opts ...Option) {
 // GetSecretValue reads the SecretString (or the SecretBinary, as text) of
 // the Secrets Manager secret arn with one GetSecretValue request, signed
 // with cfg's credentials (Signature Version 4), in the ARN's region and
-// partition, or at cfg.BaseEndpoint or AWS_ENDPOINT_URL_SECRETS_MANAGER
-// when set. It speaks the service's JSON protocol itself, so that the
+// partition, or at AWS_ENDPOINT_URL_SECRETS_MANAGER, else at
+// cfg.BaseEndpoint (AWS_ENDPOINT_URL), when set. It speaks the service's JSON protocol itself, so that the
 // handler links no Secrets Manager client (one request, once per execution
 // environment); the function's role needs secretsmanager:GetSecretValue on
 // the secret (and kms:Decrypt on its key, if it is not the AWS managed one).
@@ -151,10 +151,9 @@ func GetSecretValue(ctx context.Context, cfg aws.Config, arn string) (string, er
 		suffix = "amazonaws.com.cn"
 	}
 	endpoint := "https://secretsmanager." + region + "." + suffix + "/"
-	if v := os.Getenv("AWS_ENDPOINT_URL_SECRETS_MANAGER"); v != "" {
+	if v := os.Getenv("AWS_ENDPOINT_URL_SECRETS_MANAGER"); v != "" { // the service's own endpoint first, as the SDK reads it
 		endpoint = v
-	}
-	if cfg.BaseEndpoint != nil && *cfg.BaseEndpoint != "" {
+	} else if cfg.BaseEndpoint != nil && *cfg.BaseEndpoint != "" {
 		endpoint = *cfg.BaseEndpoint
 	}
 	if cfg.Credentials == nil {
