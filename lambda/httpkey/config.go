@@ -71,8 +71,10 @@ type Config struct {
 	// MaxKeyBytes bounds the client's key. Default: DefaultMaxKeyBytes.
 	MaxKeyBytes int
 	// Optional serves a request without a key by the handler alone, with no
-	// idempotency; by default such a request gets 400, as the draft asks of
-	// an operation that requires the key.
+	// idempotency; by default a POST or PATCH without a key gets 400, as the
+	// draft asks of an operation that requires the key, and a request of a
+	// method idempotent by RFC 9110 (GET, HEAD, OPTIONS, TRACE, PUT, DELETE)
+	// without one is served unkeyed. With a key, every method is keyed.
 	Optional bool
 	// Verifier, when set, authenticates every request as a webhook and
 	// gives its key (the provider's event id); the Idempotency-Key header

@@ -194,7 +194,7 @@ func (x *exchange) requestKey(body []byte) (string, bool) {
 		return key, true
 	}
 	values := r.Header.Values(h.cfg.Header)
-	if len(values) == 0 && h.cfg.Optional {
+	if len(values) == 0 && (h.cfg.Optional || idempotentMethod(r.Method)) {
 		return "", true
 	}
 	key, err := ParseKey(values, h.cfg.MaxKeyBytes)
@@ -203,6 +203,18 @@ func (x *exchange) requestKey(body []byte) (string, bool) {
 		return "", false
 	}
 	return key, true
+}
+
+// idempotentMethod reports whether method is idempotent by RFC 9110 §9.2.2
+// (GET, HEAD, OPTIONS, TRACE, PUT, DELETE): the draft's key is for the
+// others (POST, PATCH), so that such a request without a key is served as
+// it is rather than refused.
+func idempotentMethod(method string) bool {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace, http.MethodPut, http.MethodDelete:
+		return true
+	}
+	return false
 }
 
 // fingerprint is the payload the guard hashes: the method, the target (path

@@ -226,6 +226,11 @@ func TestStatusTable(t *testing.T) {
 			{method: "POST", path: "/orders", key: "k", body: `{}`, hdr: []string{"X-Tenant", "b"}, status: 201, header: map[string]string{"Idempotency-Replayed": ""}},
 			{method: "POST", path: "/orders", key: "k", body: `{}`, hdr: []string{"X-Tenant", "a"}, status: 201, header: map[string]string{"Idempotency-Replayed": "true"}},
 		}, runs: map[string]int{"/orders": 2}, requests: -1},
+		{name: "an idempotent method without a key: served unkeyed", steps: []step{
+			{method: "GET", path: "/unkeyed", status: 200},
+			{method: "DELETE", path: "/unkeyed", status: 200},
+			{method: "PATCH", path: "/unkeyed", body: `{}`, status: 400},
+		}, runs: map[string]int{"/unkeyed": 2}, requests: 0},
 		{name: "optional key: served unkeyed", cfg: httpkey.Config{Optional: true}, steps: []step{
 			{method: "POST", path: "/unkeyed", body: `{}`, status: 200},
 			{method: "POST", path: "/unkeyed", body: `{}`, status: 200},
