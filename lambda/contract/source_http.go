@@ -9,7 +9,7 @@ import (
 
 // SourceHTTP: HTTP requests, through a Lambda function URL or an API
 // Gateway HTTP API route (the endpoint construct's): the handler is
-// handler.StartHTTP or StartHTTPAPI, over package httpkey.
+// handler.StartHTTP, over package httpkey.
 const SourceHTTP Source = "http"
 
 // Variables of the HTTP endpoint's settings (SourceHTTP). None is written

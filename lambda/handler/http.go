@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
@@ -108,28 +109,25 @@ func NewHTTP(next http.Handler, opts ...Option) (*httpkey.Handler, error) {
 	return httpkey.New(guard, next, cfg), nil
 }
 
-// StartHTTP builds the handler with NewHTTP and serves Lambda function URL
-// events with it (httpkey.Handler.FunctionURL); it does not return. A
-// configuration it cannot run with is logged as one JSON line at FATAL and
-// ends the process with status 1.
+// StartHTTP builds the handler with NewHTTP and serves payload format 2.0
+// events with it: a Lambda function URL's, or an API Gateway HTTP API
+// route's, whose request and response follow the same schema (Lambda's
+// "Invoking Lambda function URLs": "The request and response event formats
+// follow the same schema as the Amazon API Gateway payload format version
+// 2.0"). The request is read as an HTTP API event (a superset: a route's JWT
+// claims too) and the response written with exactly the fields of that
+// schema. It does not return; a configuration it cannot run with is logged
+// as one JSON line at FATAL and ends the process with status 1.
 func StartHTTP(next http.Handler, opts ...Option) {
 	tuneGC(resolve(opts).getenv)
 	h, err := NewHTTP(next, opts...)
 	if err != nil {
 		exit(opts, err)
 	}
-	lambda.Start(h.FunctionURL)
-}
-
-// StartHTTPAPI is StartHTTP for an API Gateway HTTP API route (payload
-// format 2.0, httpkey.Handler.HTTPAPI).
-func StartHTTPAPI(next http.Handler, opts ...Option) {
-	tuneGC(resolve(opts).getenv)
-	h, err := NewHTTP(next, opts...)
-	if err != nil {
-		exit(opts, err)
-	}
-	lambda.Start(h.HTTPAPI)
+	lambda.Start(func(ctx context.Context, e events.APIGatewayV2HTTPRequest) (events.LambdaFunctionURLResponse, error) {
+		res, err := h.HTTPAPI(ctx, e)
+		return events.LambdaFunctionURLResponse{StatusCode: res.StatusCode, Headers: res.Headers, Body: res.Body, IsBase64Encoded: res.IsBase64Encoded, Cookies: res.Cookies}, err
+	})
 }
 
 // GetSecretValue reads the SecretString (or the SecretBinary, as text) of
