@@ -68,7 +68,7 @@ func TestHTTPUnderTheRuntimeEmulator(t *testing.T) {
 	for k, v := range s.Encode() {
 		env = append(env, k+"="+v)
 	}
-	url, logs := startRIE(t, rie, bootstrap, env)
+	url, logs, logged := startRIE(t, rie, bootstrap, env)
 
 	invoke := func(e events.LambdaFunctionURLRequest) events.LambdaFunctionURLResponse {
 		t.Helper()
@@ -109,11 +109,24 @@ func TestHTTPUnderTheRuntimeEmulator(t *testing.T) {
 	if a, _ := auth.(string); !strings.Contains(a, "/eu-west-1/secretsmanager/aws4_request") {
 		t.Errorf("the secret was not read with a signed GetSecretValue: %q", a)
 	}
+	// The handler's lines reach us through the emulator's output, after its
+	// answers: wait for the three, line by line.
 	var lines []map[string]any
-	for _, l := range strings.Split(logs(), "\n") {
-		var m map[string]any
-		if json.Unmarshal([]byte(l), &m) == nil && m["msg"] == "request" {
-			lines = append(lines, m)
+	for deadline := time.After(10 * time.Second); ; {
+		lines = lines[:0]
+		for _, l := range strings.Split(logs(), "\n") {
+			var m map[string]any
+			if json.Unmarshal([]byte(l), &m) == nil && m["msg"] == "request" {
+				lines = append(lines, m)
+			}
+		}
+		if len(lines) >= 3 {
+			break
+		}
+		select {
+		case <-logged:
+		case <-deadline:
+			t.Fatalf("%d request lines after 10s:\n%s", len(lines), logs())
 		}
 	}
 	if len(lines) != 3 || lines[0]["outcome"] != "processed" || lines[1]["outcome"] != "duplicate" || lines[2]["outcome"] != "unauthorized" || lines[2]["request_id"] != "req-1" {
@@ -125,8 +138,9 @@ func TestHTTPUnderTheRuntimeEmulator(t *testing.T) {
 }
 
 // startRIE starts the emulator with bootstrap on free loopback ports and
-// returns its invocation URL and a reader of everything it printed.
-func startRIE(t *testing.T, rie, bootstrap string, env []string) (string, func() string) {
+// returns its invocation URL, a reader of everything it printed, and a
+// channel that is signalled after each line.
+func startRIE(t *testing.T, rie, bootstrap string, env []string) (string, func() string, <-chan struct{}) {
 	t.Helper()
 	free := func() string {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -141,6 +155,7 @@ func startRIE(t *testing.T, rie, bootstrap string, env []string) (string, func()
 	cmd.Env = append(env, "AWS_LAMBDA_FUNCTION_TIMEOUT=10", "AWS_LAMBDA_FUNCTION_NAME=hooks", "LOG_LEVEL=warn")
 	var mu sync.Mutex
 	var out strings.Builder
+	logged := make(chan struct{}, 1)
 	stdout, _ := cmd.StdoutPipe()
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
@@ -154,6 +169,10 @@ func startRIE(t *testing.T, rie, bootstrap string, env []string) (string, func()
 				mu.Lock()
 				out.WriteString(sc.Text() + "\n")
 				mu.Unlock()
+				select {
+				case logged <- struct{}{}:
+				default:
+				}
 			}
 		})
 	}
@@ -181,5 +200,5 @@ func startRIE(t *testing.T, rie, bootstrap string, env []string) (string, func()
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
-	return "http://" + invokeAddr + "/2015-03-31/functions/function/invocations", logs
+	return "http://" + invokeAddr + "/2015-03-31/functions/function/invocations", logs, logged
 }
