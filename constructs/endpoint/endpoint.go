@@ -1,6 +1,7 @@
 // Package endpoint is the IdempotentEndpoint construct: an HTTP endpoint or
-// webhook receiver on a Lambda function URL whose handler (handler.StartHTTP,
-// over package httpkey) runs once per Idempotency-Key or per webhook event.
+// webhook receiver on a Lambda function URL, or on an API Gateway HTTP API
+// route (Route), whose handler (handler.StartHTTP, over package httpkey) runs
+// once per Idempotency-Key or per webhook event.
 //
 // It is a member of the consumer family, composed of the same building
 // blocks (constructs/internal): the idempotency table (created or shared,
@@ -9,7 +10,8 @@
 // shape. What is its own: the function URL (auth NONE only behind a webhook
 // verifier, AWS_IAM otherwise), the webhook's secret (a Secrets Manager
 // secret the function reads at init, never its value in the environment),
-// the reserved concurrency that bounds it, and the alarms on 5xx answers,
+// the reserved concurrency that bounds it (and a route's stage throttle),
+// and the alarms on 5xx answers,
 // signature failures and 409 storms.
 package endpoint
 
@@ -21,6 +23,9 @@ import (
 	"unicode"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2authorizers"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2integrations"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
@@ -50,6 +55,9 @@ const (
 	IDFunction          = "Handler"
 	IDKeySecret         = "KeySecret"
 	IDFunctionURL       = "Url"
+	IDHttpApi           = "Api"
+	IDStage             = "Stage"
+	IDAccessLogs        = "AccessLogs"
 	IDServerErrorsAlarm = "ServerErrorsAlarm"
 	IDSignatureAlarm    = "SignatureFailuresAlarm"
 	IDInProgressAlarm   = "InProgressAlarm"
@@ -68,6 +76,10 @@ const (
 	// DefaultInProgress is the 409 answers in five minutes above which
 	// InProgressAlarm fires.
 	DefaultInProgress = 50
+	// DefaultRateLimit and DefaultBurstLimit are the HTTP API stage's
+	// throttle (requests per second, and the burst), with Route.
+	DefaultRateLimit  = 50
+	DefaultBurstLimit = 100
 )
 
 // IdempotentEndpointProps configure an IdempotentEndpoint.
@@ -106,6 +118,15 @@ type IdempotentEndpointProps struct {
 	// Window is the business window, the expiry policy published in
 	// Idempotency-Window. Default: 24 hours.
 	Window awscdk.Duration
+	// Route, when set, serves the endpoint on an API Gateway HTTP API route
+	// (POST <Route>, payload format 2.0) instead of a function URL: IAM
+	// authorization unless Webhook, the stage throttled (ThrottlingRateLimit,
+	// ThrottlingBurstLimit) and its access logs kept. The handler's main is
+	// the same (handler.StartHTTP serves both). Default: a function URL.
+	Route *string
+	// ThrottlingRateLimit and ThrottlingBurstLimit throttle the HTTP API's
+	// stage (with Route). Default: DefaultRateLimit, DefaultBurstLimit.
+	ThrottlingRateLimit, ThrottlingBurstLimit *float64
 	// Timeout is the function's. Default: DefaultTimeout (10 s).
 	Timeout awscdk.Duration
 	// MemorySize in MiB. Default: DefaultMemorySize.
@@ -160,9 +181,12 @@ func (a Alarms) All() []awscloudwatch.Alarm {
 type IdempotentEndpoint interface {
 	constructs.Construct
 	awsiam.IGrantable
-	// Url is the function URL.
+	// Url is the function URL, or the HTTP API route's URL with Route.
 	Url() *string
+	// FunctionUrl is the function URL; nil with Route.
 	FunctionUrl() awslambda.FunctionUrl
+	// HttpApi is the HTTP API with Route; nil otherwise.
+	HttpApi() awsapigatewayv2.HttpApi
 	Function() awslambda.Function
 	Role() awsiam.IRole
 	Table() awsdynamodb.ITable
@@ -171,7 +195,8 @@ type IdempotentEndpoint interface {
 	// GrantInvokeUrl lets grantee call the URL (AWS_IAM auth): both
 	// lambda:InvokeFunctionUrl and lambda:InvokeFunction, which new function
 	// URLs require since October 2025
-	// (https://docs.aws.amazon.com/lambda/latest/dg/urls-auth.html).
+	// (https://docs.aws.amazon.com/lambda/latest/dg/urls-auth.html); with
+	// Route, execute-api:Invoke on the route.
 	GrantInvokeUrl(grantee awsiam.IGrantable) awsiam.Grant
 }
 
@@ -180,13 +205,22 @@ type idempotentEndpoint struct {
 	function  awslambda.Function
 	role      awsiam.IRole
 	url       awslambda.FunctionUrl
+	api       awsapigatewayv2.HttpApi
+	stage     awsapigatewayv2.HttpStage
+	route     string
 	table     awsdynamodb.ITable
 	namespace string
 	alarms    Alarms
 }
 
-func (e *idempotentEndpoint) Url() *string                       { return e.url.Url() }
+func (e *idempotentEndpoint) Url() *string {
+	if e.api != nil {
+		return awscdk.Fn_Join(jsii.String(""), &[]*string{e.stage.Url(), jsii.String(strings.TrimPrefix(e.route, "/"))})
+	}
+	return e.url.Url()
+}
 func (e *idempotentEndpoint) FunctionUrl() awslambda.FunctionUrl { return e.url }
+func (e *idempotentEndpoint) HttpApi() awsapigatewayv2.HttpApi    { return e.api }
 func (e *idempotentEndpoint) Function() awslambda.Function       { return e.function }
 func (e *idempotentEndpoint) Role() awsiam.IRole                 { return e.role }
 func (e *idempotentEndpoint) Table() awsdynamodb.ITable          { return e.table }
@@ -194,6 +228,13 @@ func (e *idempotentEndpoint) Namespace() *string                 { return jsii.S
 func (e *idempotentEndpoint) Alarms() Alarms                     { return e.alarms }
 func (e *idempotentEndpoint) GrantPrincipal() awsiam.IPrincipal  { return e.role.GrantPrincipal() }
 func (e *idempotentEndpoint) GrantInvokeUrl(grantee awsiam.IGrantable) awsiam.Grant {
+	if e.api != nil {
+		return awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
+			Grantee:      grantee,
+			Actions:      jsii.Strings("execute-api:Invoke"),
+			ResourceArns: jsii.Strings(*e.api.ArnForExecuteApi(jsii.String("POST"), jsii.String(e.route), jsii.String("$default"))),
+		})
+	}
 	return e.url.GrantInvokeUrl(grantee)
 }
 
@@ -211,6 +252,8 @@ type settings struct {
 	logRetention            awslogs.RetentionDays
 	action                  awscloudwatch.IAlarmAction
 	signatureFail, inFlight float64
+	route                   string
+	rate, burst             float64
 }
 
 // secretPlaceholder stands for the secret's ARN while the settings are
@@ -315,6 +358,17 @@ func (p *IdempotentEndpointProps) resolve(id string) (settings, error) {
 	if s.hashKeys {
 		r.KeySecret = strings.Repeat("k", 64) // stands for the secret the builder makes
 	}
+	s.route = str(p.Route)
+	s.rate, s.burst = num(p.ThrottlingRateLimit, DefaultRateLimit), num(p.ThrottlingBurstLimit, DefaultBurstLimit)
+	switch {
+	case s.route != "" && (!strings.HasPrefix(s.route, "/") || strings.ContainsAny(s.route, " ?#{}")):
+		bad("Route %q is not a literal path of an HTTP API route; give one such as \"/hooks/stripe\"", s.route)
+	case s.route == "" && (p.ThrottlingRateLimit != nil || p.ThrottlingBurstLimit != nil):
+		bad("ThrottlingRateLimit and ThrottlingBurstLimit throttle an HTTP API stage, and there is none without Route: a function URL is throttled by ReservedConcurrentExecutions alone; give a Route, or leave them out")
+	}
+	if s.rate <= 0 || s.burst < 1 {
+		bad("ThrottlingRateLimit %v and ThrottlingBurstLimit %v would stop the route; give a positive rate and a burst of at least 1", s.rate, s.burst)
+	}
 	s.signatureFail = num(p.SignatureFailures, DefaultSignatureFailures)
 	s.inFlight = num(p.InProgress, DefaultInProgress)
 	if s.signatureFail < 0 || s.inFlight < 0 {
@@ -397,19 +451,58 @@ func NewIdempotentEndpoint(scope constructs.Construct, id *string, props *Idempo
 	if s.secret != nil {
 		s.secret.GrantRead(e.role, nil)
 	}
-	auth := awslambda.FunctionUrlAuthType_AWS_IAM
-	if s.runtime.WebhookProvider != "" {
-		// The verifier authenticates every request (its signature) before
-		// any store request; IAM cannot, since the provider signs no SigV4.
-		auth = awslambda.FunctionUrlAuthType_NONE
+	if s.route != "" {
+		e.addRoute(s)
+	} else {
+		auth := awslambda.FunctionUrlAuthType_AWS_IAM
+		if s.runtime.WebhookProvider != "" {
+			// The verifier authenticates every request (its signature) before
+			// any store request; IAM cannot, since the provider signs no SigV4.
+			auth = awslambda.FunctionUrlAuthType_NONE
+		}
+		e.url = awslambda.NewFunctionUrl(e, jsii.String(IDFunctionURL), &awslambda.FunctionUrlProps{
+			Function: e.function,
+			AuthType: auth,
+		})
 	}
-	e.url = awslambda.NewFunctionUrl(e, jsii.String(IDFunctionURL), &awslambda.FunctionUrlProps{
-		Function: e.function,
-		AuthType: auth,
-	})
 	function.SuppressWildcards(e.role, awslambda.Tracing_ACTIVE, nil)
 	e.addAlarms(s)
 	return e
+}
+
+// addRoute serves the function on POST <Route> of a new HTTP API: IAM
+// authorization unless a webhook verifier authenticates, a $default stage
+// throttled and with JSON access logs.
+func (e *idempotentEndpoint) addRoute(s settings) {
+	e.route = s.route
+	e.api = awsapigatewayv2.NewHttpApi(e, jsii.String(IDHttpApi), &awsapigatewayv2.HttpApiProps{
+		Description:        jsii.String(fmt.Sprintf("Idempotent endpoint %s", s.runtime.Consumer)),
+		CreateDefaultStage: jsii.Bool(false),
+	})
+	logs := awslogs.NewLogGroup(e, jsii.String(IDAccessLogs), &awslogs.LogGroupProps{Retention: s.logRetention})
+	e.stage = awsapigatewayv2.NewHttpStage(e, jsii.String(IDStage), &awsapigatewayv2.HttpStageProps{
+		HttpApi:    e.api,
+		StageName:  jsii.String("$default"),
+		AutoDeploy: jsii.Bool(true),
+		Throttle:   &awsapigatewayv2.ThrottleSettings{RateLimit: jsii.Number(s.rate), BurstLimit: jsii.Number(s.burst)},
+	})
+	e.stage.Node().DefaultChild().(awsapigatewayv2.CfnStage).SetAccessLogSettings(&awsapigatewayv2.CfnStage_AccessLogSettingsProperty{
+		DestinationArn: logs.LogGroupArn(),
+		Format:         jsii.String(`{"requestId":"$context.requestId","ip":"$context.identity.sourceIp","requestTime":"$context.requestTime","routeKey":"$context.routeKey","status":"$context.status","responseLength":"$context.responseLength","integrationError":"$context.integrationErrorMessage"}`),
+	})
+	route := &awsapigatewayv2.AddRoutesOptions{
+		Path:        jsii.String(s.route),
+		Methods:     &[]awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_POST},
+		Integration: awsapigatewayv2integrations.NewHttpLambdaIntegration(jsii.String("Integration"), e.function, nil),
+	}
+	if s.runtime.WebhookProvider == "" {
+		route.Authorizer = awsapigatewayv2authorizers.NewHttpIamAuthorizer()
+	}
+	for _, r := range *e.api.AddRoutes(route) {
+		if s.runtime.WebhookProvider != "" {
+			nag.Suppress(r, true, nag.Rule{ID: "AwsSolutions-APIG4", Reason: "A webhook route: the provider signs its deliveries (no SigV4, no token), and the handler's verifier authenticates every request before any store request, answering 401 otherwise."})
+		}
+	}
 }
 
 func (e *idempotentEndpoint) addAlarms(s settings) {

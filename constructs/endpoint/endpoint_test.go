@@ -141,6 +141,36 @@ func TestIAMEndpoint(t *testing.T) {
 	}
 }
 
+// On an HTTP API route: a webhook's route without an authorizer (the
+// verifier authenticates), another behind IAM (GrantInvokeUrl:
+// execute-api:Invoke on the route), the stage throttled and logged, no
+// function URL.
+func TestRouteEndpoint(t *testing.T) {
+	st, e := stack(t, &endpoint.IdempotentEndpointProps{Webhook: jsii.String("stripe"), Route: jsii.String("/hooks/stripe"), ThrottlingRateLimit: jsii.Number(20)}, false)
+	tpl := cdktest.Template(t, st)
+	if n := len(resources(tpl, "AWS::Lambda::Url")); n != 0 || e.FunctionUrl() != nil || e.HttpApi() == nil {
+		t.Fatalf("function URLs %d with Route", n)
+	}
+	routes := resources(tpl, "AWS::ApiGatewayV2::Route")
+	if len(routes) != 1 || routes[0]["RouteKey"] != "POST /hooks/stripe" || routes[0]["AuthorizationType"] != "NONE" {
+		t.Fatalf("routes: %s", js(routes))
+	}
+	stages := js(resources(tpl, "AWS::ApiGatewayV2::Stage"))
+	for _, want := range []string{`"ThrottlingRateLimit":20`, `"ThrottlingBurstLimit":100`, `"DestinationArn"`, `"StageName":"$default"`} {
+		if !strings.Contains(stages, want) {
+			t.Errorf("the stage lacks %s: %s", want, stages)
+		}
+	}
+	st2, _ := stack(t, &endpoint.IdempotentEndpointProps{Route: jsii.String("/charges")}, true)
+	tpl2 := cdktest.Template(t, st2)
+	if r := resources(tpl2, "AWS::ApiGatewayV2::Route"); len(r) != 1 || r[0]["AuthorizationType"] != "AWS_IAM" {
+		t.Fatalf("IAM route: %s", js(r))
+	}
+	if p := js(resources(tpl2, "AWS::IAM::Policy")); !strings.Contains(p, "execute-api:Invoke") || !strings.Contains(p, "/POST/charges") {
+		t.Errorf("GrantInvokeUrl on the route: %s", p)
+	}
+}
+
 // Every problem at once, each naming the construct, the value and the fix;
 // nothing is built.
 func TestRefusals(t *testing.T) {
@@ -159,6 +189,10 @@ func TestRefusals(t *testing.T) {
 			[]string{`IdempotentEndpoint "E"`, "Entry is empty", `Webhook "stripe" needs WebhookSecret`, "ReservedConcurrentExecutions 0"}},
 		{"a secret without a webhook, an unknown provider header", endpoint.IdempotentEndpointProps{Entry: jsii.String(handlerDir), WebhookSecret: secret, HashHeaders: &[]*string{jsii.String("X Bad")}},
 			[]string{"WebhookSecret is given without Webhook", `"X Bad"`}},
+		{"a throttle without a route, a route that is no path", endpoint.IdempotentEndpointProps{Entry: jsii.String(handlerDir), ThrottlingRateLimit: jsii.Number(5)},
+			[]string{"ThrottlingRateLimit and ThrottlingBurstLimit throttle an HTTP API stage"}},
+		{"a route that is no path", endpoint.IdempotentEndpointProps{Entry: jsii.String(handlerDir), Route: jsii.String("hooks/{id}")},
+			[]string{`Route "hooks/{id}" is not a literal path`}},
 		{"an unknown provider", endpoint.IdempotentEndpointProps{Entry: jsii.String(handlerDir), Webhook: jsii.String("paypal"), WebhookSecret: secret},
 			[]string{`WebhookProvider "paypal" is not one of`}},
 		{"a window shorter than the lease, a client attribute the handler does not read", endpoint.IdempotentEndpointProps{Entry: jsii.String(handlerDir), Window: awscdk.Duration_Seconds(jsii.Number(1)), ClientAttribute: jsii.String("jwt")},
@@ -181,9 +215,9 @@ func TestRefusals(t *testing.T) {
 // TestConstructIDsAreStable: renaming one replaces a resource in someone's
 // account.
 func TestConstructIDsAreStable(t *testing.T) {
-	got := strings.Join([]string{endpoint.IDTable, endpoint.IDLogGroup, endpoint.IDRole, endpoint.IDFunction, endpoint.IDKeySecret, endpoint.IDFunctionURL,
+	got := strings.Join([]string{endpoint.IDTable, endpoint.IDLogGroup, endpoint.IDRole, endpoint.IDFunction, endpoint.IDKeySecret, endpoint.IDFunctionURL, endpoint.IDHttpApi, endpoint.IDStage, endpoint.IDAccessLogs,
 		endpoint.IDServerErrorsAlarm, endpoint.IDSignatureAlarm, endpoint.IDInProgressAlarm, endpoint.IDErrorsAlarm, endpoint.IDThrottlesAlarm}, ",")
-	if want := "Table,LogGroup,Role,Handler,KeySecret,Url,ServerErrorsAlarm,SignatureFailuresAlarm,InProgressAlarm,ErrorsAlarm,ThrottlesAlarm"; got != want {
+	if want := "Table,LogGroup,Role,Handler,KeySecret,Url,Api,Stage,AccessLogs,ServerErrorsAlarm,SignatureFailuresAlarm,InProgressAlarm,ErrorsAlarm,ThrottlesAlarm"; got != want {
 		t.Fatalf("construct ids %s, want %s", got, want)
 	}
 }

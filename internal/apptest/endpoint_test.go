@@ -52,11 +52,19 @@ func endpointStack(t *testing.T, nag bool) awscdk.Stack {
 			Entry: jsii.String(fixtures.Entry), ClientAttribute: jsii.String("iam"),
 		})
 		api.GrantInvokeUrl(awsiam.NewRole(st, jsii.String("Client"), &awsiam.RoleProps{AssumedBy: awsiam.NewAccountRootPrincipal()}))
+		// The same two on HTTP API routes.
+		endpoint.NewIdempotentEndpoint(st, jsii.String("GitHubRoute"), &endpoint.IdempotentEndpointProps{
+			Entry: jsii.String(fixtures.Entry), Webhook: jsii.String("github"), WebhookSecret: secret, Route: jsii.String("/hooks/github"), Namespace: jsii.String("githubroute"),
+		})
+		route := endpoint.NewIdempotentEndpoint(st, jsii.String("OrdersRoute"), &endpoint.IdempotentEndpointProps{
+			Entry: jsii.String(fixtures.Entry), Route: jsii.String("/orders"),
+		})
+		route.GrantInvokeUrl(awsiam.NewRole(st, jsii.String("RouteClient"), &awsiam.RoleProps{AssumedBy: awsiam.NewAccountRootPrincipal()}))
 	})
 	return st
 }
 
-// TestEndpointIsNagClean: both endpoints pass the AwsSolutions and
+// TestEndpointIsNagClean: the endpoints (function URLs and HTTP API routes) pass the AwsSolutions and
 // Serverless packs with only the suppressions the construct explains.
 func TestEndpointIsNagClean(t *testing.T) {
 	nagtest.NoFindings(t, endpointStack(t, true))
