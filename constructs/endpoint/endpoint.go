@@ -220,7 +220,7 @@ func (e *idempotentEndpoint) Url() *string {
 	return e.url.Url()
 }
 func (e *idempotentEndpoint) FunctionUrl() awslambda.FunctionUrl { return e.url }
-func (e *idempotentEndpoint) HttpApi() awsapigatewayv2.HttpApi    { return e.api }
+func (e *idempotentEndpoint) HttpApi() awsapigatewayv2.HttpApi   { return e.api }
 func (e *idempotentEndpoint) Function() awslambda.Function       { return e.function }
 func (e *idempotentEndpoint) Role() awsiam.IRole                 { return e.role }
 func (e *idempotentEndpoint) Table() awsdynamodb.ITable          { return e.table }
