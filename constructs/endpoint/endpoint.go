@@ -147,6 +147,9 @@ type IdempotentEndpointProps struct {
 	RemovalPolicy awscdk.RemovalPolicy
 	// LogRetention of the function's logs. Default: one month.
 	LogRetention awslogs.RetentionDays
+	// Dashboard creates a CloudWatch dashboard of the endpoint (Widgets).
+	// Default: false.
+	Dashboard *bool
 	// AlarmAction is notified by every alarm. Default: none.
 	AlarmAction awscloudwatch.IAlarmAction
 	// SignatureFailures is the threshold of SignatureFailuresAlarm.
@@ -192,6 +195,9 @@ type IdempotentEndpoint interface {
 	Table() awsdynamodb.ITable
 	Namespace() *string
 	Alarms() Alarms
+	// Widgets is the endpoint's dashboard, row by row, for a dashboard of
+	// the app's own.
+	Widgets() [][]awscloudwatch.IWidget
 	// GrantInvokeUrl lets grantee call the URL (AWS_IAM auth): both
 	// lambda:InvokeFunctionUrl and lambda:InvokeFunction, which new function
 	// URLs require since October 2025
@@ -211,6 +217,8 @@ type idempotentEndpoint struct {
 	table     awsdynamodb.ITable
 	namespace string
 	alarms    Alarms
+	handler   monitor.Handler
+	mns       string // the metrics namespace
 }
 
 func (e *idempotentEndpoint) Url() *string {
@@ -252,6 +260,7 @@ type settings struct {
 	logRetention            awslogs.RetentionDays
 	action                  awscloudwatch.IAlarmAction
 	signatureFail, inFlight float64
+	dashboard               bool
 	route                   string
 	rate, burst             float64
 }
@@ -355,6 +364,7 @@ func (p *IdempotentEndpointProps) resolve(id string) (settings, error) {
 		bad("Architecture %s is not one the construct builds for; give arm64 or x86_64", *s.architecture.Name())
 	}
 	s.hashKeys = p.HashKeys != nil && *p.HashKeys
+	s.dashboard = p.Dashboard != nil && *p.Dashboard
 	if s.hashKeys {
 		r.KeySecret = strings.Repeat("k", 64) // stands for the secret the builder makes
 	}
@@ -467,6 +477,9 @@ func NewIdempotentEndpoint(scope constructs.Construct, id *string, props *Idempo
 	}
 	function.SuppressWildcards(e.role, awslambda.Tracing_ACTIVE, nil)
 	e.addAlarms(s)
+	if s.dashboard {
+		e.addDashboard()
+	}
 	return e
 }
 
@@ -505,16 +518,22 @@ func (e *idempotentEndpoint) addRoute(s settings) {
 	}
 }
 
+// metric is one of the handler's metrics (its EMF line's), summed unless
+// props say otherwise.
+func (e *idempotentEndpoint) metric(name string, props *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
+		Namespace:     jsii.String(e.mns),
+		MetricName:    jsii.String(name),
+		DimensionsMap: &map[string]*string{sqsbatch.MetricDimension: jsii.String(e.handler.Consumer)},
+	}).With(monitor.WithStatistic(props, "Sum"))
+}
+
 func (e *idempotentEndpoint) addAlarms(s settings) {
-	h := monitor.Handler{Namespace: s.runtime.MetricsNamespace, Consumer: s.runtime.Consumer, Function: e.function, Timeout: s.runtime.Timeout}
+	e.mns = s.runtime.MetricsNamespace
+	e.handler = monitor.Handler{Namespace: s.runtime.MetricsNamespace, Consumer: s.runtime.Consumer, Function: e.function, Timeout: s.runtime.Timeout}
+	h := e.handler
 	five := &awscloudwatch.MetricOptions{Period: awscdk.Duration_Minutes(jsii.Number(5)), Statistic: jsii.String("Sum")}
-	metric := func(name string) awscloudwatch.IMetric {
-		return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
-			Namespace:     jsii.String(s.runtime.MetricsNamespace),
-			MetricName:    jsii.String(name),
-			DimensionsMap: &map[string]*string{sqsbatch.MetricDimension: jsii.String(s.runtime.Consumer)},
-		}).With(five)
-	}
+	metric := func(name string) awscloudwatch.IMetric { return e.metric(name, five) }
 	path := s.runtime.Consumer
 	e.alarms = Alarms{
 		ServerErrors: monitor.NewAlarm(e, IDServerErrorsAlarm,

@@ -80,8 +80,11 @@ func js(v any) string { b, _ := json.Marshal(v); return string(b) }
 // contract, the right to read that one secret, the reserved concurrency,
 // and the alarms on the handler's own counts.
 func TestWebhookEndpoint(t *testing.T) {
-	st, e := stack(t, &endpoint.IdempotentEndpointProps{Webhook: jsii.String("stripe")}, false)
+	st, e := stack(t, &endpoint.IdempotentEndpointProps{Webhook: jsii.String("stripe"), Dashboard: jsii.Bool(true)}, false)
 	tpl := cdktest.Template(t, st)
+	if d := js(resources(tpl, "AWS::CloudWatch::Dashboard")); !strings.Contains(d, "Answers of the adapter") || !strings.Contains(d, "RequestDuration") {
+		t.Errorf("dashboard: %s", d)
+	}
 	urls := resources(tpl, "AWS::Lambda::Url")
 	if len(urls) != 1 || urls[0]["AuthType"] != "NONE" {
 		t.Fatalf("function URLs: %v", js(urls))
@@ -216,8 +219,8 @@ func TestRefusals(t *testing.T) {
 // account.
 func TestConstructIDsAreStable(t *testing.T) {
 	got := strings.Join([]string{endpoint.IDTable, endpoint.IDLogGroup, endpoint.IDRole, endpoint.IDFunction, endpoint.IDKeySecret, endpoint.IDFunctionURL, endpoint.IDHttpApi, endpoint.IDStage, endpoint.IDAccessLogs,
-		endpoint.IDServerErrorsAlarm, endpoint.IDSignatureAlarm, endpoint.IDInProgressAlarm, endpoint.IDErrorsAlarm, endpoint.IDThrottlesAlarm}, ",")
-	if want := "Table,LogGroup,Role,Handler,KeySecret,Url,Api,Stage,AccessLogs,ServerErrorsAlarm,SignatureFailuresAlarm,InProgressAlarm,ErrorsAlarm,ThrottlesAlarm"; got != want {
+		endpoint.IDServerErrorsAlarm, endpoint.IDSignatureAlarm, endpoint.IDInProgressAlarm, endpoint.IDErrorsAlarm, endpoint.IDThrottlesAlarm, endpoint.IDDashboard}, ",")
+	if want := "Table,LogGroup,Role,Handler,KeySecret,Url,Api,Stage,AccessLogs,ServerErrorsAlarm,SignatureFailuresAlarm,InProgressAlarm,ErrorsAlarm,ThrottlesAlarm,Dashboard"; got != want {
 		t.Fatalf("construct ids %s, want %s", got, want)
 	}
 }
