@@ -48,7 +48,9 @@ func main() {
 		os.Exit(2)
 	}
 	print(rep)
-	if !rep.OK() {
+	web := runHTTPDemo(20) // http.go: webhooks and Idempotency-Key requests on a local server
+	fmt.Println(web.line())
+	if !rep.OK() || !web.ok() {
 		os.Exit(1)
 	}
 }

@@ -43,7 +43,14 @@ var explicitSettings = map[string]string{
 	"TableRecordKeyIn":   "TableKeyInSortKey is a bool: the record key in the sort key when true (computeDesign)",
 	"TableFixedKeyValue": "its default follows the Namespace and where the record key is, with a sort key only (computeDesign)",
 	"TableTTLAttribute":  designReason,
+	// An HTTP endpoint's settings (the endpoint construct's), which a queue
+	// consumer does not read.
+	"WebhookProvider": httpReason, "WebhookSecret": httpReason, "ClientAttribute": httpReason,
+	"ReplayHeaders": httpReason, "HashHeaders": httpReason, "MaxRequestBytes": httpReason,
 }
+
+// httpReason is why an HTTP endpoint's settings are explicit.
+const httpReason = "an HTTP endpoint's setting (contract.SourceHTTP), which a queue consumer does not read"
 
 // designReason is why the table's key names and TTL attribute are
 // explicit.

@@ -159,7 +159,7 @@ type Settings struct {
 	// and sqsbatch.MaxEventDetailBytes for an EventBridge event's detail.
 	MaxMessageBytes int
 	// Source says what feeds the consumer: SourceQueue (the default),
-	// SourceKinesis or SourceDynamoDBStreams. Each handler entry point
+	// SourceKinesis, SourceDynamoDBStreams or SourceHTTP. Each entry point
 	// refuses a contract of another source at init (CheckSource). The
 	// settings that only a queue consumer reads (MaxMessageBytes, Delivery,
 	// FIFO, MaxReceiveCount) are neither written nor judged for a stream.
@@ -191,6 +191,28 @@ type Settings struct {
 	// 255 ASCII characters, neither starting with "AWS/" (AWS's own) nor
 	// with ':' (PutMetricData's rules).
 	MetricsNamespace string
+	// WebhookProvider is the webhook provider of an HTTP endpoint
+	// (SourceHTTP) whose signature every request must carry: "stripe",
+	// "github" or "shopify" (package webhook), or empty for the client's
+	// Idempotency-Key. With a provider, WebhookSecret is required.
+	WebhookProvider string
+	// WebhookSecret is the ARN of the Secrets Manager secret that holds
+	// the provider's signing secrets (one, or a JSON array of them during a
+	// rotation), which the handler reads at init: never the secret itself.
+	WebhookSecret string
+	// ClientAttribute scopes an HTTP endpoint's keys to a client attribute:
+	// "iam", "claim:<name>" or "header:<name>" (httpkey.ParseClient), or
+	// empty for keys shared by every client.
+	ClientAttribute string
+	// ReplayHeaders are the response headers stored and replayed: valid
+	// header names; default Content-Type.
+	ReplayHeaders []string
+	// HashHeaders are the request headers in the payload hash: valid header
+	// names; default none.
+	HashHeaders []string
+	// MaxRequestBytes is the largest request body an HTTP endpoint
+	// accepts: 1 to MaxRequestBytes; default httpkey.DefaultMaxBodyBytes.
+	MaxRequestBytes int
 }
 
 // KeyPlace says which of the table's key attributes holds the record's key

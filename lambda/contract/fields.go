@@ -131,6 +131,8 @@ var fields = []Field{
 		func(s *Settings) *string { return &s.MetricsNamespace }, func(Settings) string { return sqsbatch.DefaultMetricsNamespace }),
 }
 
+func init() { fields = append(fields, httpFields...) } // source_http.go
+
 // Field is one setting of the contract: the variable that carries it, the
 // Settings field it fills, the construct prop that sets it, and how it is
 // written.

@@ -196,12 +196,13 @@ func TestMappingIsFieldByField(t *testing.T) {
 // declared tables), so that a new setting cannot be forgotten by both.
 func TestEverySettingReachesItsUser(t *testing.T) {
 	var mapped []string
-	for _, m := range []map[string]string{guardFrom, batchFrom, streamFrom} {
+	for _, m := range []map[string]string{guardFrom, batchFrom, streamFrom, httpFrom} {
 		for _, setting := range m {
 			mapped = append(mapped, setting)
 		}
 	}
 	handlers := []string{"Table", "Timeout", "TxTables", "Source", // Source: each entry point's CheckSource (the handler's TestEntryPointsRefuseAnotherSource)
+		"WebhookProvider", "WebhookSecret", "ClientAttribute", // the HTTP handler's verifier and client (handler/http_test.go)
 		// the table's design, which handler.NewStore maps onto the store's
 		// options (pinned by the handler's TestNewStoreMapsTheDesign)
 		"TablePartitionKey", "TableSortKey", "TableRecordKeyIn", "TableFixedKeyValue", "TableTTLAttribute"}

@@ -11,7 +11,8 @@ import (
 // point may run under the contract, and which of its settings apply.
 type Source string
 
-// The sources of the queue and stream constructs.
+// The sources of the queue and stream constructs (SourceHTTP, the endpoint
+// construct's, is in source_http.go).
 const (
 	// SourceQueue: an SQS queue (behind an SNS topic, or fed directly): the
 	// IdempotentConsumer construct's, and the default, so that an absent
@@ -115,8 +116,10 @@ func (s Settings) adapterProblems() []string {
 			}
 		}
 		return out
+	case SourceHTTP:
+		return s.httpProblems()
 	}
-	return []string{fmt.Sprintf("Source %q is not a source of this library; give %q, %q or %q", s.Source, SourceQueue, SourceKinesis, SourceDynamoDBStreams)}
+	return []string{fmt.Sprintf("Source %q is not a source of this library; give %q, %q, %q or %q", s.Source, SourceQueue, SourceKinesis, SourceDynamoDBStreams, SourceHTTP)}
 }
 
 // ErrSource means a handler entry point was started under a contract of
@@ -144,6 +147,8 @@ func EntryPoint(s Source) string {
 		return "handler.StartDynamoDBStream"
 	case SourceQueue:
 		return "handler.Start or handler.StartTx"
+	case SourceHTTP:
+		return "handler.StartHTTP"
 	}
 	return "the entry point of source " + string(s)
 }

@@ -62,6 +62,7 @@ type options struct {
 	awsConfig *aws.Config
 	logger    *slog.Logger
 	metrics   io.Writer
+	secrets   SecretReader // http.go
 }
 
 // WithStore uses store instead of the DynamoDB table the contract names (a

@@ -1,0 +1,192 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"os"
+	"runtime"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/httpkey"
+)
+
+// The HTTP endpoint's cases: a new request (reserve and complete), the
+// replay of a completed one (one failed conditional put that returns the
+// record), a request while another holds the key (the same, answered 409).
+var httpCases = []struct {
+	name   string
+	status int
+	want   map[string]int64 // DynamoDB requests of one HTTP request
+}{
+	{"http-new", 201, map[string]int64{"PutItem": 1, "UpdateItem": 1}},
+	{"http-replayed", 201, map[string]int64{"PutItem": 1}},
+	{"http-in-progress", 409, map[string]int64{"PutItem": 1}},
+}
+
+// endpoint is an HTTP handler built as a deployed endpoint builds it
+// (handler.NewHTTP from the contract: the SDK's client, the DynamoDB store),
+// on a table of its own; release ends what a case's preparation holds.
+type endpoint struct {
+	h       *httpkey.Handler
+	table   string
+	metrics *writeCounter
+	release func()
+}
+
+func newEndpoint(tb testing.TB) *endpoint {
+	tb.Helper()
+	table, err := newTable(admin, "idempotency")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	e := &endpoint{table: table, metrics: &writeCounter{}, release: func() {}}
+	e.h = buildHTTP(tb, table, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		res, _ := httpkey.ReservationFrom(r.Context())
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		fmt.Fprintf(w, `{"charge":"ch_%s"}`, res.Key)
+	}), e.metrics)
+	return e
+}
+
+func buildHTTP(tb testing.TB, table string, next http.Handler, metrics io.Writer) *httpkey.Handler {
+	tb.Helper()
+	s := contract.Defaults(30 * time.Second)
+	s.Table, s.Namespace, s.Consumer, s.Source = table, "charges", "Charges", contract.SourceHTTP
+	env := s.Encode()
+	getenv := func(k string) string {
+		if v, ok := env[k]; ok {
+			return v
+		}
+		return os.Getenv(k)
+	}
+	h, err := handler.NewHTTP(next, handler.WithGetenv(getenv), handler.WithMetrics(metrics))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return h
+}
+
+// request sends one function URL event under key and returns its status.
+func (e *endpoint) request(key string) int {
+	res, _ := e.h.FunctionURL(context.Background(), httpEvent(key))
+	return res.StatusCode
+}
+
+func httpEvent(key string) events.LambdaFunctionURLRequest {
+	return events.LambdaFunctionURLRequest{Version: "2.0", RawPath: "/charges", Body: `{"amount":5000,"currency":"EUR","customerId":"c-42"}`,
+		Headers:        map[string]string{"idempotency-key": `"` + key + `"`, "content-type": "application/json"},
+		RequestContext: events.LambdaFunctionURLRequestContext{RequestID: "r", HTTP: events.LambdaFunctionURLRequestContextHTTPDescription{Method: "POST", Path: "/charges"}}}
+}
+
+// keysFor returns the key of the i-th request of a case, after preparing
+// the case: the replayed keys completed, the in-progress keys held by
+// another handler's running effect (until e.release).
+func (e *endpoint) keysFor(tb testing.TB, name string, n int) func(i int) string {
+	tb.Helper()
+	fresh := func(int) string { return "k-" + strconv.FormatInt(keySeq.Add(1), 10) }
+	fixed := make([]string, n)
+	for i := range fixed {
+		fixed[i] = fresh(i)
+	}
+	switch name {
+	case "http-new":
+		return fresh
+	case "http-replayed":
+		for _, k := range fixed {
+			if st := e.request(k); st != 201 {
+				tb.Fatalf("preparing %s: %d", k, st)
+			}
+		}
+	case "http-in-progress":
+		block := make(chan struct{})
+		var entered, done sync.WaitGroup
+		holder := buildHTTP(tb, e.table, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+			entered.Done()
+			<-block
+		}), io.Discard)
+		for _, k := range fixed {
+			entered.Add(1)
+			done.Go(func() { _, _ = holder.FunctionURL(context.Background(), httpEvent(k)) })
+		}
+		entered.Wait()
+		e.release = func() { close(block); done.Wait() }
+	}
+	return func(i int) string { return fixed[i%n] }
+}
+
+// TestHTTPCases checks that each HTTP case answers as it says and makes the
+// requests it should.
+func TestHTTPCases(t *testing.T) {
+	for _, c := range httpCases {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEndpoint(t)
+			keys := e.keysFor(t, c.name, 4)
+			defer e.release()
+			w0, _ := srv.stats()
+			if st := e.request(keys(1)); st != c.status {
+				t.Fatalf("status %d, want %d", st, c.status)
+			}
+			w1, _ := srv.stats()
+			if got := w1.minus(w0).Targets; !maps.Equal(got, c.want) {
+				t.Errorf("requests %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+// BenchmarkHTTP is the endpoint's path, one HTTP request per op (a function
+// URL event through handler.NewHTTP's handler, the SDK, TLS, the server in
+// another process): CPU, allocations, DynamoDB requests, bytes on the wire,
+// log and metrics bytes per request.
+func BenchmarkHTTP(b *testing.B) {
+	for _, c := range httpCases {
+		b.Run("case="+c.name, func(b *testing.B) {
+			e := newEndpoint(b)
+			keys := e.keysFor(b, c.name, 64)
+			defer e.release()
+			if st := e.request(keys(0)); st != c.status { // warm: connections open
+				b.Fatalf("status %d, want %d", st, c.status)
+			}
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			m0, cpu0, l0, met0 := ms.Mallocs, cpuTime(), logs.n.Load(), e.metrics.n.Load()
+			w0, err := srv.stats()
+			if err != nil {
+				b.Fatal(err)
+			}
+			n := 0
+			for b.Loop() {
+				n++
+				if st := e.request(keys(n)); st != c.status {
+					b.Fatalf("status %d, want %d", st, c.status)
+				}
+			}
+			cpu := cpuTime() - cpu0
+			runtime.ReadMemStats(&ms)
+			w, err := srv.stats()
+			if err != nil {
+				b.Fatal(err)
+			}
+			time.Sleep(10 * time.Millisecond) // let the stderr reader catch up, as report does
+			d, f := w.minus(w0), float64(n)
+			b.ReportMetric(float64(cpu.Microseconds())/f, "cpu-µs/req")
+			b.ReportMetric(float64(ms.Mallocs-m0)/f, "allocs/req")
+			b.ReportMetric(float64(d.Requests)/f, "ddb-req/req")
+			b.ReportMetric(float64(d.BytesIn+d.BytesOut)/f, "wire-B/req")
+			b.ReportMetric(float64(logs.n.Load()-l0)/f, "log-B/req")
+			b.ReportMetric(float64(e.metrics.n.Load()-met0)/f, "metric-B/req")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+}

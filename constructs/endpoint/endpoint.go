@@ -1,0 +1,555 @@
+// Package endpoint is the IdempotentEndpoint construct: an HTTP endpoint or
+// webhook receiver on a Lambda function URL, or on an API Gateway HTTP API
+// route (Route), whose handler (handler.StartHTTP, over package httpkey) runs
+// once per Idempotency-Key or per webhook event.
+//
+// It is a member of the consumer family, composed of the same building
+// blocks (constructs/internal): the idempotency table (created or shared,
+// the namespace claimed and IAM-scoped), the function (role, log group,
+// bundled bootstrap, the runtime contract in its environment), the alarms'
+// shape. What is its own: the function URL (auth NONE only behind a webhook
+// verifier, AWS_IAM otherwise), the webhook's secret (a Secrets Manager
+// secret the function reads at init, never its value in the environment),
+// the reserved concurrency that bounds it (and a route's stage throttle),
+// and the alarms on 5xx answers,
+// signature failures and 409 storms.
+package endpoint
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2authorizers"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2integrations"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/bundle"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/function"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/monitor"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/nag"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/table"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/httpkey"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+)
+
+// Construct ids of what the endpoint creates: a public contract (renaming
+// one replaces the resource).
+const (
+	IDTable             = "Table"
+	IDLogGroup          = "LogGroup"
+	IDRole              = "Role"
+	IDFunction          = "Handler"
+	IDKeySecret         = "KeySecret"
+	IDFunctionURL       = "Url"
+	IDHttpApi           = "Api"
+	IDStage             = "Stage"
+	IDAccessLogs        = "AccessLogs"
+	IDServerErrorsAlarm = "ServerErrorsAlarm"
+	IDSignatureAlarm    = "SignatureFailuresAlarm"
+	IDInProgressAlarm   = "InProgressAlarm"
+	IDErrorsAlarm       = "ErrorsAlarm"
+	IDThrottlesAlarm    = "ThrottlesAlarm"
+)
+
+// Defaults of the props.
+const (
+	DefaultTimeout             = 10 * time.Second
+	DefaultMemorySize          = 256
+	DefaultReservedConcurrency = 10
+	// DefaultSignatureFailures is the signature failures in five minutes
+	// above which SignatureFailuresAlarm fires.
+	DefaultSignatureFailures = 10
+	// DefaultInProgress is the 409 answers in five minutes above which
+	// InProgressAlarm fires.
+	DefaultInProgress = 50
+	// DefaultRateLimit and DefaultBurstLimit are the HTTP API stage's
+	// throttle (requests per second, and the burst), with Route.
+	DefaultRateLimit  = 50
+	DefaultBurstLimit = 100
+)
+
+// IdempotentEndpointProps configure an IdempotentEndpoint.
+type IdempotentEndpointProps struct {
+	// Entry is the directory of the handler's main package, which calls
+	// handler.StartHTTP. Required.
+	Entry *string
+	// EntryRoot resolves a relative Entry. Default: the root of the Go
+	// module of the working directory.
+	EntryRoot *string
+	// Table is a shared idempotency table. Default: a new table, retained.
+	Table awsdynamodb.ITable
+	// Namespace prefixes every key. Default: the construct id, lowercased,
+	// without the characters a namespace refuses. Required with Table.
+	Namespace *string
+	// Webhook is the provider whose signature every request must carry:
+	// "stripe", "github" or "shopify" (package webhook). With it the URL's
+	// auth is NONE (the signature authenticates); without it, AWS_IAM.
+	// Default: none, the client's Idempotency-Key behind IAM.
+	Webhook *string
+	// WebhookSecret holds the provider's signing secret (or a JSON array of
+	// them during a rotation); the function may read it and reads it at
+	// init. Required with Webhook.
+	WebhookSecret awssecretsmanager.ISecret
+	// ClientAttribute scopes every key to the client: "iam" (the caller's
+	// IAM ARN), "claim:<name>" or "header:<name>". Default: none.
+	ClientAttribute *string
+	// ReplayHeaders are the response headers stored and replayed.
+	// Default: Content-Type.
+	ReplayHeaders *[]*string
+	// HashHeaders are the request headers in the payload hash. Default:
+	// none.
+	HashHeaders *[]*string
+	// MaxRequestBytes bounds a request's body. Default: 1 MiB.
+	MaxRequestBytes *float64
+	// Window is the business window, the expiry policy published in
+	// Idempotency-Window. Default: 24 hours.
+	Window awscdk.Duration
+	// Route, when set, serves the endpoint on an API Gateway HTTP API route
+	// (POST <Route>, payload format 2.0) instead of a function URL: IAM
+	// authorization unless Webhook, the stage throttled (ThrottlingRateLimit,
+	// ThrottlingBurstLimit) and its access logs kept. The handler's main is
+	// the same (handler.StartHTTP serves both). Default: a function URL.
+	Route *string
+	// ThrottlingRateLimit and ThrottlingBurstLimit throttle the HTTP API's
+	// stage (with Route). Default: DefaultRateLimit, DefaultBurstLimit.
+	ThrottlingRateLimit, ThrottlingBurstLimit *float64
+	// Timeout is the function's. Default: DefaultTimeout (10 s).
+	Timeout awscdk.Duration
+	// MemorySize in MiB. Default: DefaultMemorySize.
+	MemorySize *float64
+	// ReservedConcurrentExecutions bounds the function, and so the URL:
+	// Lambda answers 429 beyond it (a function URL has no other throttle).
+	// Default: DefaultReservedConcurrency.
+	ReservedConcurrentExecutions *float64
+	// Architecture is the function's. Default: arm64.
+	Architecture awslambda.Architecture
+	// HashKeys stores keys as keyed hashes (see the consumer's HashKeys).
+	// Default: false.
+	HashKeys *bool
+	// MetricsNamespace is the handler's CloudWatch namespace. Default:
+	// IdempotentConsumer.
+	MetricsNamespace *string
+	// RemovalPolicy of the table it creates. Default: RETAIN.
+	RemovalPolicy awscdk.RemovalPolicy
+	// LogRetention of the function's logs. Default: one month.
+	LogRetention awslogs.RetentionDays
+	// Dashboard creates a CloudWatch dashboard of the endpoint (Widgets).
+	// Default: false.
+	Dashboard *bool
+	// AlarmAction is notified by every alarm. Default: none.
+	AlarmAction awscloudwatch.IAlarmAction
+	// SignatureFailures is the threshold of SignatureFailuresAlarm.
+	// Default: DefaultSignatureFailures.
+	SignatureFailures *float64
+	// InProgress is the threshold of InProgressAlarm (409 storms).
+	// Default: DefaultInProgress.
+	InProgress *float64
+}
+
+// Alarms are the endpoint's alarms.
+type Alarms struct {
+	// ServerErrors: an answer of status 500 or above (the handler's 5xx, a
+	// store failure, a lost lease), > 0 in five minutes.
+	ServerErrors awscloudwatch.Alarm
+	// SignatureFailures: requests the verifier or the client check refused
+	// (401).
+	SignatureFailures awscloudwatch.Alarm
+	// InProgress: 409 answers, a storm of retries against running requests.
+	InProgress awscloudwatch.Alarm
+	// Errors and Throttles: the function's invocations that failed or were
+	// throttled (429 to the caller).
+	Errors, Throttles awscloudwatch.Alarm
+}
+
+// All returns every alarm.
+func (a Alarms) All() []awscloudwatch.Alarm {
+	return []awscloudwatch.Alarm{a.ServerErrors, a.SignatureFailures, a.InProgress, a.Errors, a.Throttles}
+}
+
+// IdempotentEndpoint is an idempotent HTTP endpoint on a function URL.
+type IdempotentEndpoint interface {
+	constructs.Construct
+	awsiam.IGrantable
+	// Url is the function URL, or the HTTP API route's URL with Route.
+	Url() *string
+	// FunctionUrl is the function URL; nil with Route.
+	FunctionUrl() awslambda.FunctionUrl
+	// HttpApi is the HTTP API with Route; nil otherwise.
+	HttpApi() awsapigatewayv2.HttpApi
+	Function() awslambda.Function
+	Role() awsiam.IRole
+	Table() awsdynamodb.ITable
+	Namespace() *string
+	Alarms() Alarms
+	// Widgets is the endpoint's dashboard, row by row, for a dashboard of
+	// the app's own.
+	Widgets() [][]awscloudwatch.IWidget
+	// GrantInvokeUrl lets grantee call the URL (AWS_IAM auth): both
+	// lambda:InvokeFunctionUrl and lambda:InvokeFunction, which new function
+	// URLs require since October 2025
+	// (https://docs.aws.amazon.com/lambda/latest/dg/urls-auth.html); with
+	// Route, execute-api:Invoke on the route.
+	GrantInvokeUrl(grantee awsiam.IGrantable) awsiam.Grant
+}
+
+type idempotentEndpoint struct {
+	constructs.Construct
+	function  awslambda.Function
+	role      awsiam.IRole
+	url       awslambda.FunctionUrl
+	api       awsapigatewayv2.HttpApi
+	stage     awsapigatewayv2.HttpStage
+	route     string
+	table     awsdynamodb.ITable
+	namespace string
+	alarms    Alarms
+	handler   monitor.Handler
+	mns       string // the metrics namespace
+}
+
+func (e *idempotentEndpoint) Url() *string {
+	if e.api != nil {
+		return awscdk.Fn_Join(jsii.String(""), &[]*string{e.stage.Url(), jsii.String(strings.TrimPrefix(e.route, "/"))})
+	}
+	return e.url.Url()
+}
+func (e *idempotentEndpoint) FunctionUrl() awslambda.FunctionUrl { return e.url }
+func (e *idempotentEndpoint) HttpApi() awsapigatewayv2.HttpApi   { return e.api }
+func (e *idempotentEndpoint) Function() awslambda.Function       { return e.function }
+func (e *idempotentEndpoint) Role() awsiam.IRole                 { return e.role }
+func (e *idempotentEndpoint) Table() awsdynamodb.ITable          { return e.table }
+func (e *idempotentEndpoint) Namespace() *string                 { return jsii.String(e.namespace) }
+func (e *idempotentEndpoint) Alarms() Alarms                     { return e.alarms }
+func (e *idempotentEndpoint) GrantPrincipal() awsiam.IPrincipal  { return e.role.GrantPrincipal() }
+func (e *idempotentEndpoint) GrantInvokeUrl(grantee awsiam.IGrantable) awsiam.Grant {
+	if e.api != nil {
+		return awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
+			Grantee:      grantee,
+			Actions:      jsii.Strings("execute-api:Invoke"),
+			ResourceArns: jsii.Strings(*e.api.ArnForExecuteApi(jsii.String("POST"), jsii.String(e.route), jsii.String("$default"))),
+		})
+	}
+	return e.url.GrantInvokeUrl(grantee)
+}
+
+// settings are the props resolved: every default applied once.
+type settings struct {
+	id, entry, entryRoot    string
+	runtime                 contract.Settings
+	table                   awsdynamodb.ITable
+	secret                  awssecretsmanager.ISecret
+	memorySize, reserved    float64
+	architecture            awslambda.Architecture
+	goarch                  string
+	hashKeys                bool
+	removal                 awscdk.RemovalPolicy
+	logRetention            awslogs.RetentionDays
+	action                  awscloudwatch.IAlarmAction
+	signatureFail, inFlight float64
+	dashboard               bool
+	route                   string
+	rate, burst             float64
+}
+
+// secretPlaceholder stands for the secret's ARN while the settings are
+// checked: it is a token, known once the secret exists.
+const secretPlaceholder = "arn:aws:secretsmanager:region:account:secret:(the webhook's secret)"
+
+// resolve computes the settings and checks them: every problem at once,
+// each naming the construct, the value, the rule and the fix.
+func (p *IdempotentEndpointProps) resolve(id string) (settings, error) {
+	var problems []string
+	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	s := settings{id: id, table: p.Table, secret: p.WebhookSecret, action: p.AlarmAction}
+	str := func(v *string) string {
+		if v == nil {
+			return ""
+		}
+		return *v
+	}
+	num := func(v *float64, def float64) float64 {
+		if v == nil {
+			return def
+		}
+		return *v
+	}
+	list := func(v *[]*string) []string {
+		if v == nil {
+			return nil
+		}
+		out := make([]string, 0, len(*v))
+		for _, x := range *v {
+			out = append(out, str(x))
+		}
+		return out
+	}
+	dur := func(name string, d awscdk.Duration, def time.Duration) time.Duration {
+		if d == nil {
+			return def
+		}
+		if *awscdk.Token_IsUnresolved(d) {
+			bad("%s is a token that CDK resolves only at deployment; the construct checks it and writes it into the function's environment: give a literal duration", name)
+			return def
+		}
+		return time.Duration(*d.ToMilliseconds(nil)) * time.Millisecond
+	}
+	s.entry, s.entryRoot = str(p.Entry), str(p.EntryRoot)
+	if s.entry == "" {
+		bad("Entry is empty; give the directory of the handler's main package (one that calls handler.StartHTTP)")
+	}
+	timeout := dur("Timeout", p.Timeout, DefaultTimeout)
+	r := contract.Defaults(timeout)
+	r.Source = contract.SourceHTTP
+	r.Table = "(the idempotency table)"
+	r.Consumer = id
+	r.Window = dur("Window", p.Window, r.Window)
+	r.Namespace = str(p.Namespace)
+	if r.Namespace == "" {
+		if p.Table != nil {
+			bad("Namespace is empty with a shared Table; give one, unique among the consumers of the table")
+		}
+		r.Namespace = strings.Map(func(c rune) rune {
+			if !idempotency.NamespaceAllows(c) {
+				return -1
+			}
+			return unicode.ToLower(c)
+		}, id)
+	}
+	r.WebhookProvider, r.ClientAttribute = str(p.Webhook), str(p.ClientAttribute)
+	if v := list(p.ReplayHeaders); v != nil {
+		r.ReplayHeaders = v
+	}
+	r.HashHeaders = list(p.HashHeaders)
+	r.MaxRequestBytes = int(num(p.MaxRequestBytes, float64(r.MaxRequestBytes)))
+	if v := str(p.MetricsNamespace); v != "" {
+		r.MetricsNamespace = v
+	}
+	switch {
+	case r.WebhookProvider != "" && p.WebhookSecret == nil:
+		bad("Webhook %q needs WebhookSecret, the Secrets Manager secret that holds its signing secret; give one (the function reads it at init)", r.WebhookProvider)
+	case r.WebhookProvider == "" && p.WebhookSecret != nil:
+		bad("WebhookSecret is given without Webhook; name the provider (stripe, github or shopify), or leave the secret out")
+	}
+	if p.WebhookSecret != nil {
+		r.WebhookSecret = secretPlaceholder
+	}
+	s.memorySize = num(p.MemorySize, DefaultMemorySize)
+	if s.memorySize < 128 || s.memorySize > 10240 || s.memorySize != float64(int(s.memorySize)) {
+		bad("MemorySize %v is out of range; give a whole number of MiB from 128 to 10240 (default %d)", s.memorySize, DefaultMemorySize)
+	}
+	s.reserved = num(p.ReservedConcurrentExecutions, DefaultReservedConcurrency)
+	if s.reserved < 1 || s.reserved != float64(int(s.reserved)) {
+		bad("ReservedConcurrentExecutions %v would stop the endpoint (0) or is not whole; give at least 1 (default %d): it is the URL's throttle", s.reserved, DefaultReservedConcurrency)
+	}
+	s.architecture = p.Architecture
+	if s.architecture == nil {
+		s.architecture = awslambda.Architecture_ARM_64()
+	}
+	var ok bool
+	if s.goarch, ok = bundle.Goarch(*s.architecture.Name()); !ok {
+		bad("Architecture %s is not one the construct builds for; give arm64 or x86_64", *s.architecture.Name())
+	}
+	s.hashKeys = p.HashKeys != nil && *p.HashKeys
+	s.dashboard = p.Dashboard != nil && *p.Dashboard
+	if s.hashKeys {
+		r.KeySecret = strings.Repeat("k", 64) // stands for the secret the builder makes
+	}
+	s.route = str(p.Route)
+	s.rate, s.burst = num(p.ThrottlingRateLimit, DefaultRateLimit), num(p.ThrottlingBurstLimit, DefaultBurstLimit)
+	switch {
+	case s.route != "" && (!strings.HasPrefix(s.route, "/") || strings.ContainsAny(s.route, " ?#{}")):
+		bad("Route %q is not a literal path of an HTTP API route; give one such as \"/hooks/stripe\"", s.route)
+	case s.route == "" && (p.ThrottlingRateLimit != nil || p.ThrottlingBurstLimit != nil):
+		bad("ThrottlingRateLimit and ThrottlingBurstLimit throttle an HTTP API stage, and there is none without Route: a function URL is throttled by ReservedConcurrentExecutions alone; give a Route, or leave them out")
+	}
+	if s.rate <= 0 || s.burst < 1 {
+		bad("ThrottlingRateLimit %v and ThrottlingBurstLimit %v would stop the route; give a positive rate and a burst of at least 1", s.rate, s.burst)
+	}
+	s.signatureFail = num(p.SignatureFailures, DefaultSignatureFailures)
+	s.inFlight = num(p.InProgress, DefaultInProgress)
+	if s.signatureFail < 0 || s.inFlight < 0 {
+		bad("SignatureFailures %v and InProgress %v are alarm thresholds; give numbers of at least 0", s.signatureFail, s.inFlight)
+	}
+	problems = append(problems, r.Problems()...)
+	if p.Table != nil {
+		problems = append(problems, table.Problems(p.Table, false)...)
+	}
+	s.removal = p.RemovalPolicy
+	if s.removal == "" {
+		s.removal = awscdk.RemovalPolicy_RETAIN
+	}
+	s.logRetention = p.LogRetention
+	if s.logRetention == "" {
+		s.logRetention = awslogs.RetentionDays_ONE_MONTH
+	}
+	s.runtime = r
+	if len(problems) > 0 {
+		slices.Sort(problems)
+		return s, fmt.Errorf("IdempotentEndpoint %q:\n  - %s", id, strings.Join(slices.Compact(problems), "\n  - "))
+	}
+	return s, nil
+}
+
+// NewIdempotentEndpoint creates an idempotent endpoint in scope. It panics,
+// as CDK constructs do, when the props are invalid (every problem at once),
+// when the handler does not build, or when it is built on another version
+// of the library.
+func NewIdempotentEndpoint(scope constructs.Construct, id *string, props *IdempotentEndpointProps) IdempotentEndpoint {
+	if props == nil {
+		props = &IdempotentEndpointProps{}
+	}
+	s, err := props.resolve(*id)
+	if err != nil {
+		panic(err)
+	}
+	entry, err := bundle.ResolveEntry(s.entry, s.entryRoot)
+	if err != nil {
+		panic(fmt.Errorf("IdempotentEndpoint %q: %w", *id, err))
+	}
+	assetDir, err := bundle.Dir(entry, s.goarch)
+	if err != nil {
+		panic(fmt.Errorf("IdempotentEndpoint %q: %w", *id, err))
+	}
+	e := &idempotentEndpoint{namespace: s.runtime.Namespace}
+	constructs.NewConstruct_Override(e, scope, id)
+	s.runtime.Consumer = *e.Node().Path()
+	e.table = s.table
+	if e.table == nil {
+		e.table = table.New(e, IDTable, s.removal)
+	}
+	if err := table.ClaimNamespace(e, e.table, s.runtime); err != nil {
+		panic(fmt.Errorf("IdempotentEndpoint %q: %w", *id, err))
+	}
+	if s.secret != nil {
+		s.runtime.WebhookSecret = *s.secret.SecretArn()
+	}
+	s.runtime.KeySecret = ""
+	f := function.New(e, function.Config{
+		IDs:                 function.IDs{LogGroup: IDLogGroup, Role: IDRole, Function: IDFunction, KeySecret: IDKeySecret},
+		Kind:                "idempotent endpoint",
+		Name:                *id,
+		AssetDir:            assetDir,
+		Architecture:        s.architecture,
+		MemorySize:          s.memorySize,
+		Timeout:             s.runtime.Timeout,
+		ReservedConcurrency: jsii.Number(s.reserved),
+		Tracing:             awslambda.Tracing_ACTIVE,
+		LogLevel:            awslambda.ApplicationLogLevel_INFO,
+		LogRetention:        s.logRetention,
+		Runtime:             s.runtime,
+		Table:               e.table,
+		HashKeys:            s.hashKeys,
+		Suppressions: []nag.Rule{
+			{ID: "Serverless-LambdaDLQ", Reason: "The function is only invoked synchronously, through its function URL: the caller gets every failure as an HTTP status and retries; there is no asynchronous event to dead-letter."},
+		},
+	})
+	e.function, e.role = f.Function, f.Role
+	if s.secret != nil {
+		s.secret.GrantRead(e.role, nil)
+	}
+	if s.route != "" {
+		e.addRoute(s)
+	} else {
+		auth := awslambda.FunctionUrlAuthType_AWS_IAM
+		if s.runtime.WebhookProvider != "" {
+			// The verifier authenticates every request (its signature) before
+			// any store request; IAM cannot, since the provider signs no SigV4.
+			auth = awslambda.FunctionUrlAuthType_NONE
+		}
+		e.url = awslambda.NewFunctionUrl(e, jsii.String(IDFunctionURL), &awslambda.FunctionUrlProps{
+			Function: e.function,
+			AuthType: auth,
+		})
+	}
+	function.SuppressWildcards(e.role, awslambda.Tracing_ACTIVE, nil)
+	e.addAlarms(s)
+	if s.dashboard {
+		e.addDashboard()
+	}
+	return e
+}
+
+// addRoute serves the function on POST <Route> of a new HTTP API: IAM
+// authorization unless a webhook verifier authenticates, a $default stage
+// throttled and with JSON access logs.
+func (e *idempotentEndpoint) addRoute(s settings) {
+	e.route = s.route
+	e.api = awsapigatewayv2.NewHttpApi(e, jsii.String(IDHttpApi), &awsapigatewayv2.HttpApiProps{
+		Description:        jsii.String(fmt.Sprintf("Idempotent endpoint %s", s.runtime.Consumer)),
+		CreateDefaultStage: jsii.Bool(false),
+	})
+	logs := awslogs.NewLogGroup(e, jsii.String(IDAccessLogs), &awslogs.LogGroupProps{Retention: s.logRetention})
+	e.stage = awsapigatewayv2.NewHttpStage(e, jsii.String(IDStage), &awsapigatewayv2.HttpStageProps{
+		HttpApi:    e.api,
+		StageName:  jsii.String("$default"),
+		AutoDeploy: jsii.Bool(true),
+		Throttle:   &awsapigatewayv2.ThrottleSettings{RateLimit: jsii.Number(s.rate), BurstLimit: jsii.Number(s.burst)},
+	})
+	e.stage.Node().DefaultChild().(awsapigatewayv2.CfnStage).SetAccessLogSettings(&awsapigatewayv2.CfnStage_AccessLogSettingsProperty{
+		DestinationArn: logs.LogGroupArn(),
+		Format:         jsii.String(`{"requestId":"$context.requestId","ip":"$context.identity.sourceIp","requestTime":"$context.requestTime","routeKey":"$context.routeKey","status":"$context.status","responseLength":"$context.responseLength","integrationError":"$context.integrationErrorMessage"}`),
+	})
+	route := &awsapigatewayv2.AddRoutesOptions{
+		Path:        jsii.String(s.route),
+		Methods:     &[]awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_POST},
+		Integration: awsapigatewayv2integrations.NewHttpLambdaIntegration(jsii.String("Integration"), e.function, nil),
+	}
+	if s.runtime.WebhookProvider == "" {
+		route.Authorizer = awsapigatewayv2authorizers.NewHttpIamAuthorizer()
+	}
+	for _, r := range *e.api.AddRoutes(route) {
+		if s.runtime.WebhookProvider != "" {
+			nag.Suppress(r, true, nag.Rule{ID: "AwsSolutions-APIG4", Reason: "A webhook route: the provider signs its deliveries (no SigV4, no token), and the handler's verifier authenticates every request before any store request, answering 401 otherwise."})
+		}
+	}
+}
+
+// metric is one of the handler's metrics (its EMF line's), summed unless
+// props say otherwise.
+func (e *idempotentEndpoint) metric(name string, props *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
+		Namespace:     jsii.String(e.mns),
+		MetricName:    jsii.String(name),
+		DimensionsMap: &map[string]*string{sqsbatch.MetricDimension: jsii.String(e.handler.Consumer)},
+	}).With(monitor.WithStatistic(props, "Sum"))
+}
+
+func (e *idempotentEndpoint) addAlarms(s settings) {
+	e.mns = s.runtime.MetricsNamespace
+	e.handler = monitor.Handler{Namespace: s.runtime.MetricsNamespace, Consumer: s.runtime.Consumer, Function: e.function, Timeout: s.runtime.Timeout}
+	h := e.handler
+	five := &awscloudwatch.MetricOptions{Period: awscdk.Duration_Minutes(jsii.Number(5)), Statistic: jsii.String("Sum")}
+	metric := func(name string) awscloudwatch.IMetric { return e.metric(name, five) }
+	path := s.runtime.Consumer
+	e.alarms = Alarms{
+		ServerErrors: monitor.NewAlarm(e, IDServerErrorsAlarm,
+			fmt.Sprintf("Idempotent endpoint %s answered 5xx (the handler's, a store failure or a lost lease): its key was released or left to its lease; see the request lines with status >= 500", path),
+			metric(httpkey.MetricServerErrors), 0, s.action),
+		SignatureFailures: monitor.NewAlarm(e, IDSignatureAlarm,
+			fmt.Sprintf("Idempotent endpoint %s refused more than %v requests in 5 minutes with 401 (a signature, timestamp or client check failed): a rotated secret not listed, or forged deliveries; the lines of outcome unauthorized say which check", path, s.signatureFail),
+			metric(httpkey.MetricUnauthorized), s.signatureFail, s.action),
+		InProgress: monitor.NewAlarm(e, IDInProgressAlarm,
+			fmt.Sprintf("Idempotent endpoint %s answered 409 more than %v times in 5 minutes: clients retry against requests still running (a slow effect, or retries that ignore Retry-After)", path, s.inFlight),
+			metric(sqsbatch.InProgress.MetricName()), s.inFlight, s.action),
+		Errors: monitor.NewAlarm(e, IDErrorsAlarm,
+			fmt.Sprintf("Idempotent endpoint %s: the function failed (an init error, a timeout, a crash)", path),
+			h.Errors(five), 0, s.action),
+		Throttles: monitor.NewAlarm(e, IDThrottlesAlarm,
+			fmt.Sprintf("Idempotent endpoint %s was throttled (429 to callers): more requests at once than ReservedConcurrentExecutions %v", path, s.reserved),
+			h.Throttles(five), 0, s.action),
+	}
+}

@@ -1,0 +1,125 @@
+package contract
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/httpkey"
+)
+
+// SourceHTTP: HTTP requests, through a Lambda function URL or an API
+// Gateway HTTP API route (the endpoint construct's): the handler is
+// handler.StartHTTP, over package httpkey.
+const SourceHTTP Source = "http"
+
+// Variables of the HTTP endpoint's settings (SourceHTTP). None is written
+// for a consumer of another source, nor where it is the default.
+const (
+	WebhookProviderVar  = "HTTP_WEBHOOK_PROVIDER"
+	WebhookSecretVar    = "HTTP_WEBHOOK_SECRET_ARN"
+	ClientAttributeVar  = "HTTP_CLIENT_ATTRIBUTE"
+	ReplayHeadersVar    = "HTTP_REPLAY_HEADERS"
+	HashHeadersVar      = "HTTP_HASH_HEADERS"
+	MaxRequestBytesVar  = "HTTP_MAX_REQUEST_BYTES"
+	webhookProviderDocs = "stripe, github or shopify (package webhook)"
+)
+
+// MaxRequestBytes is the largest MaxRequestBytes: 6 MB, what a Lambda
+// function URL or an HTTP API hands a function in a request (a binary body
+// arrives in base64, a third larger).
+const MaxRequestBytes = 6_000_000
+
+// httpFields are the HTTP endpoint's entries of the contract (fields.go
+// appends them), each written only where it is not the default.
+var httpFields = []Field{
+	quietDefault(entry(WebhookProviderVar, "WebhookProvider", "Webhook",
+		"none: the client's Idempotency-Key", "stripe",
+		"the webhook provider whose signature every request must carry, and whose event id is the key: "+webhookProviderDocs,
+		func(s *Settings) *string { return &s.WebhookProvider }, none[string])),
+	quietDefault(entry(WebhookSecretVar, "WebhookSecret", "WebhookSecret",
+		"none: required with a provider", "arn:aws:secretsmanager:eu-west-1:123456789012:secret:stripe-AbCdEf",
+		"the ARN of the Secrets Manager secret that holds the webhook's signing secrets (one, or a JSON array during a rotation), read at init",
+		func(s *Settings) *string { return &s.WebhookSecret }, none[string])),
+	quietDefault(entry(ClientAttributeVar, "ClientAttribute", "ClientAttribute",
+		"none: keys shared by every client", "iam",
+		"the client attribute that scopes every key: iam, claim:<name> or header:<name>",
+		func(s *Settings) *string { return &s.ClientAttribute }, none[string])),
+	quietDefault(entry(ReplayHeadersVar, "ReplayHeaders", "ReplayHeaders",
+		"Content-Type", "Content-Type,Location",
+		"the response headers stored and replayed to duplicates, comma-separated",
+		func(s *Settings) *[]string { return &s.ReplayHeaders }, func(Settings) []string { return []string{"Content-Type"} })),
+	quietDefault(entry(HashHeadersVar, "HashHeaders", "HashHeaders",
+		"none", "X-Currency",
+		"the request headers that are part of the payload hash, beside the method, the target and the body, comma-separated",
+		func(s *Settings) *[]string { return &s.HashHeaders }, none[[]string])),
+	quietDefault(entry(MaxRequestBytesVar, "MaxRequestBytes", "MaxRequestBytes",
+		fmt.Sprint(httpkey.DefaultMaxBodyBytes), "524288",
+		"the largest request body accepted, in bytes",
+		func(s *Settings) *int { return &s.MaxRequestBytes }, func(Settings) int { return httpkey.DefaultMaxBodyBytes })),
+}
+
+// HTTPConfig is the HTTP adapter's configuration for s, without what the
+// handler builds (Verifier, Client, Logger, Metrics, MetricsLevel): the one
+// place where the contract's settings become httpkey.Config.
+func (s Settings) HTTPConfig() httpkey.Config {
+	return httpkey.Config{
+		Name:             s.Consumer,
+		ReplayHeaders:    s.ReplayHeaders,
+		HashHeaders:      s.HashHeaders,
+		MaxBodyBytes:     s.MaxRequestBytes,
+		MetricsNamespace: s.MetricsNamespace,
+	}
+}
+
+// httpProblems are the rules of an HTTP endpoint's settings
+// (adapterProblems, for SourceHTTP): a known provider with its secret's
+// ARN, a client attribute the adapter reads, header names, a body bound.
+// Other sources do not read the HTTP settings, which are not judged for
+// them.
+func (s Settings) httpProblems() []string {
+	var out []string
+	bad := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
+	switch s.WebhookProvider {
+	case "":
+		if s.WebhookSecret != "" {
+			bad("WebhookSecret is given without a WebhookProvider; name the provider (%s), or leave the secret out", webhookProviderDocs)
+		}
+	case "stripe", "github", "shopify":
+		if s.WebhookSecret == "" {
+			bad("WebhookProvider %q needs WebhookSecret, the ARN of the Secrets Manager secret that holds its signing secret; give one (never the secret itself)", s.WebhookProvider)
+		}
+	default:
+		bad("WebhookProvider %q is not one of %s; give one of them, or implement httpkey.Verifier in your handler", s.WebhookProvider, webhookProviderDocs)
+	}
+	if v := s.WebhookSecret; v != "" && (!strings.HasPrefix(v, "arn:") || !strings.Contains(v, ":secretsmanager:") || !strings.Contains(v, ":secret:")) {
+		bad("WebhookSecret is not the ARN of a Secrets Manager secret (arn:<partition>:secretsmanager:<region>:<account>:secret:<name>); give the secret's ARN, never the secret itself")
+	}
+	if _, err := httpkey.ParseClient(s.ClientAttribute); err != nil {
+		bad("ClientAttribute: %v", err)
+	}
+	for _, h := range [][]string{s.ReplayHeaders, s.HashHeaders} {
+		for _, name := range h {
+			if !headerName(name) {
+				bad("header name %q (ReplayHeaders or HashHeaders) is not an HTTP field name; give names such as \"Content-Type\", comma-separated", name)
+			}
+		}
+	}
+	if s.MaxRequestBytes < 1 || s.MaxRequestBytes > MaxRequestBytes {
+		bad("MaxRequestBytes %d is out of range: give 1 to %d (what a function URL or an HTTP API carries)", s.MaxRequestBytes, MaxRequestBytes)
+	}
+	return out
+}
+
+// headerName reports whether name is an RFC 9110 token.
+func headerName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}

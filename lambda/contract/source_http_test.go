@@ -1,0 +1,112 @@
+package contract_test
+
+import (
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
+)
+
+// httpFrom says which setting each field of the HTTP adapter's config
+// carries.
+var httpFrom = map[string]string{
+	"Name": "Consumer", "ReplayHeaders": "ReplayHeaders", "HashHeaders": "HashHeaders",
+	"MaxBodyBytes": "MaxRequestBytes", "MetricsNamespace": "MetricsNamespace",
+}
+
+// TestHTTPMappingIsFieldByField: HTTPConfig carries each setting into the
+// field of the same meaning, and leaves the handler's own to the handler.
+func TestHTTPMappingIsFieldByField(t *testing.T) {
+	env := map[string]string{contract.SourceVar: string(contract.SourceHTTP)}
+	for _, f := range contract.Fields() {
+		if _, set := env[f.Var]; !set {
+			env[f.Var] = f.Example
+		}
+	}
+	s, err := contract.Decode(func(k string) string { return env[k] }, "")
+	if err != nil {
+		t.Fatalf("the examples of an HTTP endpoint are not valid settings: %v", err)
+	}
+	cfg := s.HTTPConfig()
+	handlers := []string{"Header", "MaxKeyBytes", "Optional", "Verifier", "Key", "Client", "Logger", "Metrics", "MetricsLevel", "Now"}
+	cv, sv := reflect.ValueOf(cfg), reflect.ValueOf(s)
+	for i := range cv.NumField() {
+		name := cv.Type().Field(i).Name
+		setting, mapped := httpFrom[name]
+		switch {
+		case mapped:
+			if got, want := cv.Field(i).Interface(), sv.FieldByName(setting).Interface(); !reflect.DeepEqual(got, want) {
+				t.Errorf("httpkey.Config.%s = %v, want %v (the setting %s)", name, got, want, setting)
+			}
+		case slices.Contains(handlers, name):
+			if !cv.Field(i).IsZero() {
+				t.Errorf("httpkey.Config.%s is set; it is the handler's", name)
+			}
+		default:
+			t.Errorf("httpkey.Config.%s is neither mapped from a setting nor the handler's", name)
+		}
+	}
+}
+
+// A queue consumer's environment says nothing of the source or of the HTTP
+// settings; an endpoint's says what is not the default.
+func TestHTTPSettingsAreQuietByDefault(t *testing.T) {
+	s := contract.Defaults(30e9)
+	s.Table, s.Namespace, s.Consumer = "t", "n", "c"
+	for name := range s.Encode() {
+		if name == contract.SourceVar || strings.HasPrefix(name, "HTTP_") {
+			t.Errorf("a queue consumer's environment has %s", name)
+		}
+	}
+	s.Source, s.WebhookProvider, s.WebhookSecret = contract.SourceHTTP, "github", "arn:aws:secretsmanager:eu-west-1:123456789012:secret:gh-AbCdEf"
+	env := s.Encode()
+	if env[contract.SourceVar] != "http" || env[contract.WebhookProviderVar] != "github" || env[contract.ReplayHeadersVar] != "" {
+		t.Errorf("an endpoint's environment: %v", env)
+	}
+	back, err := contract.Decode(func(k string) string { return env[k] }, "")
+	if err != nil || !reflect.DeepEqual(back, s) {
+		t.Fatalf("Decode(Encode) = %+v, %v", back, err)
+	}
+}
+
+// The HTTP rules, each a problem that names the setting and the fix.
+func TestHTTPProblems(t *testing.T) {
+	base := contract.Defaults(30e9)
+	base.Table, base.Namespace, base.Consumer, base.Source = "t", "n", "c", contract.SourceHTTP
+	for _, tc := range []struct {
+		name string
+		set  func(*contract.Settings)
+		want string // "" means valid
+	}{
+		{"defaults", func(*contract.Settings) {}, ""},
+		{"a provider with its secret", func(s *contract.Settings) {
+			s.WebhookProvider, s.WebhookSecret = "stripe", "arn:aws:secretsmanager:eu-west-1:123456789012:secret:s-AbCdEf"
+		}, ""},
+		{"a provider without a secret", func(s *contract.Settings) { s.WebhookProvider = "stripe" }, "needs WebhookSecret"},
+		{"a secret without a provider", func(s *contract.Settings) {
+			s.WebhookSecret = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:s-AbCdEf"
+		}, "without a WebhookProvider"},
+		{"the secret itself", func(s *contract.Settings) { s.WebhookProvider, s.WebhookSecret = "github", "whsec_plain" }, "never the secret itself"},
+		{"an unknown provider", func(s *contract.Settings) {
+			s.WebhookProvider, s.WebhookSecret = "paypal", "arn:aws:secretsmanager:r:1:secret:x"
+		}, "implement httpkey.Verifier"},
+		{"an unknown client attribute", func(s *contract.Settings) { s.ClientAttribute = "jwt" }, "ClientAttribute"},
+		{"a bad header name", func(s *contract.Settings) { s.HashHeaders = []string{"X Currency"} }, "not an HTTP field name"},
+		{"a body too large", func(s *contract.Settings) { s.MaxRequestBytes = 7_000_000 }, "MaxRequestBytes 7000000"},
+		{"an unknown source", func(s *contract.Settings) { s.Source = "sqs" }, `Source "sqs" is not a source`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := base
+			tc.set(&s)
+			got := strings.Join(s.Problems(), "\n")
+			if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+				t.Fatalf("Problems() = %q, want %q", got, tc.want)
+			}
+			if strings.Contains(got, "whsec_plain") {
+				t.Errorf("a problem quotes the secret: %q", got)
+			}
+		})
+	}
+}

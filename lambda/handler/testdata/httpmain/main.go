@@ -1,0 +1,23 @@
+// Command httpmain is the HTTP handler that TestHTTPUnderTheRuntimeEmulator
+// runs under aws-lambda-rie: handler.StartHTTP over an effect that counts
+// its runs in this execution environment.
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"sync/atomic"
+
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/httpkey"
+)
+
+func main() {
+	var runs atomic.Int64
+	handler.StartHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		res, _ := httpkey.ReservationFrom(r.Context())
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusAccepted)
+		fmt.Fprintf(w, `{"run":%d,"key":%q}`, runs.Add(1), res.Key)
+	}))
+}

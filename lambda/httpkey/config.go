@@ -1,0 +1,147 @@
+package httpkey
+
+import (
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+)
+
+// Defaults of Config's zero values.
+const (
+	// DefaultHeader is the request header that carries the client's key.
+	DefaultHeader = "Idempotency-Key"
+	// DefaultMaxKeyBytes bounds the key a client sends: 255 bytes, as long
+	// as Stripe's idempotency keys.
+	DefaultMaxKeyBytes = 255
+	// DefaultMaxBodyBytes bounds a request's body: 1 MiB. A larger body
+	// gets 413 and costs no store request. (A Lambda function URL or HTTP
+	// API carries at most 6 MB, in base64 when the body is binary.)
+	DefaultMaxBodyBytes = 1 << 20
+)
+
+// Response headers that the adapter writes.
+const (
+	// HeaderReplayed marks a replayed response: "true" on every response
+	// answered from the fact's record instead of the handler.
+	HeaderReplayed = "Idempotency-Replayed"
+	// HeaderDropped is set, with the size in bytes of the body that was not
+	// kept, on the replay of a response too large to store (see Handler).
+	HeaderDropped = "Idempotency-Body-Dropped"
+	// HeaderWindow publishes the expiry policy: how many seconds a key
+	// stays bound to its first request, from that request's completion (the
+	// business window). It is on every response that a key decided.
+	HeaderWindow = "Idempotency-Window"
+)
+
+// Verifier authenticates a webhook before any store request and names the
+// fact it carries. Verify is given the request and its raw body (the bytes
+// the provider signed); it returns the fact's key (for example
+// "stripe:evt_1"), or an error that says which check failed without
+// quoting the secret or the body: the adapter answers 401 with nothing
+// stored and logs that error. Package webhook has Stripe's, GitHub's and
+// Shopify's.
+type Verifier interface {
+	Verify(r *http.Request, body []byte) (key string, err error)
+}
+
+// KeyFunc derives the key from a request and its body, for an endpoint
+// whose key is not the Idempotency-Key header (an order id in the path,
+// a field of the body). An error is bad input: 400, nothing stored.
+type KeyFunc func(r *http.Request, body []byte) (string, error)
+
+// ClientFunc returns the client attribute that scopes a request's key (the
+// caller's IAM identity, a tenant header): two clients that send one key
+// then make two facts, as the draft's security considerations ask. An
+// error, or an empty attribute, is answered 401 with nothing stored.
+type ClientFunc func(r *http.Request) (string, error)
+
+// Config configures a Handler. The zero value of every field means the
+// documented default.
+type Config struct {
+	// Name names the endpoint in logs and metrics (the metrics' dimension,
+	// sqsbatch.MetricDimension). Default: "endpoint".
+	Name string
+	// Header is the request header that carries the client's key.
+	// Default: DefaultHeader. Ignored with Verifier or Key.
+	Header string
+	// MaxKeyBytes bounds the client's key. Default: DefaultMaxKeyBytes.
+	MaxKeyBytes int
+	// Optional serves a request without a key by the handler alone, with no
+	// idempotency; by default a POST or PATCH without a key gets 400, as the
+	// draft asks of an operation that requires the key, and a request of a
+	// method idempotent by RFC 9110 (GET, HEAD, OPTIONS, TRACE, PUT, DELETE)
+	// without one is served unkeyed. With a key, every method is keyed.
+	Optional bool
+	// Verifier, when set, authenticates every request as a webhook and
+	// gives its key (the provider's event id); the Idempotency-Key header
+	// is then not read.
+	Verifier Verifier
+	// Key, when set (and Verifier is not), derives the key from the request
+	// instead of the header.
+	Key KeyFunc
+	// Client, when set, scopes every key to the client attribute it
+	// returns (see ClientFunc and ParseClient).
+	Client ClientFunc
+	// HashHeaders names request headers whose values are part of the
+	// payload hash, beside the method, the target (path and query) and the
+	// body: the same key with another value of one of them is a mismatch
+	// (422). Default: none.
+	HashHeaders []string
+	// ReplayHeaders names the response headers stored with the response
+	// and replayed to duplicates. Default: Content-Type alone.
+	ReplayHeaders []string
+	// MaxBodyBytes bounds a request's body. Default: DefaultMaxBodyBytes.
+	MaxBodyBytes int
+	// MetricsNamespace is the CloudWatch namespace of the metrics.
+	// Default: sqsbatch.DefaultMetricsNamespace.
+	MetricsNamespace string
+	// Logger receives one line per request. Default: sqsbatch.NewLogger on
+	// standard error at INFO.
+	Logger *slog.Logger
+	// Metrics receives one Embedded Metric Format line per request.
+	// Default: standard output; io.Discard turns metrics off.
+	Metrics io.Writer
+	// MetricsLevel is the "level" of the metrics line (see
+	// sqsbatch.Config.MetricsLevel). Default: "INFO".
+	MetricsLevel string
+	// Now is the clock of Retry-After. Default: time.Now.
+	Now func() time.Time
+}
+
+func (c Config) withDefaults() Config {
+	if c.Name == "" {
+		c.Name = "endpoint"
+	}
+	if c.Header == "" {
+		c.Header = DefaultHeader
+	}
+	if c.MaxKeyBytes <= 0 {
+		c.MaxKeyBytes = DefaultMaxKeyBytes
+	}
+	if c.ReplayHeaders == nil {
+		c.ReplayHeaders = []string{"Content-Type"}
+	}
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if c.MetricsNamespace == "" {
+		c.MetricsNamespace = sqsbatch.DefaultMetricsNamespace
+	}
+	if c.Logger == nil {
+		c.Logger = sqsbatch.NewLogger(os.Stderr, slog.LevelInfo)
+	}
+	if c.Metrics == nil {
+		c.Metrics = os.Stdout
+	}
+	if c.MetricsLevel == "" {
+		c.MetricsLevel = "INFO"
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return c
+}
