@@ -82,8 +82,11 @@ func newClients(ctx context.Context, o *options, c *common) (*clients, error) {
 	if cfg.Region == "" {
 		return nil, errors.New("no AWS region: set AWS_REGION, a profile's region, or --region")
 	}
+	// An emulator's DynamoDB may not stamp the CRC32 the SDK checks (kumo's
+	// does not): with an endpoint override, the check is off.
+	emulator := func(o *dynamodb.Options) { o.DisableValidateResponseChecksum = c.endpoint != "" }
 	return &clients{
-		ddb: dynamodb.NewFromConfig(cfg), sqs: sqs.NewFromConfig(cfg), lambda: lambda.NewFromConfig(cfg),
+		ddb: dynamodb.NewFromConfig(cfg, emulator), sqs: sqs.NewFromConfig(cfg), lambda: lambda.NewFromConfig(cfg),
 		secrets: secretsmanager.NewFromConfig(cfg), cw: cloudwatch.NewFromConfig(cfg), sts: sts.NewFromConfig(cfg),
 	}, nil
 }
