@@ -3,12 +3,14 @@ package handler
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
@@ -22,13 +24,15 @@ func WithVisibility(v sqsbatch.VisibilityChanger) Option {
 // SQSAPI is the part of the SQS client the visibility changer calls;
 // *sqs.Client implements it.
 type SQSAPI interface {
+	GetQueueAttributes(ctx context.Context, in *sqs.GetQueueAttributesInput, optFns ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error)
 	GetQueueUrl(ctx context.Context, in *sqs.GetQueueUrlInput, optFns ...func(*sqs.Options)) (*sqs.GetQueueUrlOutput, error)
 	ChangeMessageVisibility(ctx context.Context, in *sqs.ChangeMessageVisibilityInput, optFns ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityOutput, error)
 }
 
 // NewVisibility returns the sqsbatch.VisibilityChanger over api: it finds
-// the queue's URL from the event source ARN once per queue (GetQueueUrl),
-// then calls ChangeMessageVisibility. The construct's role grants both on
+// the queue's URL from the event source ARN (GetQueueUrl) and its
+// visibility timeout (GetQueueAttributes) once per queue, then calls
+// ChangeMessageVisibility. The construct's role grants both on
 // the consumer's queue (CDK's SqsEventSource grants the queue's consume
 // actions: sqs:ReceiveMessage, sqs:ChangeMessageVisibility,
 // sqs:GetQueueUrl, sqs:DeleteMessage, sqs:GetQueueAttributes).
@@ -37,8 +41,30 @@ func NewVisibility(api SQSAPI) sqsbatch.VisibilityChanger {
 }
 
 type visibility struct {
-	api  SQSAPI
-	urls sync.Map // queue ARN -> URL
+	api    SQSAPI
+	urls   sync.Map // queue ARN -> URL
+	queues sync.Map // queue ARN -> its visibility timeout
+}
+
+func (v *visibility) QueueVisibility(ctx context.Context, queueARN string) (time.Duration, error) {
+	if d, ok := v.queues.Load(queueARN); ok {
+		return d.(time.Duration), nil
+	}
+	url, err := v.url(ctx, queueARN)
+	if err != nil {
+		return 0, err
+	}
+	out, err := v.api.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(url), AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameVisibilityTimeout}})
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.Atoi(out.Attributes[string(sqstypes.QueueAttributeNameVisibilityTimeout)])
+	if err != nil {
+		return 0, fmt.Errorf("queue %s: VisibilityTimeout %q: %w", queueARN, out.Attributes[string(sqstypes.QueueAttributeNameVisibilityTimeout)], err)
+	}
+	d := time.Duration(n) * time.Second
+	v.queues.Store(queueARN, d)
+	return d, nil
 }
 
 func (v *visibility) ChangeVisibility(ctx context.Context, queueARN, receiptHandle string, timeout time.Duration) error {

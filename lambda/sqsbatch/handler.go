@@ -118,9 +118,6 @@ type Config struct {
 	// queue's visibility timeout (see VisibilityChanger; handler.New sets
 	// it). It needs MaxReceiveCount. Default: none.
 	Visibility VisibilityChanger
-	// VisibilityTimeout is the queue's visibility timeout, the most
-	// Visibility sets. Default: 0, unknown (the lease bounds it).
-	VisibilityTimeout time.Duration
 	// InProgressWait is the longest a record found in progress waits in
 	// the invocation for the blocking lease to end, and then runs again,
 	// when that leaves MinRemaining before the deadline; negative: never.

@@ -20,6 +20,10 @@ import (
 // the call. package handler implements it with the SQS client; sqsbatch
 // links no SDK.
 type VisibilityChanger interface {
+	// QueueVisibility returns the visibility timeout of the queue: a
+	// change to as long or longer would bring nothing back sooner.
+	QueueVisibility(ctx context.Context, queueARN string) (time.Duration, error)
+	// ChangeVisibility makes the message visible again after timeout.
 	ChangeVisibility(ctx context.Context, queueARN, receiptHandle string, timeout time.Duration) error
 }
 
@@ -42,8 +46,8 @@ const (
 // within Config.InProgressWait and early enough to leave MinRemaining
 // before this invocation's deadline, the record waits for it here and runs
 // again, once. Otherwise, with a Config.Visibility, the message's visibility
-// is set to the lease's end plus InProgressMargin, at most the queue's
-// visibility timeout (Config.VisibilityTimeout, when known), but only while
+// is set to the lease's end plus InProgressMargin, when that is sooner than
+// the queue's visibility timeout would bring it back, but only while
 // its ApproximateReceiveCount is below MaxReceiveCount − 1 (DESIGN.md, "In
 // progress deliveries come back when the lease can end"). On a FIFO queue the
 // later records of its group, not started behind it, follow it (follow).
@@ -114,9 +118,10 @@ func (b *batch[T]) noteGroup(rec *events.SQSMessage, back time.Time) {
 }
 
 // showAt makes rec's message visible again at back (seconds, rounded up),
-// at most the queue's visibility timeout; it returns the timeout set, and
-// false when it set none: no Visibility, an unknown MaxReceiveCount, a
-// message on one of its last two receives, or a failed call (logged: the
+// when that is sooner than the queue's visibility timeout; it returns the
+// timeout set, and false when it set none: no Visibility, an unknown
+// MaxReceiveCount, a message on one of its last two receives, a lease that
+// ends no sooner than the queue's timeout, or a failed call (logged: the
 // message comes back after the queue's visibility timeout, as without it).
 //
 // Why not on the last two receives: each early return costs a receive. A
@@ -138,12 +143,16 @@ func (b *batch[T]) showAt(ctx context.Context, rec *events.SQSMessage, back time
 		return 0, false
 	}
 	d := time.Duration(math.Ceil(max(time.Until(back).Seconds(), 0))) * time.Second
-	if v := h.cfg.VisibilityTimeout; v > 0 && d > v {
-		d = v
-	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), visibilityCall)
 	defer cancel()
-	if err := h.cfg.Visibility.ChangeVisibility(cctx, rec.EventSourceARN, rec.ReceiptHandle, d); err != nil {
+	qv, err := h.cfg.Visibility.QueueVisibility(cctx, rec.EventSourceARN)
+	if err == nil && d >= qv {
+		return 0, false // the queue's own timeout brings it back no later
+	}
+	if err == nil {
+		err = h.cfg.Visibility.ChangeVisibility(cctx, rec.EventSourceARN, rec.ReceiptHandle, d)
+	}
+	if err != nil {
 		h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "visibility",
 			slog.String("consumer", h.cfg.Consumer), slog.String("message_id", rec.MessageId),
 			slog.String("reason", "could not bring the message back when the lease ends; it comes back after the queue's visibility timeout: "+err.Error()))

@@ -21,6 +21,14 @@ type changes struct {
 	mu    sync.Mutex
 	calls map[string]time.Duration // by receipt handle
 	fail  bool
+	queue time.Duration // the queue's visibility timeout (default 30s)
+}
+
+func (c *changes) QueueVisibility(context.Context, string) (time.Duration, error) {
+	if c.queue == 0 {
+		return 30 * time.Second, nil
+	}
+	return c.queue, nil
 }
 
 func (c *changes) ChangeVisibility(_ context.Context, queueARN, handle string, d time.Duration) error {
@@ -78,19 +86,21 @@ func TestInProgressComesBackWhenTheLeaseEnds(t *testing.T) {
 		name        string
 		count, max  int
 		fail        bool
+		queue       time.Duration
 		wantChanged bool
 	}{
-		{"first receive", 1, 5, false, true},
-		{"receive max-2", 3, 5, false, true},
-		{"receive max-1: today's timeout", 4, 5, false, false},
-		{"last receive", 5, 5, false, false},
-		{"maxReceiveCount unknown", 1, 0, false, false},
-		{"the call fails", 1, 5, true, false},
+		{"first receive", 1, 5, false, 0, true},
+		{"receive max-2", 3, 5, false, 0, true},
+		{"receive max-1: today's timeout", 4, 5, false, 0, false},
+		{"last receive", 5, 5, false, 0, false},
+		{"maxReceiveCount unknown", 1, 0, false, 0, false},
+		{"the call fails", 1, 5, true, 0, false},
+		{"the queue's timeout is sooner", 1, 5, false, 20 * time.Second, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFixture(t)
 			holdFact(t, f, "o-1", lease)
-			ch := &changes{fail: c.fail}
+			ch := &changes{fail: c.fail, queue: c.queue}
 			cfg := f.config(sqsbatch.Raw)
 			cfg.Visibility, cfg.MaxReceiveCount = ch, c.max
 			h := sqsbatch.New(f.guard, orderKey, f.effect, cfg)
