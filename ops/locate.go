@@ -12,6 +12,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -30,19 +31,20 @@ import (
 
 // common are the flags every command takes: where the consumer is.
 type common struct {
-	function, table, namespace, consumer string
-	queueURL, dlqURL, keySecretID        string
-	endpoint, region                     string
-	env                                  envFlag
-	json                                 bool
+	stack, function, table, namespace, consumer string
+	queueURL, dlqURL, keySecretID               string
+	endpoint, region                            string
+	env                                         envFlag
+	json                                        bool
 }
 
 func (c *common) register(fs *flag.FlagSet) {
 	c.env = envFlag{}
+	fs.StringVar(&c.stack, "stack", "", "the CloudFormation stack of the consumer: its Lambda functions whose environment holds the contract; --consumer picks one when it has several")
 	fs.StringVar(&c.function, "function", "", "the consumer's Lambda function (name or ARN): its environment gives the contract, its SQS event source the queue")
 	fs.StringVar(&c.table, "table", "", "the idempotency table (IDEMPOTENCY_TABLE), over the function's")
 	fs.StringVar(&c.namespace, "namespace", "", "the consumer's namespace (IDEMPOTENCY_NAMESPACE), over the function's")
-	fs.StringVar(&c.consumer, "consumer", "", "the consumer's name in its metrics (CONSUMER_NAME), over the function's")
+	fs.StringVar(&c.consumer, "consumer", "", "the consumer's name in its metrics (CONSUMER_NAME, the construct's path), over the function's; with --stack, which consumer (its path, or its last part)")
 	fs.StringVar(&c.queueURL, "queue-url", "", "the consumer's queue, over its event source's")
 	fs.StringVar(&c.dlqURL, "dlq-url", "", "the dead-letter queue, over the queue's redrive policy")
 	fs.StringVar(&c.keySecretID, "key-secret-id", "", "the Secrets Manager secret (name or ARN) the consumer hashes keys with (HashKeys), when its configuration cannot be read")
@@ -54,6 +56,7 @@ func (c *common) register(fs *flag.FlagSet) {
 
 // clients are the command's AWS clients.
 type clients struct {
+	cfn     *cloudformation.Client
 	ddb     *dynamodb.Client
 	sqs     *sqs.Client
 	lambda  *lambda.Client
@@ -86,6 +89,7 @@ func newClients(ctx context.Context, o *options, c *common) (*clients, error) {
 	// does not): with an endpoint override, the check is off.
 	emulator := func(o *dynamodb.Options) { o.DisableValidateResponseChecksum = c.endpoint != "" }
 	return &clients{
+		cfn: cloudformation.NewFromConfig(cfg),
 		ddb: dynamodb.NewFromConfig(cfg, emulator), sqs: sqs.NewFromConfig(cfg), lambda: lambda.NewFromConfig(cfg),
 		secrets: secretsmanager.NewFromConfig(cfg), cw: cloudwatch.NewFromConfig(cfg), sts: sts.NewFromConfig(cfg),
 	}, nil
@@ -122,6 +126,15 @@ func locate(ctx context.Context, o *options, c *common, needQueues bool) (*targe
 	t := &target{c: cl, function: c.function}
 	env := map[string]string{}
 	var sources []string
+	if c.stack != "" && c.function == "" {
+		fn, err := functionOfStack(ctx, cl, c.stack, c.consumer)
+		if err != nil {
+			return nil, err
+		}
+		c.function = fn
+		t.function = fn
+		sources = append(sources, "stack "+c.stack)
+	}
 	if c.function != "" {
 		out, err := cl.lambda.GetFunctionConfiguration(ctx, &lambda.GetFunctionConfigurationInput{FunctionName: aws.String(c.function)})
 		var nf *lambdatypes.ResourceNotFoundException
@@ -145,12 +158,16 @@ func locate(ctx context.Context, o *options, c *common, needQueues bool) (*targe
 	for k, v := range c.env {
 		env[k] = v
 	}
-	for k, v := range map[string]string{contract.TableVar: c.table, contract.NamespaceVar: c.namespace, contract.ConsumerVar: c.consumer} {
+	consumer := c.consumer
+	if c.stack != "" {
+		consumer = "" // it picked the function: the function's name stands
+	}
+	for k, v := range map[string]string{contract.TableVar: c.table, contract.NamespaceVar: c.namespace, contract.ConsumerVar: consumer} {
 		if v != "" {
 			env[k] = v
 		}
 	}
-	if len(c.env) > 0 || c.table != "" || c.namespace != "" || c.consumer != "" {
+	if len(c.env) > 0 || c.table != "" || c.namespace != "" || consumer != "" {
 		sources = append(sources, "flags")
 	}
 	if env[contract.TableVar] == "" || env[contract.NamespaceVar] == "" {
@@ -314,4 +331,45 @@ func (t *target) operator(ctx context.Context) string {
 		return ""
 	}
 	return aws.ToString(out.Arn)
+}
+
+// functionOfStack finds, among the Lambda functions of a CloudFormation
+// stack, the consumer's: a function whose environment holds the contract
+// (CONSUMER_NAME, the construct's path), the one named by consumer (its
+// path, or the path's last part) when the stack has several. The construct
+// writes no stack outputs: its function is the resource that says what it
+// is.
+func functionOfStack(ctx context.Context, cl *clients, stack, consumer string) (string, error) {
+	var found, names []string
+	p := cloudformation.NewListStackResourcesPaginator(cl.cfn, &cloudformation.ListStackResourcesInput{StackName: aws.String(stack)})
+	for p.HasMorePages() {
+		out, err := p.NextPage(ctx)
+		if err != nil {
+			return "", fmt.Errorf("unknown consumer: the resources of stack %s: %w", stack, err)
+		}
+		for _, r := range out.StackResourceSummaries {
+			if aws.ToString(r.ResourceType) != "AWS::Lambda::Function" || r.PhysicalResourceId == nil {
+				continue
+			}
+			fn := aws.ToString(r.PhysicalResourceId)
+			cfg, err := cl.lambda.GetFunctionConfiguration(ctx, &lambda.GetFunctionConfigurationInput{FunctionName: aws.String(fn)})
+			if err != nil || cfg.Environment == nil || cfg.Environment.Variables[contract.TableVar] == "" {
+				continue // not a consumer (or not readable: --function names it)
+			}
+			name := cfg.Environment.Variables[contract.ConsumerVar]
+			names = append(names, name)
+			if consumer == "" || name == consumer || strings.HasSuffix(name, "/"+consumer) {
+				found = append(found, fn)
+			}
+		}
+	}
+	switch {
+	case len(found) == 1:
+		return found[0], nil
+	case len(names) == 0:
+		return "", fmt.Errorf("unknown consumer: stack %s has no function with an idempotent consumer's contract in its environment", stack)
+	case len(found) == 0:
+		return "", fmt.Errorf("unknown consumer: stack %s has no consumer %q; its consumers: %s", stack, consumer, strings.Join(names, ", "))
+	}
+	return "", fmt.Errorf("stack %s has %d consumers; give --consumer, one of: %s", stack, len(found), strings.Join(names, ", "))
 }

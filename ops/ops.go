@@ -107,8 +107,10 @@ Usage:
   idemctl redrive  [flags] [--dry-run] [--method move|copy] [--rate N] [--max N]
   idemctl stats    [flags] [--since 24h]
 
-The consumer: --function NAME (its environment is the contract; its event
-source is the queue, whose redrive policy names the DLQ), or --table and
+The consumer: --stack NAME [--consumer PATH] (the stack's function whose
+environment holds the contract), or --function NAME (its environment is
+the contract; its event source is the queue, whose redrive policy names
+the DLQ), or --table and
 --namespace (and --queue-url, --dlq-url, --consumer, --env VAR=VALUE for
 the rest of the contract). Run "idemctl COMMAND -h" for every flag.
 `

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -57,8 +58,11 @@ func (r *replay) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	if cborReply {
 		op = req.URL.Path[strings.LastIndex(req.URL.Path, "/")+1:]
 	}
-	if op == "" {
-		op = "Query" // STS's query protocol: no recorded answer, the caller does without
+	if rest, ok := strings.CutPrefix(req.URL.Path, "/2015-03-31/functions/"); ok { // Lambda's REST API
+		op = "GetFunctionConfiguration/" + strings.TrimSuffix(rest, "/configuration")
+	}
+	if form, err := url.ParseQuery(string(body)); op == "" && err == nil && form.Get("Action") != "" {
+		op = form.Get("Action") // the query protocol (CloudFormation, STS)
 	}
 	r.mu.Lock()
 	r.requests[op] = append(r.requests[op], string(body))
@@ -86,7 +90,11 @@ func (r *replay) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		_, _ = w.Write(cbor.Encode(toCBOR(v)))
 		return
 	}
-	w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+	if strings.HasPrefix(answer, "<") {
+		w.Header().Set("Content-Type", "text/xml")
+	} else {
+		w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+	}
 	_, _ = w.Write([]byte(answer))
 }
 
@@ -235,5 +243,50 @@ func TestStatsSumsTheOutcomeMetrics(t *testing.T) {
 	status, out, _ = newReplay(t, map[string][]string{"GetMetricData": {`{"MetricDataResults":[{"Id":"m2","Values":[4]}]}`}}).run("stats")
 	if status != ops.ExitOK || !strings.Contains(out, "InProgress") || !strings.Contains(out, "4") {
 		t.Errorf("stats in words: exit %d\n%s", status, out)
+	}
+}
+
+// stackResources is CloudFormation's ListStackResources answer for a stack
+// of two consumers' functions and a table.
+const stackResources = `<ListStackResourcesResponse xmlns="http://cloudformation.amazonaws.com/doc/2010-05-15/"><ListStackResourcesResult><StackResourceSummaries>
+<member><LogicalResourceId>ChargeOrderFunction</LogicalResourceId><PhysicalResourceId>orders-charge</PhysicalResourceId><ResourceType>AWS::Lambda::Function</ResourceType><ResourceStatus>CREATE_COMPLETE</ResourceStatus><LastUpdatedTimestamp>2026-11-30T10:00:00Z</LastUpdatedTimestamp></member>
+<member><LogicalResourceId>SendReceiptFunction</LogicalResourceId><PhysicalResourceId>orders-receipt</PhysicalResourceId><ResourceType>AWS::Lambda::Function</ResourceType><ResourceStatus>CREATE_COMPLETE</ResourceStatus><LastUpdatedTimestamp>2026-11-30T10:00:00Z</LastUpdatedTimestamp></member>
+<member><LogicalResourceId>Table</LogicalResourceId><PhysicalResourceId>orders-idempotency</PhysicalResourceId><ResourceType>AWS::DynamoDB::Table</ResourceType><ResourceStatus>CREATE_COMPLETE</ResourceStatus><LastUpdatedTimestamp>2026-11-30T10:00:00Z</LastUpdatedTimestamp></member>
+</StackResourceSummaries></ListStackResourcesResult><ResponseMetadata><RequestId>r-1</RequestId></ResponseMetadata></ListStackResourcesResponse>`
+
+func functionConfig(name, consumer string) string {
+	return `{"FunctionName":"` + name + `","Environment":{"Variables":{"IDEMPOTENT_CONSUMER_CONTRACT":"1","IDEMPOTENCY_TABLE":"orders-idempotency","IDEMPOTENCY_NAMESPACE":"` + name + `","CONSUMER_NAME":"` + consumer + `"}}}`
+}
+
+// TestLocateFromTheStack finds a consumer among the functions of its stack.
+func TestLocateFromTheStack(t *testing.T) {
+	recorded := func() *replay {
+		return newReplay(t, map[string][]string{
+			"ListStackResources":                      {stackResources},
+			"GetFunctionConfiguration/orders-charge":  {functionConfig("orders-charge", "OrdersPlatform/ChargeOrder")},
+			"GetFunctionConfiguration/orders-receipt": {functionConfig("orders-receipt", "OrdersPlatform/SendReceipt")},
+			"GetItem": {`{}`},
+		})
+	}
+	run := func(args ...string) (int, string, string) {
+		r := recorded()
+		srv := httptest.NewServer(r)
+		defer srv.Close()
+		var out, errOut bytes.Buffer
+		status := ops.Main(append([]string{args[0], "--endpoint-url", srv.URL}, args[1:]...), ops.WithAWSConfig(awsConfig(srv.URL)), ops.WithOutput(&out, &errOut))
+		return status, out.String(), errOut.String()
+	}
+	status, out, errOut := run("show", "--json", "--stack", "OrdersPlatform", "--consumer", "ChargeOrder", "o-1")
+	var v ops.RecordView
+	if err := json.Unmarshal([]byte(out), &v); err != nil || status != ops.ExitOK || v.Consumer != "OrdersPlatform/ChargeOrder" || v.Key != "orders-charge#o-1" || v.Found {
+		t.Errorf("show --stack --consumer: exit %d, %v, %+v, %s", status, err, v, errOut)
+	}
+	status, _, errOut = run("show", "--stack", "OrdersPlatform", "o-1")
+	if status != ops.ExitUsage || !strings.Contains(errOut, "has 2 consumers; give --consumer, one of: OrdersPlatform/ChargeOrder, OrdersPlatform/SendReceipt") {
+		t.Errorf("show --stack with two consumers: exit %d, %q", status, errOut)
+	}
+	status, _, errOut = run("show", "--stack", "OrdersPlatform", "--consumer", "Nope", "o-1")
+	if status != ops.ExitUsage || !strings.Contains(errOut, `no consumer "Nope"`) {
+		t.Errorf("show --stack --consumer Nope: exit %d, %q", status, errOut)
 	}
 }
