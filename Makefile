@@ -28,7 +28,7 @@ STATICCHECK_VERSION := v0.8.2
 # proxy serves, so a pseudo-version pins it.
 RIE_VERSION := v0.0.0-20261030222936-bef5c4ba774d
 BENCHSTAT_VERSION := v0.0.0-20260908200009-22c9c6c9d4da
-GO_MODULES := . test demo bench examples/payments
+GO_MODULES := . test demo bench examples/payments ops
 ORDERS ?= 200
 
 .PHONY: all demo test check tools lint synth diff deploy bench fuzz chaos clean

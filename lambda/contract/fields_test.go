@@ -163,7 +163,7 @@ func TestMappingIsFieldByField(t *testing.T) {
 		handlerSets []string
 	}{
 		{s.GuardConfig(), guardFrom, []string{"ExpiryRetries", "Now"}},
-		{s.BatchConfig(), batchFrom, []string{"Logger", "Metrics", "MetricsLevel"}},
+		{s.BatchConfig(), batchFrom, []string{"Logger", "Metrics", "MetricsLevel", "Visibility", "InProgressWait"}},
 	} {
 		cv := reflect.ValueOf(tc.config)
 		for i := range cv.NumField() {

@@ -63,6 +63,8 @@ type options struct {
 	logger    *slog.Logger
 	metrics   io.Writer
 	secrets   SecretReader // http.go
+	// visibility is WithVisibility's; visibility.go.
+	visibility sqsbatch.VisibilityChanger
 }
 
 // WithStore uses store instead of the DynamoDB table the contract names (a
@@ -187,6 +189,7 @@ func build(opts []Option, checkTx func(idempotency.TxStore) error) (*idempotency
 	}
 	cfg := s.BatchConfig()
 	cfg.Logger, cfg.Metrics, cfg.MetricsLevel = o.logger, o.metrics, sqsbatch.LevelName(LogLevel(o.getenv))
+	cfg.Visibility = visibilityOf(o) // in-progress records come back when the lease can end
 	return guard, cfg, nil
 }
 
@@ -252,6 +255,7 @@ func dynamoStore(o *options, s contract.Settings) (idempotency.Store, error) {
 			return nil, fmt.Errorf("aws configuration: %w", err)
 		}
 		cfg = &loaded
+		o.awsConfig = cfg // the SQS client's too (visibilityOf)
 		base, ok := cfg.HTTPClient.(*awshttp.BuildableClient)
 		if !ok || base == nil {
 			base = awshttp.NewBuildableClient()

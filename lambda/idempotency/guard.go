@@ -479,7 +479,7 @@ func (g *Guard) run(ctx context.Context, f Fact, op string, w write, took func(c
 			g.remember(old)
 			return Result{Outcome: Duplicate, Value: old.Result}, nil
 		default:
-			return Result{}, fmt.Errorf("%s: %w", pk, &InProgressError{LeaseUntil: old.LeaseUntil})
+			return Result{}, &InProgressError{Key: pk, LeaseUntil: old.LeaseUntil}
 		}
 	}
 	if !taken {

@@ -1,25 +1,40 @@
 package idempotency
 
-import "time"
+import (
+	"errors"
+	"fmt"
+	"time"
+)
 
-// InProgressError is the error, wrapping ErrInProgress, that Run and RunTx
-// return when another worker holds a valid reservation of the fact: it
-// carries that reservation's lease, so that an adapter can say when to
-// retry (an HTTP adapter's Retry-After). errors.Is(err, ErrInProgress) holds
-// for it; errors.As finds it.
+// InProgressError is the error of a delivery whose fact another worker
+// holds under a live lease: it wraps ErrInProgress and says when that lease
+// ends, so that the adapter can bring the delivery back then rather than
+// after the queue's whole visibility timeout.
 type InProgressError struct {
-	// LeaseUntil is when the reservation that holds the fact may be taken
-	// over: the earliest time a retry can run the effect, if the other worker
-	// neither completes nor releases it before.
+	// Key is the fact's record key.
+	Key string
+	// LeaseUntil is when the blocking reservation's lease ends: the other
+	// invocation's deadline (or its LeaseMax), after which its record is
+	// completed, released, or taken over by a delivery of the same payload.
 	LeaseUntil time.Time
 }
 
 func (e *InProgressError) Error() string {
-	return ErrInProgress.Error() + " until " + e.LeaseUntil.UTC().Format(time.RFC3339Nano)
+	return fmt.Sprintf("%s: %v until %s", e.Key, ErrInProgress, e.LeaseUntil.UTC().Format(time.RFC3339Nano))
 }
 
 // Is makes errors.Is(err, ErrInProgress) true.
 func (e *InProgressError) Is(target error) bool { return target == ErrInProgress }
+
+// LeaseEnd returns when the lease that blocks a delivery ends, from an
+// error of Run or RunTx: false unless err holds an *InProgressError.
+func LeaseEnd(err error) (time.Time, bool) {
+	var ip *InProgressError
+	if errors.As(err, &ip) {
+		return ip.LeaseUntil, true
+	}
+	return time.Time{}, false
+}
 
 // Window returns the business window (Config.Window): how long a completed
 // fact suppresses its duplicates, from its completion. An adapter publishes

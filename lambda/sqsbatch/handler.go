@@ -115,6 +115,16 @@ type Config struct {
 	// counted in MetricDeadLetteredUnstarted and logged at ERROR. Default:
 	// 0, unknown: they are not told apart from other records not started.
 	MaxReceiveCount int
+	// Visibility, when set, brings a record found in progress elsewhere
+	// back when the blocking lease can have ended, rather than after the
+	// queue's visibility timeout (see VisibilityChanger; handler.New sets
+	// it). It needs MaxReceiveCount. Default: none.
+	Visibility VisibilityChanger
+	// InProgressWait is the longest a record found in progress waits in
+	// the invocation for the blocking lease to end, and then runs again,
+	// when that leaves MinRemaining before the deadline; negative: never.
+	// Default: DefaultInProgressWait.
+	InProgressWait time.Duration
 }
 
 // DefaultMinRemaining is the default Config.MinRemaining for a guard's
@@ -145,6 +155,9 @@ func (c Config) withDefaults(guard *idempotency.Guard) Config {
 	}
 	if c.Metrics == nil {
 		c.Metrics = os.Stdout
+	}
+	if c.InProgressWait == 0 {
+		c.InProgressWait = DefaultInProgressWait
 	}
 	if c.MetricsLevel == "" {
 		c.MetricsLevel = slog.LevelInfo.String()
@@ -469,6 +482,9 @@ type batch[T any] struct {
 	slots   chan struct{}
 	mu      sync.Mutex
 	flights map[string]*flight // by namespaced key
+	// groupBack is when each FIFO group whose record was found in progress
+	// comes back (visibility.go).
+	groupBack map[string]time.Time
 }
 
 // flight is the first record of a batch to carry a fact; later records with
@@ -486,7 +502,9 @@ type flight struct {
 // in order.
 func (b *batch[T]) next(ctx context.Context, rec *events.SQSMessage, failed *bool) report {
 	if *failed {
-		return report{outcome: NotStarted, err: fmt.Errorf("%w: an earlier message of its FIFO group failed", errNotStarted)}
+		r := report{outcome: NotStarted, err: fmt.Errorf("%w: an earlier message of its FIFO group failed", errNotStarted)}
+		b.follow(ctx, rec, &r) // back with it, when it was in progress (visibility.go)
+		return r
 	}
 	r := b.one(ctx, rec)
 	*failed = !r.outcome.Succeeded()
@@ -600,6 +618,9 @@ func (b *batch[T]) start(ctx context.Context, rec *events.SQSMessage, fact idemp
 	}
 	var used idempotency.Capacity
 	res, err := h.run(idempotency.WithCapacity(ctx, &used), fact, msg)
+	if errors.Is(err, idempotency.ErrInProgress) { // back when the lease can end (visibility.go)
+		res, err = b.inProgress(ctx, rec, fact, msg, &used, err)
+	}
 	if !seen {
 		f.res, f.err = res, err
 	}

@@ -1,0 +1,166 @@
+// Package ops is the operator command of an idempotent consumer: it finds a
+// consumer's table, namespace, table design, queue and dead-letter queue,
+// and shows a fact's record, forgets one (a conditional delete, audited),
+// redrives the dead-letter queue and counts the outcomes of a period.
+//
+// The command is idemctl (ops/cmd/idemctl), which knows the consumer's
+// rules for keys (the guard's Key, hashed with the consumer's secret) but
+// not its key function: give it a business key. To show or forget a fact
+// by its message, and to have the redrive's dry run judge each message,
+// build the command with the consumer's own key function, in a main
+// package of the consumer's module:
+//
+//	func main() { os.Exit(ops.Main(os.Args[1:], ops.WithKey(orders.Key))) }
+//
+// The AWS clients (DynamoDB, SQS, Lambda, Secrets Manager, CloudWatch,
+// STS) come from the SDK's default configuration (credentials, region),
+// with --endpoint-url for an emulator. They live in this module only, so
+// that the library module's graph stays what a handler needs.
+package ops
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+)
+
+// Option changes how Main runs.
+type Option func(*options)
+
+type options struct {
+	inspector func(g *idempotency.Guard, cfg sqsbatch.Config) inspectFunc
+	awsConfig *aws.Config
+	stdout    io.Writer
+	stderr    io.Writer
+	now       func() time.Time
+}
+
+// inspectFunc returns the fact the consumer's handler would judge for a
+// message (sqsbatch.Handler.Inspect).
+type inspectFunc func(rec *events.SQSMessage) (idempotency.Fact, error)
+
+// WithKey gives the command the consumer's own key function, with the type
+// of its messages: show and forget then take a message (--body, --file)
+// as well as a business key, and the redrive's dry run says per message
+// what the handler will do with it. Messages are read exactly as the
+// handler reads them (sqsbatch.Handler.Inspect): the SNS envelope or the raw
+// body, by the consumer's delivery setting, decoded into T.
+func WithKey[T any](key sqsbatch.KeyFunc[T]) Option {
+	return func(o *options) {
+		o.inspector = func(g *idempotency.Guard, cfg sqsbatch.Config) inspectFunc {
+			return sqsbatch.New(g, key, nil, cfg).Inspect
+		}
+	}
+}
+
+// WithAWSConfig makes the clients from cfg instead of the SDK's default
+// configuration (config.LoadDefaultConfig).
+func WithAWSConfig(cfg aws.Config) Option {
+	return func(o *options) { o.awsConfig = &cfg }
+}
+
+// WithOutput writes the command's output to stdout and its errors and
+// progress to stderr, instead of the process's.
+func WithOutput(stdout, stderr io.Writer) Option {
+	return func(o *options) { o.stdout, o.stderr = stdout, stderr }
+}
+
+// WithClock reads the time from now instead of time.Now: the clock of
+// show's verdicts, forget's condition and the redrive's dry run.
+func WithClock(now func() time.Time) Option {
+	return func(o *options) { o.now = now }
+}
+
+// Exit statuses of Main.
+const (
+	// ExitOK: done.
+	ExitOK = 0
+	// ExitRefused: the command refused to change something (forget of a
+	// live lease, a redrive while a move task runs): nothing changed.
+	ExitRefused = 1
+	// ExitUsage: bad input (an unknown consumer, a table without the
+	// layout, a key the consumer's rules refuse, a bad flag): nothing
+	// changed.
+	ExitUsage = 2
+)
+
+// errRefused marks an error of a command that refused to change anything.
+var errRefused = errors.New("refused")
+
+// usage is the command's help.
+const usage = `idemctl: operate an idempotent consumer.
+
+Usage:
+  idemctl show     [flags] KEY | --body JSON | --file PATH
+  idemctl forget   [flags] --reason TEXT [--dry-run] [--margin 30s] KEY | --body JSON | --file PATH
+  idemctl redrive  [flags] [--dry-run] [--method move|copy] [--rate N] [--max N]
+  idemctl stats    [flags] [--since 24h]
+
+The consumer: --stack NAME [--consumer PATH] (the stack's function whose
+environment holds the contract), or --function NAME (its environment is
+the contract; its event source is the queue, whose redrive policy names
+the DLQ), or --table and
+--namespace (and --queue-url, --dlq-url, --consumer, --env VAR=VALUE for
+the rest of the contract). Run "idemctl COMMAND -h" for every flag.
+`
+
+// Main runs the command with args (without the program's name) and returns
+// the process's exit status: ExitOK, ExitRefused or ExitUsage.
+func Main(args []string, opts ...Option) int {
+	o := &options{stdout: os.Stdout, stderr: os.Stderr, now: time.Now}
+	for _, opt := range opts {
+		opt(o)
+	}
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprint(o.stderr, usage)
+		if len(args) == 0 {
+			return ExitUsage
+		}
+		return ExitOK
+	}
+	commands := map[string]func(context.Context, *options, []string) error{
+		"show": runShow, "forget": runForget, "redrive": runRedrive, "stats": runStats,
+	}
+	run, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(o.stderr, "idemctl: unknown command %q\n\n%s", args[0], usage)
+		return ExitUsage
+	}
+	err := run(context.Background(), o, args[1:])
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.Is(err, flag.ErrHelp):
+		return ExitOK
+	case errors.Is(err, errRefused):
+		fmt.Fprintf(o.stderr, "idemctl %s: %v\n", args[0], err)
+		return ExitRefused
+	}
+	fmt.Fprintf(o.stderr, "idemctl %s: %v\n", args[0], err)
+	return ExitUsage
+}
+
+// envFlag collects --env VAR=VALUE.
+type envFlag map[string]string
+
+func (e envFlag) String() string { return "" }
+
+func (e envFlag) Set(v string) error {
+	name, value, ok := strings.Cut(v, "=")
+	if !ok || name == "" {
+		return fmt.Errorf("%q: want VAR=VALUE, a variable of the contract (IDEMPOTENCY_TABLE_PARTITION_KEY=PK)", v)
+	}
+	e[name] = value
+	return nil
+}
