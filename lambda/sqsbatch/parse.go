@@ -96,7 +96,17 @@ func (t *snsTime) UnmarshalJSON(b []byte) error {
 // input: unquoting would silently turn it into U+FFFD, and two different
 // messages into one. (Lone surrogates in the message itself are found by
 // idempotency.Guard.Fact.)
+//
+// For EventBridge it is ParseEvent (the event's detail). An S3 notification
+// carries one fact per record: Parse refuses the S3 delivery, and
+// ParseObjects reads it.
 func Parse(body []byte, d Delivery) ([]byte, error) {
+	switch d {
+	case EventBridge:
+		return ParseEvent(body)
+	case S3:
+		return nil, fmt.Errorf("sqsbatch.Parse reads one message, and an S3 notification carries one per record: use ParseObjects")
+	}
 	msg, _, err := parse(body, d)
 	return msg, err
 }

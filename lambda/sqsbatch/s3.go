@@ -154,6 +154,27 @@ func parseObjects(body []byte) (items []item, test bool, err error) {
 	return items, false, nil
 }
 
+// ParseObjects returns the facts of an S3 event notification, one Object
+// per record (the key decoded), as the adapter reads them; test is true for
+// S3's s3:TestEvent, which carries none. Errors wrap ErrBadInput: the
+// body's, or the first record's that cannot be read.
+func ParseObjects(body []byte) (objects []Object, test bool, err error) {
+	items, test, err := parseObjects(body)
+	if err != nil || test {
+		return nil, test, err
+	}
+	objects = make([]Object, len(items))
+	for i, it := range items {
+		if it.err != nil {
+			return nil, false, fmt.Errorf("record %d: %w", i, it.err)
+		}
+		if err := json.Unmarshal(it.payload, &objects[i]); err != nil {
+			return nil, false, fmt.Errorf("%w: record %d: %v", ErrBadInput, i, err)
+		}
+	}
+	return objects, false, nil
+}
+
 // objectItem reads one record: its fact, an Object as JSON, and its
 // eventTime as the origin.
 func objectItem(raw json.RawMessage) item {

@@ -377,3 +377,24 @@ func TestS3BadInput(t *testing.T) {
 		})
 	}
 }
+
+// TestParseObjects: the exported reader gives the records' facts, keys
+// decoded; the test event none; a record that cannot be read an error.
+func TestParseObjects(t *testing.T) {
+	objs, test, err := sqsbatch.ParseObjects([]byte(s3Body(s3Rec{bucket: "b", key: "a+b", size: 3, eTag: "e", version: "v1", sequencer: "01"}, s3Rec{bucket: "b", key: "c%2Fd", size: 4, eTag: "f", sequencer: "02"})))
+	if err != nil || test || len(objs) != 2 || objs[0].Key != "a b" || objs[0].VersionID != "v1" || objs[1].Key != "c/d" || objs[1].Size != 4 {
+		t.Fatalf("%+v %v %v", objs, test, err)
+	}
+	if objs, test, err := sqsbatch.ParseObjects([]byte(s3TestEvent)); err != nil || !test || objs != nil {
+		t.Fatalf("test event: %v %v %v", objs, test, err)
+	}
+	if _, _, err := sqsbatch.ParseObjects([]byte(s3Body(s3Rec{bucket: "b", key: "%zz", size: 1, eTag: "e", sequencer: "01"}))); !errors.Is(err, sqsbatch.ErrBadInput) {
+		t.Fatalf("undecodable key: %v", err)
+	}
+	if _, err := sqsbatch.Parse([]byte(s3TestEvent), sqsbatch.S3); err == nil {
+		t.Fatal("Parse took an S3 notification")
+	}
+	if d, err := sqsbatch.Parse([]byte(ebEvent("x", time.Now(), `{"orderId":"o"}`)), sqsbatch.EventBridge); err != nil || string(d) != `{"orderId":"o"}` {
+		t.Fatalf("Parse of an event: %q %v", d, err)
+	}
+}

@@ -48,7 +48,9 @@ import (
 // when all of its records' facts are completed; every message ends deleted
 // or in the DLQ (stuck otherwise), a test event deleted, and only poison in
 // the DLQ. The sabotage "delete-any-record" deletes an S3 message as soon as
-// one of its records succeeded, and must lose facts.
+// one of its records succeeded, and must lose facts; "raw-events" reads the
+// events as raw messages (the whole event hashed, its id and time with the
+// detail), so that a producer's retry is a mismatch that ends in the DLQ.
 
 // SourcesSummary is what the sources simulation counted.
 type SourcesSummary struct {
@@ -193,6 +195,17 @@ func RunSources(seed int64, facts int, sabotage string) *SourcesSummary {
 		func(ctx context.Context, e sqsbatch.Event[order], r idempotency.Reservation) (string, error) {
 			return "", s.effect(r.Key)
 		}, cfg)
+	evHandle := evH.Handle
+	if sabotage == "raw-events" {
+		// The events read as raw messages: the whole event hashed, its id
+		// and time with the detail.
+		raw := cfg
+		raw.Delivery = sqsbatch.Raw
+		evHandle = sqsbatch.New(evGuard, func(e struct{ Detail order }) (string, error) { return e.Detail.OrderID, nil },
+			func(ctx context.Context, e struct{ Detail order }, r idempotency.Reservation) (string, error) {
+				return "", s.effect(r.Key)
+			}, raw).Handle
+	}
 	objH := sqsbatch.NewObjects(objGuard, func(ctx context.Context, o sqsbatch.Object, r idempotency.Reservation) (string, error) {
 		return "", s.effect(r.Key)
 	}, cfg)
@@ -257,7 +270,7 @@ func RunSources(seed int64, facts int, sabotage string) *SourcesSummary {
 		}
 	}
 
-	s.drain([]*srcQueue{evQ, objQ}, map[*srcQueue]func(context.Context, events.SQSEvent) (events.SQSEventResponse, error){evQ: evH.Handle, objQ: objH.Handle})
+	s.drain([]*srcQueue{evQ, objQ}, map[*srcQueue]func(context.Context, events.SQSEvent) (events.SQSEventResponse, error){evQ: evHandle, objQ: objH.Handle})
 	s.check(valid, []*srcQueue{evQ, objQ})
 	return s.sum
 }
@@ -465,7 +478,7 @@ func (l srcLog) WithGroup(string) slog.Handler      { return l }
 // sourcesSabotage is the sabotage of Config that the sources simulation
 // knows, or none.
 func sourcesSabotage(s string) string {
-	if s == "delete-any-record" {
+	if s == "delete-any-record" || s == "raw-events" {
 		return s
 	}
 	return ""

@@ -30,7 +30,7 @@ func main() {
 	facts := flag.Int("facts", 10000, "number of business facts published")
 	store := flag.String("store", "memory", "idempotency store: memory or dynamodb (kumo, in process)")
 	scale := flag.Float64("fault-scale", 1, "multiply the probability of every fault and crash")
-	sabotage := flag.String("sabotage", "", "break the system on purpose to see the invariants fail: token-as-key, unfenced-complete, effect-outside-tx, ignore-failures, short-window, foreign-retry, effect-to-lease, no-age or blocking-store (fails as a deadlock after a minute)")
+	sabotage := flag.String("sabotage", "", "break the system on purpose to see the invariants fail: token-as-key, unfenced-complete, effect-outside-tx, ignore-failures, short-window, foreign-retry, effect-to-lease, no-age, blocking-store (fails as a deadlock after a minute), or for the sources simulation delete-any-record or raw-events")
 	flag.Parse()
 	if *seed == 0 {
 		*seed = time.Now().UnixNano() % 1_000_000
