@@ -360,25 +360,38 @@ func (t *target) send(ctx context.Context, m sqstypes.Message, fifo bool) error 
 type limiter struct {
 	every time.Duration
 	next  time.Time
+	now   func() time.Time
+	sleep func(ctx context.Context, d time.Duration) error
 }
 
 func newLimiter(rate int) *limiter {
-	if rate <= 0 {
-		return &limiter{}
+	l := &limiter{now: time.Now, sleep: sleepCtx}
+	if rate > 0 {
+		l.every = time.Second / time.Duration(rate)
 	}
-	return &limiter{every: time.Second / time.Duration(rate)}
+	return l
 }
 
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// wait returns when the next call may go.
 func (l *limiter) wait(ctx context.Context) error {
 	if l.every == 0 {
 		return nil
 	}
-	now := time.Now()
+	now := l.now()
 	if l.next.After(now) {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(l.next.Sub(now)):
+		if err := l.sleep(ctx, l.next.Sub(now)); err != nil {
+			return err
 		}
 		now = l.next
 	}

@@ -3,7 +3,7 @@
 // See package ops; build your own with the consumer's key function
 // (ops.WithKey) to name facts by their messages.
 //
-//	go install github.com/idempotent-consumer/idempotent-consumer/ops/cmd/idemctl@latest
+//	cd ops && go install ./cmd/idemctl   # from a clone of the repository
 //	idemctl show --function orders-charge order-17
 package main
 
