@@ -46,9 +46,10 @@ type options struct {
 	now       func() time.Time
 }
 
-// inspectFunc returns the fact the consumer's handler would judge for a
-// message (sqsbatch.Handler.Inspect).
-type inspectFunc func(rec *events.SQSMessage) (idempotency.Fact, error)
+// inspectFunc returns the facts the consumer's handler would judge for a
+// message (sqsbatch.Handler.Inspect): one, or an S3 notification's, one
+// per record.
+type inspectFunc func(rec *events.SQSMessage) ([]idempotency.Fact, error)
 
 // WithKey gives the command the consumer's own key function, with the type
 // of its messages: show and forget then take a message (--body, --file)

@@ -115,18 +115,35 @@ func (t *target) judgeRedriven(ctx context.Context, m sqstypes.Message, now time
 		return j
 	}
 	redriven := events.SQSMessage{Body: aws.ToString(m.Body), Attributes: map[string]string{"SentTimestamp": strconv.FormatInt(now.UnixMilli(), 10)}}
-	f, err := t.inspect(&redriven)
+	facts, err := t.inspect(&redriven)
 	if err != nil {
 		j.Verdict = Verdict{"bad_input", oneLine(err.Error()) + ": it goes back to the dead-letter queue after maxReceiveCount receives"}
 		return j
 	}
-	j.Key = f.Key
-	rec, err := t.store.Get(ctx, f.Key)
-	if err != nil {
-		j.Verdict = Verdict{"unknown", "the record could not be read: " + oneLine(err.Error())}
+	if len(facts) == 0 {
+		j.Verdict = Verdict{"processed", "S3's test event: acknowledged and deleted, no fact to run"}
 		return j
 	}
-	j.Verdict = judge(rec, f, t.guard.Expired(f), now)
+	// One verdict per fact (an S3 notification's records); the message's is
+	// theirs when they agree, and lists each otherwise.
+	var keys, each []string
+	for _, f := range facts {
+		rec, err := t.store.Get(ctx, f.Key)
+		v := Verdict{"unknown", "the record could not be read: " + oneLine(fmt.Sprint(err))}
+		if err == nil {
+			v = judge(rec, f, t.guard.Expired(f), now)
+		}
+		if len(keys) == 0 {
+			j.Verdict = v
+		} else if v.Outcome != j.Verdict.Outcome {
+			j.Verdict.Outcome = "mixed"
+		}
+		keys, each = append(keys, f.Key), append(each, f.Key+": "+v.Outcome+" ("+v.Reason+")")
+	}
+	j.Key = strings.Join(keys, ", ")
+	if len(facts) > 1 {
+		j.Verdict.Reason = strings.Join(each, "; ")
+	}
 	return j
 }
 

@@ -46,11 +46,18 @@ func (f *factFlags) fact(t *target, args []string) (idempotency.Fact, error) {
 	case body != "" && t.inspect == nil:
 		return idempotency.Fact{}, errors.New("a message (--body, --file) needs the consumer's key function: build the command with it (ops.Main(os.Args[1:], ops.WithKey(yourKeyFunc))), or give the business key")
 	case body != "":
-		fact, err := t.inspect(&events.SQSMessage{Body: body})
+		facts, err := t.inspect(&events.SQSMessage{Body: body})
 		if err != nil {
 			return idempotency.Fact{}, fmt.Errorf("the consumer refuses this message (bad input; nothing read or changed): %w", err)
 		}
-		return fact, nil
+		if len(facts) != 1 {
+			keys := make([]string, len(facts))
+			for i, f := range facts {
+				keys[i] = f.Key
+			}
+			return idempotency.Fact{}, fmt.Errorf("the message carries %d facts (an S3 notification's records: %q; none for S3's test event), not one: name one by its key", len(facts), keys)
+		}
+		return facts[0], nil
 	case len(args) != 1:
 		return idempotency.Fact{}, errors.New("give one business key (the key the consumer's key function returns), or a message with --body or --file")
 	}

@@ -519,65 +519,94 @@ func (b *batch[T]) next(ctx context.Context, rec *events.SQSMessage, failed *boo
 // one runs one message: its fact, or an S3 notification's, one per
 // record.
 func (b *batch[T]) one(ctx context.Context, rec *events.SQSMessage) report {
-	h := b.h
-	// The body is bounded first, before it is read: no body larger than
-	// the delivery can carry a message of at most MaxMessageBytes.
-	if maxBody := h.cfg.bodyBound(); len(rec.Body) > maxBody {
-		return report{outcome: BadInput, err: fmt.Errorf("%w: body of %d bytes, more than %d, the most that can carry a message of at most %d bytes", ErrBadInput, len(rec.Body), maxBody, h.cfg.MaxMessageBytes)}
-	}
-	var it item
-	var err error
-	switch h.cfg.Delivery {
-	case S3:
+	if b.h.cfg.Delivery == S3 {
+		if err := b.h.bounded(rec); err != nil {
+			return report{outcome: BadInput, err: err}
+		}
 		return b.objects(ctx, rec)
-	case EventBridge:
-		it, err = eventItem([]byte(rec.Body))
-	default:
-		it.source = "SNS Timestamp"
-		it.payload, it.published, err = parse([]byte(rec.Body), h.cfg.Delivery)
 	}
+	it, err := b.h.message(rec)
 	if err != nil {
 		return report{outcome: BadInput, err: err}
 	}
 	return b.fact(ctx, rec, &it)
 }
 
-// fact judges one fact of a message and runs it: its message decoded, its
-// key, its age. A panic in the author's code (key function, message
-// decoding) fails this fact only; the guard already turns a panic in the
-// effect into a released reservation.
+// bounded refuses a body larger than the delivery can carry a message of at
+// most MaxMessageBytes in, before it is read.
+func (h *Handler[T]) bounded(rec *events.SQSMessage) error {
+	if maxBody := h.cfg.bodyBound(); len(rec.Body) > maxBody {
+		return fmt.Errorf("%w: body of %d bytes, more than %d, the most that can carry a message of at most %d bytes", ErrBadInput, len(rec.Body), maxBody, h.cfg.MaxMessageBytes)
+	}
+	return nil
+}
+
+// message reads the one fact of a message that is not an S3 notification:
+// an SNS envelope's or a raw body's (parse), or an EventBridge event's
+// detail.
+func (h *Handler[T]) message(rec *events.SQSMessage) (item, error) {
+	if err := h.bounded(rec); err != nil {
+		return item{}, err
+	}
+	if h.cfg.Delivery == EventBridge {
+		return eventItem([]byte(rec.Body))
+	}
+	it := item{source: "SNS Timestamp"}
+	var err error
+	it.payload, it.published, err = parse([]byte(rec.Body), h.cfg.Delivery)
+	return it, err
+}
+
+// fact judges one fact of a message and runs it. A panic in the author's
+// code (key function, message decoding) fails this fact only; the guard
+// already turns a panic in the effect into a released reservation.
 func (b *batch[T]) fact(ctx context.Context, rec *events.SQSMessage, it *item) (r report) {
 	defer func() {
 		if p := recover(); p != nil {
 			r = report{outcome: Failed, key: r.key, err: fmt.Errorf("panic: %v", p)}
 		}
 	}()
-	h := b.h
+	j, bad := b.h.judge(rec, it)
+	if bad != nil {
+		return *bad
+	}
+	return b.start(ctx, rec, j.fact, j.msg, j.source, !j.hasOrigin)
+}
+
+// judged is a fact read from its message, before any store request.
+type judged[T any] struct {
+	fact      idempotency.Fact
+	msg       T
+	source    string // what the origin time is (origin)
+	hasOrigin bool
+}
+
+// judge reads one fact of a message: its payload bounded and decoded, its
+// key, the guard's Fact, its origin time. bad is the fact's bad input.
+func (h *Handler[T]) judge(rec *events.SQSMessage, it *item) (j judged[T], bad *report) {
+	fail := func(r report) (judged[T], *report) { return judged[T]{}, &r }
 	if it.err != nil {
-		return report{outcome: BadInput, err: it.err}
+		return fail(report{outcome: BadInput, err: it.err})
 	}
 	if len(it.payload) > h.cfg.MaxMessageBytes {
-		return report{outcome: BadInput, err: fmt.Errorf("%w: message of %d bytes, more than %d", ErrBadInput, len(it.payload), h.cfg.MaxMessageBytes)}
+		return fail(report{outcome: BadInput, err: fmt.Errorf("%w: message of %d bytes, more than %d", ErrBadInput, len(it.payload), h.cfg.MaxMessageBytes)})
 	}
-	var msg T
-	if err := h.decode(it, &msg); err != nil {
-		return report{outcome: BadInput, err: fmt.Errorf("%w: decode message: %v", ErrBadInput, err)}
+	if err := h.decode(it, &j.msg); err != nil {
+		return fail(report{outcome: BadInput, err: fmt.Errorf("%w: decode message: %v", ErrBadInput, err)})
 	}
-	key, err := h.key(msg)
+	key, err := h.key(j.msg)
 	if err != nil {
-		return report{outcome: BadInput, err: fmt.Errorf("%w: key: %v", ErrBadInput, err)}
+		return fail(report{outcome: BadInput, err: fmt.Errorf("%w: key: %v", ErrBadInput, err)})
 	}
 	if key == "" {
-		return report{outcome: BadInput, err: errEmptyKey}
+		return fail(report{outcome: BadInput, err: errEmptyKey})
 	}
-	fact, err := h.guard.Fact(key, it.payload)
-	if err != nil {
+	if j.fact, err = h.guard.Fact(key, it.payload); err != nil {
 		pk, _ := h.guard.Key(key) // the key as stored (hashed with a key secret), never as given
-		return report{outcome: BadInput, key: pk, err: err}
+		return fail(report{outcome: BadInput, key: pk, err: err})
 	}
-	sent, source, hasOrigin := origin(rec, it.published, it.source)
-	fact.Sent = sent // the guard takes the key only while the message is younger than the window
-	return b.start(ctx, rec, fact, msg, source, !hasOrigin)
+	j.fact.Sent, j.source, j.hasOrigin = origin(rec, it.published, it.source)
+	return j, nil // the guard takes the key only while the message is younger than the window (Sent)
 }
 
 // start runs a judged fact once a slot is free and the record may start:

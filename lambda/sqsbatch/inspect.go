@@ -1,7 +1,6 @@
 package sqsbatch
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -9,45 +8,46 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 )
 
-// Inspect returns the fact the handler would judge for rec, as its own
-// per-record path reads it before any store request: the body bounded,
-// parsed (an SNS envelope or raw, by Config.Delivery), decoded into T, its
-// key from the key function and the guard's Fact, with Sent at the
-// record's origin (the earlier of the envelope's Timestamp and the
-// SentTimestamp attribute; zero with neither). It makes no store request
-// and runs no effect. An error is the record's bad input (it wraps
-// ErrBadInput, idempotency.ErrInvalidKey or ErrInvalidPayload), refused
-// in the words of the record's log line.
+// Inspect returns the facts the handler would judge for rec, as its own
+// per-message path reads them before any store request (the same code):
+// the body bounded and read by Config.Delivery (an SNS envelope or raw
+// body, an EventBridge event's detail, or an S3 notification's records,
+// one fact each; none for S3's test event), each decoded into T, its key
+// from the key function and the guard's Fact, with Sent at its origin (see
+// Config; zero without one). It makes no store request and runs no effect.
+// An error is the message's bad input (it wraps ErrBadInput,
+// idempotency.ErrInvalidKey or ErrInvalidPayload), in the words of the
+// record's log line; for an S3 notification, its first record's that is.
 //
 // It is for tools that tell an operator what the handler will do with a
 // message (the operator command's show --body and its redrive dry run):
-// the record's key, and with the store's record, its outcome.
-func (h *Handler[T]) Inspect(rec *events.SQSMessage) (idempotency.Fact, error) {
-	if maxBody := envelopeBound(h.cfg.MaxMessageBytes); len(rec.Body) > maxBody {
-		return idempotency.Fact{}, fmt.Errorf("%w: body of %d bytes, more than %d, the most that can carry a message of at most %d bytes", ErrBadInput, len(rec.Body), maxBody, h.cfg.MaxMessageBytes)
+// each fact's key, and with the store's record, its outcome.
+func (h *Handler[T]) Inspect(rec *events.SQSMessage) ([]idempotency.Fact, error) {
+	if h.cfg.Delivery != S3 {
+		it, err := h.message(rec)
+		if err != nil {
+			return nil, err
+		}
+		j, bad := h.judge(rec, &it)
+		if bad != nil {
+			return nil, bad.err
+		}
+		return []idempotency.Fact{j.fact}, nil
 	}
-	payload, published, err := parse([]byte(rec.Body), h.cfg.Delivery)
+	if err := h.bounded(rec); err != nil {
+		return nil, err
+	}
+	items, _, err := parseObjects([]byte(rec.Body))
 	if err != nil {
-		return idempotency.Fact{}, err
+		return nil, err
 	}
-	if len(payload) > h.cfg.MaxMessageBytes {
-		return idempotency.Fact{}, fmt.Errorf("%w: message of %d bytes, more than %d", ErrBadInput, len(payload), h.cfg.MaxMessageBytes)
+	facts := make([]idempotency.Fact, 0, len(items))
+	for i := range items {
+		j, bad := h.judge(rec, &items[i])
+		if bad != nil {
+			return nil, fmt.Errorf("S3 record %d: %w", i, bad.err)
+		}
+		facts = append(facts, j.fact)
 	}
-	var msg T
-	if err := json.Unmarshal(payload, &msg); err != nil {
-		return idempotency.Fact{}, fmt.Errorf("%w: decode message: %v", ErrBadInput, err)
-	}
-	key, err := h.key(msg)
-	if err != nil {
-		return idempotency.Fact{}, fmt.Errorf("%w: key: %v", ErrBadInput, err)
-	}
-	if key == "" {
-		return idempotency.Fact{}, errEmptyKey
-	}
-	fact, err := h.guard.Fact(key, payload)
-	if err != nil {
-		return idempotency.Fact{}, err
-	}
-	fact.Sent, _, _ = origin(rec, published, "SNS Timestamp")
-	return fact, nil
+	return facts, nil
 }
