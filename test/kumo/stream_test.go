@@ -61,7 +61,6 @@ func (a jsonAPI) call(op string, in, out any) error {
 	}
 	req.Header.Set("Content-Type", "application/x-amz-json-1.1")
 	req.Header.Set("X-Amz-Target", a.target+"."+op)
-	req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential=test/20261201/us-east-1/kinesis/aws4_request, SignedHeaders=host, Signature=0")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return err
