@@ -83,7 +83,7 @@ const (
 	streamMaxAge     = time.Hour
 	streamWindow     = 24 * time.Hour
 	streamLease      = 30 * time.Second
-	maxIdleSteps     = 300
+	maxIdleSteps     = 100
 )
 
 // StreamSummary is what a stream run did and found.
