@@ -61,6 +61,7 @@ func TestStreamSabotageIsCaught(t *testing.T) {
 			for _, p := range sum.Problems {
 				if strings.HasPrefix(p, want) {
 					found = true
+					t.Log(p)
 					break
 				}
 			}
