@@ -180,7 +180,7 @@ func TestRefusals(t *testing.T) {
 				BillingMode:  awsdynamodb.BillingMode_PAY_PER_REQUEST,
 			})
 			return &stream.IdempotentStreamConsumerProps{Entry: jsii.String(handlerDir), Stream: awskinesis.NewStream(s, jsii.String("E"), nil), Table: other,
-				BatchSize: awscdk.Token_AsNumber(awscdk.Fn_ImportValue(jsii.String("Size"))),
+				BatchSize:    awscdk.Token_AsNumber(awscdk.Fn_ImportValue(jsii.String("Size"))),
 				MaxRecordAge: awscdk.Duration_Seconds(awscdk.Token_AsNumber(awscdk.Fn_ImportValue(jsii.String("Age"))))}
 		}, []string{"BatchSize is a token", "MaxRecordAge is a token", `Table's key schema is`}},
 		{"the contract's rules", func(s awscdk.Stack) *stream.IdempotentStreamConsumerProps {
