@@ -131,6 +131,12 @@ SEED ?= 1
 chaos: tools
 	cd test && go run ./cmd/chaos -facts 10000 -seed $(SEED)
 
+## chaos-stream: the simulation's stream mode (Lambda's stream event source:
+## checkpoint replays, bisection, record age, the on-failure bucket, resharding)
+## over 10,000 facts for seeds 1 to 3, then each sabotage; a line per run.
+chaos-stream: tools
+	cd test && go test -count=1 -run 'TestStream' -v ./chaos/
+
 ## synth: the example app's CloudFormation template into cdk.out, checked by
 ## cdk-nag. The stack is environment-agnostic: no AWS account or credentials.
 synth: tools

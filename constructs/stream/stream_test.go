@@ -174,6 +174,15 @@ func TestRefusals(t *testing.T) {
 		}, []string{"OldImage is set, but the source is a Kinesis stream", `Removes is "run", but the source is a Kinesis stream`,
 			"BatchSize 10001 is out of range", "RetryAttempts -1 is out of range", "ParallelizationFactor 11 is out of range",
 			"MaxRecordAge 24h is not less than Window 24h", "MaxBatchingWindow 6m is out of range"}},
+		{"tokens and a table of another design", func(s awscdk.Stack) *stream.IdempotentStreamConsumerProps {
+			other := awsdynamodb.NewTable(s, jsii.String("Other"), &awsdynamodb.TableProps{
+				PartitionKey: &awsdynamodb.Attribute{Name: jsii.String("id"), Type: awsdynamodb.AttributeType_STRING},
+				BillingMode:  awsdynamodb.BillingMode_PAY_PER_REQUEST,
+			})
+			return &stream.IdempotentStreamConsumerProps{Entry: jsii.String(handlerDir), Stream: awskinesis.NewStream(s, jsii.String("E"), nil), Table: other,
+				BatchSize:    awscdk.Token_AsNumber(awscdk.Fn_ImportValue(jsii.String("Size"))),
+				MaxRecordAge: awscdk.Duration_Seconds(awscdk.Token_AsNumber(awscdk.Fn_ImportValue(jsii.String("Age"))))}
+		}, []string{"BatchSize is a token", "MaxRecordAge is a token", `Table's key schema is`}},
 		{"the contract's rules", func(s awscdk.Stack) *stream.IdempotentStreamConsumerProps {
 			return &stream.IdempotentStreamConsumerProps{Entry: jsii.String(handlerDir), Stream: awskinesis.NewStream(s, jsii.String("E"), nil),
 				Timeout: awscdk.Duration_Seconds(jsii.Number(2)), Namespace: jsii.String("a#b")}

@@ -25,9 +25,9 @@ func TestStreamConsumersAreNagClean(t *testing.T) {
 		},
 		"DynamoDB": func(s awscdk.Stack) {
 			orders := awsdynamodb.NewTable(s, jsii.String("Orders"), &awsdynamodb.TableProps{
-				PartitionKey: &awsdynamodb.Attribute{Name: jsii.String("orderId"), Type: awsdynamodb.AttributeType_STRING},
-				BillingMode:  awsdynamodb.BillingMode_PAY_PER_REQUEST,
-				Stream:       awsdynamodb.StreamViewType_NEW_AND_OLD_IMAGES,
+				PartitionKey:                     &awsdynamodb.Attribute{Name: jsii.String("orderId"), Type: awsdynamodb.AttributeType_STRING},
+				BillingMode:                      awsdynamodb.BillingMode_PAY_PER_REQUEST,
+				Stream:                           awsdynamodb.StreamViewType_NEW_AND_OLD_IMAGES,
 				PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{PointInTimeRecoveryEnabled: jsii.Bool(true)},
 			})
 			stream.NewIdempotentStreamConsumer(s, jsii.String("Confirm"), &stream.IdempotentStreamConsumerProps{

@@ -83,12 +83,13 @@ const (
 	streamMaxAge     = time.Hour
 	streamWindow     = 24 * time.Hour
 	streamLease      = 30 * time.Second
-	maxIdleSteps     = 300
+	maxIdleSteps     = 100
 )
 
 // StreamSummary is what a stream run did and found.
 type StreamSummary struct {
 	Seed                          int64
+	Sabotage                      string
 	Facts, Records                int
 	Deliveries, Replayed          int // record deliveries; deliveries beyond each record's first
 	Duplicates                    int // deliveries absorbed by the guard (outcome duplicate)
@@ -111,8 +112,12 @@ func (s *StreamSummary) Line() string {
 	if !s.OK() {
 		verdict = fmt.Sprintf("FAILED (%d problems)", len(s.Problems))
 	}
-	return fmt.Sprintf("stream seed=%d facts=%d records=%d deliveries=%d replayed=%d duplicates=%d bisections=%d retries=%d splits=%d merges=%d on-failure=%d records in %d objects (aged %d, poison %d) replayed-from-bucket=%d recovered=%d: %s",
-		s.Seed, s.Facts, s.Records, s.Deliveries, s.Replayed, s.Duplicates, s.Bisections, s.Retries, s.Splits, s.Merges,
+	mode := "stream"
+	if s.Sabotage != "" {
+		mode = "stream sabotage=" + s.Sabotage
+	}
+	return fmt.Sprintf("%s seed=%d facts=%d records=%d deliveries=%d replayed=%d duplicates=%d bisections=%d retries=%d splits=%d merges=%d on-failure=%d records in %d objects (aged %d, poison %d) replayed-from-bucket=%d recovered=%d: %s",
+		mode, s.Seed, s.Facts, s.Records, s.Deliveries, s.Replayed, s.Duplicates, s.Bisections, s.Retries, s.Splits, s.Merges,
 		s.OnFailure, s.OnFailureObjects, s.Aged, s.Poison, s.ReplayedFromBucket, s.Recovered, verdict)
 }
 
@@ -194,7 +199,7 @@ func RunStream(ctx context.Context, cfg StreamConfig) *StreamSummary {
 	}
 	s := &streamSim{
 		cfg: cfg, rng: rand.New(rand.NewPCG(uint64(cfg.Seed), 0x5eed)), now: time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC),
-		sum: &StreamSummary{Seed: cfg.Seed, Facts: cfg.Facts}, seqNum: big.NewInt(7),
+		sum: &StreamSummary{Seed: cfg.Seed, Facts: cfg.Facts, Sabotage: cfg.Sabotage}, seqNum: big.NewInt(7),
 		bySeq: map[string]*srec{}, applied: map[string]int{}, order: map[string][]int{}, failMode: map[string]int{},
 		faulty: true,
 	}
