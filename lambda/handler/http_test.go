@@ -22,6 +22,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/httpkey"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 )
 
@@ -157,5 +158,15 @@ func TestGetSecretValue(t *testing.T) {
 	}
 	if _, err := handler.GetSecretValue(context.Background(), cfg, "whsec_plain"); err == nil || strings.Contains(err.Error(), "whsec") {
 		t.Fatalf("not an ARN: %v", err)
+	}
+}
+
+// The queue entry points refuse an HTTP endpoint's contract at init: a
+// function URL event read as an SQS batch would answer 200 with no work done.
+func TestQueueHandlerRefusesAnEndpointsContract(t *testing.T) {
+	_, err := handler.New(orderKey, func(context.Context, order, idempotency.Reservation) (string, error) { return "", nil },
+		getenv(endpointSettings().Encode()), handler.WithStore(storetest.NewMemoryStore()))
+	if err == nil || !strings.Contains(err.Error(), `CONSUMER_SOURCE="http"`) || !strings.Contains(err.Error(), "handler.StartHTTP") {
+		t.Fatalf("err = %v", err)
 	}
 }
