@@ -341,7 +341,7 @@ func TestVerifierRefusalIs401BeforeTheStore(t *testing.T) {
 	if err := json.Unmarshal(metrics.Bytes(), &m); err != nil {
 		t.Fatal(err)
 	}
-	if m["Unauthorized"] != 1.0 || m["Processed"] != 0.0 || m[sqsbatch.MetricDimension] != "hooks" {
+	if _, other := m["Processed"]; m["Unauthorized"] != 1.0 || other || m[sqsbatch.MetricDimension] != "hooks" || m["ServerErrors"] != nil {
 		t.Errorf("metrics %v", m)
 	}
 }
@@ -438,3 +438,32 @@ func TestUnreadableStoredResponse(t *testing.T) {
 // mustFingerprint is the payload the adapter hashes for POST /x without a
 // body (its encoding is the adapter's: pinned here so that a change is seen).
 func mustFingerprint() []byte { return []byte(`{"m":"POST","t":"/x"}`) }
+
+// The metrics line of a request holds its own counts: a 5xx counts its
+// outcome and ServerErrors, a replay Duplicate alone, with the duration.
+func TestMetricsLineIsTheRequests(t *testing.T) {
+	var metrics bytes.Buffer
+	f := newFixture(t, httpkey.Config{Metrics: &syncWriter{w: &metrics}})
+	f.do("POST", "/boom", "k", `{}`) // 503, released
+	f.do("POST", "/boom", "k", `{}`) // 200
+	f.do("POST", "/boom", "k", `{}`) // replay
+	var lines []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(metrics.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatal(err)
+		}
+		delete(m, "_aws")
+		delete(m, "timestamp")
+		delete(m, "RequestDuration")
+		lines = append(lines, m)
+	}
+	want := []map[string]any{
+		{"Consumer": "endpoint", "level": "INFO", "Failed": 1.0, "ServerErrors": 1.0},
+		{"Consumer": "endpoint", "level": "INFO", "Processed": 1.0},
+		{"Consumer": "endpoint", "level": "INFO", "Duplicate": 1.0},
+	}
+	if js, _ := json.Marshal(lines); string(js) != func() string { b, _ := json.Marshal(want); return string(b) }() {
+		t.Fatalf("metrics lines %s, want %v", js, want)
+	}
+}
