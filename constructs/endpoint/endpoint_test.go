@@ -166,6 +166,7 @@ func TestRouteEndpoint(t *testing.T) {
 	}
 	st2, _ := stack(t, &endpoint.IdempotentEndpointProps{Route: jsii.String("/charges")}, true)
 	tpl2 := cdktest.Template(t, st2)
+	cdktest.Snapshot(t, tpl2, filepath.Join("testdata", "route.template.json"))
 	if r := resources(tpl2, "AWS::ApiGatewayV2::Route"); len(r) != 1 || r[0]["AuthorizationType"] != "AWS_IAM" {
 		t.Fatalf("IAM route: %s", js(r))
 	}
