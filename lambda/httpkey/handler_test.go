@@ -45,7 +45,7 @@ func (a *app) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	a.runs[r.URL.Path]++
 	n := a.runs[r.URL.Path]
 	a.mu.Unlock()
-	if _, ok := httpkey.ReservationFrom(r.Context()); !ok && r.URL.Path != "/unkeyed" {
+	if _, ok := httpkey.ReservationFrom(r.Context()); !ok && !strings.HasPrefix(r.URL.Path, "/unkeyed") {
 		http.Error(w, "no reservation in the context", http.StatusTeapot)
 		return
 	}
@@ -65,6 +65,8 @@ func (a *app) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		_, _ = w.Write([]byte("second run"))
+	case "/unkeyed-panic":
+		panic("the handler broke")
 	case "/panic":
 		if n == 1 {
 			panic("the handler broke")
@@ -231,6 +233,12 @@ func TestStatusTable(t *testing.T) {
 			{method: "DELETE", path: "/unkeyed", status: 200},
 			{method: "PATCH", path: "/unkeyed", body: `{}`, status: 400},
 		}, runs: map[string]int{"/unkeyed": 2}, requests: 0},
+		{name: "400 a key function's empty key", cfg: httpkey.Config{Key: func(*http.Request, []byte) (string, error) { return "", nil }}, steps: []step{
+			{method: "POST", path: "/orders", body: `{}`, status: 400, want: "empty key"},
+		}, runs: map[string]int{"/orders": 0}, requests: 0},
+		{name: "500 for a panic served unkeyed", cfg: httpkey.Config{Optional: true}, steps: []step{
+			{method: "POST", path: "/unkeyed-panic", body: `{}`, status: 500},
+		}, runs: map[string]int{"/unkeyed-panic": 1}, requests: 0},
 		{name: "optional key: served unkeyed", cfg: httpkey.Config{Optional: true}, steps: []step{
 			{method: "POST", path: "/unkeyed", body: `{}`, status: 200},
 			{method: "POST", path: "/unkeyed", body: `{}`, status: 200},
