@@ -17,7 +17,6 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
@@ -142,7 +141,9 @@ func TestGetSecretValue(t *testing.T) {
 		_, _ = w.Write([]byte(`{"ARN":"` + secretARN + `","SecretString":"[\"s1\",\"s2\"]"}`))
 	}))
 	defer srv.Close()
-	cfg := aws.Config{Region: "us-east-1", BaseEndpoint: aws.String(srv.URL), Credentials: credentials.NewStaticCredentialsProvider("AKIDEXAMPLE", "secret", "")}
+	cfg := aws.Config{Region: "us-east-1", BaseEndpoint: aws.String(srv.URL), Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
+		return aws.Credentials{AccessKeyID: "AKIDEXAMPLE", SecretAccessKey: "secret", Source: "test"}, nil
+	})}
 	v, err := handler.GetSecretValue(context.Background(), cfg, secretARN)
 	if err != nil || v != `["s1","s2"]` {
 		t.Fatalf("GetSecretValue = %q, %v", v, err)
