@@ -127,6 +127,10 @@ type IdempotentEndpointProps struct {
 	// ThrottlingRateLimit and ThrottlingBurstLimit throttle the HTTP API's
 	// stage (with Route). Default: DefaultRateLimit, DefaultBurstLimit.
 	ThrottlingRateLimit, ThrottlingBurstLimit *float64
+	// Environment is the handler's own variables (a downstream API's URL);
+	// the runtime contract's variables are the construct's and refused
+	// here. Default: none.
+	Environment *map[string]*string
 	// Timeout is the function's. Default: DefaultTimeout (10 s).
 	Timeout awscdk.Duration
 	// MemorySize in MiB. Default: DefaultMemorySize.
@@ -263,6 +267,7 @@ type settings struct {
 	dashboard               bool
 	route                   string
 	rate, burst             float64
+	environment             map[string]*string
 }
 
 // secretPlaceholder stands for the secret's ARN while the settings are
@@ -368,6 +373,15 @@ func (p *IdempotentEndpointProps) resolve(id string) (settings, error) {
 	if s.hashKeys {
 		r.KeySecret = strings.Repeat("k", 64) // stands for the secret the builder makes
 	}
+	if p.Environment != nil {
+		s.environment = *p.Environment
+		names := contract.Names()
+		for k := range s.environment {
+			if slices.Contains(names, k) {
+				bad("Environment sets %s, a variable of the runtime contract that the construct writes from its props; remove it and set the prop instead", k)
+			}
+		}
+	}
 	s.route = str(p.Route)
 	s.rate, s.burst = num(p.ThrottlingRateLimit, DefaultRateLimit), num(p.ThrottlingBurstLimit, DefaultBurstLimit)
 	switch {
@@ -450,6 +464,7 @@ func NewIdempotentEndpoint(scope constructs.Construct, id *string, props *Idempo
 		Tracing:             awslambda.Tracing_ACTIVE,
 		LogLevel:            awslambda.ApplicationLogLevel_INFO,
 		LogRetention:        s.logRetention,
+		Environment:         s.environment,
 		Runtime:             s.runtime,
 		Table:               e.table,
 		HashKeys:            s.hashKeys,

@@ -126,7 +126,7 @@ func TestWebhookEndpoint(t *testing.T) {
 // An Idempotency-Key endpoint without a verifier is behind IAM, and
 // GrantInvokeUrl grants both actions a new function URL requires.
 func TestIAMEndpoint(t *testing.T) {
-	st, _ := stack(t, &endpoint.IdempotentEndpointProps{ClientAttribute: jsii.String("iam")}, true)
+	st, _ := stack(t, &endpoint.IdempotentEndpointProps{ClientAttribute: jsii.String("iam"), Environment: &map[string]*string{"PAYMENTS_URL": jsii.String("https://pay.example.com")}}, true)
 	tpl := cdktest.Template(t, st)
 	if urls := resources(tpl, "AWS::Lambda::Url"); len(urls) != 1 || urls[0]["AuthType"] != "AWS_IAM" {
 		t.Fatalf("function URLs: %v", js(urls))
@@ -139,7 +139,7 @@ func TestIAMEndpoint(t *testing.T) {
 		t.Errorf("GrantInvokeUrl: %s", policies)
 	}
 	env := resources(tpl, "AWS::Lambda::Function")[0]["Environment"].(map[string]any)["Variables"].(map[string]any)
-	if env[contract.ClientAttributeVar] != "iam" || env[contract.WebhookProviderVar] != nil {
+	if env[contract.ClientAttributeVar] != "iam" || env[contract.WebhookProviderVar] != nil || env["PAYMENTS_URL"] != "https://pay.example.com" {
 		t.Errorf("environment: %s", js(env))
 	}
 }
@@ -166,6 +166,7 @@ func TestRouteEndpoint(t *testing.T) {
 	}
 	st2, _ := stack(t, &endpoint.IdempotentEndpointProps{Route: jsii.String("/charges")}, true)
 	tpl2 := cdktest.Template(t, st2)
+	cdktest.Snapshot(t, tpl2, filepath.Join("testdata", "route.template.json"))
 	if r := resources(tpl2, "AWS::ApiGatewayV2::Route"); len(r) != 1 || r[0]["AuthorizationType"] != "AWS_IAM" {
 		t.Fatalf("IAM route: %s", js(r))
 	}
@@ -192,6 +193,8 @@ func TestRefusals(t *testing.T) {
 			[]string{`IdempotentEndpoint "E"`, "Entry is empty", `Webhook "stripe" needs WebhookSecret`, "ReservedConcurrentExecutions 0"}},
 		{"a secret without a webhook, an unknown provider header", endpoint.IdempotentEndpointProps{Entry: jsii.String(handlerDir), WebhookSecret: secret, HashHeaders: &[]*string{jsii.String("X Bad")}},
 			[]string{"WebhookSecret is given without Webhook", `"X Bad"`}},
+		{"a contract variable in Environment", endpoint.IdempotentEndpointProps{Entry: jsii.String(handlerDir), Environment: &map[string]*string{"HTTP_WEBHOOK_PROVIDER": jsii.String("stripe"), "PAYMENTS_URL": jsii.String("https://pay.example.com")}},
+			[]string{"Environment sets HTTP_WEBHOOK_PROVIDER"}},
 		{"a throttle without a route, a route that is no path", endpoint.IdempotentEndpointProps{Entry: jsii.String(handlerDir), ThrottlingRateLimit: jsii.Number(5)},
 			[]string{"ThrottlingRateLimit and ThrottlingBurstLimit throttle an HTTP API stage"}},
 		{"a route that is no path", endpoint.IdempotentEndpointProps{Entry: jsii.String(handlerDir), Route: jsii.String("hooks/{id}")},

@@ -17,11 +17,11 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/httpkey"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 )
 
@@ -141,7 +141,9 @@ func TestGetSecretValue(t *testing.T) {
 		_, _ = w.Write([]byte(`{"ARN":"` + secretARN + `","SecretString":"[\"s1\",\"s2\"]"}`))
 	}))
 	defer srv.Close()
-	cfg := aws.Config{Region: "us-east-1", BaseEndpoint: aws.String(srv.URL), Credentials: credentials.NewStaticCredentialsProvider("AKIDEXAMPLE", "secret", "")}
+	cfg := aws.Config{Region: "us-east-1", BaseEndpoint: aws.String(srv.URL), Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
+		return aws.Credentials{AccessKeyID: "AKIDEXAMPLE", SecretAccessKey: "secret", Source: "test"}, nil
+	})}
 	v, err := handler.GetSecretValue(context.Background(), cfg, secretARN)
 	if err != nil || v != `["s1","s2"]` {
 		t.Fatalf("GetSecretValue = %q, %v", v, err)
@@ -157,5 +159,15 @@ func TestGetSecretValue(t *testing.T) {
 	}
 	if _, err := handler.GetSecretValue(context.Background(), cfg, "whsec_plain"); err == nil || strings.Contains(err.Error(), "whsec") {
 		t.Fatalf("not an ARN: %v", err)
+	}
+}
+
+// The queue entry points refuse an HTTP endpoint's contract at init: a
+// function URL event read as an SQS batch would answer 200 with no work done.
+func TestQueueHandlerRefusesAnEndpointsContract(t *testing.T) {
+	_, err := handler.New(orderKey, func(context.Context, order, idempotency.Reservation) (string, error) { return "", nil },
+		getenv(endpointSettings().Encode()), handler.WithStore(storetest.NewMemoryStore()))
+	if err == nil || !strings.Contains(err.Error(), `CONSUMER_SOURCE="http"`) || !strings.Contains(err.Error(), "handler.StartHTTP") {
+		t.Fatalf("err = %v", err)
 	}
 }

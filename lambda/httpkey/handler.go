@@ -146,7 +146,11 @@ func (x *exchange) serve() {
 		rec := newRecorder()
 		r2 := r.Clone(r.Context())
 		r2.Body = io.NopCloser(bytes.NewReader(body))
-		h.next.ServeHTTP(rec, r2)
+		if p := serveRecovering(h.next, rec, r2); p != nil {
+			x.problem(http.StatusInternalServerError, sqsbatch.Failed.String(), "Internal error", fmt.Sprintf("the handler panicked: %v", p))
+			x.level = slog.LevelError
+			return
+		}
 		x.status = rec.flush(x.w)
 		return
 	}
@@ -170,6 +174,14 @@ func (x *exchange) serve() {
 	x.run(fact, body)
 }
 
+// serveRecovering serves r with next into rec and returns what it panicked
+// with, if it did (the keyed path's panics are the guard's to recover).
+func serveRecovering(next http.Handler, rec *recorder, r *http.Request) (p any) {
+	defer func() { p = recover() }()
+	next.ServeHTTP(rec, r)
+	return nil
+}
+
 // requestKey returns the request's key, "" for a request without one served
 // unkeyed, or false once it has answered.
 func (x *exchange) requestKey(body []byte) (string, bool) {
@@ -187,6 +199,11 @@ func (x *exchange) requestKey(body []byte) (string, bool) {
 		return key, true
 	case h.cfg.Key != nil:
 		key, err := h.cfg.Key(r, body)
+		if err == nil && key == "" {
+			// An empty key is bad input, never "no idempotency" (DESIGN.md,
+			// "The key").
+			err = errors.New("the key function returned an empty key; keys come from the business request (an order id, a client's key), never from the transport")
+		}
 		if err != nil {
 			x.problem(http.StatusBadRequest, sqsbatch.BadInput.String(), "Bad idempotency key", err.Error())
 			return "", false

@@ -45,7 +45,7 @@ func (a *app) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	a.runs[r.URL.Path]++
 	n := a.runs[r.URL.Path]
 	a.mu.Unlock()
-	if _, ok := httpkey.ReservationFrom(r.Context()); !ok && r.URL.Path != "/unkeyed" {
+	if _, ok := httpkey.ReservationFrom(r.Context()); !ok && !strings.HasPrefix(r.URL.Path, "/unkeyed") {
 		http.Error(w, "no reservation in the context", http.StatusTeapot)
 		return
 	}
@@ -65,6 +65,8 @@ func (a *app) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		_, _ = w.Write([]byte("second run"))
+	case "/unkeyed-panic":
+		panic("the handler broke")
 	case "/panic":
 		if n == 1 {
 			panic("the handler broke")
@@ -231,6 +233,12 @@ func TestStatusTable(t *testing.T) {
 			{method: "DELETE", path: "/unkeyed", status: 200},
 			{method: "PATCH", path: "/unkeyed", body: `{}`, status: 400},
 		}, runs: map[string]int{"/unkeyed": 2}, requests: 0},
+		{name: "400 a key function's empty key", cfg: httpkey.Config{Key: func(*http.Request, []byte) (string, error) { return "", nil }}, steps: []step{
+			{method: "POST", path: "/orders", body: `{}`, status: 400, want: "empty key"},
+		}, runs: map[string]int{"/orders": 0}, requests: 0},
+		{name: "500 for a panic served unkeyed", cfg: httpkey.Config{Optional: true}, steps: []step{
+			{method: "POST", path: "/unkeyed-panic", body: `{}`, status: 500},
+		}, runs: map[string]int{"/unkeyed-panic": 1}, requests: 0},
 		{name: "optional key: served unkeyed", cfg: httpkey.Config{Optional: true}, steps: []step{
 			{method: "POST", path: "/unkeyed", body: `{}`, status: 200},
 			{method: "POST", path: "/unkeyed", body: `{}`, status: 200},
@@ -341,7 +349,7 @@ func TestVerifierRefusalIs401BeforeTheStore(t *testing.T) {
 	if err := json.Unmarshal(metrics.Bytes(), &m); err != nil {
 		t.Fatal(err)
 	}
-	if m["Unauthorized"] != 1.0 || m["Processed"] != 0.0 || m[sqsbatch.MetricDimension] != "hooks" {
+	if _, other := m["Processed"]; m["Unauthorized"] != 1.0 || other || m[sqsbatch.MetricDimension] != "hooks" || m["ServerErrors"] != nil {
 		t.Errorf("metrics %v", m)
 	}
 }
@@ -438,3 +446,32 @@ func TestUnreadableStoredResponse(t *testing.T) {
 // mustFingerprint is the payload the adapter hashes for POST /x without a
 // body (its encoding is the adapter's: pinned here so that a change is seen).
 func mustFingerprint() []byte { return []byte(`{"m":"POST","t":"/x"}`) }
+
+// The metrics line of a request holds its own counts: a 5xx counts its
+// outcome and ServerErrors, a replay Duplicate alone, with the duration.
+func TestMetricsLineIsTheRequests(t *testing.T) {
+	var metrics bytes.Buffer
+	f := newFixture(t, httpkey.Config{Metrics: &syncWriter{w: &metrics}})
+	f.do("POST", "/boom", "k", `{}`) // 503, released
+	f.do("POST", "/boom", "k", `{}`) // 200
+	f.do("POST", "/boom", "k", `{}`) // replay
+	var lines []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(metrics.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatal(err)
+		}
+		delete(m, "_aws")
+		delete(m, "timestamp")
+		delete(m, "RequestDuration")
+		lines = append(lines, m)
+	}
+	want := []map[string]any{
+		{"Consumer": "endpoint", "level": "INFO", "Failed": 1.0, "ServerErrors": 1.0},
+		{"Consumer": "endpoint", "level": "INFO", "Processed": 1.0},
+		{"Consumer": "endpoint", "level": "INFO", "Duplicate": 1.0},
+	}
+	if js, _ := json.Marshal(lines); string(js) != func() string { b, _ := json.Marshal(want); return string(b) }() {
+		t.Fatalf("metrics lines %s, want %v", js, want)
+	}
+}

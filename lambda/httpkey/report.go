@@ -37,29 +37,30 @@ func (h *Handler) report(x *exchange, took time.Duration) {
 	}
 	h.cfg.Logger.LogAttrs(context.Background(), x.level, "request", attrs...)
 
-	count := func(name string) int {
-		if x.outcome == name {
-			return 1
-		}
-		return 0
-	}
-	metrics := make([]emf.Metric, 0, 16)
+	// Only the request's own counts: its outcome (the queue adapter's names,
+	// or Unauthorized and Unkeyed), ServerErrors for an answer of 500 and
+	// above, and its duration. A line per request with every count at zero
+	// would be four times as large, and a sum over a period is the same.
+	metrics := make([]emf.Metric, 0, 3)
+	name := ""
 	for _, o := range sqsbatch.Outcomes() {
-		if o == sqsbatch.Expired {
-			continue // no request has an age
+		if o.String() == x.outcome {
+			name = o.MetricName()
 		}
-		metrics = append(metrics, emf.Metric{Name: o.MetricName(), Unit: "Count", Value: count(o.String())})
 	}
-	server := 0
+	switch x.outcome {
+	case OutcomeUnauthorized:
+		name = MetricUnauthorized
+	case OutcomeUnkeyed:
+		name = MetricUnkeyed
+	}
+	if name != "" {
+		metrics = append(metrics, emf.Metric{Name: name, Unit: "Count", Value: 1})
+	}
 	if x.status >= 500 {
-		server = 1
+		metrics = append(metrics, emf.Metric{Name: MetricServerErrors, Unit: "Count", Value: 1})
 	}
-	metrics = append(metrics,
-		emf.Metric{Name: MetricUnauthorized, Unit: "Count", Value: count(OutcomeUnauthorized)},
-		emf.Metric{Name: MetricUnkeyed, Unit: "Count", Value: count(OutcomeUnkeyed)},
-		emf.Metric{Name: MetricServerErrors, Unit: "Count", Value: server},
-		emf.Metric{Name: MetricRequestDuration, Unit: "Milliseconds", Value: took.Milliseconds()},
-	)
+	metrics = append(metrics, emf.Metric{Name: MetricRequestDuration, Unit: "Milliseconds", Value: took.Milliseconds()})
 	if err := emf.Write(h.cfg.Metrics, emf.Line{
 		Namespace: h.cfg.MetricsNamespace,
 		Dimension: sqsbatch.MetricDimension, Value: h.cfg.Name,

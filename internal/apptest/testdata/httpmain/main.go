@@ -1,4 +1,5 @@
 // Command httpmain is the HTTP handler that TestHTTPUnderTheRuntimeEmulator
+// (internal/apptest)
 // runs under aws-lambda-rie: handler.StartHTTP over an effect that counts
 // its runs in this execution environment.
 package main

@@ -1,4 +1,4 @@
-package handler_test
+package apptest_test
 
 import (
 	"bufio"
@@ -26,6 +26,9 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/httpkey"
 )
+
+// secretARN is the ARN of the webhook's secret in the endpoint's contract.
+const secretARN = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:github-AbCdEf"
 
 // TestHTTPUnderTheRuntimeEmulator runs the real bootstrap of an HTTP
 // endpoint (testdata/httpmain: handler.StartHTTP) under aws-lambda-rie, as
