@@ -415,7 +415,7 @@ func refusals(s *settings) (problems []string, warnings []synthWarning) {
 	add(redriveRetentionProblems(queue, s.maxReceiveCount, s.visibilityTimeout), nil)
 	add(nil, windowRetentionWarnings(s.runtime.Window, s.windowIsDefault, queue))
 
-	need := deliveredBodyBytes(deliveredTopicMax(s), s.runtime.Delivery == sqsbatch.Raw)
+	need := deliveredBodyBytes(deliveredTopicMax(s), s.runtime.Delivery != sqsbatch.Envelope)
 	if s.queue != nil {
 		if size := s.queueSize; size.set || size.unset {
 			add(queueSizeProblems(*s.queue.Node().Path(), size, need))
