@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
@@ -236,4 +237,71 @@ func TestParseEvent(t *testing.T) {
 	if err != nil || string(d) != `{"orderId": "o-1"}` {
 		t.Fatalf("%q %v", d, err)
 	}
+}
+
+// TestNewEventsTx: a transactional effect over events commits once per
+// detail; a producer's retry is a duplicate.
+func TestNewEventsTx(t *testing.T) {
+	f := newFixture(t)
+	balance := 0
+	h := sqsbatch.NewEventsTx(f.guard, func(e sqsbatch.Event[order]) (string, error) { return e.Detail.OrderID, nil },
+		func(ctx context.Context, e sqsbatch.Event[order], r idempotency.Reservation) (any, string, error) {
+			return storetest.MemoryWrites(func() error { balance += e.Detail.Amount; return nil }), "credited", nil
+		}, f.config(""))
+	now := time.Now()
+	for i, want := range []string{"processed", "duplicate"} {
+		rec := ebMessage(ebEvent(fmt.Sprint("id-", i), now, `{"orderId":"w1","amount":10}`), now)
+		if resp, err := h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec}}); err != nil || len(resp.BatchItemFailures) > 0 {
+			t.Fatal(resp, err)
+		}
+		if got := f.logLine(t, rec.MessageId)["outcome"]; got != want {
+			t.Errorf("event %d: %v, want %s", i, got, want)
+		}
+	}
+	if balance != 10 {
+		t.Fatalf("balance %d, want 10", balance)
+	}
+}
+
+// FuzzSources: whatever the body, an EventBridge or S3 consumer never
+// panics or fails the batch, and every message it does not delete has a
+// log line that says why.
+func FuzzSources(f *testing.F) {
+	now := time.Now()
+	for _, s := range []string{
+		ebEvent("x", now, `{"orderId":"o-1","amount":1}`),
+		`{"id":"x","source":"s","detail-type":"t","detail":{"orderId":"\ud800"}}`,
+		s3Body(s3Rec{bucket: "b", key: "a+b%2Fc", size: 1, eTag: "e", sequencer: "01"}, s3Rec{bucket: "b", key: "%zz", size: 1, eTag: "e", sequencer: "02"}),
+		s3TestEvent, `{"Records":[null]}`, `{"Records":[{"s3":{"bucket":{"name":""},"object":{"key":null}}}]}`, `[]`, `{`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		for _, d := range []sqsbatch.Delivery{sqsbatch.EventBridge, sqsbatch.S3} {
+			fx := newFixture(t)
+			var h interface {
+				Handle(context.Context, events.SQSEvent) (events.SQSEventResponse, error)
+			}
+			if d == sqsbatch.S3 {
+				h = fx.objectsHandler(&objects{})
+			} else {
+				h = fx.handler(d)
+			}
+			rec := message(body, sqsbatch.Raw)
+			resp, err := h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec}})
+			if err != nil {
+				t.Fatalf("%s: %v", d, err)
+			}
+			if len(resp.BatchItemFailures) > 0 {
+				lines := fx.lines(t, rec.MessageId)
+				why := false
+				for _, l := range lines {
+					why = why || l["reason"] != nil
+				}
+				if !why {
+					t.Fatalf("%s: reported failed without a reason: %v", d, lines)
+				}
+			}
+		}
+	})
 }

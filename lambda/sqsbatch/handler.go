@@ -2,7 +2,11 @@
 // batches that runs each record under an idempotency.Guard and reports
 // partial batch failures.
 //
-// Bodies may be SNS notification envelopes or raw messages. The key comes from
+// Bodies are what the consumer's source delivers (Delivery, from the
+// contract): SNS notification envelopes or raw messages (an SNS topic, or
+// producers that send to the queue), EventBridge events (NewEvents: the
+// detail is the fact) or S3 event notifications (NewObjects: one fact per
+// record, the message deleted once all are done). The key comes from
 // the business message, through a function the handler's author supplies;
 // never from the SQS message id, which SNS fan-out and producer retries renew
 // for the same fact. Records run concurrently (on FIFO queues, each message
@@ -12,7 +16,8 @@
 // that says why: failed records are redelivered by SQS and, after the queue's
 // maxReceiveCount, moved to its dead-letter queue.
 //
-// Each record is judged by its age, from its SNS publish time or its SQS
+// Each record is judged by its age, from the earlier of the time its body
+// carries (SNS publish time, EventBridge event time, S3 eventTime) and its SQS
 // SentTimestamp: a message as old as the guard's business window is never
 // run, since its fact's record may have left the window (outcome Expired,
 // see ErrExpired).

@@ -14,6 +14,10 @@ import (
 
 // Summary is the outcome of a run: its counters and the invariants' verdict.
 type Summary struct {
+	// Sources is the sources simulation's (sources.go): EventBridge and
+	// S3 deliveries, run beside the SNS fan-out with the same seed.
+	Sources SourcesSummary
+
 	Seed       int64
 	Facts      int
 	Store      string
@@ -102,7 +106,7 @@ func newSummary(cfg Config) *Summary {
 
 // OK reports whether every invariant held.
 func (s *Summary) OK() bool {
-	return s.DoubleEffects == 0 && s.Lost == 0 && s.Stuck == 0 && s.Violations == 0
+	return s.DoubleEffects == 0 && s.Lost == 0 && s.Stuck == 0 && s.Violations == 0 && s.Sources.OK()
 }
 
 // DuplicateShare is the share of deliveries that carried a fact already
@@ -117,7 +121,8 @@ func (s *Summary) DuplicateShare() float64 {
 // Line is the one-line verdict.
 func (s *Summary) Line() string {
 	return fmt.Sprintf("chaos: seed=%d facts=%d deliveries=%d crashes=%d store_faults=%d whole_batch_failures=%d late_redeliveries=%d expired=%d double_effects=%d lost=%d stuck=%d violations=%d",
-		s.Seed, s.Facts, s.Deliveries, s.Crashes, s.StoreFaults, s.Faults["whole_batch_failure"], s.LateRedeliveries, s.Expired, s.DoubleEffects, s.Lost, s.Stuck, s.Violations)
+		s.Seed, s.Facts, s.Deliveries, s.Crashes, s.StoreFaults, s.Faults["whole_batch_failure"], s.LateRedeliveries, s.Expired, s.DoubleEffects, s.Lost, s.Stuck, s.Violations) +
+		" " + s.Sources.Line()
 }
 
 // Report writes the details, then Line last.
@@ -138,6 +143,11 @@ func (s *Summary) Report(w io.Writer) {
 		s.Faults["store_sdk_retry:reserve"]+s.Faults["store_sdk_retry:complete"]+s.Faults["store_sdk_retry:release"]+s.Faults["store_sdk_retry:commit"],
 		s.Faults["effect_until_deadline"]+s.Faults["effect_at_deadline"]+s.Faults["effect_deadline_exceeded"],
 		s.FinishedInBudget, s.TxRefused, s.DLQ["wallet/tx_invalid"]+s.DLQ["points/tx_invalid"], s.RanAgainAfterWindow, s.Reruns)
+	fmt.Fprintf(w, "sources: messages=%d deliveries=%d records=%d applied=%d reruns=%d dead_lettered=%d faults: %s outcomes: %s\n",
+		s.Sources.Messages, s.Sources.Deliveries, s.Sources.Records, s.Sources.Applied, s.Sources.Reruns, s.Sources.DeadLettered, counts(s.Sources.Faults), counts(s.Sources.Outcomes))
+	for _, p := range s.Sources.Problems {
+		fmt.Fprintf(w, "violation: sources: %s\n", p)
+	}
 	fmt.Fprintf(w, "virtual=%v steps=%d trace=%016x wall=%v\n", s.Virtual.Round(time.Millisecond), s.Steps, s.Trace, s.Wall.Round(time.Millisecond))
 	for _, p := range s.Problems {
 		fmt.Fprintf(w, "violation: %s\n", p)

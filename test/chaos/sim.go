@@ -372,6 +372,7 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	if err != nil {
 		s.problem("check: %v", err)
 	}
+	s.stats.Sources = *RunSources(cfg.Seed, cfg.Facts, sourcesSabotage(cfg.Sabotage))
 	s.stats.Wall = time.Since(start)
 	return s.stats, err
 }

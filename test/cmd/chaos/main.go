@@ -1,12 +1,14 @@
 // Command chaos runs the deterministic at-least-once simulation (package
 // chaos) once and prints its counters; its last line is the verdict:
 //
-//	chaos: seed=<S> facts=<N> deliveries=<D> crashes=<C> store_faults=<F> whole_batch_failures=<W> late_redeliveries=<R> expired=<E> double_effects=<X> lost=<L> stuck=<K> violations=<V>
+//	chaos: seed=<S> facts=<N> deliveries=<D> crashes=<C> store_faults=<F> whole_batch_failures=<W> late_redeliveries=<R> expired=<E> double_effects=<X> lost=<L> stuck=<K> violations=<V> eb_producer_retries=… eb_rule_retries=… s3_repeats=… s3_multi_record=… record_failures=… s3_test_events=… sources_facts=<N> sources_double_effects=<X'> sources_lost=<L'> sources_stuck=<K'> sources_violations=<V'>
 //
 // W counts the invocations failed as a whole after a record completed, R the
 // redeliveries of completed facts' messages older than their window, E the
-// records the adapter judged expired. It exits 0 only when X, L, K and V are
-// all 0. The same seed replays the same run.
+// records the adapter judged expired. The sources_ part is the sources
+// simulation's (chaos.RunSources: N more facts from an EventBridge rule and
+// an S3 bucket) with its faults counted. It exits 0 only when X, L, K, V and
+// their sources_ counterparts are all 0. The same seed replays the same run.
 //
 //	go run ./cmd/chaos -seed 7 -facts 10000
 //	go run ./cmd/chaos -seed 7 -facts 2000 -store dynamodb   # on kumo, in process
@@ -28,7 +30,7 @@ func main() {
 	facts := flag.Int("facts", 10000, "number of business facts published")
 	store := flag.String("store", "memory", "idempotency store: memory or dynamodb (kumo, in process)")
 	scale := flag.Float64("fault-scale", 1, "multiply the probability of every fault and crash")
-	sabotage := flag.String("sabotage", "", "break the system on purpose to see the invariants fail: token-as-key, unfenced-complete, effect-outside-tx, ignore-failures, short-window, foreign-retry, effect-to-lease, no-age or blocking-store (fails as a deadlock after a minute)")
+	sabotage := flag.String("sabotage", "", "break the system on purpose to see the invariants fail: token-as-key, unfenced-complete, effect-outside-tx, ignore-failures, short-window, foreign-retry, effect-to-lease, no-age, blocking-store (fails as a deadlock after a minute), or for the sources simulation delete-any-record or raw-events")
 	flag.Parse()
 	if *seed == 0 {
 		*seed = time.Now().UnixNano() % 1_000_000

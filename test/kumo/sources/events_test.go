@@ -1,4 +1,4 @@
-package kumo_test
+package sources_test
 
 import (
 	"bytes"
@@ -29,20 +29,6 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 	"github.com/idempotent-consumer/idempotent-consumer/test/internal/kumotest"
 )
-
-// standardQueue creates a standard queue on kumo.
-func standardQueue(ctx context.Context, t *testing.T, client *sqs.Client, name string) queueRef {
-	t.Helper()
-	out, err := client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name), Attributes: map[string]string{"VisibilityTimeout": "30"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: out.QueueUrl, AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameQueueArn}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return queueRef{url: aws.ToString(out.QueueUrl), arn: got.Attributes["QueueArn"]}
-}
 
 // poller plays the SQS event source mapping for one queue: it receives
 // batches, invokes the real handler, deletes what the partial batch
@@ -162,7 +148,6 @@ func (e eventsAPI) call(ctx context.Context, t *testing.T, action string, in any
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, e.url+"/", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/x-amz-json-1.1")
 	req.Header.Set("X-Amz-Target", "AWSEvents."+action)
-	req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential=test/20261201/us-east-1/events/aws4_request, SignedHeaders=host, Signature=0")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -230,8 +215,7 @@ func (e *effects) run(fact string) error {
 func TestEventBridgeRuleThroughKumo(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c, stop := kumotest.Start()
-	defer stop()
+	c := server(t)
 	srvURL := c.URL
 	kumoDeliveries(t, srvURL)
 	suffix := fmt.Sprint(time.Now().UnixNano())
@@ -335,8 +319,7 @@ func awsEvent(id string, at time.Time, detail string) string {
 func TestEventBridgeWhatKumoDoesNotModel(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c, stop := kumotest.Start()
-	defer stop()
+	c := server(t)
 	suffix := fmt.Sprint(time.Now().UnixNano())
 	table, err := kumotest.NewTable(ctx, c.DynamoDB, "events-gaps")
 	if err != nil {
@@ -375,7 +358,7 @@ func TestEventBridgeWhatKumoDoesNotModel(t *testing.T) {
 	}
 
 	// A FIFO target: the queue deduplicates by content (the whole event).
-	fifo := &poller{sqs: c.SQS, q: mustQueue(ctx, t, c.SQS, "ship-"+suffix+".fifo", map[string]string{"ContentBasedDeduplication": "true"}), handle: build(true)}
+	fifo := &poller{sqs: c.SQS, q: newQueue(ctx, t, c.SQS, "ship-"+suffix+".fifo", map[string]string{"FifoQueue": "true", "ContentBasedDeduplication": "true"}), handle: build(true)}
 	sendFIFO := func(body string) {
 		if _, err := c.SQS.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(fifo.q.url), MessageBody: aws.String(body), MessageGroupId: aws.String("o")}); err != nil {
 			t.Fatal(err)
@@ -383,7 +366,7 @@ func TestEventBridgeWhatKumoDoesNotModel(t *testing.T) {
 	}
 	ev := awsEvent("a1b2c3d4-0000-4000-8000-000000000002", now, `{"orderId":"f-1","carrier":"dhl"}`)
 	sendFIFO(ev)
-	sendFIFO(ev) // the rule's own redelivery: one content, deduplicated by the queue
+	sendFIFO(ev)                                                                                                          // the rule's own redelivery: one content, deduplicated by the queue
 	sendFIFO(awsEvent("a1b2c3d4-0000-4000-8000-000000000003", now.Add(time.Second), `{"orderId":"f-1","carrier":"dhl"}`)) // the producer's retry
 	fifo.drain(ctx, t, 2)
 	if eff.runs["f-1"] != 1 {
