@@ -10,6 +10,12 @@
 // batch responses, and alarms. The handler is configured only through the
 // runtime contract of package lambda/contract.
 //
+// The queue has one source: the SNS topic (given, or created when no other
+// source is declared), an EventBridge rule (EventPattern, with the rule
+// target's own dead-letter queue and retry policy), an S3 bucket's
+// notifications (Bucket), or producers that send to it (DirectProducers).
+// The handler is told which (the contract's MESSAGE_DELIVERY).
+//
 // Bring your own: a topic, a queue with its dead-letter queue, a table, a
 // role, a VPC; or override the defaults of the queues the construct creates.
 // What cannot be combined is refused at synth (DESIGN.md, "What the

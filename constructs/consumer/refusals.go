@@ -429,6 +429,7 @@ func refusals(s *settings) (problems []string, warnings []synthWarning) {
 		add(nil, []synthWarning{importedQueueWarning("DeadLetterQueue", *s.dlq.Node().Path(), need, 0, 0, false)})
 	}
 
+	add(nil, sourceWarnings(s)) // source.go
 	add(logLevelProblems(s.logLevel), nil)
 	if s.goarch != "" {
 		arch := *s.architecture.Name()

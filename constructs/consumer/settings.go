@@ -116,6 +116,9 @@ type settings struct {
 	// queue (a standard queue, even for a FIFO queue), with an EventBridge
 	// source only; subProps are used with a topic only.
 	eventDLQProps *awssqs.QueueProps
+	// keyImported: EncryptionKey is given and not a key of the app, so
+	// its policy cannot be changed (sourceWarnings).
+	keyImported bool
 	// visibilityTimeout is the queue's (the default 6 × Timeout, the
 	// declared VisibilityTimeout, or what a given queue of the app says),
 	// declaredVisibilityTimeout the VisibilityTimeout prop (0 when nil).
@@ -362,6 +365,10 @@ func (p *IdempotentConsumerProps) computeQueues(s *settings, rd *propReader) {
 	s.queue, s.dlq = p.Queue, p.DeadLetterQueue
 	s.visibilityTimeout, s.maxReceiveCount = s.declaredVisibilityTimeout, s.declaredMaxReceiveCount
 	key := p.EncryptionKey
+	if key != nil {
+		_, ofApp := key.Node().DefaultChild().(awskms.CfnKey)
+		s.keyImported = !ofApp
+	}
 	switch q, ok := p.Queue.(awssqs.Queue); {
 	case p.Queue == nil:
 		if p.VisibilityTimeout == nil {

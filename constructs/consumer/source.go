@@ -356,3 +356,38 @@ func (c *idempotentConsumer) GrantPutEvents(grantee awsiam.IGrantable) awsiam.Gr
 		})),
 	})
 }
+
+// WarnSourcePolicyUnwritable is the id of the synth warning of an
+// EventBridge or S3 source whose queue or key the construct cannot change
+// (an imported Queue, an imported EncryptionKey): their policies must
+// already let the service send, from the rule or the bucket only.
+const WarnSourcePolicyUnwritable = "idempotent-consumer:sourcePolicyUnwritable"
+
+// sourceWarnings are the warnings of the source: what the construct cannot
+// write for it.
+func sourceWarnings(s *settings) []synthWarning {
+	kind := s.source.kind
+	if kind != sourceEventBus && kind != sourceBucket {
+		return nil
+	}
+	var what string
+	switch {
+	case s.queue != nil && !isAppQueue(s.queue):
+		what = "Queue is imported, so the construct cannot add to its policy"
+	case s.keyImported:
+		what = "EncryptionKey is imported, so the construct cannot add to its key policy"
+	default:
+		return nil
+	}
+	from := "the rule (aws:SourceArn of the consumer's Rule())"
+	if kind == sourceBucket {
+		from = "the bucket (aws:SourceArn) of its account (aws:SourceAccount)"
+	}
+	return []synthWarning{{WarnSourcePolicyUnwritable, fmt.Sprintf("%s: it must already let %s send (sqs:SendMessage from %s) and, for a customer-managed key, use the key (kms:GenerateDataKey*, kms:Decrypt); otherwise every delivery fails.", what, servicePrincipal(kind), from)}}
+}
+
+// isAppQueue says whether q is a queue of the app.
+func isAppQueue(q awssqs.IQueue) bool {
+	aq, ok := q.(awssqs.Queue)
+	return ok && isDefinedInApp(aq)
+}

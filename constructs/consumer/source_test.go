@@ -587,3 +587,28 @@ func TestBucketNotificationsThatOverlapAnotherConsumersAreRefused(t *testing.T) 
 		t.Errorf("a bucket of another Region: %q, want it refused", msg)
 	}
 }
+
+// TestSourcePolicyUnwritableWarns: with an imported queue, an EventBridge
+// source warns that the queue's policy must already let the rule send.
+func TestSourcePolicyUnwritableWarns(t *testing.T) {
+	app, err := cdktest.NewApp(filepath.Join(outRoot, "unwritable"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stack := awscdk.NewStack(app, jsii.String("S"), nil)
+	consumer.NewIdempotentConsumer(stack, jsii.String("C"), &consumer.IdempotentConsumerProps{
+		Entry: jsii.String(handlerDir), EventPattern: &awsevents.EventPattern{Source: jsii.Strings("orders")},
+		Queue:             awssqs.Queue_FromQueueArn(stack, jsii.String("Q"), jsii.String("arn:aws:sqs:eu-west-1:123456789012:q")),
+		DeadLetterQueue:   awssqs.Queue_FromQueueArn(stack, jsii.String("D"), jsii.String("arn:aws:sqs:eu-west-1:123456789012:d")),
+		VisibilityTimeout: awscdk.Duration_Minutes(jsii.Number(3)),
+	})
+	found := false
+	for _, m := range *stack.Node().FindChild(jsii.String("C")).Node().Metadata() {
+		if s := fmt.Sprint(m.Data); strings.Contains(s, "Queue is imported, so the construct cannot add to its policy") && strings.Contains(s, "events.amazonaws.com") {
+			found = true
+		}
+	}
+	if !found {
+		t.Error("no warning that the imported queue's policy must already let EventBridge send")
+	}
+}
