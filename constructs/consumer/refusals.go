@@ -416,6 +416,10 @@ func refusals(s *settings) (problems []string, warnings []synthWarning) {
 	add(nil, windowRetentionWarnings(s.runtime.Window, s.windowIsDefault, queue))
 
 	need := deliveredBodyBytes(deliveredTopicMax(s), s.runtime.Delivery != sqsbatch.Envelope)
+	if s.runtime.Delivery == sqsbatch.EventBridge {
+		// The event around the detail (sqsbatch.EventOverheadBytes).
+		need = min(s.runtime.MaxMessageBytes+sqsbatch.EventOverheadBytes, sqsbatch.MaxQueueBodyBytes)
+	}
 	if s.queue != nil {
 		if size := s.queueSize; size.set || size.unset {
 			add(queueSizeProblems(*s.queue.Node().Path(), size, need))

@@ -20,6 +20,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/consumer"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
 // The fixtures of package consumertest's sources other than a topic.
@@ -611,4 +612,21 @@ func TestSourcePolicyUnwritableWarns(t *testing.T) {
 	if !found {
 		t.Error("no warning that the imported queue's policy must already let EventBridge send")
 	}
+}
+
+// TestEventBridgeQueueSizeTakesTheEvent: a given queue must take the
+// largest event the rule delivers, the detail (MaxMessageBytes) and the
+// event's other fields (sqsbatch.EventOverheadBytes).
+func TestEventBridgeQueueSizeTakesTheEvent(t *testing.T) {
+	stack := awscdk.NewStack(nil, jsii.String("Sizes"), nil)
+	failsWhen(t, []refusal{{
+		name: "a queue of the app that takes the detail but not the event",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.EventPattern = &awsevents.EventPattern{Source: jsii.Strings("orders")}
+			dlq := awssqs.NewQueue(stack, jsii.String("DLQ"), &awssqs.QueueProps{RetentionPeriod: awscdk.Duration_Days(jsii.Number(14))})
+			p.Queue = awssqs.NewQueue(stack, jsii.String("Q"), &awssqs.QueueProps{MaxMessageSizeBytes: jsii.Number(262144),
+				VisibilityTimeout: awscdk.Duration_Minutes(jsii.Number(3)), DeadLetterQueue: &awssqs.DeadLetterQueue{Queue: dlq, MaxReceiveCount: jsii.Number(5)}})
+		},
+		want: []string{"262144", fmt.Sprint(262144 + sqsbatch.EventOverheadBytes)},
+	}})
 }
