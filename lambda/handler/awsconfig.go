@@ -96,3 +96,17 @@ func caBundle(path string) (*x509.CertPool, error) {
 	}
 	return pool, nil
 }
+
+// awsConfigOf is the AWS configuration of o's clients other than the
+// store's: the caller's (WithAWSConfig), the one the store was built on, or
+// lambdaConfig's.
+func awsConfigOf(o *options) (aws.Config, error) {
+	if o.awsConfig == nil {
+		cfg, err := lambdaConfig()
+		if err != nil {
+			return aws.Config{}, fmt.Errorf("aws configuration: %w", err)
+		}
+		o.awsConfig = &cfg
+	}
+	return *o.awsConfig, nil
+}

@@ -207,9 +207,6 @@ func buildGuard(opts []Option, source contract.Source, entry string, checkTx fun
 	if err := s.CheckSource(source, entry); err != nil {
 		return fail(fmt.Errorf("configuration: %w", err))
 	}
-	if s.Source == contract.SourceHTTP { // http.go; the stream helper's CheckSource generalizes this
-		return nil, sqsbatch.Config{}, fmt.Errorf("configuration: handler.New serves a queue consumer, but the function's contract is an HTTP endpoint's (%s=%q): start it with handler.StartHTTP", contract.SourceVar, s.Source)
-	}
 	store := o.store
 	if store == nil {
 		if store, err = dynamoStore(o, s); err != nil {

@@ -1,28 +1,19 @@
 package handler
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
-	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/httpkey"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/webhook"
 )
@@ -45,37 +36,18 @@ func WithSecrets(read SecretReader) Option {
 // contract names (never from the environment): a secret that cannot be
 // read, or holds no secret, fails the init.
 func NewHTTP(next http.Handler, opts ...Option) (*httpkey.Handler, error) {
-	o := resolve(opts)
-	s, err := contract.Decode(o.getenv, o.getenv("AWS_LAMBDA_FUNCTION_NAME"))
+	o, guard, s, err := buildGuard(opts, contract.SourceHTTP, "handler.NewHTTP", nil)
 	if err != nil {
-		return nil, fmt.Errorf("configuration: %w", err)
-	}
-	if s.Source != contract.SourceHTTP {
-		return nil, fmt.Errorf("configuration: handler.NewHTTP serves an HTTP endpoint, but the function's contract is a %s consumer's (%s=%q): start the handler with the entry point of its source, or deploy it with the endpoint construct", s.Source, contract.SourceVar, s.Source)
+		return nil, err
 	}
 	cfg := s.HTTPConfig()
 	if cfg.Client, err = httpkey.ParseClient(s.ClientAttribute); err != nil {
 		return nil, fmt.Errorf("configuration: %s: %w", contract.ClientAttributeVar, err)
 	}
-	var awsCfg *aws.Config
-	loadAWS := func() (aws.Config, error) {
-		if awsCfg == nil {
-			c := o.awsConfig
-			if c == nil {
-				loaded, err := config.LoadDefaultConfig(context.Background())
-				if err != nil {
-					return aws.Config{}, fmt.Errorf("aws configuration: %w", err)
-				}
-				c = &loaded
-			}
-			awsCfg = c
-		}
-		return *awsCfg, nil
-	}
 	if s.WebhookProvider != "" {
 		read := o.secrets
 		if read == nil {
-			c, err := loadAWS()
+			c, err := awsConfigOf(o) // the store's, when buildGuard built it
 			if err != nil {
 				return nil, err
 			}
@@ -94,16 +66,6 @@ func NewHTTP(next http.Handler, opts ...Option) (*httpkey.Handler, error) {
 		if cfg.Verifier, err = webhook.New(s.WebhookProvider, secrets); err != nil {
 			return nil, fmt.Errorf("%s: %w", contract.WebhookProviderVar, err)
 		}
-	}
-	store := o.store
-	if store == nil {
-		if store, err = dynamoStore(o, s); err != nil {
-			return nil, err
-		}
-	}
-	guard, err := idempotency.NewGuard(store, s.GuardConfig())
-	if err != nil {
-		return nil, err
 	}
 	cfg.Logger, cfg.Metrics, cfg.MetricsLevel = o.logger, o.metrics, sqsbatch.LevelName(LogLevel(o.getenv))
 	return httpkey.New(guard, next, cfg), nil
@@ -131,84 +93,26 @@ func StartHTTP(next http.Handler, opts ...Option) {
 }
 
 // GetSecretValue reads the SecretString (or the SecretBinary, as text) of
-// the Secrets Manager secret arn with one GetSecretValue request, signed
-// with cfg's credentials (Signature Version 4), in the ARN's region and
-// partition, or at AWS_ENDPOINT_URL_SECRETS_MANAGER, else at
-// cfg.BaseEndpoint (AWS_ENDPOINT_URL), when set. It speaks the service's JSON protocol itself, so that the
-// handler links no Secrets Manager client (one request, once per execution
-// environment); the function's role needs secretsmanager:GetSecretValue on
-// the secret (and kms:Decrypt on its key, if it is not the AWS managed one).
+// the Secrets Manager secret arn with the SDK's client on cfg, in the
+// ARN's region (AWS_ENDPOINT_URL_SECRETS_MANAGER, or cfg's endpoint, when
+// set: the client resolves them). The function's role needs
+// secretsmanager:GetSecretValue on the secret (and kms:Decrypt on its key,
+// if it is not the AWS managed one). A value that is not a secret's ARN is
+// refused without being quoted, in case it is the secret itself.
 func GetSecretValue(ctx context.Context, cfg aws.Config, arn string) (string, error) {
 	parts := strings.SplitN(arn, ":", 7)
 	if len(parts) < 7 || parts[0] != "arn" || parts[2] != "secretsmanager" || parts[5] != "secret" {
 		return "", fmt.Errorf("the value given is not the ARN of a Secrets Manager secret (arn:<partition>:secretsmanager:<region>:<account>:secret:<name>); it is not quoted, in case it is the secret itself")
 	}
-	region := parts[3]
-	suffix := "amazonaws.com"
-	if strings.HasPrefix(parts[1], "aws-cn") {
-		suffix = "amazonaws.com.cn"
-	}
-	endpoint := "https://secretsmanager." + region + "." + suffix + "/"
-	if v := os.Getenv("AWS_ENDPOINT_URL_SECRETS_MANAGER"); v != "" { // the service's own endpoint first, as the SDK reads it
-		endpoint = v
-	} else if cfg.BaseEndpoint != nil && *cfg.BaseEndpoint != "" {
-		endpoint = *cfg.BaseEndpoint
-	}
-	if cfg.Credentials == nil {
-		return "", fmt.Errorf("GetSecretValue %s: no credentials", arn)
-	}
-	creds, err := cfg.Credentials.Retrieve(ctx)
-	if err != nil {
-		return "", fmt.Errorf("GetSecretValue %s: credentials: %w", arn, err)
-	}
-	body, _ := json.Marshal(map[string]string{"SecretId": arn})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
-	if err != nil {
-		return "", fmt.Errorf("GetSecretValue %s: %w", arn, err)
-	}
-	req.Header.Set("Content-Type", "application/x-amz-json-1.1")
-	req.Header.Set("X-Amz-Target", "secretsmanager.GetSecretValue")
-	sum := sha256.Sum256(body)
-	if err := v4.NewSigner().SignHTTP(ctx, creds, req, hex.EncodeToString(sum[:]), "secretsmanager", region, time.Now()); err != nil {
-		return "", fmt.Errorf("GetSecretValue %s: sign: %w", arn, err)
-	}
-	var client aws.HTTPClient = http.DefaultClient
-	if cfg.HTTPClient != nil {
-		client = cfg.HTTPClient
-	}
-	res, err := client.Do(req)
-	if err != nil {
-		return "", fmt.Errorf("GetSecretValue %s: %w", arn, err)
-	}
-	defer res.Body.Close()
-	out, err := io.ReadAll(io.LimitReader(res.Body, 1<<20))
-	if err != nil {
-		return "", fmt.Errorf("GetSecretValue %s: %w", arn, err)
-	}
-	var answer struct {
-		SecretString *string `json:"SecretString"`
-		SecretBinary *string `json:"SecretBinary"`
-		Type         string  `json:"__type"`
-		Message      string  `json:"message"`
-		MessageCap   string  `json:"Message"`
-	}
-	_ = json.Unmarshal(out, &answer)
-	if res.StatusCode != http.StatusOK {
-		kind := answer.Type
-		if i := strings.LastIndexByte(kind, '#'); i >= 0 {
-			kind = kind[i+1:]
-		}
-		return "", fmt.Errorf("GetSecretValue %s: %d %s: %s%s", arn, res.StatusCode, kind, answer.Message, answer.MessageCap)
-	}
+	client := secretsmanager.NewFromConfig(cfg, func(o *secretsmanager.Options) { o.Region = parts[3] })
+	out, err := client.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(arn)})
 	switch {
-	case answer.SecretString != nil:
-		return *answer.SecretString, nil
-	case answer.SecretBinary != nil:
-		b, err := base64.StdEncoding.DecodeString(*answer.SecretBinary)
-		if err != nil {
-			return "", fmt.Errorf("GetSecretValue %s: SecretBinary is not base64", arn)
-		}
-		return string(b), nil
+	case err != nil:
+		return "", fmt.Errorf("GetSecretValue %s: %w", arn, err)
+	case out.SecretString != nil:
+		return *out.SecretString, nil
+	case out.SecretBinary != nil:
+		return string(out.SecretBinary), nil
 	}
 	return "", fmt.Errorf("GetSecretValue %s: the answer holds no SecretString", arn)
 }

@@ -100,7 +100,7 @@ func TestNewHTTPRefuses(t *testing.T) {
 		secrets map[string]string
 		want    string
 	}{
-		{"a queue consumer's contract", queue, nil, "CONSUMER_SOURCE=\"queue\""},
+		{"a queue consumer's contract", queue, nil, "CONSUMER_SOURCE=queue"},
 		{"an unreadable secret", endpointSettings().Encode(), map[string]string{}, "HTTP_WEBHOOK_SECRET_ARN: the webhook's secret: ResourceNotFoundException"},
 		{"an empty secret", endpointSettings().Encode(), map[string]string{secretARN: `[""]`}, "secret 1 of 1 is empty"},
 		{"a provider without a secret", func() map[string]string {
@@ -121,10 +121,10 @@ func TestNewHTTPRefuses(t *testing.T) {
 	}
 }
 
-// TestGetSecretValue: the request is Secrets Manager's GetSecretValue in
-// its JSON protocol, signed with Signature Version 4 for the service and
-// the ARN's region; the answer's SecretString is the value, and an error
-// answer names its type.
+// TestGetSecretValue: the request is Secrets Manager's GetSecretValue (the
+// SDK's client), signed with Signature Version 4 for the service and the
+// ARN's region; the answer's SecretString is the value, and an error answer
+// names its type.
 func TestGetSecretValue(t *testing.T) {
 	var got *http.Request
 	var gotBody string
@@ -154,7 +154,7 @@ func TestGetSecretValue(t *testing.T) {
 		t.Fatalf("request %s %v %q", got.Method, got.Header, gotBody)
 	}
 	_, err = handler.GetSecretValue(context.Background(), cfg, strings.Replace(secretARN, "github", "gone", 1))
-	if err == nil || !strings.Contains(err.Error(), "400 ResourceNotFoundException: Secrets Manager can't find") {
+	if err == nil || !strings.Contains(err.Error(), "StatusCode: 400") || !strings.Contains(err.Error(), "ResourceNotFoundException: Secrets Manager can't find") {
 		t.Fatalf("error answer: %v", err)
 	}
 	if _, err := handler.GetSecretValue(context.Background(), cfg, "whsec_plain"); err == nil || strings.Contains(err.Error(), "whsec") {
@@ -167,7 +167,7 @@ func TestGetSecretValue(t *testing.T) {
 func TestQueueHandlerRefusesAnEndpointsContract(t *testing.T) {
 	_, err := handler.New(orderKey, func(context.Context, order, idempotency.Reservation) (string, error) { return "", nil },
 		getenv(endpointSettings().Encode()), handler.WithStore(storetest.NewMemoryStore()))
-	if err == nil || !strings.Contains(err.Error(), `CONSUMER_SOURCE="http"`) || !strings.Contains(err.Error(), "handler.StartHTTP") {
+	if err == nil || !strings.Contains(err.Error(), "CONSUMER_SOURCE=http") || !strings.Contains(err.Error(), "handler.StartHTTP") {
 		t.Fatalf("err = %v", err)
 	}
 }
