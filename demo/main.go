@@ -96,6 +96,15 @@ func print(rep *local.Report) {
 		}
 	}
 	row("total", total...)
+	if len(rep.Sources) > 0 {
+		fmt.Printf("\n%-13s %-11s %6s %6s %7s %10s %9s %9s %7s %6s %4s\n", "consumer", "source", "facts", "sent", "retries", "deliveries", "duplicate", "effects", "doubles", "lost", "dlq")
+		for _, s := range rep.Sources {
+			fmt.Printf("%-13s %-11s %6d %6d %7d %10d %9d %9d %7d %6d %4d\n", s.Name, s.Source, s.Facts, s.Sent, s.Retries, s.Deliveries, s.Duplicates, s.Effects, s.Doubles, s.Lost, s.DLQ)
+		}
+		fmt.Println("  the other sources: eventbridge puts an OrderPlaced event per order on the bus, and again for some (a producer's retry: a new event id);")
+		fmt.Println("  direct sends each order to the queue, and again for some (a new message id); uploads PUTs invoices to presigned URLs, rewrites one")
+		fmt.Println("  key with new content (a fact of its own), repeats one notification and sends S3's s3:TestEvent (acknowledged)")
+	}
 	fmt.Println()
 	for _, c := range columns {
 		fmt.Printf("  %-11s %s\n", c.name+":", c.legend)

@@ -1,5 +1,7 @@
 // Package platform builds the example OrdersPlatform stack: one orders topic
-// fanned out to three idempotent consumers.
+// fanned out to three idempotent consumers, and a consumer of each other
+// source: an EventBridge rule on the platform's bus, producers that send to
+// a queue, and the uploads bucket's notifications.
 package platform
 
 import (
@@ -7,10 +9,13 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
+	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
 
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/consumer"
 )
@@ -38,6 +43,20 @@ type OrdersPlatform struct {
 	Receipt consumer.IdempotentConsumer
 	// Wallet credits the customer's wallet.
 	Wallet consumer.IdempotentConsumer
+
+	// Bus is the platform's event bus, where the orders service puts an
+	// OrderPlaced event for each order.
+	Bus awsevents.EventBus
+	// Ship books the order's shipment, from the rule on Bus.
+	Ship consumer.IdempotentConsumer
+	// Settle settles the order, from the checkout service, which sends to
+	// its queue (a direct producer).
+	Settle consumer.IdempotentConsumer
+	// Uploads is the versioned bucket suppliers upload invoices to, with
+	// presigned URLs; UploadLogs holds its server access logs.
+	Uploads, UploadLogs awss3.Bucket
+	// Invoice imports each invoice uploaded under invoices/.
+	Invoice consumer.IdempotentConsumer
 }
 
 // NewOrdersPlatform builds the stack: the orders topic (encrypted, TLS-only)
@@ -100,5 +119,53 @@ func NewOrdersPlatform(scope constructs.Construct, id *string, props *Props) *Or
 		// The credit's transaction writes the balance in Wallets itself.
 		TransactionalTables: &[]awsdynamodb.ITable{p.Wallets},
 	})
+	p.addSources(stack, entry)
 	return p
+}
+
+// addSources adds the consumers of the platform's other sources: the bus
+// (ShipOrder), direct producers (SettleOrder) and the uploads bucket
+// (ImportInvoice).
+func (p *OrdersPlatform) addSources(stack awscdk.Stack, entry func(string) *string) {
+	p.Bus = awsevents.NewEventBus(stack, jsii.String("OrdersBus"), nil)
+	p.Ship = consumer.NewIdempotentConsumer(stack, jsii.String("ShipOrder"), &consumer.IdempotentConsumerProps{
+		Entry:        entry("ship"),
+		EventBus:     p.Bus,
+		EventPattern: &awsevents.EventPattern{Source: jsii.Strings("orders"), DetailType: jsii.Strings("OrderPlaced")},
+		Namespace:    jsii.String("ship"),
+		// The detail is the order: a producer that retries PutEvents
+		// stamps a new placedAt.
+		PayloadIgnore: jsii.Strings("placedAt"),
+	})
+	p.Settle = consumer.NewIdempotentConsumer(stack, jsii.String("SettleOrder"), &consumer.IdempotentConsumerProps{
+		Entry:           entry("settle"),
+		DirectProducers: jsii.Bool(true),
+		Namespace:       jsii.String("settle"),
+		PayloadIgnore:   jsii.Strings("placedAt"),
+	})
+	p.UploadLogs = awss3.NewBucket(stack, jsii.String("UploadLogs"), &awss3.BucketProps{
+		Encryption:        awss3.BucketEncryption_S3_MANAGED,
+		EnforceSSL:        jsii.Bool(true),
+		BlockPublicAccess: awss3.BlockPublicAccess_BLOCK_ALL(),
+		ObjectOwnership:   awss3.ObjectOwnership_BUCKET_OWNER_PREFERRED,
+	})
+	cdknag.NagSuppressions_AddResourceSuppressions(p.UploadLogs, &[]*cdknag.NagPackSuppression{{
+		Id: jsii.String("AwsSolutions-S1"), Reason: jsii.String("This bucket holds the uploads bucket's server access logs; logging its own access would log the logging."),
+	}}, jsii.Bool(true))
+	// Versioned: a rewrite of an invoice is a version of its own, a fact
+	// of its own (the handler's key is bucket/key@versionId).
+	p.Uploads = awss3.NewBucket(stack, jsii.String("Uploads"), &awss3.BucketProps{
+		Encryption:             awss3.BucketEncryption_S3_MANAGED,
+		EnforceSSL:             jsii.Bool(true),
+		BlockPublicAccess:      awss3.BlockPublicAccess_BLOCK_ALL(),
+		Versioned:              jsii.Bool(true),
+		ServerAccessLogsBucket: p.UploadLogs,
+		ServerAccessLogsPrefix: jsii.String("uploads/"),
+	})
+	p.Invoice = consumer.NewIdempotentConsumer(stack, jsii.String("ImportInvoice"), &consumer.IdempotentConsumerProps{
+		Entry:         entry("invoice"),
+		Bucket:        p.Uploads,
+		BucketFilters: &[]*awss3.NotificationKeyFilter{{Prefix: jsii.String("invoices/")}},
+		Namespace:     jsii.String("invoice"),
+	})
 }

@@ -75,15 +75,20 @@ func TestResources(t *testing.T) {
 		"AWS::SNS::Topic":                 1, // orders, shared by the three consumers
 		"AWS::SNS::TopicPolicy":           1,
 		"AWS::SNS::Subscription":          3,
-		"AWS::SQS::Queue":                 9, // queue, DLQ, subscription DLQ per consumer
-		"AWS::SQS::QueuePolicy":           9,
-		"AWS::DynamoDB::Table":            3, // ChargeOrder's, SendReceipt's, Wallets
-		"AWS::Logs::LogGroup":             3,
-		"AWS::IAM::Role":                  3,
-		"AWS::IAM::Policy":                3,
-		"AWS::Lambda::Function":           3,
-		"AWS::Lambda::EventSourceMapping": 3,
-		"AWS::CloudWatch::Alarm":          30, // ten per consumer
+		"AWS::Events::EventBus":           1, // the platform's bus
+		"AWS::Events::Rule":               1, // ShipOrder's
+		"AWS::S3::Bucket":                 2, // uploads, and its access logs
+		"AWS::S3::BucketPolicy":           2,
+		"Custom::S3BucketNotifications":   1,  // ImportInvoice's notification on uploads
+		"AWS::SQS::Queue":                 16, // queue and DLQ per consumer; a subscription DLQ per SNS consumer, the rule target's DLQ
+		"AWS::SQS::QueuePolicy":           16,
+		"AWS::DynamoDB::Table":            6, // one per consumer, CreditWallet's is Wallets
+		"AWS::Logs::LogGroup":             6,
+		"AWS::IAM::Role":                  7, // one per consumer, CDK's bucket-notifications handler's
+		"AWS::IAM::Policy":                7, // the consumers', the handler's on the uploads bucket
+		"AWS::Lambda::Function":           7,
+		"AWS::Lambda::EventSourceMapping": 6,
+		"AWS::CloudWatch::Alarm":          61, // ten per SNS consumer, nine per other, four of the rule
 	}
 	if fmt.Sprint(counts) != fmt.Sprint(want) {
 		var lines []string

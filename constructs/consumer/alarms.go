@@ -53,12 +53,32 @@ type Alarms struct {
 	// queue, because an earlier message of its group failed. Redrive it once
 	// the cause is fixed.
 	DeadLetteredUnstarted awscloudwatch.Alarm
+
+	// The alarms of an EventBridge source (EventPattern), nil for another:
+	// EventFailedInvocations fires when the rule failed to deliver events
+	// for good (its FailedInvocations), EventSentToDeadLetterQueue when it
+	// sent events to its target's dead-letter queue (InvocationsSentToDlq),
+	// EventFailedToDeadLetterQueue when it could deliver events to neither
+	// queue, so they are lost (InvocationsFailedToBeSentToDlq), and
+	// EventDeadLetterQueue when that dead-letter queue holds a message.
+	EventFailedInvocations       awscloudwatch.Alarm
+	EventSentToDeadLetterQueue   awscloudwatch.Alarm
+	EventFailedToDeadLetterQueue awscloudwatch.Alarm
+	EventDeadLetterQueue         awscloudwatch.Alarm
 }
 
-// All returns every alarm, in a fixed order.
+// All returns every alarm of the consumer (those of its source only), in a
+// fixed order.
 func (a Alarms) All() []awscloudwatch.Alarm {
-	return []awscloudwatch.Alarm{a.DeadLetterQueue, a.SubscriptionDeadLetterQueue, a.OldestMessage, a.Errors, a.Throttles,
-		a.PayloadMismatch, a.LeaseLost, a.BadInput, a.Expired, a.DeadLetteredUnstarted}
+	var all []awscloudwatch.Alarm
+	for _, alarm := range []awscloudwatch.Alarm{a.DeadLetterQueue, a.SubscriptionDeadLetterQueue, a.OldestMessage, a.Errors, a.Throttles,
+		a.PayloadMismatch, a.LeaseLost, a.BadInput, a.Expired, a.DeadLetteredUnstarted,
+		a.EventFailedInvocations, a.EventSentToDeadLetterQueue, a.EventFailedToDeadLetterQueue, a.EventDeadLetterQueue} {
+		if alarm != nil {
+			all = append(all, alarm)
+		}
+	}
+	return all
 }
 
 // handler is the consumer's handler as its metrics see it.
@@ -80,9 +100,6 @@ func (c *idempotentConsumer) addAlarms(s *settings) {
 		DeadLetterQueue: alarm(IDDeadLetterQueueAlarm,
 			fmt.Sprintf("%s: messages the consumer failed to process %s times are in the dead-letter queue.", id, receives),
 			c.MetricDeadLetterMessages(nil), 0),
-		SubscriptionDeadLetterQueue: alarm(IDSubscriptionDLQAlarm,
-			fmt.Sprintf("%s: SNS could not deliver messages into the queue; they are in the subscription dead-letter queue.", id),
-			c.MetricSubscriptionDeadLetterMessages(nil), 0),
 		OldestMessage: alarm(IDOldestMessageAlarm,
 			fmt.Sprintf("%s: the oldest message in the queue is older than %s; the consumer is not keeping up.", id, contract.Format(s.oldestMessageAge)),
 			c.MetricOldestMessageAge(nil), s.oldestMessageAge.Seconds()),
@@ -107,6 +124,11 @@ func (c *idempotentConsumer) addAlarms(s *settings) {
 		DeadLetteredUnstarted: alarm(IDDeadLetteredUnstartedAlarm,
 			fmt.Sprintf("%s: messages reached the dead-letter queue without their effect ever having run: not started on their last receive, too close to the invocation's deadline or, on a FIFO queue, behind a failing message of their group. Fix the cause, then redrive them.%s", id, unknownReceives(s)),
 			c.MetricDeadLetteredUnstarted(nil), 0),
+	}
+	if c.subDLQ != nil {
+		c.alarms.SubscriptionDeadLetterQueue = alarm(IDSubscriptionDLQAlarm,
+			fmt.Sprintf("%s: SNS could not deliver messages into the queue; they are in the subscription dead-letter queue.", id),
+			c.MetricSubscriptionDeadLetterMessages(nil), 0)
 	}
 }
 
@@ -150,6 +172,9 @@ func (c *idempotentConsumer) MetricDeadLetterMessages(props *awscloudwatch.Metri
 }
 
 func (c *idempotentConsumer) MetricSubscriptionDeadLetterMessages(props *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	if c.subDLQ == nil {
+		return nil
+	}
 	return c.subDLQ.MetricApproximateNumberOfMessagesVisible(monitor.WithStatistic(props, "Maximum"))
 }
 

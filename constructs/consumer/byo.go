@@ -7,6 +7,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
 // queueProblems checks the props about the queues: a given Queue (and what
@@ -21,6 +22,12 @@ func (p *IdempotentConsumerProps) queueProblems(s *settings) []string {
 	wantWhy := "the topic is " + kind(s.fifo.topic)
 	if s.fifo.topic && !s.fifo.queue {
 		wantWhy += " and StandardQueue is set"
+	}
+	if s.source.kind != sourceTopic {
+		wantWhy = "the source is " + s.source.kind.String() + " and QueueProps.Fifo is not set"
+		if s.fifo.queue {
+			wantWhy = "the source is " + s.source.kind.String() + " and the queue is FIFO"
+		}
 	}
 
 	if p.Queue != nil {
@@ -151,7 +158,7 @@ func (p *IdempotentConsumerProps) overrideProblems(name string, o *awssqs.QueueP
 	if o.EncryptionMasterKey != nil && p.EncryptionKey != nil {
 		bad("%s.EncryptionMasterKey and EncryptionKey are both given: two keys for one queue; give the key once, as EncryptionKey for every queue of the construct or as %s.EncryptionMasterKey for this one", name, name)
 	}
-	if o.ContentBasedDeduplication != nil && *o.ContentBasedDeduplication && (p.RawMessageDelivery == nil || !*p.RawMessageDelivery) {
+	if o.ContentBasedDeduplication != nil && *o.ContentBasedDeduplication && s.runtime.Delivery == sqsbatch.Envelope {
 		bad("%s.ContentBasedDeduplication is set, but the queue receives the SNS envelope, whose MessageId, Timestamp and Signature are new on every delivery, so a hash of the body would deduplicate nothing; leave it nil (SNS hands a FIFO topic's deduplication id on to the queue)", name)
 	}
 	return problems

@@ -10,6 +10,12 @@
 // batch responses, and alarms. The handler is configured only through the
 // runtime contract of package lambda/contract.
 //
+// The queue has one source: the SNS topic (given, or created when no other
+// source is declared), an EventBridge rule (EventPattern, with the rule
+// target's own dead-letter queue and retry policy), an S3 bucket's
+// notifications (Bucket), or producers that send to it (DirectProducers).
+// The handler is told which (the contract's MESSAGE_DELIVERY).
+//
 // Bring your own: a topic, a queue with its dead-letter queue, a table, a
 // role, a VPC; or override the defaults of the queues the construct creates.
 // What cannot be combined is refused at synth (DESIGN.md, "What the
@@ -29,9 +35,11 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
@@ -122,15 +130,25 @@ type IdempotentConsumer interface {
 	constructs.Construct
 	awsiam.IGrantable
 
-	// Topic is the topic the queue is subscribed to (given or created).
+	// Topic is the topic the queue is subscribed to (given or created);
+	// nil for another source.
 	Topic() awssns.ITopic
+	// Rule is the EventBridge rule whose target is the queue (EventPattern);
+	// nil for another source.
+	Rule() awsevents.Rule
+	// EventDeadLetterQueue receives the events the rule could not deliver
+	// into the queue (EventPattern); nil for another source.
+	EventDeadLetterQueue() awssqs.Queue
+	// Bucket is the bucket whose notifications the queue receives
+	// (Bucket); nil for another source.
+	Bucket() awss3.IBucket
 	// Queue is the queue the function consumes (given or created).
 	Queue() awssqs.IQueue
 	// DeadLetterQueue receives the messages the function failed to process
 	// MaxReceiveCount times (given, the given Queue's, or created).
 	DeadLetterQueue() awssqs.IQueue
 	// SubscriptionDeadLetterQueue receives the messages SNS could not
-	// deliver into Queue.
+	// deliver into Queue; nil for a source other than a topic.
 	SubscriptionDeadLetterQueue() awssqs.Queue
 	// Table holds the idempotency records (given or created).
 	Table() awsdynamodb.ITable
@@ -158,8 +176,20 @@ type IdempotentConsumer interface {
 	KeySecret() awssecretsmanager.ISecret
 
 	// GrantPublish lets grantee publish to Topic (and, for a given topic
-	// encrypted with a customer-managed key, use that key).
+	// encrypted with a customer-managed key, use that key). It panics for a
+	// consumer whose source is not a topic.
 	GrantPublish(grantee awsiam.IGrantable) awsiam.Grant
+	// GrantSendMessages lets grantee send to Queue (sqs:SendMessage,
+	// sqs:GetQueueAttributes, sqs:GetQueueUrl, and the use of a
+	// customer-managed key): the producers of a consumer with
+	// DirectProducers. A producer of another account needs a statement of
+	// the app in the queue's policy (Queue().AddToResourcePolicy) and, for
+	// a customer-managed key, in the key's.
+	GrantSendMessages(grantee awsiam.IGrantable) awsiam.Grant
+	// GrantPutEvents lets grantee put events on the rule's bus
+	// (events:PutEvents; EventPattern). It panics for a consumer whose
+	// source is not an EventBridge rule.
+	GrantPutEvents(grantee awsiam.IGrantable) awsiam.Grant
 
 	// MetricOutcome is the number of records that ended with outcome (sum),
 	// one of the handler's Embedded Metric Format counts (Processed,
@@ -185,8 +215,23 @@ type IdempotentConsumer interface {
 	// dead-letter queue (maximum).
 	MetricDeadLetterMessages(props *awscloudwatch.MetricOptions) awscloudwatch.Metric
 	// MetricSubscriptionDeadLetterMessages is the number of messages visible
-	// in the subscription dead-letter queue (maximum).
+	// in the subscription dead-letter queue (maximum); nil for a source
+	// other than a topic.
 	MetricSubscriptionDeadLetterMessages(props *awscloudwatch.MetricOptions) awscloudwatch.Metric
+	// MetricEventFailedInvocations is the rule's FailedInvocations: events
+	// it failed to deliver for good (sum; nil for another source than an
+	// EventBridge rule).
+	MetricEventFailedInvocations(props *awscloudwatch.MetricOptions) awscloudwatch.Metric
+	// MetricEventsSentToDeadLetterQueue is the rule's InvocationsSentToDlq
+	// (sum; nil for another source).
+	MetricEventsSentToDeadLetterQueue(props *awscloudwatch.MetricOptions) awscloudwatch.Metric
+	// MetricEventsFailedToBeSentToDeadLetterQueue is the rule's
+	// InvocationsFailedToBeSentToDlq: events lost (sum; nil for another
+	// source).
+	MetricEventsFailedToBeSentToDeadLetterQueue(props *awscloudwatch.MetricOptions) awscloudwatch.Metric
+	// MetricEventDeadLetterMessages is the number of messages visible in the
+	// rule target's dead-letter queue (maximum; nil for another source).
+	MetricEventDeadLetterMessages(props *awscloudwatch.MetricOptions) awscloudwatch.Metric
 	// MetricOldestMessageAge is the age of the oldest message in the queue
 	// (maximum, seconds).
 	MetricOldestMessageAge(props *awscloudwatch.MetricOptions) awscloudwatch.Metric
@@ -202,19 +247,27 @@ type IdempotentConsumer interface {
 
 type idempotentConsumer struct {
 	constructs.Construct
-	topic     awssns.ITopic
-	ownTopic  bool
-	queue     awssqs.IQueue
-	dlq       awssqs.IQueue
-	subDLQ    awssqs.Queue
-	table     awsdynamodb.ITable
-	namespace string
-	function  awslambda.Function
-	role      awsiam.IRole
-	logGroup  awslogs.LogGroup
-	alarms    Alarms
-	dashboard awscloudwatch.Dashboard
-	keySecret awssecretsmanager.ISecret
+	topic    awssns.ITopic
+	ownTopic bool
+	// The other sources' resources (nil for a topic): the rule, its
+	// target's dead-letter queue and its bus's name for the metrics (nil:
+	// the default bus), the bucket.
+	rule         awsevents.Rule
+	eventDLQ     awssqs.Queue
+	eventBusName *string
+	eventBus     awsevents.IEventBus
+	bucket       awss3.IBucket
+	queue        awssqs.IQueue
+	dlq          awssqs.IQueue
+	subDLQ       awssqs.Queue
+	table        awsdynamodb.ITable
+	namespace    string
+	function     awslambda.Function
+	role         awsiam.IRole
+	logGroup     awslogs.LogGroup
+	alarms       Alarms
+	dashboard    awscloudwatch.Dashboard
+	keySecret    awssecretsmanager.ISecret
 	// tx are the tables declared for the transactional effect, and
 	// txLinked whether the bootstrap links one (txtables.go).
 	tx       *function.TxTables
@@ -284,7 +337,16 @@ func NewIdempotentConsumer(scope constructs.Construct, id *string, props *Idempo
 	c.warn(refusalWarnings(s))
 
 	c.addQueues(s)
-	c.addTopic(s)
+	switch s.source.kind { // source.go
+	case sourceTopic:
+		c.addTopic(s)
+	case sourceEventBus:
+		c.eventBus, c.eventBusName = s.source.eventBus, eventBusName(s.source.eventBus)
+		c.addRule(s)
+	case sourceBucket:
+		c.bucket = s.source.bucket
+		c.addNotifications(s)
+	}
 	c.addTable(s)
 	c.addFunction(s, assetDir)
 	// At synth, after every GrantTransactionalWrites of the app.
@@ -292,6 +354,9 @@ func NewIdempotentConsumer(scope constructs.Construct, id *string, props *Idempo
 	c.addEventSource(s)
 	function.SuppressWildcards(c.role, s.tracing, s.vpc) // last: the role's policy holds every statement
 	c.addAlarms(s)
+	if c.rule != nil {
+		c.addRuleAlarms(s)
+	}
 	if s.dashboard {
 		c.addDashboard()
 	}
@@ -299,6 +364,9 @@ func NewIdempotentConsumer(scope constructs.Construct, id *string, props *Idempo
 }
 
 func (c *idempotentConsumer) Topic() awssns.ITopic                      { return c.topic }
+func (c *idempotentConsumer) Rule() awsevents.Rule                      { return c.rule }
+func (c *idempotentConsumer) EventDeadLetterQueue() awssqs.Queue        { return c.eventDLQ }
+func (c *idempotentConsumer) Bucket() awss3.IBucket                     { return c.bucket }
 func (c *idempotentConsumer) Queue() awssqs.IQueue                      { return c.queue }
 func (c *idempotentConsumer) DeadLetterQueue() awssqs.IQueue            { return c.dlq }
 func (c *idempotentConsumer) SubscriptionDeadLetterQueue() awssqs.Queue { return c.subDLQ }

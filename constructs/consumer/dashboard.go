@@ -21,7 +21,7 @@ func (c *idempotentConsumer) Widgets() [][]awscloudwatch.IWidget {
 	for _, a := range c.alarms.All() {
 		alarms = append(alarms, a)
 	}
-	return [][]awscloudwatch.IWidget{{
+	return append(append([][]awscloudwatch.IWidget{{
 		awscloudwatch.NewTextWidget(&awscloudwatch.TextWidgetProps{
 			Width: jsii.Number(24), Height: jsii.Number(2),
 			Markdown: jsii.String(fmt.Sprintf("## Idempotent consumer %s\n"+
@@ -32,10 +32,9 @@ func (c *idempotentConsumer) Widgets() [][]awscloudwatch.IWidget {
 		h.OutcomeRow(),
 		{
 			h.RetriedGraph(),
-			monitor.Graph("Dead-letter queues (messages)", 12, monitor.Metrics(
-				c.MetricDeadLetterMessages(&awscloudwatch.MetricOptions{Label: jsii.String("Dead-letter queue")}),
-				c.MetricSubscriptionDeadLetterMessages(&awscloudwatch.MetricOptions{Label: jsii.String("Subscription dead-letter queue")}))),
+			monitor.Graph("Dead-letter queues (messages)", 12, c.deadLetterMetrics()),
 		},
+	}, c.sourceRows()...), [][]awscloudwatch.IWidget{
 		append([]awscloudwatch.IWidget{
 			monitor.Graph("Oldest message age (seconds)", 8, monitor.Metrics(c.MetricOldestMessageAge(nil)),
 				&awscloudwatch.HorizontalAnnotation{Value: jsii.Number(c.oldestMessageAge.Seconds()), Label: jsii.String("alarm " + contract.Format(c.oldestMessageAge))}),
@@ -44,7 +43,34 @@ func (c *idempotentConsumer) Widgets() [][]awscloudwatch.IWidget {
 			awscloudwatch.NewAlarmStatusWidget(&awscloudwatch.AlarmStatusWidgetProps{
 				Title: jsii.String("Alarms"), Width: jsii.Number(24), Height: jsii.Number(3), Alarms: &alarms,
 			}),
-		}}
+		}}...)
+}
+
+// deadLetterMetrics are the depths of the consumer's dead-letter queues:
+// the queue's, and its source's (the subscription's, the rule target's).
+func (c *idempotentConsumer) deadLetterMetrics() *[]awscloudwatch.IMetric {
+	m := []awscloudwatch.IMetric{c.MetricDeadLetterMessages(&awscloudwatch.MetricOptions{Label: jsii.String("Dead-letter queue")})}
+	if c.subDLQ != nil {
+		m = append(m, c.MetricSubscriptionDeadLetterMessages(&awscloudwatch.MetricOptions{Label: jsii.String("Subscription dead-letter queue")}))
+	}
+	if c.eventDLQ != nil {
+		m = append(m, c.MetricEventDeadLetterMessages(&awscloudwatch.MetricOptions{Label: jsii.String("Rule target dead-letter queue")}))
+	}
+	return &m
+}
+
+// sourceRows are the rows of the consumer's source: the rule's deliveries
+// for an EventBridge source, none for the others.
+func (c *idempotentConsumer) sourceRows() [][]awscloudwatch.IWidget {
+	if c.rule == nil {
+		return nil
+	}
+	return [][]awscloudwatch.IWidget{{
+		monitor.Graph("EventBridge rule: events not delivered into the queue", 24, monitor.Metrics(
+			c.MetricEventFailedInvocations(&awscloudwatch.MetricOptions{Label: jsii.String("Failed invocations")}),
+			c.MetricEventsSentToDeadLetterQueue(&awscloudwatch.MetricOptions{Label: jsii.String("Sent to the target dead-letter queue")}),
+			c.MetricEventsFailedToBeSentToDeadLetterQueue(&awscloudwatch.MetricOptions{Label: jsii.String("Lost (not sent to the dead-letter queue)")}))),
+	}}
 }
 
 // addDashboard creates the consumer's dashboard.

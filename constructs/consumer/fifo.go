@@ -30,6 +30,12 @@ type fifo struct {
 // FifoTopic does. StandardQueue subscribes standard queues to a FIFO topic.
 func (p *IdempotentConsumerProps) fifoKind() fifo {
 	var f fifo
+	if p.sourceKindOf() != sourceTopic {
+		// No topic: the queue says it (a given Queue's kind, or
+		// QueueProps.Fifo).
+		f.queue = p.queueFifo()
+		return f
+	}
 	given := p.FifoTopic != nil
 	switch {
 	case p.Topic == nil:

@@ -1,6 +1,8 @@
 package consumer
 
 import (
+	"fmt"
+
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/jsii-runtime-go"
@@ -59,6 +61,9 @@ func GrantTransactionalWrites(table awsdynamodb.ITable, grantee awsiam.IGrantabl
 func (c *idempotentConsumer) GrantPrincipal() awsiam.IPrincipal { return c.role.GrantPrincipal() }
 
 func (c *idempotentConsumer) GrantPublish(grantee awsiam.IGrantable) awsiam.Grant {
+	if c.topic == nil {
+		panic(fmt.Sprintf("IdempotentConsumer %s: GrantPublish: the consumer's source is not a topic; grant its producers what its source needs (GrantPutEvents for an EventBridge rule, GrantSendMessages for direct producers)", *c.Node().Path()))
+	}
 	if !c.ownTopic {
 		// A given topic may be encrypted with a customer-managed key:
 		// CDK grants that key too.

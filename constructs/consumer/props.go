@@ -5,10 +5,12 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsec2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 )
@@ -41,9 +43,10 @@ type IdempotentConsumerProps struct {
 
 	// Topic is the SNS topic the consumer subscribes to.
 	//
-	// Default: a new topic encrypted with the AWS-managed key alias/aws/sns
-	// (never with EncryptionKey, whose policy names the topic), whose policy
-	// denies publishing without TLS. AWS services such as CloudWatch or
+	// Default: unless another source is declared (EventPattern, Bucket,
+	// DirectProducers), a new topic encrypted with the AWS-managed key
+	// alias/aws/sns (never with EncryptionKey, whose policy names the
+	// topic), whose policy denies publishing without TLS. AWS services such as CloudWatch or
 	// EventBridge cannot publish to a topic under alias/aws/sns: give a
 	// topic encrypted with a customer-managed key for them.
 	Topic awssns.ITopic
@@ -114,6 +117,121 @@ type IdempotentConsumerProps struct {
 	//
 	// Default: false, a FIFO topic gets FIFO queues.
 	StandardQueue *bool
+
+	// The consumer has one source, which the handler is told of (the
+	// contract's MESSAGE_DELIVERY): an SNS topic (Topic, or the topic the
+	// construct creates when no other source is declared), an EventBridge
+	// rule (EventPattern), an S3 bucket's notifications (Bucket), or the
+	// producers that send to the queue themselves (DirectProducers). The
+	// props of one source given with another's are refused: give each
+	// source a consumer of its own. README.md, "Sources", says which key
+	// each source's trap makes right.
+
+	// EventPattern makes an EventBridge rule the consumer's source: a rule
+	// on EventBus with this pattern, whose target is the queue (the whole
+	// event as the body; the handler hands the business function its
+	// detail). The target has a dead-letter queue of its own (a standard
+	// queue, EventDeadLetterQueue(), which EventBridge requires even for a
+	// FIFO target) and the retry policy EventRetryAttempts and EventMaxAge;
+	// the queue's policy lets events.amazonaws.com send from this rule alone
+	// (aws:SourceArn), the target dead-letter queue's too, and a
+	// customer-managed EncryptionKey lets EventBridge use it from this
+	// account's rules. The rule's FailedInvocations, InvocationsSentToDlq,
+	// InvocationsFailedToBeSentToDlq and its dead-letter queue's depth are
+	// alarmed.
+	//
+	// EventBridge gives every PutEvents entry a new id: a producer's retry
+	// is a new event with the same detail, so the key must come from the
+	// detail (the handler's default), never from id. For a FIFO queue
+	// (QueueProps.Fifo, or a given FIFO Queue) the rule needs
+	// EventMessageGroupId, and the construct sets content-based
+	// deduplication on the queue: SQS then hashes the whole event, id
+	// included, so it absorbs EventBridge's own redelivery of one event
+	// within five minutes, never a producer's retry (the idempotency
+	// record does).
+	//
+	// Default: nil, not an EventBridge source.
+	EventPattern *awsevents.EventPattern
+
+	// EventBus is the bus the rule of EventPattern listens on: a bus of the
+	// app, or one imported (awsevents.EventBus_FromEventBusArn). Only with
+	// EventPattern.
+	//
+	// Default: the account's default event bus.
+	EventBus awsevents.IEventBus
+
+	// EventRetryAttempts is how many times EventBridge retries delivering
+	// an event to the queue before it sends it to the target dead-letter
+	// queue (0 to 185). Only with EventPattern.
+	//
+	// Default: 185, EventBridge's own.
+	EventRetryAttempts *float64
+
+	// EventMaxAge is how long EventBridge keeps retrying an event before it
+	// sends it to the target dead-letter queue (1 minute to 24 hours). Only
+	// with EventPattern.
+	//
+	// Default: 24 hours, EventBridge's own.
+	EventMaxAge awscdk.Duration
+
+	// EventMessageGroupId is the message group of each event on a FIFO
+	// queue: a JSON path into the event, in EventBridge's dynamic path
+	// syntax ("$.detail.customerId": '$', then dot-separated names of
+	// letters, digits, '_', '-' or '/', each optionally with array indices
+	// such as "[0]"), or a fixed group name (one group: every event in
+	// order). Required with a FIFO queue, refused with a standard one. Only
+	// with EventPattern.
+	//
+	// Default: none (a standard queue).
+	EventMessageGroupId *string
+
+	// Bucket makes an S3 bucket's event notifications the consumer's source:
+	// a notification to the queue for each of BucketEvents and
+	// BucketFilters, through CDK's Custom::S3BucketNotifications resource
+	// (a bucket of the app, or an imported one, which keeps its other
+	// notifications). The queue's policy lets s3.amazonaws.com send from
+	// this bucket (aws:SourceArn) of this account (aws:SourceAccount), and
+	// a customer-managed EncryptionKey lets S3 use it. The queue must be
+	// standard (S3 cannot notify a FIFO queue), and the bucket in the
+	// consumer's Region.
+	//
+	// One SQS message carries a Records array (one fact per record); S3
+	// sends an s3:TestEvent when the notifications are configured; keys
+	// arrive URL-encoded. The handler's default key is bucket/key@versionId
+	// with versioning, bucket/key@sequencer without it: enable versioning on
+	// the bucket for a rewrite of a key to be a fact of its own.
+	//
+	// Default: nil, not an S3 source.
+	Bucket awss3.IBucket
+
+	// BucketEvents are the event types notified. Only with Bucket.
+	//
+	// Default: awss3.EventType_OBJECT_CREATED (every object created: put,
+	// post, copy, completed multipart upload).
+	BucketEvents *[]awss3.EventType
+
+	// BucketFilters are the key filters of the notifications: each filter
+	// (a prefix, a suffix, or both) is one notification per event type, so
+	// that an object matching any of them is notified. S3 refuses two
+	// notifications of one event type whose prefixes and suffixes overlap;
+	// the construct refuses such filters at synth, among its own and those
+	// of the app's other consumers of the bucket. Only with Bucket.
+	//
+	// Default: none, every key of the bucket.
+	BucketFilters *[]*awss3.NotificationKeyFilter
+
+	// DirectProducers makes the producers that send to the queue
+	// themselves (SendMessage) the consumer's source: no topic, no rule, no
+	// notification. Grant them with GrantSendMessages; another account's
+	// producers need the app's own statement in the queue's policy
+	// (Queue().AddToResourcePolicy). The body is the business message
+	// (raw delivery). A retried SendMessage is a new message with a new id:
+	// the key must come from the body; a FIFO queue (QueueProps.Fifo)
+	// deduplicates a producer's MessageDeduplicationId for five minutes
+	// only.
+	//
+	// Default: false, the queue has another source.
+	DirectProducers *bool
 
 	// Queue is an existing queue for the function to consume (bring your
 	// own), in place of the one the construct creates; the construct
@@ -215,6 +333,12 @@ type IdempotentConsumerProps struct {
 	// An imported key (awskms.Key_FromKeyArn) cannot be changed by CDK: its
 	// policy must already let sns.amazonaws.com use kms:GenerateDataKey* and
 	// kms:Decrypt.
+	//
+	// EventBridge and S3 cannot send to a queue under the AWS-managed key
+	// alias/aws/sqs (its key policy cannot be changed to let them): with
+	// EventPattern or Bucket, that key (as EncryptionKey, or
+	// QueueProps.Encryption KMS_MANAGED, or a given queue of the app under
+	// it) is refused; SSE-SQS, the default, or a customer-managed key work.
 	//
 	// Default: SQS-managed encryption (SSE-SQS).
 	EncryptionKey awskms.IKey

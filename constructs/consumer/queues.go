@@ -42,13 +42,15 @@ func (c *idempotentConsumer) addQueues(s *settings) {
 		}
 		c.queue = awssqs.NewQueue(c, jsii.String(IDQueue), &props)
 	}
-	c.subDLQ = awssqs.NewQueue(c, jsii.String(IDSubscriptionDeadLetterQueue), s.subProps)
-
 	// A dead-letter queue has no dead-letter queue of its own. A given
 	// dead-letter queue defined in the app is marked as well: the consumer
 	// knows what it is for (an imported one has no resource to mark).
 	nag.Suppress(c.dlq, true,
 		nag.Rule{ID: "Serverless-SQSRedrivePolicy", Reason: "This queue is the dead-letter queue of Queue (its RedrivePolicy target); a dead-letter queue has no dead-letter queue of its own."})
+	if s.source.kind != sourceTopic {
+		return // the subscription's dead-letter queue is a topic's
+	}
+	c.subDLQ = awssqs.NewQueue(c, jsii.String(IDSubscriptionDeadLetterQueue), s.subProps)
 	nag.Suppress(c.subDLQ, true,
 		nag.Rule{ID: "AwsSolutions-SQS3", Reason: "This queue is the dead-letter queue of the SNS subscription (its RedrivePolicy target); a dead-letter queue has no dead-letter queue of its own."},
 		nag.Rule{ID: "Serverless-SQSRedrivePolicy", Reason: "This queue is the dead-letter queue of the SNS subscription (its RedrivePolicy target); a dead-letter queue has no dead-letter queue of its own."})

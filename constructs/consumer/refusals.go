@@ -415,7 +415,11 @@ func refusals(s *settings) (problems []string, warnings []synthWarning) {
 	add(redriveRetentionProblems(queue, s.maxReceiveCount, s.visibilityTimeout), nil)
 	add(nil, windowRetentionWarnings(s.runtime.Window, s.windowIsDefault, queue))
 
-	need := deliveredBodyBytes(deliveredTopicMax(s), s.runtime.Delivery == sqsbatch.Raw)
+	need := deliveredBodyBytes(deliveredTopicMax(s), s.runtime.Delivery != sqsbatch.Envelope)
+	if s.runtime.Delivery == sqsbatch.EventBridge {
+		// The event around the detail (sqsbatch.EventOverheadBytes).
+		need = min(s.runtime.MaxMessageBytes+sqsbatch.EventOverheadBytes, sqsbatch.MaxQueueBodyBytes)
+	}
 	if s.queue != nil {
 		if size := s.queueSize; size.set || size.unset {
 			add(queueSizeProblems(*s.queue.Node().Path(), size, need))
@@ -429,6 +433,7 @@ func refusals(s *settings) (problems []string, warnings []synthWarning) {
 		add(nil, []synthWarning{importedQueueWarning("DeadLetterQueue", *s.dlq.Node().Path(), need, 0, 0, false)})
 	}
 
+	add(nil, sourceWarnings(s)) // source.go
 	add(logLevelProblems(s.logLevel), nil)
 	if s.goarch != "" {
 		arch := *s.architecture.Name()

@@ -27,7 +27,7 @@ import (
 var explicitSettings = map[string]string{
 	"Table":           "the table's name is a token, known once the table exists: tablePlaceholder until the builder sets it",
 	"Namespace":       "its default is the construct id's, lowercased, without the characters the contract refuses in a namespace (idempotency.NamespaceAllows), not the contract's (it has none)",
-	"Delivery":        "RawMessageDelivery is a bool: raw when true, the contract's envelope otherwise",
+	"Delivery":        "the source decides it (source.go, settings.delivery): eventbridge for a rule, s3 for a bucket, raw for direct producers; for a topic RawMessageDelivery, a bool, raw when true and the contract's envelope otherwise",
 	"FIFO":            "FifoTopic and StandardQueue decide together whether the queue is FIFO (fifoKind)",
 	"Consumer":        "the construct id, until the builder knows the construct's path",
 	"KeySecret":       "HashKeys is a bool: the construct creates the secret, whose reference the builder writes",

@@ -101,6 +101,9 @@ type settings struct {
 	contentBasedDeduplication *bool
 	filterPolicy              *map[string]awssns.SubscriptionFilter
 	rawDelivery               bool
+	// source is the consumer's one source (source.go): the topic above,
+	// an EventBridge rule, an S3 bucket, or direct producers.
+	source source
 
 	// The queues: a given queue (nil: the construct creates one with
 	// queueProps), the given dead-letter queue or the given queue's own
@@ -109,6 +112,13 @@ type settings struct {
 	// dead-letter queue, a construct the builder creates.
 	queue, dlq                     awssqs.IQueue
 	queueProps, dlqProps, subProps *awssqs.QueueProps
+	// eventDLQProps are the props of the EventBridge target's dead-letter
+	// queue (a standard queue, even for a FIFO queue), with an EventBridge
+	// source only; subProps are used with a topic only.
+	eventDLQProps *awssqs.QueueProps
+	// keyImported: EncryptionKey is given and not a key of the app, so
+	// its policy cannot be changed (sourceWarnings).
+	keyImported bool
 	// visibilityTimeout is the queue's (the default 6 × Timeout, the
 	// declared VisibilityTimeout, or what a given queue of the app says),
 	// declaredVisibilityTimeout the VisibilityTimeout prop (0 when nil).
@@ -193,6 +203,7 @@ func (p *IdempotentConsumerProps) compute(name string) (*settings, []string) {
 	var rd propReader
 	s := &settings{id: name, fifo: p.fifoKind()}
 	s.rawDelivery = p.RawMessageDelivery != nil && *p.RawMessageDelivery
+	s.source = p.computeSource(&rd)
 	s.runtime = p.computeRuntime(name, s, &rd)
 	s.entry, s.entryRoot = stringOr(p.Entry, ""), stringOr(p.EntryRoot, "")
 
@@ -306,9 +317,7 @@ func (p *IdempotentConsumerProps) computeRuntime(name string, s *settings, rd *p
 	if p.Namespace != nil {
 		r.Namespace = *p.Namespace
 	}
-	if s.rawDelivery {
-		r.Delivery = sqsbatch.Raw
-	}
+	r.Delivery = s.delivery()
 	r.FIFO = s.fifo.queue
 	r.Consumer = name
 	return r
@@ -356,6 +365,10 @@ func (p *IdempotentConsumerProps) computeQueues(s *settings, rd *propReader) {
 	s.queue, s.dlq = p.Queue, p.DeadLetterQueue
 	s.visibilityTimeout, s.maxReceiveCount = s.declaredVisibilityTimeout, s.declaredMaxReceiveCount
 	key := p.EncryptionKey
+	if key != nil {
+		_, ofApp := key.Node().DefaultChild().(awskms.CfnKey)
+		s.keyImported = !ofApp
+	}
 	switch q, ok := p.Queue.(awssqs.Queue); {
 	case p.Queue == nil:
 		if p.VisibilityTimeout == nil {
@@ -386,6 +399,21 @@ func (p *IdempotentConsumerProps) computeQueues(s *settings, rd *propReader) {
 	sub := queueDefaults(key)
 	sub.RetentionPeriod = dlqRetention
 	s.subProps = s.fixed(sub)
+	if s.source.kind == sourceEventBus {
+		if s.queueProps != nil && s.fifo.queue {
+			// EventBridge sends a FIFO queue no deduplication id: the
+			// queue derives one from the whole event, id included, which
+			// absorbs EventBridge's own redelivery of one event and never
+			// a producer's retry (a new id).
+			s.queueProps.ContentBasedDeduplication = jsii.Bool(true)
+		}
+		// EventBridge's dead-letter queue is a standard queue, even for a
+		// FIFO target (eb-rule-dlq).
+		edlq := queueDefaults(key)
+		edlq.RetentionPeriod = dlqRetention
+		edlq.MaxMessageSizeBytes = jsii.Number(sqsbatch.MaxQueueBodyBytes)
+		s.eventDLQProps = edlq
+	}
 }
 
 // appQueueVisibility is the visibility timeout a queue of the app sets

@@ -67,6 +67,7 @@ func (p *IdempotentConsumerProps) problems(s *settings) []string {
 	}
 	r := s.runtime
 
+	problems = append(problems, p.sourceProblems(s)...) // source.go
 	problems = append(problems, p.fifoProblems(s)...)
 	if p.Entry == nil || strings.TrimSpace(*p.Entry) == "" {
 		bad("Entry is required: set it to the directory of the handler's main package, for example jsii.String(\"lambda/cmd/charge\")")

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
@@ -27,6 +28,7 @@ type clients struct {
 	sns      *sns.Client
 	sqs      *sqs.Client
 	ddb      *dynamodb.Client
+	s3       *s3.Client
 }
 
 type staticCreds struct{}
@@ -42,6 +44,7 @@ func newClients(endpoint string) *clients {
 		sns:      sns.New(sns.Options{BaseEndpoint: ep, Region: Region, Credentials: staticCreds{}}),
 		sqs:      sqs.New(sqs.Options{BaseEndpoint: ep, Region: Region, Credentials: staticCreds{}}),
 		ddb:      dynamodb.New(dynamodb.Options{BaseEndpoint: ep, Region: Region, Credentials: staticCreds{}}),
+		s3:       s3.New(s3.Options{BaseEndpoint: ep, Region: Region, Credentials: staticCreds{}, UsePathStyle: true}),
 	}
 }
 
@@ -54,12 +57,15 @@ type deployment struct {
 	queueURL  map[string]string
 	queueARN  map[string]string
 	tableName map[string]string
+	// The other sources' names (events.go, s3.go).
+	busName, ruleBus, bucketName map[string]string
 }
 
 // provision creates the template's topics, queues (with their redrive
 // policies), subscriptions and tables. Durations are divided by scale.
 func provision(ctx context.Context, c *clients, s *Stack, scale float64) (*deployment, error) {
-	d := &deployment{stack: s, scale: scale, topicARN: map[string]string{}, queueURL: map[string]string{}, queueARN: map[string]string{}, tableName: map[string]string{}}
+	d := &deployment{stack: s, scale: scale, topicARN: map[string]string{}, queueURL: map[string]string{}, queueARN: map[string]string{}, tableName: map[string]string{},
+		busName: map[string]string{}, ruleBus: map[string]string{}, bucketName: map[string]string{}}
 	for _, id := range s.Topics {
 		in := &sns.CreateTopicInput{Name: aws.String(id)}
 		if s.FIFOTopics[id] {
@@ -115,6 +121,12 @@ func provision(ctx context.Context, c *clients, s *Stack, scale float64) (*deplo
 			}
 		}
 		d.tableName[t.ID] = t.ID
+	}
+	if err := d.provisionRules(ctx, c); err != nil {
+		return nil, err
+	}
+	if err := d.provisionBuckets(ctx, c); err != nil {
+		return nil, err
 	}
 	return d, nil
 }

@@ -127,16 +127,30 @@ type Report struct {
 	Consumers                                             []ConsumerReport
 	Injected                                              map[string]int
 	Elapsed                                               time.Duration
+	// Sources are the consumers of the other sources (sources.go): the
+	// EventBridge rule, direct producers, the uploads bucket.
+	Sources []SourceReport
 }
 
 // OK reports whether the run proved the point: no double effect, nothing
 // lost, every poison message dead-lettered.
-func (r *Report) OK() bool { return r.DoubleEffects == 0 && r.Lost == 0 && r.PoisonLost == 0 }
+func (r *Report) OK() bool {
+	for _, s := range r.Sources {
+		if s.Doubles > 0 || s.Lost > 0 || s.DLQ > 0 {
+			return false
+		}
+	}
+	return r.DoubleEffects == 0 && r.Lost == 0 && r.PoisonLost == 0
+}
 
 // Line is the report's last line: totals across the consumers.
 func (r *Report) Line() string {
-	return fmt.Sprintf("demo: orders=%d consumers=%d published=%d deliveries=%d processed=%d effects=%d duplicates_absorbed=%d double_effects=%d lost=%d dlq=%d",
+	line := fmt.Sprintf("demo: orders=%d consumers=%d published=%d deliveries=%d processed=%d effects=%d duplicates_absorbed=%d double_effects=%d lost=%d dlq=%d",
 		r.Orders, len(r.Consumers), r.Published, r.Deliveries, r.Processed, r.Effects, r.DuplicatesAbsorbed, r.DoubleEffects, r.Lost, r.DLQ)
+	if len(r.Sources) > 0 {
+		line += " " + sourcesLine(r.Sources)
+	}
+	return line
 }
 
 // order is the business event, as the example handlers read it.
@@ -202,6 +216,11 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 
 	srv := kumo.NewServer()
 	defer srv.Close()
+	restore, err := redirectEventDeliveries(srv.URL) // events.go
+	if err != nil {
+		return nil, err
+	}
+	defer restore()
 	c := newClients(srv.URL)
 	dep, err := provision(ctx, c, stack, opts.TimeScale)
 	if err != nil {
@@ -216,9 +235,13 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	paySrv, mailSrv := httptest.NewServer(payments), httptest.NewServer(mail)
 	defer paySrv.Close()
 	defer mailSrv.Close()
+	src := &sources{api: newEffectsAPI(), orders: opts.Orders}
+	fxSrv := httptest.NewServer(src.api)
+	defer fxSrv.Close()
 
 	consumers, err := startConsumers(ctx, stack, dep, c, srcDir, rie, binDir, logDir, opts, map[string]string{
 		"PAYMENT_API_URL": paySrv.URL, "RECEIPT_API_URL": mailSrv.URL,
+		"SHIPPING_API_URL": fxSrv.URL, "SETTLEMENT_API_URL": fxSrv.URL, "INVOICE_API_URL": fxSrv.URL,
 	})
 	defer func() {
 		for _, con := range consumers {
@@ -258,6 +281,10 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	elapsed := func() string { return fmt.Sprintf("%5.1fs", time.Since(start).Seconds()) }
 
+	// The other sources' producers, beside the topic's (sources.go).
+	if err := src.send(ctx, c, stack, dep, consumers); err != nil {
+		return nil, err
+	}
 	topic := dep.topicARN[stack.Topics[0]]
 	first := func() bool { return sc.completedEverywhere(ctx, c, consumers, payments, mail, sc.orders[0]) }
 	publishing := make(chan struct{})
@@ -293,6 +320,14 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 
 	rep := &Report{Orders: opts.Orders, Injected: map[string]int{}}
 	for _, con := range consumers {
+		if isSourceKind(con.kind) {
+			sr, err := src.check(ctx, c, con)
+			if err != nil {
+				return nil, err
+			}
+			rep.Sources = append(rep.Sources, sr)
+			continue
+		}
 		cr, err := sc.check(ctx, c, con, payments, mail)
 		if err != nil {
 			return nil, err

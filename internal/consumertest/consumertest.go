@@ -240,7 +240,13 @@ var Builds = map[string]Build{
 			p.Entry = jsii.String(entry)
 			f.Consumers[id] = consumer.NewIdempotentConsumer(s, jsii.String(id), p)
 		}
-	}}
+	},
+	// EventBridge, Bucket, Direct: the sources other than a topic
+	// (sources.go).
+	"EventBridge": eventBridgeFixture,
+	"Bucket":      bucketFixture,
+	"Direct":      directFixture,
+}
 
 // Handlers are the handler main packages the fixtures and tests bundle,
 // each in a module of its own.
