@@ -269,7 +269,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	pollCtx, stopPolling := context.WithCancel(ctx)
 	var pollers sync.WaitGroup
 	if ob != nil {
-		pollers.Go(func() { ob.poll(pollCtx) })
+		pollers.Go(func() { ob.poll(ctx, pollCtx.Done()) })
 	}
 	for _, con := range consumers {
 		m := mappingOf(stack, con.fn.ID)

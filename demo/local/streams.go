@@ -263,18 +263,22 @@ func (ob *outbox) invoke(ctx context.Context, rt *runtime, batch []json.RawMessa
 	return ids, nil
 }
 
-// poll reads the stream to its end, again and again, until ctx ends: Lambda
-// polls a shard about four times a second.
-func (ob *outbox) poll(ctx context.Context) {
+// poll reads the stream to its end, again and again, until stop is closed:
+// Lambda polls a shard about four times a second. A stop never cuts an
+// invocation short (it is seen between reads; ctx, the run's, bounds them),
+// so the environment is idle for finish's last read.
+func (ob *outbox) poll(ctx context.Context, stop <-chan struct{}) {
 	defer close(ob.done)
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		if err := ob.poller.Drain(ctx); err != nil && ctx.Err() == nil {
+		if err := ob.poller.Drain(ctx); err != nil {
 			ob.err = err
 			return
 		}
 		select {
+		case <-stop:
+			return
 		case <-ctx.Done():
 			return
 		case <-tick.C:
