@@ -105,6 +105,7 @@ func print(rep *local.Report) {
 		fmt.Println("  direct sends each order to the queue, and again for some (a new message id); uploads PUTs invoices to presigned URLs, rewrites one")
 		fmt.Println("  key with new content (a fact of its own), repeats one notification and sends S3's s3:TestEvent (acknowledged)")
 	}
+	printOutbox(rep.Outbox) // outbox.go
 	fmt.Println()
 	for _, c := range columns {
 		fmt.Printf("  %-11s %s\n", c.name+":", c.legend)

@@ -1,7 +1,8 @@
 // Package platform builds the example OrdersPlatform stack: one orders topic
 // fanned out to three idempotent consumers, and a consumer of each other
 // source: an EventBridge rule on the platform's bus, producers that send to
-// a queue, and the uploads bucket's notifications.
+// a queue, and the uploads bucket's notifications; and an outbox: the
+// orders table ChargeOrder writes, whose stream feeds NotifyCharge.
 package platform
 
 import (
@@ -18,6 +19,7 @@ import (
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
 
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/consumer"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/stream"
 )
 
 // Props configures an OrdersPlatform stack.
@@ -57,6 +59,12 @@ type OrdersPlatform struct {
 	Uploads, UploadLogs awss3.Bucket
 	// Invoice imports each invoice uploaded under invoices/.
 	Invoice consumer.IdempotentConsumer
+
+	// OrdersTable is the outbox (outbox.go): ChargeOrder writes each order
+	// it charges there, and its stream feeds Notify.
+	OrdersTable awsdynamodb.Table
+	// Notify tells the customer of each charge, from OrdersTable's stream.
+	Notify stream.IdempotentStreamConsumer
 }
 
 // NewOrdersPlatform builds the stack: the orders topic (encrypted, TLS-only)
@@ -98,11 +106,13 @@ func NewOrdersPlatform(scope constructs.Construct, id *string, props *Props) *Or
 	// A producer that retries Publish stamps a new placedAt: the same
 	// fact, so the field stays out of the payload hash.
 	ignore := jsii.Strings("placedAt")
+	p.OrdersTable = newOrdersTable(stack)
 	p.Charge = consumer.NewIdempotentConsumer(stack, jsii.String("ChargeOrder"), &consumer.IdempotentConsumerProps{
 		Entry:         entry("charge"),
 		Topic:         p.Orders,
 		Namespace:     jsii.String("charge"),
 		PayloadIgnore: ignore,
+		Environment:   p.chargeEnvironment(),
 	})
 	p.Receipt = consumer.NewIdempotentConsumer(stack, jsii.String("SendReceipt"), &consumer.IdempotentConsumerProps{
 		Entry:         entry("receipt"),
@@ -120,6 +130,7 @@ func NewOrdersPlatform(scope constructs.Construct, id *string, props *Props) *Or
 		TransactionalTables: &[]awsdynamodb.ITable{p.Wallets},
 	})
 	p.addSources(stack, entry)
+	p.addOutbox(stack, entry)
 	return p
 }
 

@@ -77,18 +77,18 @@ func TestResources(t *testing.T) {
 		"AWS::SNS::Subscription":          3,
 		"AWS::Events::EventBus":           1, // the platform's bus
 		"AWS::Events::Rule":               1, // ShipOrder's
-		"AWS::S3::Bucket":                 2, // uploads, and its access logs
-		"AWS::S3::BucketPolicy":           2,
+		"AWS::S3::Bucket":                 4, // uploads, and its access logs; NotifyCharge's failure bucket, and its access logs
+		"AWS::S3::BucketPolicy":           4,
 		"Custom::S3BucketNotifications":   1,  // ImportInvoice's notification on uploads
 		"AWS::SQS::Queue":                 16, // queue and DLQ per consumer; a subscription DLQ per SNS consumer, the rule target's DLQ
 		"AWS::SQS::QueuePolicy":           16,
-		"AWS::DynamoDB::Table":            6, // one per consumer, CreditWallet's is Wallets
-		"AWS::Logs::LogGroup":             6,
-		"AWS::IAM::Role":                  7, // one per consumer, CDK's bucket-notifications handler's
-		"AWS::IAM::Policy":                7, // the consumers', the handler's on the uploads bucket
-		"AWS::Lambda::Function":           7,
-		"AWS::Lambda::EventSourceMapping": 6,
-		"AWS::CloudWatch::Alarm":          61, // ten per SNS consumer, nine per other, four of the rule
+		"AWS::DynamoDB::Table":            8, // one per consumer, CreditWallet's is Wallets; the orders table (the outbox)
+		"AWS::Logs::LogGroup":             7,
+		"AWS::IAM::Role":                  8, // one per consumer, CDK's bucket-notifications handler's
+		"AWS::IAM::Policy":                8, // the consumers', the handler's on the uploads bucket
+		"AWS::Lambda::Function":           8,
+		"AWS::Lambda::EventSourceMapping": 7,  // six queues', the orders table stream's
+		"AWS::CloudWatch::Alarm":          69, // ten per SNS consumer, nine per other, four of the rule, eight of the stream consumer
 	}
 	if fmt.Sprint(counts) != fmt.Sprint(want) {
 		var lines []string

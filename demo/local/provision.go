@@ -109,6 +109,7 @@ func provision(ctx context.Context, c *clients, s *Stack, scale float64) (*deplo
 			AttributeDefinitions: []ddbtypes.AttributeDefinition{{AttributeName: aws.String(t.PartitionKey), AttributeType: ddbtypes.ScalarAttributeTypeS}},
 			KeySchema:            []ddbtypes.KeySchemaElement{{AttributeName: aws.String(t.PartitionKey), KeyType: ddbtypes.KeyTypeHash}},
 			BillingMode:          ddbtypes.BillingModePayPerRequest,
+			StreamSpecification:  t.streamSpec(), // streams.go
 		}); err != nil {
 			return nil, fmt.Errorf("table %s: %w", t.ID, err)
 		}

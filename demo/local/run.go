@@ -130,6 +130,8 @@ type Report struct {
 	// Sources are the consumers of the other sources (sources.go): the
 	// EventBridge rule, direct producers, the uploads bucket.
 	Sources []SourceReport
+	// Outbox is the orders table's stream and its consumer (streams.go).
+	Outbox *OutboxReport
 }
 
 // OK reports whether the run proved the point: no double effect, nothing
@@ -140,6 +142,9 @@ func (r *Report) OK() bool {
 			return false
 		}
 	}
+	if r.Outbox != nil && (r.Outbox.Doubles > 0 || r.Outbox.Lost > 0) {
+		return false
+	}
 	return r.DoubleEffects == 0 && r.Lost == 0 && r.PoisonLost == 0
 }
 
@@ -149,6 +154,9 @@ func (r *Report) Line() string {
 		r.Orders, len(r.Consumers), r.Published, r.Deliveries, r.Processed, r.Effects, r.DuplicatesAbsorbed, r.DoubleEffects, r.Lost, r.DLQ)
 	if len(r.Sources) > 0 {
 		line += " " + sourcesLine(r.Sources)
+	}
+	if r.Outbox != nil {
+		line += " " + r.Outbox.line()
 	}
 	return line
 }
@@ -253,8 +261,16 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	ob, err := startOutbox(ctx, stack, dep, c, srcDir, rie, binDir, logDir, opts) // streams.go
+	defer ob.stop()
+	if err != nil {
+		return nil, err
+	}
 	pollCtx, stopPolling := context.WithCancel(ctx)
 	var pollers sync.WaitGroup
+	if ob != nil {
+		pollers.Go(func() { ob.poll(ctx, pollCtx.Done()) })
+	}
 	for _, con := range consumers {
 		m := mappingOf(stack, con.fn.ID)
 		for _, rt := range con.runtimes {
@@ -343,6 +359,11 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		rep.PoisonLost += cr.PoisonLost
 		rep.Injected["crash before delete"] += int(con.stats.crashesInjected.Load())
 		rep.Injected["visibility expired during the effect"] += int(con.stats.expiredInjected.Load())
+	}
+	if ob != nil {
+		if rep.Outbox, err = ob.finish(ctx, c, sc.orders); err != nil {
+			return nil, err
+		}
 	}
 	rep.Published = sc.published()
 	rep.Injected["producer retry"] = sc.retries

@@ -66,6 +66,7 @@ func TestDemoEndToEnd(t *testing.T) {
 		t.Errorf("last line %q: want the totals across consumers and double_effects=0 lost=0", line)
 	}
 	checkSources(t, rep) // sources_test.go
+	checkOutbox(t, rep)  // streams_test.go
 	// A newcomer sees what the demo does from its first second: the
 	// template read before anything slow, each handler's build, publishing,
 	// and what the drain waits for (the poison messages' receives).

@@ -34,6 +34,8 @@ type Stack struct {
 	Rules         []*Rule
 	Buckets       map[string]*Bucket
 	Notifications []*Notification
+	// StreamMappings read a table's stream (streams.go: the outbox).
+	StreamMappings []*StreamMapping
 }
 
 // Queue is an AWS::SQS::Queue.
@@ -55,6 +57,7 @@ type Subscription struct {
 // Table is an AWS::DynamoDB::Table with a string partition key.
 type Table struct {
 	ID, PartitionKey, TTLAttribute string
+	StreamView                     string // the stream's view type; "": no stream
 }
 
 // Function is an AWS::Lambda::Function whose code is a local asset.
@@ -120,7 +123,11 @@ func LoadStack(dir, stack string) (*Stack, error) {
 		case "AWS::Lambda::Function":
 			err = s.addFunction(dir, id, r)
 		case "AWS::Lambda::EventSourceMapping":
-			err = s.addMapping(id, r)
+			if isStreamMapping(r) {
+				err = s.addStreamMapping(id, r) // streams.go
+			} else {
+				err = s.addMapping(id, r)
+			}
 		case "AWS::Events::EventBus":
 			s.addBus(id)
 		case "AWS::Events::Rule":
@@ -234,11 +241,15 @@ func (s *Stack) addTable(id string, r resource) error {
 			AttributeName string
 			Enabled       bool
 		} `json:"TimeToLiveSpecification"`
+		StreamSpecification *struct{ StreamViewType string } `json:"StreamSpecification"`
 	}
 	if err := json.Unmarshal(r.Properties, &p); err != nil {
 		return err
 	}
 	t := &Table{ID: id}
+	if p.StreamSpecification != nil {
+		t.StreamView = p.StreamSpecification.StreamViewType
+	}
 	for _, k := range p.KeySchema {
 		if k.KeyType == "HASH" {
 			t.PartitionKey = k.AttributeName
