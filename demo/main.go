@@ -47,9 +47,9 @@ func main() {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		os.Exit(2)
 	}
-	print(rep)
 	web := runHTTPDemo(20) // http.go: webhooks and Idempotency-Key requests on a local server
 	fmt.Println(web.line())
+	print(rep) // its last line is the demo's
 	if !rep.OK() || !web.ok() {
 		os.Exit(1)
 	}
