@@ -98,11 +98,11 @@ WARM_RECORDS ?= 2000,10000
 WARM_GC ?= tuned
 bench: tools .tools/bin/benchstat
 	go test -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) ./lambda/idempotency/ > bench-guard.txt
-	cd bench && go test -run '^$$' -bench '^Benchmark(EndToEnd|Floor)$$' -count $(BENCH_COUNT) ./e2e/ > ../bench-e2e.txt
+	cd bench && go test -run '^$$' -bench '^Benchmark(EndToEnd|Floor|HTTP)$$' -count $(BENCH_COUNT) ./e2e/ > ../bench-e2e.txt
 	cd bench && go test -run '^$$' -bench '^BenchmarkWarm' -count $(WARM_COUNT) ./e2e/ -args -warm.records $(WARM_RECORDS) -warm.gc $(WARM_GC) > ../bench-warm.txt
 	@echo; echo "== The guard's own share: in-memory store, per record (no SDK, no network) =="
 	benchstat bench-guard.txt
-	@echo; echo "== End to end, per record: EndToEnd is the handler as deployed, Floor the same requests from a minimal signed client =="
+	@echo; echo "== End to end, per record (per request for HTTP): EndToEnd is the queue handler as deployed, Floor the same requests from a minimal signed client, HTTP the endpoint handler =="
 	benchstat -col .name -row /case bench-e2e.txt
 	@echo; echo "== Warm runs, per record and peak RSS, a fresh process per run: Warm is the handler as deployed, WarmFloor the minimal signed client =="
 	benchstat -col .name -row /records,/case bench-warm.txt
