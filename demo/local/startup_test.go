@@ -410,7 +410,6 @@ func (sc *startedCase) sameAsDefault() []string {
 		{"Delivery", s.Delivery == sqsbatch.Envelope},
 		{"MetricsNamespace", s.MetricsNamespace == sqsbatch.DefaultMetricsNamespace},
 		{"FIFO", !s.FIFO},
-		{"Source", s.Source == contract.SourceQueue}, // every consumer of the app is a queue consumer
 	}
 	var same []string
 	// Table and Consumer name the table and the construct; the generator
@@ -419,11 +418,12 @@ func (sc *startedCase) sameAsDefault() []string {
 	// table's own design (TablePartitionKey, TableSortKey, TableRecordKeyIn,
 	// TableFixedKeyValue, TableTTLAttribute: its consumers use the
 	// construct's table; dynamostore's and the construct's tests cover them),
-	// nor the eight settings that only other sources read (a stream
-	// consumer's StreamImages and StreamRemoves; an HTTP endpoint's
-	// WebhookProvider, WebhookSecret, ClientAttribute, ReplayHeaders,
-	// HashHeaders and MaxRequestBytes).
-	const undrawn = 4 + 5 + 8
+	// nor Source (an IdempotentConsumer's is always the queue's) and the
+	// eight settings that only other sources read (a stream consumer's
+	// StreamImages and StreamRemoves; an HTTP endpoint's WebhookProvider,
+	// WebhookSecret, ClientAttribute, ReplayHeaders, HashHeaders and
+	// MaxRequestBytes).
+	const undrawn = 4 + 5 + 9
 	if n := reflect.TypeFor[contract.Settings]().NumField(); n != len(checks)+undrawn {
 		same = append(same, fmt.Sprintf("(contract.Settings has %d fields, this check knows %d: add the new ones)", n, len(checks)+undrawn))
 	}
