@@ -41,6 +41,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/emf"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/flight"
 )
 
 // Defaults of Config's zero values.
@@ -275,7 +276,7 @@ type report struct {
 func (h *Handler[T]) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 	start := time.Now()
 	reports := make([]report, len(ev.Records))
-	b := &batch[T]{h: h, flights: make(map[string]*flight)}
+	b := &batch[T]{h: h}
 	limit := h.cfg.Concurrency
 	if limit <= 0 || limit > len(ev.Records) {
 		limit = max(len(ev.Records), 1)
@@ -486,19 +487,10 @@ type batch[T any] struct {
 	h       *Handler[T]
 	slots   chan struct{}
 	mu      sync.Mutex
-	flights map[string]*flight // by namespaced key
+	flights flight.Set // by namespaced key
 	// groupBack is when each FIFO group whose record was found in progress
 	// comes back (visibility.go).
 	groupBack map[string]time.Time
-}
-
-// flight is the first record of a batch to carry a fact; later records with
-// the same fact wait for it and take its outcome.
-type flight struct {
-	hash string
-	done chan struct{}
-	res  idempotency.Result
-	err  error
 }
 
 // next runs the next record of a group, unless an earlier record of the
@@ -626,37 +618,29 @@ func (b *batch[T]) start(ctx context.Context, rec *events.SQSMessage, fact idemp
 		return report{outcome: NotStarted, key: fact.Key, noOrigin: noOrigin, err: fmt.Errorf("%w: %v before the deadline, less than %v", errNotStarted, time.Until(d).Round(time.Millisecond), h.cfg.MinRemaining)}
 	}
 
-	b.mu.Lock()
-	f, seen := b.flights[fact.Key]
-	if !seen && old == nil {
-		f = &flight{hash: fact.Hash, done: make(chan struct{})}
-		b.flights[fact.Key] = f
-	}
-	b.mu.Unlock()
-	if seen && f.hash == fact.Hash {
+	prior, led := b.flights.Join(fact.Key, fact.Hash, old == nil)
+	if prior != nil {
 		// An earlier record of the batch carries the fact: its outcome is
 		// this one's, whatever this one's age (a fact it just completed is
 		// a duplicate, safely).
-		<-f.done
-		if f.err != nil {
-			return report{outcome: classify(f.res, f.err), key: fact.Key, noOrigin: noOrigin, err: fmt.Errorf("same fact as an earlier record of the batch: %w", f.err)}
+		if res, err := prior.Wait(); err != nil {
+			return report{outcome: classify(res, err), key: fact.Key, noOrigin: noOrigin, err: fmt.Errorf("same fact as an earlier record of the batch: %w", err)}
 		}
 		return report{outcome: Duplicate, key: fact.Key, noOrigin: noOrigin}
 	}
 	if old != nil {
 		return report{outcome: Expired, key: fact.Key, err: old}
 	}
-	if !seen {
-		f.err = errors.New("the earlier record did not finish") // until run returns
-		defer close(f.done)
+	if led != nil {
+		defer led.Close()
 	}
 	var used idempotency.Capacity
 	res, err := h.run(idempotency.WithCapacity(ctx, &used), fact, msg)
 	if errors.Is(err, idempotency.ErrInProgress) { // back when the lease can end (visibility.go)
 		res, err = b.inProgress(ctx, rec, fact, msg, &used, err)
 	}
-	if !seen {
-		f.res, f.err = res, err
+	if led != nil {
+		led.Set(res, err)
 	}
 	if res.TookOver { // a fact of its own: the effect may have run before, under the same key
 		h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "takeover", slog.String("consumer", h.cfg.Consumer), slog.String("message_id", rec.MessageId), slog.String("key", fact.Key), slog.Time("lapsed_lease", res.LapsedLease), slog.String("reason", "took over the reservation of a worker whose lease ended (it crashed or ran out of time): the effect ran again, and may have run before"))

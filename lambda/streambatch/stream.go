@@ -37,6 +37,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/emf"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/flight"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
@@ -231,7 +232,7 @@ func newTxCore[M, W any](guard *idempotency.Guard, key KeyFunc[M], fn TxFunc[M, 
 func (c *core[M]) handle(ctx context.Context, recs []record[M]) (string, error) {
 	start := time.Now()
 	reports := make([]report, len(recs))
-	b := &batch[M]{c: c, flights: make(map[string]*flight)}
+	b := &batch[M]{c: c}
 	limit := c.cfg.Concurrency
 	if limit <= 0 || limit > len(recs) {
 		limit = max(len(recs), 1)
@@ -383,17 +384,7 @@ func groupsOf[M any](recs []record[M]) [][]int {
 type batch[M any] struct {
 	c       *core[M]
 	slots   chan struct{}
-	mu      sync.Mutex
-	flights map[string]*flight // by namespaced key
-}
-
-// flight is the first record of a batch to carry a fact; later records with
-// the same fact wait for it and take its outcome.
-type flight struct {
-	hash string
-	done chan struct{}
-	res  idempotency.Result
-	err  error
+	flights flight.Set // by namespaced key
 }
 
 // next runs the next record of an ordering key, unless an earlier record of
@@ -451,31 +442,23 @@ func (b *batch[M]) one(ctx context.Context, rec *record[M]) (r report) {
 		return report{outcome: sqsbatch.NotStarted, key: fact.Key, noOrigin: noOrigin, err: fmt.Errorf("%w: %v before the deadline, less than %v", errNotStarted, time.Until(d).Round(time.Millisecond), c.cfg.MinRemaining)}
 	}
 
-	b.mu.Lock()
-	f, seen := b.flights[fact.Key]
-	if !seen && old == nil {
-		f = &flight{hash: fact.Hash, done: make(chan struct{})}
-		b.flights[fact.Key] = f
-	}
-	b.mu.Unlock()
-	if seen && f.hash == fact.Hash {
-		<-f.done
-		if f.err != nil {
-			return report{outcome: sqsbatch.OutcomeOf(f.res, f.err), key: fact.Key, noOrigin: noOrigin, err: fmt.Errorf("same fact as an earlier record of the batch: %w", f.err)}
+	prior, led := b.flights.Join(fact.Key, fact.Hash, old == nil)
+	if prior != nil {
+		if res, err := prior.Wait(); err != nil {
+			return report{outcome: sqsbatch.OutcomeOf(res, err), key: fact.Key, noOrigin: noOrigin, err: fmt.Errorf("same fact as an earlier record of the batch: %w", err)}
 		}
 		return report{outcome: sqsbatch.Duplicate, key: fact.Key, noOrigin: noOrigin}
 	}
 	if old != nil {
 		return report{outcome: sqsbatch.Expired, key: fact.Key, err: old}
 	}
-	if !seen {
-		f.err = errors.New("the earlier record did not finish")
-		defer close(f.done)
+	if led != nil {
+		defer led.Close()
 	}
 	var used idempotency.Capacity
 	res, err := c.run(idempotency.WithCapacity(ctx, &used), fact, msg)
-	if !seen {
-		f.res, f.err = res, err
+	if led != nil {
+		led.Set(res, err)
 	}
 	if res.TookOver {
 		c.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "takeover", slog.String("consumer", c.cfg.Consumer), slog.String("sequence_number", rec.seq), slog.String("key", fact.Key), slog.Time("lapsed_lease", res.LapsedLease), slog.String("reason", "took over the reservation of a worker whose lease ended (it crashed or ran out of time): the effect ran again, and may have run before"))
