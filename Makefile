@@ -111,7 +111,8 @@ bench: tools .tools/bin/benchstat
 	@echo "arm64 bootstrap: $$(wc -c < .tools/bootstrap-arm64) bytes"
 	cd bench && CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -buildvcs=false -ldflags "-s -w" -o ../.tools/minimal-arm64 ./cmd/minimal
 	cd bench && CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags "lambda.norpc chain" -trimpath -buildvcs=false -ldflags "-s -w" -o ../.tools/minimal-chain-arm64 ./cmd/minimal
-	@echo "minimal hand-written consumer (bench/cmd/minimal), arm64: $$(wc -c < .tools/minimal-arm64) bytes from the environment, $$(wc -c < .tools/minimal-chain-arm64) bytes with config.LoadDefaultConfig"
+	cd bench && CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags "lambda.norpc bare" -trimpath -buildvcs=false -ldflags "-s -w" -o ../.tools/minimal-bare-arm64 ./cmd/minimal
+	@echo "minimal hand-written consumer (bench/cmd/minimal), arm64: $$(wc -c < .tools/minimal-arm64) bytes from the environment (config.NewEnvConfig), $$(wc -c < .tools/minimal-chain-arm64) bytes with config.LoadDefaultConfig, $$(wc -c < .tools/minimal-bare-arm64) bytes from os.Getenv of the region and credentials alone"
 	CGO_ENABLED=0 go build -tags lambda.norpc -trimpath -buildvcs=false -ldflags "-s -w" -o .tools/bootstrap-host ./lambda/cmd/charge
 	cd bench && go run ./cmd/coldstart -n 30 ../.tools/bootstrap-host
 

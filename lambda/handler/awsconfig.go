@@ -10,7 +10,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 )
 
@@ -21,14 +20,14 @@ var errNoEnvCredentials = errors.New("no credentials in the environment (AWS_ACC
 	"build the configuration with config.LoadDefaultConfig and pass it with handler.WithAWSConfig")
 
 // lambdaConfig is the AWS configuration of the default client: the
-// environment Lambda provides, read as the SDK reads it (config.NewEnvConfig:
-// the same variables, parsed the same way), and nothing else. A function's
-// region and its role's credentials are in its environment (AWS_REGION,
-// AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN), so the
-// default path links none of what config.LoadDefaultConfig resolves
-// besides: shared config and credentials files, profiles, SSO, STS web
-// identity, the container and instance metadata providers. They are about a
-// fifth of a consumer's bootstrap (DESIGN.md, "What the bootstrap links").
+// environment Lambda provides, read as the SDK reads it (lambdaEnv: the
+// variables of config.NewEnvConfig that configure a client, parsed the same
+// way), and nothing else. A function's region and its role's credentials
+// are in its environment (AWS_REGION, AWS_ACCESS_KEY_ID,
+// AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN), so the default path links none
+// of what config.LoadDefaultConfig resolves besides: shared config and
+// credentials files, profiles, SSO, STS web identity, the container and
+// instance metadata providers (DESIGN.md, "What a consumer process costs").
 //
 // The variables that tune a client are honoured as LoadDefaultConfig does:
 // the endpoints (AWS_ENDPOINT_URL, AWS_ENDPOINT_URL_DYNAMODB,
@@ -39,7 +38,7 @@ var errNoEnvCredentials = errors.New("no credentials in the environment (AWS_ACC
 // through ConfigSources). No file is read: a Lambda function has none.
 // WithAWSConfig takes a configuration of any other origin.
 func lambdaConfig() (aws.Config, error) {
-	env, err := config.NewEnvConfig()
+	env, err := readLambdaEnv()
 	if err != nil {
 		return aws.Config{}, err
 	}

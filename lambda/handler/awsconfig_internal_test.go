@@ -9,9 +9,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 )
 
-// lambdaEnv sets the environment Lambda gives a function, with the
+// setLambdaEnv sets the environment Lambda gives a function, with the
 // variables the test changes; an empty value unsets a variable for the test.
-func lambdaEnv(t *testing.T, vars map[string]string) {
+func setLambdaEnv(t *testing.T, vars map[string]string) {
 	t.Helper()
 	base := map[string]string{
 		"AWS_REGION": "eu-west-1", "AWS_DEFAULT_REGION": "", "AWS_ACCESS_KEY_ID": "ASIAEXAMPLE", "AWS_SECRET_ACCESS_KEY": "secret",
@@ -30,7 +30,7 @@ func lambdaEnv(t *testing.T, vars map[string]string) {
 // credentials (with the session token) from the environment, as the SDK's
 // default chain takes them there.
 func TestLambdaConfigReadsWhatLambdaProvides(t *testing.T) {
-	lambdaEnv(t, nil)
+	setLambdaEnv(t, nil)
 	cfg, err := lambdaConfig()
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +75,7 @@ func TestLambdaConfigHonoursTheClientVariables(t *testing.T) {
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			lambdaEnv(t, c.vars)
+			setLambdaEnv(t, c.vars)
 			cfg, err := lambdaConfig()
 			if err != nil {
 				t.Fatal(err)
@@ -101,19 +101,19 @@ func TestLambdaConfigHonoursTheClientVariables(t *testing.T) {
 // credentials or region the default client is refused at init, with the
 // fix (WithAWSConfig), never a client that fails every request.
 func TestLambdaConfigRefusesWhatItDoesNotRead(t *testing.T) {
-	lambdaEnv(t, map[string]string{"AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "", "AWS_PROFILE": "dev"})
+	setLambdaEnv(t, map[string]string{"AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "", "AWS_PROFILE": "dev"})
 	if _, err := lambdaConfig(); !errors.Is(err, errNoEnvCredentials) || !strings.Contains(err.Error(), "WithAWSConfig") {
 		t.Errorf("no credentials: %v", err)
 	}
-	lambdaEnv(t, map[string]string{"AWS_REGION": ""})
+	setLambdaEnv(t, map[string]string{"AWS_REGION": ""})
 	if _, err := lambdaConfig(); err == nil || !strings.Contains(err.Error(), "AWS_REGION") || !strings.Contains(err.Error(), "WithAWSConfig") {
 		t.Errorf("no region: %v", err)
 	}
-	lambdaEnv(t, map[string]string{"AWS_REGION": "", "AWS_DEFAULT_REGION": "us-east-2"})
+	setLambdaEnv(t, map[string]string{"AWS_REGION": "", "AWS_DEFAULT_REGION": "us-east-2"})
 	if cfg, err := lambdaConfig(); err != nil || cfg.Region != "us-east-2" {
 		t.Errorf("AWS_DEFAULT_REGION: %q, %v", cfg.Region, err)
 	}
-	lambdaEnv(t, map[string]string{"AWS_CA_BUNDLE": t.TempDir() + "/missing.pem"})
+	setLambdaEnv(t, map[string]string{"AWS_CA_BUNDLE": t.TempDir() + "/missing.pem"})
 	if _, err := lambdaConfig(); err == nil || !strings.Contains(err.Error(), "AWS_CA_BUNDLE") {
 		t.Errorf("missing CA bundle: %v", err)
 	}

@@ -1,4 +1,4 @@
-//go:build !chain
+//go:build !chain && !bare
 
 package main
 

@@ -5,8 +5,11 @@
 // size beside the library's (the floor of what a Go consumer links).
 //
 // With -tags chain it loads the configuration with config.LoadDefaultConfig,
-// as most handlers do; without, from the environment Lambda provides
-// (config.NewEnvConfig), as the library's handler does.
+// as most handlers do; without a tag, from the environment Lambda provides
+// through config.NewEnvConfig (which links package config and the providers
+// it imports); with -tags bare, from the region and credentials variables
+// alone, read with os.Getenv (no endpoint, retry, FIPS or CA bundle
+// variable honoured: smaller than any handler one would ship).
 package main
 
 import (
