@@ -245,7 +245,8 @@ func buildGuard(opts []Option, source contract.Source, entry string, checkTx fun
 // handshake, by the next batch (pooled). The transport is the one the
 // configuration built, so that what the environment set on it
 // (AWS_CA_BUNDLE) stays; a request's headers and body go out in one write
-// (oneWrite).
+// (oneWrite), and the endpoint of a table is resolved once
+// (cachedEndpoints).
 func dynamoStore(o *options, s contract.Settings) (idempotency.Store, error) {
 	var optFns []func(*dynamodb.Options)
 	cfg := o.awsConfig
@@ -261,7 +262,7 @@ func dynamoStore(o *options, s contract.Settings) (idempotency.Store, error) {
 			base = awshttp.NewBuildableClient()
 		}
 		client := pooled(base, s.BatchConcurrency)
-		optFns = append(optFns, func(d *dynamodb.Options) { d.HTTPClient = client })
+		optFns = append(optFns, func(d *dynamodb.Options) { d.HTTPClient, d.EndpointResolverV2 = client, newCachedEndpoints() })
 	}
 	return NewStore(dynamodb.NewFromConfig(*cfg, optFns...), s)
 }
