@@ -2,8 +2,7 @@ package dynamostore
 
 import (
 	"context"
-	"strings"
-	"unicode/utf8"
+	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -161,25 +160,35 @@ func valueSize(v types.AttributeValue) int {
 }
 
 // numberSize is about one byte per two significant digits, plus one (and
-// one for a negative number); leading and trailing zeros do not count.
-func numberSize(s string) int {
-	neg := strings.HasPrefix(s, "-")
-	if i := strings.IndexAny(s, "eE"); i >= 0 {
-		s = s[:i]
-	}
-	digits := strings.Trim(strings.Map(func(r rune) rune {
-		if r >= '0' && r <= '9' {
-			return r
+// one for a negative number); leading and trailing zeros do not count, nor
+// an exponent. It reads the number in place (a request's numbers are sized
+// for every record, twice for a completed one).
+func numberSize[T string | []byte](s T) int {
+	first, last := -1, -1 // the first and last non-zero digits, counted among the digits
+	digits := 0
+	for i := 0; i < len(s) && s[i] != 'e' && s[i] != 'E'; i++ {
+		if c := s[i]; c >= '0' && c <= '9' {
+			if c != '0' {
+				if first < 0 {
+					first = digits
+				}
+				last = digits
+			}
+			digits++
 		}
-		return -1
-	}, s), "0")
-	n := utf8.RuneCountInString(digits)
-	if n == 0 {
+	}
+	if first < 0 {
 		return 1
 	}
-	size := 1 + (n+1)/2
-	if neg {
+	size := 1 + (last-first+2)/2
+	if len(s) > 0 && s[0] == '-' {
 		size++
 	}
 	return size
+}
+
+// intSize is numberSize of n written in decimal.
+func intSize(n int64) int {
+	var buf [20]byte
+	return numberSize(strconv.AppendInt(buf[:0], n, 10))
 }

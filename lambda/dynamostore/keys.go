@@ -88,14 +88,33 @@ func (s *Store) KeyAttributes() []string {
 // ItemKey returns the primary key of the item that holds the record of key
 // (a record key, "<namespace>#<key>").
 func (s *Store) ItemKey(key string) map[string]types.AttributeValue {
+	item := make(map[string]types.AttributeValue, 2)
+	s.putKey(item, key)
+	return item
+}
+
+// putKey puts the key attributes of the record key into item.
+func (s *Store) putKey(item map[string]types.AttributeValue, key string) {
 	str := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
 	switch {
 	case s.sortValue != nil:
-		return map[string]types.AttributeValue{s.partition: str(key), s.sort: str(s.sortValue(namespace(key)))}
+		item[s.partition], item[s.sort] = str(key), str(s.sortValue(namespace(key)))
 	case s.partitionValue != nil:
-		return map[string]types.AttributeValue{s.partition: str(s.partitionValue(namespace(key))), s.sort: str(key)}
+		item[s.partition], item[s.sort] = str(s.partitionValue(namespace(key))), str(key)
+	default:
+		item[s.partition] = str(key)
 	}
-	return map[string]types.AttributeValue{s.partition: str(key)}
+}
+
+// keySize is the size of putKey's attributes (recordSize).
+func (s *Store) keySize(key string) int {
+	switch {
+	case s.sortValue != nil:
+		return len(s.partition) + len(key) + len(s.sort) + len(s.sortValue(namespace(key)))
+	case s.partitionValue != nil:
+		return len(s.partition) + len(s.partitionValue(namespace(key))) + len(s.sort) + len(key)
+	}
+	return len(s.partition) + len(key)
 }
 
 // recordKeyAttribute is the attribute that holds the record's key.

@@ -88,6 +88,10 @@ type Store struct {
 	sortValue            func(namespace string) string // WithSortKey
 	partitionValue       func(namespace string) string // WithKeyInSortKey
 	err                  error                         // a design the store cannot use
+
+	// The expression attribute names of the reserve and of the complete,
+	// built once: every request reads them, none changes them.
+	reserveNames, completeNames map[string]string
 }
 
 // New returns a Store over the table named table, of the construct's design
@@ -101,6 +105,8 @@ func New(api API, table string, opts ...Option) *Store {
 		o(s)
 	}
 	s.err = s.check()
+	s.reserveNames = map[string]string{"#pk": s.partition, "#exp": attrExpires, "#st": attrStatus, "#lease": attrLease, "#hash": attrHash}
+	s.completeNames = map[string]string{"#st": attrStatus, "#lease": attrLease, "#res": attrResult, "#own": attrOwner, "#exp": attrExpires, "#ttl": s.ttl}
 	return s
 }
 
@@ -150,10 +156,6 @@ const reserveCondition = "attribute_not_exists(#pk)" +
 	" OR (#st = :completed AND #exp < :now_s)" +
 	" OR (#st = :in_progress AND #lease < :now_ms AND (#hash = :hash OR #exp < :now_s))"
 
-func (s *Store) reserveNames() map[string]string {
-	return map[string]string{"#pk": s.partition, "#exp": attrExpires, "#st": attrStatus, "#lease": attrLease, "#hash": attrHash}
-}
-
 func reserveValues(rec idempotency.Record, now time.Time) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{
 		":now_s":       number(now.Unix()),
@@ -173,7 +175,7 @@ func (s *Store) reservePut(rec idempotency.Record, now time.Time) *types.Put {
 		TableName:                           aws.String(s.table),
 		Item:                                s.marshal(rec),
 		ConditionExpression:                 aws.String(reserveCondition),
-		ExpressionAttributeNames:            s.reserveNames(),
+		ExpressionAttributeNames:            s.reserveNames,
 		ExpressionAttributeValues:           reserveValues(rec, now),
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	}
@@ -264,17 +266,15 @@ func (s *Store) Complete(ctx context.Context, rec idempotency.Record) error {
 		UpdateExpression: aws.String(update),
 		// A complete that the SDK retried after it was applied finds its own
 		// COMPLETED record: the owner condition holds again.
-		ConditionExpression: aws.String("#own = :owner"),
-		ExpressionAttributeNames: map[string]string{
-			"#st": attrStatus, "#lease": attrLease, "#res": attrResult, "#own": attrOwner, "#exp": attrExpires, "#ttl": s.ttl,
-		},
+		ConditionExpression:       aws.String("#own = :owner"),
+		ExpressionAttributeNames:  s.completeNames,
 		ExpressionAttributeValues: values,
 		ReturnConsumedCapacity:    types.ReturnConsumedCapacityTotal,
 	})
 	// The item before: the reservation's; after: the completed record.
 	before := rec
 	before.Status, before.Result, before.LeaseUntil = idempotency.StatusInProgress, "", rec.ExpiresAt
-	computed := idempotency.Capacity{Write: writeUnits(itemSize(s.marshal(before)), itemSize(s.marshal(rec)))}
+	computed := idempotency.Capacity{Write: writeUnits(s.recordSize(before), s.recordSize(rec))}
 	var ccf *types.ConditionalCheckFailedException
 	switch {
 	case err == nil:
@@ -307,7 +307,7 @@ func (s *Store) Release(ctx context.Context, key, owner string) error {
 	})
 	// The item deleted is a reservation of this key and owner; its size is
 	// that of one with a payload hash of this release's length.
-	computed := idempotency.Capacity{Write: writeUnits(itemSize(s.marshal(reservationOf(key, owner))))}
+	computed := idempotency.Capacity{Write: writeUnits(s.recordSize(reservationOf(key, owner)))}
 	var ccf *types.ConditionalCheckFailedException
 	switch {
 	case err == nil:
@@ -599,7 +599,8 @@ func number(n int64) types.AttributeValue {
 }
 
 func (s *Store) marshal(rec idempotency.Record) map[string]types.AttributeValue {
-	item := s.ItemKey(rec.Key)
+	item := make(map[string]types.AttributeValue, 10) // the key's attributes and the record's
+	s.putKey(item, rec.Key)
 	item[attrStatus] = &types.AttributeValueMemberS{Value: string(rec.Status)}
 	item[attrOwner] = &types.AttributeValueMemberS{Value: rec.Owner}
 	item[attrExpires] = number(rec.ExpiresAt.Unix())
@@ -613,6 +614,22 @@ func (s *Store) marshal(rec idempotency.Record) map[string]types.AttributeValue 
 		item[attrResult] = &types.AttributeValueMemberS{Value: rec.Result}
 	}
 	return item
+}
+
+// recordSize is itemSize(s.marshal(rec)), the size of rec's item, summed
+// without building the item (TestRecordSizeIsTheItemsSize).
+func (s *Store) recordSize(rec idempotency.Record) int {
+	n := s.keySize(rec.Key) +
+		len(attrStatus) + len(rec.Status) + len(attrOwner) + len(rec.Owner) +
+		len(attrExpires) + intSize(rec.ExpiresAt.Unix()) + len(s.ttl) + intSize(rec.TTL.Unix()) +
+		len(attrHash) + len(rec.PayloadHash) + len(attrLayout) + intSize(Layout)
+	if rec.Status == idempotency.StatusInProgress {
+		n += len(attrLease) + intSize(rec.LeaseUntil.UnixMilli())
+	}
+	if rec.Result != "" {
+		n += len(attrResult) + len(rec.Result)
+	}
+	return n
 }
 
 // unmarshal reads a record of this release's layout. Anything else (an
