@@ -5,7 +5,10 @@
 // (package sqsbatch) refuse them with this one reading.
 package jsonesc
 
-import "errors"
+import (
+	"errors"
+	"unicode/utf8"
+)
 
 // Errors of Unicode.
 var (
@@ -79,4 +82,79 @@ func hex4(s []byte, i int) (rune, bool) {
 		}
 	}
 	return r, true
+}
+
+// Errors of Unquote.
+var (
+	// ErrNotString means the text is not one JSON string literal.
+	ErrNotString = errors.New("not a JSON string")
+)
+
+// Unquote returns the text of the JSON string literal s (its quotes
+// included), read strictly in one pass: the escapes of RFC 8259 (a
+// surrogate escape must be half of a pair: ErrLoneSurrogate), no control
+// character, nothing after the closing quote. s must be valid UTF-8 (the
+// caller's check: Unquote does not read the bytes it copies). A literal
+// without escapes is returned as a slice of s.
+func Unquote(s []byte) ([]byte, error) {
+	if len(s) < 2 || s[0] != '"' {
+		return nil, ErrNotString
+	}
+	end := len(s) - 1
+	i := 1
+	for i < end && s[i] != '\\' && s[i] != '"' && s[i] >= 0x20 {
+		i++
+	}
+	if i == end && s[end] == '"' {
+		return s[1:end], nil // no escape
+	}
+	out := append(make([]byte, 0, end-1), s[1:i]...)
+	for i < end {
+		switch c := s[i]; {
+		case c == '"' || c < 0x20:
+			return nil, ErrNotString
+		case c != '\\':
+			out = append(out, c)
+			i++
+		case i+1 >= end:
+			return nil, ErrNotString
+		case s[i+1] == 'u':
+			r, n, err := Unicode(s[:end], i)
+			if err != nil {
+				return nil, err
+			}
+			out = utf8.AppendRune(out, r)
+			i += n
+		default:
+			e := unescape(s[i+1])
+			if e == 0 {
+				return nil, ErrBadEscape
+			}
+			out = append(out, e)
+			i += 2
+		}
+	}
+	if s[end] != '"' {
+		return nil, ErrNotString
+	}
+	return out, nil
+}
+
+// unescape is what JSON's one-character escape \c stands for, or 0.
+func unescape(c byte) byte {
+	switch c {
+	case '"', '\\', '/':
+		return c
+	case 'b':
+		return '\b'
+	case 'f':
+		return '\f'
+	case 'n':
+		return '\n'
+	case 'r':
+		return '\r'
+	case 't':
+		return '\t'
+	}
+	return 0
 }

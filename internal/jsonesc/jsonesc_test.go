@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 	"unicode/utf16"
+	"unicode/utf8"
 )
 
 func TestUnicode(t *testing.T) {
@@ -78,4 +79,44 @@ func FuzzUnicode(f *testing.F) {
 			t.Fatalf("Unicode(%q) = %U; encoding/json decodes %q", s, r, got)
 		}
 	})
+}
+
+// TestUnquote: what encoding/json reads from a string literal, or a refusal
+// where it would have read a lone surrogate as U+FFFD or refuses the text.
+func TestUnquote(t *testing.T) {
+	for _, in := range []string{`""`, `"abc"`, `"a\"b"`, `"{\"orderId\":\"o-1\"}"`, `"\\\/\b\f\n\r\t"`, `"\u00e9\ud83d\ude00"`,
+		`"é😀"`, `"\ud800"`, `"\ude00x"`, `"a`, `"a\"`, `"a"b"`, `abc`, `"\x"`, "\"a\tb\"", `"\u12"`, `"\\u0041"`, `"x\\"`, `"`, ``, `1`} {
+		checkUnquote(t, []byte(in))
+	}
+}
+
+func FuzzUnquote(f *testing.F) {
+	for _, in := range []string{`"abc"`, `"a\"b\\c\u00e9"`, `"\ud83d\ude00"`, `"\ud800"`, `"a`} {
+		f.Add([]byte(in))
+	}
+	f.Fuzz(checkUnquote)
+}
+
+func checkUnquote(t *testing.T, in []byte) {
+	if !utf8.Valid(in) {
+		return // Unquote's caller checks UTF-8 first
+	}
+	got, err := Unquote(in)
+	var want string
+	werr := json.Unmarshal(in, &want)
+	if werr == nil && (in[0] != '"' || in[len(in)-1] != '"') {
+		werr = errors.New("not exactly a string literal") // a number, an object, or space around the literal
+	}
+	switch {
+	case werr == nil && LoneSurrogate(in) >= 0:
+		if !errors.Is(err, ErrLoneSurrogate) {
+			t.Errorf("Unquote(%q) = %q, %v; want ErrLoneSurrogate", in, got, err)
+		}
+	case werr == nil:
+		if err != nil || string(got) != want {
+			t.Errorf("Unquote(%q) = %q, %v; encoding/json reads %q", in, got, err, want)
+		}
+	case err == nil:
+		t.Errorf("Unquote(%q) = %q; encoding/json refuses it: %v", in, got, werr)
+	}
 }

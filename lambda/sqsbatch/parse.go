@@ -90,7 +90,8 @@ func (t *snsTime) UnmarshalJSON(b []byte) error {
 
 // Parse returns the business message carried by an SQS body: the body
 // itself for raw delivery, the envelope's Message for SNS delivery. The
-// result is valid UTF-8 JSON. Errors wrap ErrBadInput.
+// result is valid UTF-8 JSON, and may share body's memory. Errors wrap
+// ErrBadInput.
 //
 // An envelope whose Message holds a lone UTF-16 surrogate escape is bad
 // input: unquoting would silently turn it into U+FFFD, and two different
@@ -143,20 +144,22 @@ func parse(body []byte, d Delivery) (msg []byte, published time.Time, err error)
 	return msg, published, nil
 }
 
-// envelopeMessage unquotes the envelope's Message, which must be a string.
+// envelopeMessage unquotes the envelope's Message, which must be a string,
+// in one pass (jsonesc.Unquote: the body is valid UTF-8 and JSON already).
 func envelopeMessage(raw json.RawMessage) ([]byte, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, fmt.Errorf("%w: SNS envelope has no Message", ErrBadInput)
 	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
+	msg, err := jsonesc.Unquote(raw)
+	switch {
+	case errors.Is(err, jsonesc.ErrLoneSurrogate):
+		escape := ""
+		if i := jsonesc.LoneSurrogate(raw); i >= 0 {
+			escape = " (" + string(raw[i:i+6]) + ")"
+		}
+		return nil, fmt.Errorf("%w: SNS envelope Message holds a lone UTF-16 surrogate escape%s, which is not valid Unicode", ErrBadInput, escape)
+	case err != nil:
 		return nil, fmt.Errorf("%w: SNS envelope Message is not a string", ErrBadInput)
 	}
-	if i := jsonesc.LoneSurrogate(raw); i >= 0 {
-		return nil, fmt.Errorf("%w: SNS envelope Message holds a lone UTF-16 surrogate escape (%s), which is not valid Unicode", ErrBadInput, raw[i:i+6])
-	}
-	if !utf8.ValidString(s) {
-		return nil, fmt.Errorf("%w: SNS envelope Message is not valid UTF-8", ErrBadInput)
-	}
-	return []byte(s), nil
+	return msg, nil
 }
