@@ -42,7 +42,6 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/emf"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/flight"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/growstack"
 )
 
 // Defaults of Config's zero values.
@@ -312,7 +311,6 @@ func (h *Handler[T]) Handle(ctx context.Context, ev events.SQSEvent) (events.SQS
 		var wg sync.WaitGroup
 		for _, group := range grouped {
 			wg.Go(func() {
-				growstack.Grow() // the store requests ahead are deep
 				failed := false
 				for _, i := range group {
 					reports[i] = b.next(ctx, &ev.Records[i], &failed)

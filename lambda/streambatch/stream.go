@@ -38,7 +38,6 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/emf"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/flight"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/growstack"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
@@ -251,7 +250,6 @@ func (c *core[M]) handle(ctx context.Context, recs []record[M]) (string, error) 
 		var wg sync.WaitGroup
 		for _, g := range groups {
 			wg.Go(func() {
-				growstack.Grow() // the store requests ahead are deep
 				failed := false
 				for _, i := range g {
 					reports[i] = b.next(ctx, &recs[i], &failed)
