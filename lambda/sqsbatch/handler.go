@@ -584,9 +584,6 @@ func (h *Handler[T]) judge(rec *events.SQSMessage, it *item) (j judged[T], bad *
 		return fail(report{outcome: BadInput, err: fmt.Errorf("%w: message of %d bytes, more than %d", ErrBadInput, len(it.payload), h.cfg.MaxMessageBytes)})
 	}
 	if err := h.decode(it, &j.msg); err != nil {
-		if _, syntax := errors.AsType[*json.SyntaxError](err); syntax {
-			return fail(report{outcome: BadInput, err: fmt.Errorf("%w (%v)", errNotJSON, err)})
-		}
 		return fail(report{outcome: BadInput, err: fmt.Errorf("%w: decode message: %v", ErrBadInput, err)})
 	}
 	key, err := h.key(j.msg)

@@ -109,20 +109,11 @@ func Parse(body []byte, d Delivery) ([]byte, error) {
 		return nil, fmt.Errorf("sqsbatch.Parse reads one message, and an S3 notification carries one per record: use ParseObjects")
 	}
 	msg, _, err := parse(body, d)
-	if err == nil && !json.Valid(msg) {
-		return nil, errNotJSON
-	}
 	return msg, err
 }
 
-// errNotJSON is the bad input of a message that is not JSON.
-var errNotJSON = fmt.Errorf("%w: message is not JSON", ErrBadInput)
-
-// parse is Parse, which also returns the envelope's publish time (zero for
-// a raw message, or an envelope without a valid Timestamp), without
-// checking that the message is JSON: the handler decodes it next, and the
-// decode refuses what is not (judge), so that a message's JSON is scanned
-// once less.
+// parse is Parse, which also returns the envelope's publish time: zero for
+// a raw message, or an envelope without a valid Timestamp.
 func parse(body []byte, d Delivery) (msg []byte, published time.Time, err error) {
 	if !utf8.Valid(body) {
 		return nil, time.Time{}, fmt.Errorf("%w: body is not valid UTF-8", ErrBadInput)
@@ -140,6 +131,9 @@ func parse(body []byte, d Delivery) (msg []byte, published time.Time, err error)
 		} else if d == Envelope {
 			return nil, time.Time{}, fmt.Errorf("%w: body is not an SNS notification envelope", ErrBadInput)
 		}
+	}
+	if !json.Valid(msg) {
+		return nil, time.Time{}, fmt.Errorf("%w: message is not JSON", ErrBadInput)
 	}
 	return msg, published, nil
 }
