@@ -86,26 +86,20 @@ func readLambdaEnv() (lambdaEnv, error) {
 		return fmt.Errorf("must be preferred/required/disabled")
 	})
 	read("AWS_REQUEST_CHECKSUM_CALCULATION", func(v string) error {
-		switch strings.ToLower(v) {
-		case "when_supported":
+		supported, err := whenSupported(v)
+		e.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
+		if supported {
 			e.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenSupported
-		case "when_required":
-			e.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
-		default:
-			return fmt.Errorf("must be when_supported/when_required")
 		}
-		return nil
+		return err
 	})
 	read("AWS_RESPONSE_CHECKSUM_VALIDATION", func(v string) error {
-		switch strings.ToLower(v) {
-		case "when_supported":
+		supported, err := whenSupported(v)
+		e.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
+		if supported {
 			e.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenSupported
-		case "when_required":
-			e.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
-		default:
-			return fmt.Errorf("must be when_supported/when_required")
 		}
-		return nil
+		return err
 	})
 	read("AWS_USE_FIPS_ENDPOINT", func(v string) error {
 		b, err := trueOrFalse(v)
@@ -159,6 +153,18 @@ func trueOrFalse(v string) (bool, error) {
 		return false, nil
 	}
 	return false, fmt.Errorf("need true or false")
+}
+
+// whenSupported reads a checksum variable as the SDK does: when_supported
+// or when_required, in any case.
+func whenSupported(v string) (bool, error) {
+	switch strings.ToLower(v) {
+	case "when_supported":
+		return true, nil
+	case "when_required":
+		return false, nil
+	}
+	return false, fmt.Errorf("must be when_supported/when_required")
 }
 
 // GetServiceBaseEndpoint is a client's own endpoint, AWS_ENDPOINT_URL_ and
