@@ -43,7 +43,7 @@ func TestCapacityComputedAsReported(t *testing.T) {
 		{"small", "n#small", "r", idempotency.Capacity{Read: 1, Write: 5}},
 		// reserve 3 (2,2xx bytes) + complete 7 (6,3xx) + failed reserve 7
 		// (the larger: the completed item) + reserve 3 + release 3 + get 2.
-		{"large", "n#" + strings.Repeat("k", 2000), strings.Repeat("r", idempotency.MaxResultBytes), idempotency.Capacity{Read: 2, Write: 23}},
+		{"large", "n#" + strings.Repeat("k", 2000), strings.Repeat("r", idempotency.DefaultMaxResultBytes), idempotency.Capacity{Read: 2, Write: 23}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			all = nil

@@ -28,7 +28,7 @@ func TestCacheGrowsAsItFills(t *testing.T) {
 // the cache within cacheMaxBytes, whatever its size in entries.
 func TestCacheIsBoundedByMemory(t *testing.T) {
 	c := newCompletedCache(MaxCacheSize)
-	key, result := strings.Repeat("k", MaxKeyBytes-8), strings.Repeat("r", MaxResultBytes)
+	key, result := strings.Repeat("k", MaxKeyBytes-8), strings.Repeat("r", DefaultMaxResultBytes)
 	expires := time.Now().Add(time.Hour)
 	n := 2 * cacheMaxBytes / (len(key) + len(result))
 	for i := range n {

@@ -37,6 +37,9 @@ func (cfg Config) withDefaults() Config {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.MaxResultBytes == 0 {
+		cfg.MaxResultBytes = DefaultMaxResultBytes
+	}
 	return cfg
 }
 
@@ -72,6 +75,9 @@ func (cfg Config) Problems() []string {
 		bad("FinishBudget %s must be positive: it is the time kept to complete or release a reservation (default %s)", d(cfg.FinishBudget), d(DefaultFinishBudget))
 	case cfg.LeaseMax >= time.Second && cfg.FinishBudget >= cfg.LeaseMax:
 		bad("FinishBudget %s leaves no time for the effect within LeaseMax %s; give a LeaseMax (default: the function's Timeout) longer than FinishBudget, or a shorter FinishBudget", d(cfg.FinishBudget), d(cfg.LeaseMax))
+	}
+	if cfg.MaxResultBytes < 0 || cfg.MaxResultBytes > LargestResultBytes {
+		bad("MaxResultBytes %d is out of range; give 0 (the default, %d) to %d, what a DynamoDB item holds beside the record", cfg.MaxResultBytes, DefaultMaxResultBytes, LargestResultBytes)
 	}
 	if cfg.CacheSize < 0 || cfg.CacheSize > MaxCacheSize {
 		bad("CacheSize %d is out of range; give a whole number from 0 (no cache) to %d", cfg.CacheSize, MaxCacheSize)

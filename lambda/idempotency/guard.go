@@ -84,6 +84,11 @@ type Config struct {
 	// fills, and also evicts its oldest keys to stay within 64 MiB, counting
 	// each entry's key, hash and result. Default: 0, no cache.
 	CacheSize int
+	// MaxResultBytes is the largest result stored with a completed record;
+	// a larger one is dropped (Result.DroppedBytes), the fact completed all
+	// the same. At most LargestResultBytes; results over
+	// DefaultMaxResultBytes are not cached. Default: DefaultMaxResultBytes.
+	MaxResultBytes int
 	// ExpiryRetries bounds how often a reservation is retried when the record
 	// that blocked it had expired by the time it was read. Default: 3.
 	ExpiryRetries int
@@ -190,7 +195,7 @@ type Reservation struct {
 }
 
 // Effect is the work done once per fact. It returns a small result stored
-// for duplicates (at most MaxResultBytes).
+// for duplicates (at most Config.MaxResultBytes).
 type Effect func(ctx context.Context, r Reservation) (result string, err error)
 
 // TxEffect computes a transactional effect: the writes the store commits
@@ -389,7 +394,7 @@ func (g *Guard) RunTx(ctx context.Context, f Fact, effect TxEffect) (Result, err
 			if err != nil {
 				return &EffectError{Err: err}
 			}
-			res.Value, res.DroppedBytes = fitResult(res.Value)
+			res.Value, res.DroppedBytes = g.fitResult(res.Value)
 			computed = true
 			now = g.cfg.Now() // the commit, and the window, come after the effect
 			if err := g.expired(f, now); err != nil {
@@ -552,7 +557,7 @@ func (g *Guard) runEffect(ctx context.Context, rec *Record, effect Effect) (Resu
 		return Result{}, &EffectError{Err: err}
 	}
 	res := Result{Outcome: Processed}
-	res.Value, res.DroppedBytes = fitResult(value)
+	res.Value, res.DroppedBytes = g.fitResult(value)
 	rec.Status, rec.Result = StatusCompleted, res.Value
 	g.setWindow(rec, g.cfg.Now())
 	if err := g.store.Complete(fctx, *rec); err != nil {
@@ -563,9 +568,9 @@ func (g *Guard) runEffect(ctx context.Context, rec *Record, effect Effect) (Resu
 }
 
 // fitResult returns the result to store: value itself, or nothing and the
-// size dropped when it exceeds MaxResultBytes.
-func fitResult(value string) (stored string, dropped int) {
-	if len(value) > MaxResultBytes {
+// size dropped when it exceeds Config.MaxResultBytes.
+func (g *Guard) fitResult(value string) (stored string, dropped int) {
+	if len(value) > g.cfg.MaxResultBytes {
 		return "", len(value)
 	}
 	return value, 0
@@ -609,7 +614,14 @@ func callTxEffect(ctx context.Context, r Reservation, effect TxEffect) (writes a
 	return effect(ctx, r)
 }
 
+// MaxResultBytes returns the largest result the guard stores
+// (Config.MaxResultBytes, or its default).
+func (g *Guard) MaxResultBytes() int { return g.cfg.MaxResultBytes }
+
 func (g *Guard) remember(rec *Record) {
+	if len(rec.Result) > DefaultMaxResultBytes {
+		return // the cache's memory is bounded for results of at most this size (MaxCacheSize)
+	}
 	g.cache.put(cacheEntry{key: rec.Key, hash: rec.PayloadHash, result: rec.Result, expiresAt: rec.ExpiresAt})
 }
 

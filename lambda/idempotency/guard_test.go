@@ -260,7 +260,7 @@ func TestTxResultTooLargeIsProcessed(t *testing.T) {
 	s := storetest.NewMemoryStore()
 	g, _ := idempotency.NewGuard(s, idempotency.Config{Namespace: "ns"})
 	f, _ := g.Fact("k", []byte(`{}`))
-	big := strings.Repeat("x", idempotency.MaxResultBytes+1)
+	big := strings.Repeat("x", idempotency.DefaultMaxResultBytes+1)
 	credited := 0
 	res, err := g.RunTx(context.Background(), f, func(context.Context, idempotency.Reservation) (any, string, error) {
 		return storetest.MemoryWrites(func() error { credited++; return nil }), big, nil

@@ -169,12 +169,12 @@ func TestAuthorCodePanics(t *testing.T) {
 }
 
 // TestResultTooLarge pins what happens, end to end, to a result over
-// idempotency.MaxResultBytes: the effect has happened (or, transactional,
+// idempotency.DefaultMaxResultBytes: the effect has happened (or, transactional,
 // is committed), so the record is completed without the result and the
 // record is processed, with a warning that says why; its redelivery is a
 // duplicate with an empty result, and the effect never runs again.
 func TestResultTooLarge(t *testing.T) {
-	big := strings.Repeat("r", idempotency.MaxResultBytes+1)
+	big := strings.Repeat("r", idempotency.DefaultMaxResultBytes+1)
 	check := func(t *testing.T, f *fixture, h interface {
 		Handle(context.Context, events.SQSEvent) (events.SQSEventResponse, error)
 	}) {
@@ -185,7 +185,7 @@ func TestResultTooLarge(t *testing.T) {
 			t.Fatalf("%v, %v: want both records processed", resp, err)
 		}
 		line := f.logLine(t, first.MessageId)
-		if line["outcome"] != "processed" || line["level"] != "WARN" || !strings.Contains(line["reason"].(string), "exceeds idempotency.MaxResultBytes") {
+		if line["outcome"] != "processed" || line["level"] != "WARN" || !strings.Contains(line["reason"].(string), "exceeds idempotency.DefaultMaxResultBytes") {
 			t.Fatalf("first delivery: %v; want processed, with a warning", line)
 		}
 		rec, err := f.store.Get(context.Background(), "charge#large")
@@ -273,7 +273,7 @@ func FuzzHandle(f *testing.F) {
 			case "fail":
 				return "", errors.New("declined")
 			}
-			return strings.Repeat("r", max(o.Amount, 0)%(2*idempotency.MaxResultBytes)), nil
+			return strings.Repeat("r", max(o.Amount, 0)%(2*idempotency.DefaultMaxResultBytes)), nil
 		}, sqsbatch.Config{Logger: slog.New(logs), Metrics: discard{}})
 		recs := []events.SQSMessage{
 			{MessageId: "a", Body: a},

@@ -377,7 +377,7 @@ func storedResult(t *testing.T, h Harness) {
 	if res, err := g.Do(ctx, "order-6", payload, failIfRun(t)); err != nil || res.Value != "ok" {
 		t.Fatalf("duplicate: %+v, %v; want the stored result", res, err)
 	}
-	big := make([]byte, idempotency.MaxResultBytes+1)
+	big := make([]byte, idempotency.DefaultMaxResultBytes+1)
 	for i := range big {
 		big[i] = 'x'
 	}
