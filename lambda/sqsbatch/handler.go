@@ -588,7 +588,7 @@ func (h *Handler[T]) judge(rec *events.SQSMessage, it *item) (j judged[T], bad *
 	}
 	key, err := h.key(j.msg)
 	if err != nil {
-		return fail(report{outcome: BadInput, err: fmt.Errorf("%w: key: %v", ErrBadInput, err)})
+		return fail(report{outcome: BadInput, err: KeyRefusal(err)})
 	}
 	if key == "" {
 		return fail(report{outcome: BadInput, err: errEmptyKey})
@@ -649,7 +649,7 @@ func (b *batch[T]) start(ctx context.Context, rec *events.SQSMessage, fact idemp
 		err = expiredReason(err, source) // it aged in the store's calls, or in a transactional effect
 	}
 	if err == nil && res.DroppedBytes > 0 {
-		err = fmt.Errorf("processed, but the result of %d bytes exceeds idempotency.MaxResultBytes (%d): stored without it, duplicates get an empty result", res.DroppedBytes, idempotency.MaxResultBytes)
+		err = fmt.Errorf("processed, but the result of %d bytes exceeds idempotency.DefaultMaxResultBytes (%d): stored without it, duplicates get an empty result", res.DroppedBytes, idempotency.DefaultMaxResultBytes)
 	}
 	return report{outcome: classify(res, err), key: fact.Key, err: err, capacity: used, noOrigin: noOrigin}
 }

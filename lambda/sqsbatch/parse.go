@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -65,6 +66,13 @@ const (
 // ErrBadInput marks a record that can never succeed as it is: not JSON, a
 // bad SNS envelope, no key, too large. It ends in the DLQ.
 var ErrBadInput = errors.New("bad input")
+
+// KeyRefusal is the bad input of a key function's error: "bad input: key:
+// " and the error, whose own "bad input: " (a key function that wraps
+// ErrBadInput, as it should) is not said twice.
+func KeyRefusal(err error) error {
+	return fmt.Errorf("%w: key: %s", ErrBadInput, strings.TrimPrefix(err.Error(), ErrBadInput.Error()+": "))
+}
 
 // envelope is the part of an SNS notification the adapter reads.
 type envelope struct {

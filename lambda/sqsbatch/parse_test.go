@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -104,4 +105,19 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("Handle: %v, %v", resp, herr)
 		}
 	})
+}
+
+// A key function's refusal reads "bad input: key: <reason>", whether or not
+// the function wrapped ErrBadInput itself (as the README's example does):
+// never "bad input: key: bad input: …".
+func TestKeyRefusalSaysBadInputOnce(t *testing.T) {
+	for _, err := range []error{
+		fmt.Errorf("%w: amount -1 must be positive", sqsbatch.ErrBadInput),
+		errors.New("amount -1 must be positive"),
+	} {
+		got := sqsbatch.KeyRefusal(err)
+		if got.Error() != "bad input: key: amount -1 must be positive" || !errors.Is(got, sqsbatch.ErrBadInput) {
+			t.Errorf("KeyRefusal(%q) = %q", err, got)
+		}
+	}
 }

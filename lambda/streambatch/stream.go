@@ -419,7 +419,7 @@ func (b *batch[M]) one(ctx context.Context, rec *record[M]) (r report) {
 	}
 	key, err := c.key(msg)
 	if err != nil {
-		return report{outcome: sqsbatch.BadInput, err: fmt.Errorf("%w: key: %v", sqsbatch.ErrBadInput, err)}
+		return report{outcome: sqsbatch.BadInput, err: sqsbatch.KeyRefusal(err)}
 	}
 	if key == "" {
 		return report{outcome: sqsbatch.BadInput, err: errEmptyKey}
@@ -467,7 +467,7 @@ func (b *batch[M]) one(ctx context.Context, rec *record[M]) (r report) {
 		err = c.expiredReason(err)
 	}
 	if err == nil && res.DroppedBytes > 0 {
-		err = fmt.Errorf("processed, but the result of %d bytes exceeds idempotency.MaxResultBytes (%d): stored without it, duplicates get an empty result", res.DroppedBytes, idempotency.MaxResultBytes)
+		err = fmt.Errorf("processed, but the result of %d bytes exceeds idempotency.DefaultMaxResultBytes (%d): stored without it, duplicates get an empty result", res.DroppedBytes, idempotency.DefaultMaxResultBytes)
 	}
 	return report{outcome: sqsbatch.OutcomeOf(res, err), key: fact.Key, err: err, capacity: used, noOrigin: noOrigin}
 }
