@@ -18,8 +18,12 @@ var ErrBadKey = errors.New("bad Idempotency-Key")
 // valid sf-token, since it may start with a digit). The key is 1 to max
 // bytes of printable ASCII (%x20-7E; a space only inside quotes). Parameters
 // (";a=1") and lists (a second key after a comma, or the field twice) are
-// refused: a request carries one key. Errors wrap ErrBadKey.
+// refused: a request carries one key. A max of 0 or less means
+// DefaultMaxKeyBytes, as in Config. Errors wrap ErrBadKey.
 func ParseKey(values []string, max int) (string, error) {
+	if max <= 0 {
+		max = DefaultMaxKeyBytes
+	}
 	switch len(values) {
 	case 0:
 		return "", fmt.Errorf("%w: the header is missing", ErrBadKey)

@@ -70,3 +70,17 @@ func FuzzParseKey(f *testing.F) {
 		}
 	})
 }
+
+// A bound of 0 means the default, as everywhere else: a UUID passes, a key
+// over DefaultMaxKeyBytes does not.
+func TestParseKeyZeroMeansTheDefault(t *testing.T) {
+	if got, err := httpkey.ParseKey([]string{"8e03978e-40d5-43e8-bc93-6894a57f9324"}, 0); err != nil || got != "8e03978e-40d5-43e8-bc93-6894a57f9324" {
+		t.Fatalf("ParseKey(uuid, 0) = %q, %v", got, err)
+	}
+	if _, err := httpkey.ParseKey([]string{strings.Repeat("k", httpkey.DefaultMaxKeyBytes)}, 0); err != nil {
+		t.Fatalf("a key of DefaultMaxKeyBytes: %v", err)
+	}
+	if _, err := httpkey.ParseKey([]string{strings.Repeat("k", httpkey.DefaultMaxKeyBytes+1)}, 0); !errors.Is(err, httpkey.ErrBadKey) {
+		t.Fatalf("a key over DefaultMaxKeyBytes: %v", err)
+	}
+}
