@@ -104,11 +104,18 @@ type IdempotentEndpointProps struct {
 	// them during a rotation); the function may read it and reads it at
 	// init. Required with Webhook.
 	WebhookSecret awssecretsmanager.ISecret
-	// ClientAttribute scopes every key to the client: "iam" (the caller's
-	// IAM ARN), "claim:<name>" or "header:<name>". Default: none.
+	// ClientAttribute scopes every key to the client, so that no caller
+	// ever receives another's stored response: "iam" (the caller's account
+	// and role or user, never its session), "claim:<name>",
+	// "header:<name>" (a header that a trusted gateway in front sets), or
+	// "none" to share keys among every caller, by name. Refused with
+	// Webhook other than "none" (the provider is the one client). Default:
+	// "iam" behind AWS_IAM, "none" with Webhook.
 	ClientAttribute *string
-	// ReplayHeaders are the response headers stored and replayed.
-	// Default: Content-Type.
+	// ReplayHeaders are the response headers stored and replayed beside
+	// the representation headers (httpkey.RepresentationHeaders:
+	// Content-Type, Content-Encoding, Content-Language, Location,
+	// Content-Location), which always are. Default: none.
 	ReplayHeaders *[]*string
 	// HashHeaders are the request headers in the payload hash. Default:
 	// none.
@@ -335,6 +342,9 @@ func (p *IdempotentEndpointProps) resolve(id string) (settings, error) {
 		}, id)
 	}
 	r.WebhookProvider, r.ClientAttribute = str(p.Webhook), str(p.ClientAttribute)
+	if r.ClientAttribute == "" {
+		r.ClientAttribute = contract.DefaultClientAttribute(r)
+	}
 	if v := list(p.ReplayHeaders); v != nil {
 		r.ReplayHeaders = v
 	}

@@ -202,10 +202,12 @@ type Settings struct {
 	WebhookSecret string
 	// ClientAttribute scopes an HTTP endpoint's keys to a client attribute:
 	// "iam", "claim:<name>" or "header:<name>" (httpkey.ParseClient), or
-	// empty for keys shared by every client.
+	// "none" (httpkey.ClientNone) for keys shared by every client. Default:
+	// "iam" for an endpoint, "none" for a webhook.
 	ClientAttribute string
-	// ReplayHeaders are the response headers stored and replayed: valid
-	// header names; default Content-Type.
+	// ReplayHeaders are the response headers stored and replayed beside
+	// the representation headers (httpkey.RepresentationHeaders): valid
+	// header names; default none.
 	ReplayHeaders []string
 	// HashHeaders are the request headers in the payload hash: valid header
 	// names; default none.
@@ -281,6 +283,7 @@ func (s Settings) GuardConfig() idempotency.Config {
 		PayloadIgnore:  s.PayloadIgnore,
 		CacheSize:      s.CacheSize,
 		KeySecret:      secret,
+		MaxResultBytes: s.maxResultBytes(),
 	}
 }
 

@@ -181,9 +181,10 @@ func tableDesign(f Field) Field {
 	return f
 }
 
-// isDefault reports whether s holds f's default.
+// isDefault reports whether s holds f's default, as the settings above it
+// in s make it (ClientAttribute's follows the source and the provider).
 func (f Field) isDefault(s Settings) bool {
-	var d Settings
+	d := s
 	f.setDefault(&d)
 	return f.encode(d) == f.encode(s)
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/httpkey"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 )
 
 // SourceHTTP: HTTP requests, through a Lambda function URL or an API
@@ -41,13 +42,13 @@ var httpFields = []Field{
 		"the ARN of the Secrets Manager secret that holds the webhook's signing secrets (one, or a JSON array during a rotation), read at init",
 		func(s *Settings) *string { return &s.WebhookSecret }, none[string])),
 	quietDefault(entry(ClientAttributeVar, "ClientAttribute", "ClientAttribute",
-		"none: keys shared by every client", "iam",
-		"the client attribute that scopes every key: iam, claim:<name> or header:<name>",
-		func(s *Settings) *string { return &s.ClientAttribute }, none[string])),
+		"iam; none with a webhook provider", "none",
+		"the client attribute that scopes every key: iam (the caller's account and role or user), claim:<name>, header:<name>, or none (keys shared by every client)",
+		func(s *Settings) *string { return &s.ClientAttribute }, DefaultClientAttribute)),
 	quietDefault(entry(ReplayHeadersVar, "ReplayHeaders", "ReplayHeaders",
-		"Content-Type", "Content-Type,Location",
-		"the response headers stored and replayed to duplicates, comma-separated",
-		func(s *Settings) *[]string { return &s.ReplayHeaders }, func(Settings) []string { return []string{"Content-Type"} })),
+		"none", "X-Receipt,ETag",
+		"the response headers stored and replayed to duplicates beside "+strings.Join(httpkey.RepresentationHeaders, ", ")+", comma-separated",
+		func(s *Settings) *[]string { return &s.ReplayHeaders }, none[[]string])),
 	quietDefault(entry(HashHeadersVar, "HashHeaders", "HashHeaders",
 		"none", "X-Currency",
 		"the request headers that are part of the payload hash, beside the method, the target and the body, comma-separated",
@@ -56,6 +57,33 @@ var httpFields = []Field{
 		fmt.Sprint(httpkey.DefaultMaxBodyBytes), "524288",
 		"the largest request body accepted, in bytes",
 		func(s *Settings) *int { return &s.MaxRequestBytes }, func(Settings) int { return httpkey.DefaultMaxBodyBytes })),
+}
+
+// DefaultClientAttribute is ClientAttribute's default for the settings
+// above it: an endpoint's keys are scoped to the caller's IAM identity (an
+// endpoint's default auth), a webhook's are not (its verifier authenticates
+// one client, the provider, whose event ids are the keys); other sources
+// have no client.
+func DefaultClientAttribute(s Settings) string {
+	switch {
+	case s.Source != SourceHTTP:
+		return ""
+	case s.WebhookProvider != "":
+		return httpkey.ClientNone
+	}
+	return "iam"
+}
+
+// maxResultBytes is the guard's MaxResultBytes for s's source: an HTTP
+// endpoint stores its responses (status, representation headers, body), so
+// that a client whose first attempt timed out gets its 201 and the body
+// that names what it created, up to what a record holds; the other sources
+// store their effects' small results.
+func (s Settings) maxResultBytes() int {
+	if s.Source == SourceHTTP {
+		return idempotency.LargestResultBytes
+	}
+	return idempotency.DefaultMaxResultBytes
 }
 
 // HTTPConfig is the HTTP adapter's configuration for s, without what the
@@ -96,6 +124,9 @@ func (s Settings) httpProblems() []string {
 	}
 	if _, err := httpkey.ParseClient(s.ClientAttribute); err != nil {
 		bad("ClientAttribute: %v", err)
+	}
+	if s.WebhookProvider != "" && s.ClientAttribute != httpkey.ClientNone && s.ClientAttribute != "" {
+		bad("ClientAttribute %q is refused with WebhookProvider %q: the provider's signature authenticates one client, the provider, and no caller may choose a scope of its own (a header, a claim or an IAM identity that an unauthenticated request does not carry); leave ClientAttribute out", s.ClientAttribute, s.WebhookProvider)
 	}
 	for _, h := range [][]string{s.ReplayHeaders, s.HashHeaders} {
 		for _, name := range h {

@@ -60,9 +60,9 @@ func TestHTTPSettingsAreQuietByDefault(t *testing.T) {
 			t.Errorf("a queue consumer's environment has %s", name)
 		}
 	}
-	s.Source, s.WebhookProvider, s.WebhookSecret = contract.SourceHTTP, "github", "arn:aws:secretsmanager:eu-west-1:123456789012:secret:gh-AbCdEf"
+	s.Source, s.WebhookProvider, s.WebhookSecret, s.ClientAttribute = contract.SourceHTTP, "github", "arn:aws:secretsmanager:eu-west-1:123456789012:secret:gh-AbCdEf", "none"
 	env := s.Encode()
-	if env[contract.SourceVar] != "http" || env[contract.WebhookProviderVar] != "github" || env[contract.ReplayHeadersVar] != "" {
+	if env[contract.SourceVar] != "http" || env[contract.WebhookProviderVar] != "github" || env[contract.ReplayHeadersVar] != "" || env[contract.ClientAttributeVar] != "" {
 		t.Errorf("an endpoint's environment: %v", env)
 	}
 	back, err := contract.Decode(func(k string) string { return env[k] }, "")
@@ -93,6 +93,13 @@ func TestHTTPProblems(t *testing.T) {
 			s.WebhookProvider, s.WebhookSecret = "paypal", "arn:aws:secretsmanager:r:1:secret:x"
 		}, "implement httpkey.Verifier"},
 		{"an unknown client attribute", func(s *contract.Settings) { s.ClientAttribute = "jwt" }, "ClientAttribute"},
+		{"keys shared by every client, by name", func(s *contract.Settings) { s.ClientAttribute = "none" }, ""},
+		{"a client-chosen scope on a webhook, whose requests are unauthenticated", func(s *contract.Settings) {
+			s.WebhookProvider, s.WebhookSecret, s.ClientAttribute = "stripe", "arn:aws:secretsmanager:eu-west-1:123456789012:secret:s-AbCdEf", "header:X-Tenant"
+		}, `ClientAttribute "header:X-Tenant" is refused with WebhookProvider "stripe"`},
+		{"an IAM scope on a webhook", func(s *contract.Settings) {
+			s.WebhookProvider, s.WebhookSecret, s.ClientAttribute = "github", "arn:aws:secretsmanager:eu-west-1:123456789012:secret:s-AbCdEf", "iam"
+		}, `ClientAttribute "iam" is refused with WebhookProvider "github"`},
 		{"a bad header name", func(s *contract.Settings) { s.HashHeaders = []string{"X Currency"} }, "not an HTTP field name"},
 		{"a body too large", func(s *contract.Settings) { s.MaxRequestBytes = 7_000_000 }, "MaxRequestBytes 7000000"},
 		{"an unknown source", func(s *contract.Settings) { s.Source = "sqs" }, `Source "sqs" is not a source`},

@@ -171,3 +171,69 @@ func TestQueueHandlerRefusesAnEndpointsContract(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// An endpoint deployed with no word of its client attribute scopes its keys
+// to the caller's IAM identity: caller B sending caller A's key and body
+// runs its own effect and never receives A's response; a request without an
+// identity is 401. Only ClientAttribute "none", chosen by name, shares keys.
+func TestNewHTTPScopesKeysToTheCallerByDefault(t *testing.T) {
+	call := func(h *httpkey.Handler, arn string) events.LambdaFunctionURLResponse {
+		e := events.LambdaFunctionURLRequest{RawPath: "/orders", Body: `{"sku":"a"}`, Headers: map[string]string{"idempotency-key": "order-1"},
+			RequestContext: events.LambdaFunctionURLRequestContext{HTTP: events.LambdaFunctionURLRequestContextHTTPDescription{Method: "POST"}}}
+		if arn != "" {
+			e.RequestContext.Authorizer = &events.LambdaFunctionURLRequestContextAuthorizerDescription{IAM: &events.LambdaFunctionURLRequestContextAuthorizerIAMDescription{UserARN: arn}}
+		}
+		res, err := h.FunctionURL(context.Background(), e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	for _, tc := range []struct {
+		client      string // HTTP_CLIENT_ATTRIBUTE, "" absent
+		statuses    []int
+		bodies      []string
+		runs        int
+		anonymousOK bool
+	}{
+		{client: "", runs: 2, bodies: []string{"for arn:aws:sts::111122223333:assumed-role/A", "for arn:aws:sts::111122223333:assumed-role/B"}},
+		{client: "none", runs: 1, bodies: []string{"for arn:aws:sts::111122223333:assumed-role/A", "for arn:aws:sts::111122223333:assumed-role/A"}, anonymousOK: true},
+	} {
+		runs := 0
+		next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			runs++
+			w.WriteHeader(http.StatusCreated)
+			_, _ = fmt.Fprintf(w, "for %s", r.Header.Get("X-Caller"))
+		})
+		env := map[string]string{contract.TableVar: "t", contract.NamespaceVar: "api", contract.SourceVar: "http"}
+		if tc.client != "" {
+			env[contract.ClientAttributeVar] = tc.client
+		}
+		h, err := handler.NewHTTP(callerHeader(next), getenv(env), handler.WithStore(storetest.NewMemoryStore()), handler.WithLogger(slog.New(slog.DiscardHandler)), handler.WithMetrics(io.Discard))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, role := range []string{"A", "B"} {
+			res := call(h, "arn:aws:sts::111122223333:assumed-role/"+role+"/session-"+role)
+			if res.StatusCode != 201 || res.Body != tc.bodies[i] {
+				t.Errorf("%q: caller %s got %d %q, want 201 %q", tc.client, role, res.StatusCode, res.Body, tc.bodies[i])
+			}
+		}
+		if runs != tc.runs {
+			t.Errorf("%q: %d runs, want %d", tc.client, runs, tc.runs)
+		}
+		if res := call(h, ""); (res.StatusCode == 401) == tc.anonymousOK {
+			t.Errorf("%q: a request without an IAM identity got %d", tc.client, res.StatusCode)
+		}
+	}
+}
+
+// callerHeader hands next the caller's stable IAM identity as X-Caller, so
+// that each response names whose it is.
+func callerHeader(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, _ := httpkey.ClientIAM()(r)
+		r.Header.Set("X-Caller", id)
+		next.ServeHTTP(w, r)
+	})
+}

@@ -23,6 +23,14 @@ const (
 	DefaultMaxBodyBytes = 1 << 20
 )
 
+// RepresentationHeaders are the response headers that every replay
+// carries, beside Config.ReplayHeaders: those without which the stored body
+// is not the response (RFC 9110 §8: its media type, its content coding, its
+// language; §10.2.2 and §8.7: where the created resource is, and where this
+// representation is). Without Content-Encoding a gzip body cannot be
+// decoded; without Location a 201 does not say what it created.
+var RepresentationHeaders = []string{"Content-Type", "Content-Encoding", "Content-Language", "Location", "Content-Location"}
+
 // Response headers that the adapter writes.
 const (
 	// HeaderReplayed marks a replayed response: "true" on every response
@@ -92,7 +100,8 @@ type Config struct {
 	// (422). Default: none.
 	HashHeaders []string
 	// ReplayHeaders names the response headers stored with the response
-	// and replayed to duplicates. Default: Content-Type alone.
+	// and replayed to duplicates beside RepresentationHeaders, which always
+	// are. Default: none.
 	ReplayHeaders []string
 	// MaxBodyBytes bounds a request's body. Default: DefaultMaxBodyBytes.
 	MaxBodyBytes int
@@ -122,9 +131,7 @@ func (c Config) withDefaults() Config {
 	if c.MaxKeyBytes <= 0 {
 		c.MaxKeyBytes = DefaultMaxKeyBytes
 	}
-	if c.ReplayHeaders == nil {
-		c.ReplayHeaders = []string{"Content-Type"}
-	}
+	c.ReplayHeaders = append(append([]string(nil), RepresentationHeaders...), c.ReplayHeaders...)
 	if c.MaxBodyBytes <= 0 {
 		c.MaxBodyBytes = DefaultMaxBodyBytes
 	}

@@ -14,22 +14,26 @@
 //   - 400 for a missing or malformed key (§2.7), 422 for the key of a
 //     completed or running request with another payload, 409 with
 //     Retry-After (the lease's end) while the first request runs;
-//   - the stored response (status, body, Config.ReplayHeaders, and
-//     Idempotency-Replayed: true) for a duplicate of a completed request,
-//     whether the first response was a success or a 4xx;
-//   - a 5xx of the wrapped handler (or its panic, as 500) releases the key,
-//     so that the client's retry runs it again: a deviation from the
-//     draft's "success or error", since a 5xx says the server failed, not
-//     that the request was judged, and a stored 5xx would make the failure
-//     permanent for the whole window;
+//   - the stored response (status, body, RepresentationHeaders and
+//     Config.ReplayHeaders, and Idempotency-Replayed: true) for a duplicate
+//     of a completed request, whether the first response was a success or
+//     a 4xx;
+//   - an answer of the wrapped handler that asks the client to try again
+//     (TryAgain: 5xx, 408, 425, 429; or its panic, as 500) releases the
+//     key, so that the client's retry runs it again: a deviation from the
+//     draft's "success or error", since such an answer says the server
+//     could not judge the request now, and stored it would be the answer
+//     for the whole window;
 //   - the adapter's own 400, 401, 409, 413, 422 and 503 are never stored.
 //
-// A response too large for the record (idempotency.MaxResultBytes, with its
-// encoding) still completes the fact: its duplicates get the stored status,
-// an empty body and Idempotency-Body-Dropped with the size that was not
-// kept; the effect never runs twice. Every keyed response publishes the
-// expiry policy in Idempotency-Window (seconds from the first request's
-// completion).
+// Responses are stored up to the guard's MaxResultBytes (the endpoint's
+// handler, handler.NewHTTP, sets idempotency.LargestResultBytes); a larger
+// one still completes the fact, and its duplicates get its status and
+// headers, Idempotency-Body-Dropped with the size not kept and a problem
+// body that says so, never an empty success; the effect never runs twice.
+// With a Verifier, a webhook's duplicates are judged by the provider's
+// event id alone. Every keyed response publishes the expiry policy in
+// Idempotency-Window (seconds from the first request's completion).
 //
 // The Handler is a plain net/http handler (a container, a local server);
 // FunctionURL and HTTPAPI serve Lambda function URL and API Gateway HTTP API
@@ -99,11 +103,31 @@ const (
 	MetricRequestDuration = "RequestDuration"
 )
 
-// errServer is the effect's error for a 5xx response of the wrapped
-// handler: the guard releases the key.
-type errServer struct{ status int }
+// errTryAgain is the effect's error for a response of the wrapped handler
+// that asks the client to try again (TryAgain): the guard releases the key.
+type errTryAgain struct{ status int }
 
-func (e errServer) Error() string { return fmt.Sprintf("the handler answered %d", e.status) }
+func (e errTryAgain) Error() string {
+	return fmt.Sprintf("the handler answered %d, which asks the client to try again: the key is released", e.status)
+}
+
+// TryAgain reports whether a status of the wrapped handler asks the client
+// to try again rather than judging the request, so that its answer is
+// passed on and not stored, and the key released: every 5xx (the server
+// failed), 408 Request Timeout (RFC 9110 §15.5.9: the client "MAY repeat
+// that request"), 425 Too Early (RFC 8470 §5.2: "the client can retry")
+// and 429 Too Many Requests (RFC 6585 §4: a rate limit, with Retry-After).
+// Stored, any of them would be the answer for the whole business window, and
+// the retry the key exists for could never succeed.
+func TryAgain(status int) bool {
+	switch {
+	case status >= 500:
+		return true
+	case status == http.StatusRequestTimeout, status == http.StatusTooEarly, status == http.StatusTooManyRequests:
+		return true
+	}
+	return false
+}
 
 // ServeHTTP serves one request: see the package documentation.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -238,6 +262,10 @@ func idempotentMethod(method string) bool {
 // and query), the headers named in Config.HashHeaders and the body, as a
 // JSON value ("j", hashed in its canonical form, so that a client that
 // re-serialises its retry sends the same request) or as bytes ("r").
+// verifiedPayload is the payload of every verified webhook delivery (see
+// fact).
+var verifiedPayload = []byte(`{"v":"provider event"}`)
+
 type fingerprint struct {
 	Method string              `json:"m"`
 	Target string              `json:"t"`
@@ -247,6 +275,14 @@ type fingerprint struct {
 }
 
 func (h *Handler) fact(r *http.Request, key string, body []byte) (idempotency.Fact, error) {
+	if h.cfg.Verifier != nil {
+		// A webhook's duplicates are judged by the provider's event id
+		// alone: one event delivered to two subscriptions (other URLs,
+		// other payload versions) is one fact, and the provider gets its
+		// 2xx from both rather than a 422 it would retry until it disables
+		// the webhook.
+		return h.guard.Fact(key, verifiedPayload)
+	}
 	fp := fingerprint{Method: r.Method, Target: r.URL.RequestURI()}
 	for _, name := range h.cfg.HashHeaders {
 		if vs := r.Header.Values(name); len(vs) > 0 {
@@ -289,14 +325,14 @@ func (x *exchange) run(fact idempotency.Fact, body []byte) {
 		r2 := r.Clone(context.WithValue(ctx, reservationKey{}, res))
 		r2.Body = io.NopCloser(bytes.NewReader(body))
 		h.next.ServeHTTP(rec, r2)
-		if rec.status >= 500 {
-			return "", errServer{rec.status}
+		if TryAgain(rec.status) {
+			return "", errTryAgain{rec.status}
 		}
-		return encodeResponse(rec.status, rec.header, h.cfg.ReplayHeaders, rec.body.Bytes()), nil
+		return encodeResponse(rec.status, rec.header, h.cfg.ReplayHeaders, rec.body.Bytes(), h.guard.MaxResultBytes()), nil
 	})
 	var inProgress *idempotency.InProgressError
 	var effectErr *idempotency.EffectError
-	var srv errServer
+	var again errTryAgain
 	switch {
 	case err == nil && res.Outcome == idempotency.Processed:
 		x.outcome, x.level = sqsbatch.Processed.String(), slog.LevelInfo
@@ -308,9 +344,10 @@ func (x *exchange) run(fact idempotency.Fact, body []byte) {
 		x.status = rec.flush(x.w)
 	case err == nil:
 		x.replay(res.Value)
-	case errors.As(err, &effectErr) && errors.As(err, &srv):
-		// The handler answered 5xx: the key is released (or, if the
-		// release failed, held until its lease ends) and the answer passes.
+	case errors.As(err, &effectErr) && errors.As(err, &again):
+		// The handler asked the client to try again: the key is released
+		// (or, if the release failed, held until its lease ends) and the
+		// answer passes, its Retry-After with it.
 		x.outcome, x.level, x.reason = sqsbatch.Failed.String(), slog.LevelWarn, err.Error()
 		x.status = rec.flush(x.w)
 	case errors.As(err, &effectErr):
@@ -337,7 +374,7 @@ func (x *exchange) run(fact idempotency.Fact, body []byte) {
 		// the key over: its answer may not be the fact's.
 		x.problem(http.StatusInternalServerError, sqsbatch.LeaseLost.String(), "Lease lost", "the request outlived its reservation; retry to get the fact's answer")
 		x.reason, x.level = err.Error(), slog.LevelError
-	case rec != nil && rec.status < 500:
+	case rec != nil && !TryAgain(rec.status):
 		// The handler ran and answered, and completing its record failed:
 		// the record stays IN_PROGRESS until its lease ends, when a retry
 		// runs the handler again. Its answer is the truth of this run.
@@ -368,10 +405,14 @@ func (x *exchange) replay(value string) {
 	hd.Set(HeaderReplayed, "true")
 	hd.Set(HeaderWindow, h.window)
 	if s.Dropped > 0 {
+		// Never an empty success: the body says that the request was
+		// processed and that its response was not kept.
 		hd.Set(HeaderDropped, strconv.Itoa(s.Dropped))
-		hd.Del("Content-Type")
-		x.reason = "the first response was too large to store; replayed its status without its body"
-		body = nil
+		hd.Set("Content-Type", "application/problem+json")
+		hd.Del("Content-Encoding")
+		body, _ = json.Marshal(map[string]any{"title": "Response not stored", "status": s.Status,
+			"detail": fmt.Sprintf("the request was processed, and its response (%d bytes) was larger than the %d bytes kept for replays: its body is not repeated; its headers (Location) are", s.Dropped, h.guard.MaxResultBytes())})
+		x.reason = "the first response was too large to store; replayed its status and headers with a problem body that says so"
 	}
 	hd.Set("Content-Length", strconv.Itoa(len(body)))
 	x.w.WriteHeader(s.Status)

@@ -75,6 +75,19 @@ func (a *app) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/big":
 		w.WriteHeader(http.StatusCreated)
 		_, _ = w.Write(bytes.Repeat([]byte("x"), 10_000))
+	case "/busy":
+		if n == 1 {
+			w.Header().Set("Retry-After", "7")
+			http.Error(w, "slow down", http.StatusTooManyRequests)
+			return
+		}
+		_, _ = w.Write([]byte("served after the 429"))
+	case "/gzip":
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Encoding", "gzip")
+		w.Header().Set("Content-Language", "es")
+		w.WriteHeader(http.StatusCreated)
+		_, _ = w.Write([]byte{0x1f, 0x8b, 0x08, 0x00, 0xff})
 	case "/binary":
 		w.Header().Set("Content-Type", "application/octet-stream")
 		_, _ = w.Write([]byte{0xff, 0x00, 0xfe})
@@ -85,6 +98,14 @@ func (a *app) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		_, _ = w.Write([]byte("ok"))
 	}
+}
+
+// eventHeader is a webhook verifier of the tests: every request is
+// authentic, and its Event-Id header is the provider's event id.
+type eventHeader struct{}
+
+func (eventHeader) Verify(r *http.Request, _ []byte) (string, error) {
+	return r.Header.Get("Event-Id"), nil
 }
 
 type fixture struct {
@@ -181,12 +202,26 @@ func TestStatusTable(t *testing.T) {
 			{method: "POST", path: "/orders", key: `"8e03978e-40d5-43e8-bc93-6894a57f9324"`, body: `{"sku":"a"}`, status: 201,
 				header: map[string]string{"Idempotency-Window": "172800", "Idempotency-Replayed": "", "Location": "/orders/1", "X-Run": "not replayed"}, want: `{"order":1,"echo":{"sku":"a"}}`},
 			{method: "POST", path: "/orders", key: `8e03978e-40d5-43e8-bc93-6894a57f9324`, body: `{ "sku" : "a" }`, status: 201,
-				header: map[string]string{"Idempotency-Replayed": "true", "Idempotency-Window": "172800", "Content-Type": "application/json", "Location": "", "X-Run": ""}, want: `{"order":1,"echo":{"sku":"a"}}`},
+				header: map[string]string{"Idempotency-Replayed": "true", "Idempotency-Window": "172800", "Content-Type": "application/json", "Location": "/orders/1", "X-Run": ""}, want: `{"order":1,"echo":{"sku":"a"}}`},
 		}, runs: map[string]int{"/orders": 1}, requests: -1},
-		{name: "named replay headers", cfg: httpkey.Config{ReplayHeaders: []string{"Content-Type", "location"}}, steps: []step{
+		{name: "named replay headers beside the representation headers", cfg: httpkey.Config{ReplayHeaders: []string{"x-run"}}, steps: []step{
 			{method: "POST", path: "/orders", key: "k", body: `{}`, status: 201},
-			{method: "POST", path: "/orders", key: "k", body: `{}`, status: 201, header: map[string]string{"Location": "/orders/1", "X-Run": ""}},
+			{method: "POST", path: "/orders", key: "k", body: `{}`, status: 201, header: map[string]string{"Location": "/orders/1", "Content-Type": "application/json", "X-Run": "not replayed"}},
 		}, runs: map[string]int{"/orders": 1}, requests: -1},
+		{name: "a gzip body is replayed with its encoding and language", steps: []step{
+			{method: "POST", path: "/gzip", key: "k", status: 201},
+			{method: "POST", path: "/gzip", key: "k", status: 201, header: map[string]string{"Idempotency-Replayed": "true", "Content-Encoding": "gzip", "Content-Language": "es", "Content-Type": "application/json"}, want: "\x1f\x8b\x08\x00\xff"},
+		}, runs: map[string]int{"/gzip": 1}, requests: -1},
+		{name: "429 of the handler releases the key: its Retry-After passes, the retry runs", steps: []step{
+			{method: "POST", path: "/busy", key: "k", body: `{}`, status: 429, header: map[string]string{"Retry-After": "7", "Idempotency-Replayed": ""}, want: "slow down"},
+			{method: "POST", path: "/busy", key: "k", body: `{}`, status: 200, header: map[string]string{"Idempotency-Replayed": ""}, want: "served after the 429"},
+			{method: "POST", path: "/busy", key: "k", body: `{}`, status: 200, header: map[string]string{"Idempotency-Replayed": "true"}, want: "served after the 429"},
+		}, runs: map[string]int{"/busy": 2}, requests: -1},
+		{name: "a webhook's duplicates are judged by the event id alone: other URL, other body, one fact", cfg: httpkey.Config{Verifier: eventHeader{}}, steps: []step{
+			{method: "POST", path: "/orders", body: `{"v":1}`, hdr: []string{"Event-Id", "ev-1"}, status: 201},
+			{method: "POST", path: "/orders?subscription=2", body: `{"v":2,"api":"2026-10"}`, hdr: []string{"Event-Id", "ev-1"}, status: 201, header: map[string]string{"Idempotency-Replayed": "true"}},
+			{method: "POST", path: "/orders", body: `{"v":1}`, hdr: []string{"Event-Id", "ev-2"}, status: 201, header: map[string]string{"Idempotency-Replayed": ""}},
+		}, runs: map[string]int{"/orders": 2}, requests: -1},
 		{name: "422 same key, another body", steps: []step{
 			{method: "POST", path: "/orders", key: "k", body: `{"sku":"a"}`, status: 201},
 			{method: "POST", path: "/orders", key: "k", body: `{"sku":"b"}`, status: 422, want: "another request"},
@@ -216,7 +251,7 @@ func TestStatusTable(t *testing.T) {
 		}, runs: map[string]int{"/panic": 2}, requests: -1},
 		{name: "a response too large to store: the fact's, its duplicates say so", steps: []step{
 			{method: "POST", path: "/big", key: "k", body: `{}`, status: 201, want: strings.Repeat("x", 10_000)},
-			{method: "POST", path: "/big", key: "k", body: `{}`, status: 201, header: map[string]string{"Idempotency-Replayed": "true", "Idempotency-Body-Dropped": "10000", "Content-Length": "0"}},
+			{method: "POST", path: "/big", key: "k", body: `{}`, status: 201, header: map[string]string{"Idempotency-Replayed": "true", "Idempotency-Body-Dropped": "10000", "Content-Type": "application/problem+json"}, want: "Response not stored"},
 		}, runs: map[string]int{"/big": 1}, requests: -1},
 		{name: "a binary body is replayed byte for byte", steps: []step{
 			{method: "POST", path: "/binary", key: "k", status: 200, want: "\xff\x00\xfe"},
@@ -270,6 +305,63 @@ func TestStatusTable(t *testing.T) {
 				t.Errorf("%d store requests, want %d", f.store.Requests(), tc.requests)
 			}
 		})
+	}
+}
+
+// TryAgain: the answers that ask the client to try again release the key;
+// the others are the handler's judgement of the request, stored.
+func TestTryAgain(t *testing.T) {
+	for status, want := range map[int]bool{200: false, 201: false, 400: false, 404: false, 409: false, 422: false,
+		408: true, 425: true, 429: true, 500: true, 502: true, 503: true, 504: true} {
+		if httpkey.TryAgain(status) != want {
+			t.Errorf("TryAgain(%d) = %v", status, !want)
+		}
+	}
+}
+
+// Under the endpoint's bound (idempotency.LargestResultBytes, which
+// handler.NewHTTP sets), a 300 KB response is replayed whole, so the client
+// whose first attempt timed out gets its body; one over the bound completes
+// the fact, and its duplicate gets the status, Location and a body that
+// says it was not kept, never an empty success.
+func TestLargeResponsesAreReplayed(t *testing.T) {
+	g, err := idempotency.NewGuard(storetest.NewMemoryStore(), idempotency.Config{Namespace: "shop", MaxResultBytes: idempotency.LargestResultBytes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := 0
+	h := httpkey.New(g, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		runs++
+		size := 300_000
+		if r.URL.Path == "/huge" {
+			size = 400_000
+		}
+		w.Header().Set("Location", "/reports/7")
+		w.WriteHeader(http.StatusCreated)
+		_, _ = w.Write(bytes.Repeat([]byte("r"), size))
+	}), httpkey.Config{Logger: slog.New(slog.DiscardHandler), Metrics: io.Discard})
+	send := func(path string) (*http.Response, string) {
+		r := httptest.NewRequest("POST", path, strings.NewReader(`{}`))
+		r.Header.Set("Idempotency-Key", "k"+path)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w.Result(), w.Body.String()
+	}
+	send("/large")
+	res, body := send("/large")
+	if res.StatusCode != 201 || res.Header.Get(httpkey.HeaderReplayed) != "true" || len(body) != 300_000 || res.Header.Get("Location") != "/reports/7" {
+		t.Fatalf("replay of 300 KB: %d, %d bytes, %v", res.StatusCode, len(body), res.Header)
+	}
+	if _, first := send("/huge"); len(first) != 400_000 {
+		t.Fatalf("the first response is the handler's: %d bytes", len(first))
+	}
+	res, body = send("/huge")
+	if res.StatusCode != 201 || res.Header.Get(httpkey.HeaderDropped) != "400000" || res.Header.Get("Location") != "/reports/7" ||
+		res.Header.Get("Content-Type") != "application/problem+json" || !strings.Contains(body, "was larger than the 350000 bytes kept") {
+		t.Fatalf("replay of 400 KB: %d %v %q", res.StatusCode, res.Header, body)
+	}
+	if runs != 2 {
+		t.Fatalf("runs %d, want 2", runs)
 	}
 }
 

@@ -112,17 +112,37 @@ type identity struct {
 	claims map[string]string
 }
 
-// ClientIAM scopes keys to the caller's IAM identity (the userArn of a
-// function URL with AWS_IAM auth, or of an HTTP API route with IAM
-// authorization), which Lambda's event carries.
+// ClientIAM scopes keys to the caller's stable IAM identity (StableIAM of
+// the userArn of a function URL with AWS_IAM auth, or of an HTTP API route
+// with IAM authorization, which Lambda's event carries): the account and the
+// role or user, never an assumed role's session name, which changes each
+// time the caller's credentials are refreshed.
 func ClientIAM() ClientFunc {
 	return func(r *http.Request) (string, error) {
 		id, _ := r.Context().Value(eventKey{}).(identity)
 		if id.iam == "" {
 			return "", fmt.Errorf("the request carries no IAM identity (a function URL with AWS_IAM auth, or an IAM-authorized route, gives one)")
 		}
-		return id.iam, nil
+		return StableIAM(id.iam), nil
 	}
+}
+
+// StableIAM returns the identity of an IAM principal's ARN that survives a
+// refresh of its credentials: for an assumed role's session
+// (arn:aws:sts::123456789012:assumed-role/Payments/aws-go-sdk-1700000000),
+// the role in its account (arn:aws:sts::123456789012:assumed-role/Payments),
+// whatever the session's name; any other ARN (an IAM user, the account's
+// root, a federated user) as it is. Two sessions of one role are one
+// client: a role is the unit that IAM grants, and a session's name is
+// chosen by whoever assumes the role.
+func StableIAM(arn string) string {
+	const marker = ":assumed-role/"
+	i := strings.Index(arn, marker)
+	if i < 0 || !strings.HasPrefix(arn, "arn:") {
+		return arn
+	}
+	role, _, _ := strings.Cut(arn[i+len(marker):], "/")
+	return arn[:i+len(marker)] + role
 }
 
 // ClientClaim scopes keys to a claim of the JWT that an HTTP API's JWT
@@ -148,13 +168,19 @@ func ClientHeader(name string) ClientFunc {
 	}
 }
 
+// ClientNone is the client attribute that scopes nothing: every client
+// shares the keys. It is a choice made by name, for an endpoint whose keys
+// are the callers' business facts whoever sends them, or one that a webhook
+// verifier authenticates (the provider is the one client).
+const ClientNone = "none"
+
 // ParseClient returns the ClientFunc that spec names: "iam" (ClientIAM),
 // "claim:<name>" (ClientClaim) or "header:<name>" (ClientHeader); nil for
-// "". It is how the handler reads the contract's setting.
+// ClientNone and "". It is how the handler reads the contract's setting.
 func ParseClient(spec string) (ClientFunc, error) {
 	kind, arg, _ := strings.Cut(spec, ":")
 	switch {
-	case spec == "":
+	case spec == "", spec == ClientNone:
 		return nil, nil
 	case spec == "iam":
 		return ClientIAM(), nil
@@ -163,5 +189,5 @@ func ParseClient(spec string) (ClientFunc, error) {
 	case kind == "header" && arg != "":
 		return ClientHeader(arg), nil
 	}
-	return nil, fmt.Errorf("client attribute %q: want \"iam\", \"claim:<name>\" or \"header:<name>\"", spec)
+	return nil, fmt.Errorf("client attribute %q: want \"iam\", \"claim:<name>\", \"header:<name>\" or %q", spec, ClientNone)
 }

@@ -99,8 +99,52 @@ func TestHTTPAPIWithIAMClient(t *testing.T) {
 	}
 }
 
+// A role's sessions are one client: the session name changes when the
+// caller's credentials are refreshed (the Go SDK names them
+// aws-go-sdk-<UnixNano>), and its retry must find its first request. Two
+// roles, or a role of another account, are other clients.
+func TestIAMClientIsTheRoleNotTheSession(t *testing.T) {
+	h, runs := lambdaHandler(t, httpkey.Config{Client: httpkey.ClientIAM()})
+	event := func(arn string) events.LambdaFunctionURLRequest {
+		return events.LambdaFunctionURLRequest{RawPath: "/pay", Body: `{"a":1}`, Headers: map[string]string{"idempotency-key": "k"},
+			RequestContext: events.LambdaFunctionURLRequestContext{HTTP: events.LambdaFunctionURLRequestContextHTTPDescription{Method: "POST"},
+				Authorizer: &events.LambdaFunctionURLRequestContextAuthorizerDescription{IAM: &events.LambdaFunctionURLRequestContextAuthorizerIAMDescription{UserARN: arn}}}}
+	}
+	for i, c := range []struct {
+		arn      string
+		replayed string
+	}{
+		{"arn:aws:sts::111122223333:assumed-role/Checkout/aws-go-sdk-1764590400000000000", ""},
+		{"arn:aws:sts::111122223333:assumed-role/Checkout/aws-go-sdk-1764594000000000000", "true"}, // refreshed credentials
+		{"arn:aws:sts::111122223333:assumed-role/Refunds/aws-go-sdk-1764590400000000000", ""},
+		{"arn:aws:sts::444455556666:assumed-role/Checkout/aws-go-sdk-1764590400000000000", ""},
+	} {
+		res, err := h.FunctionURL(context.Background(), event(c.arn))
+		if err != nil || res.StatusCode != 202 || res.Headers[httpkey.HeaderReplayed] != c.replayed {
+			t.Fatalf("request %d (%s): %+v, %v; want 202, replayed %q", i, c.arn, res, err, c.replayed)
+		}
+	}
+	if *runs != 3 {
+		t.Fatalf("runs %d, want 3 (one per role and account)", *runs)
+	}
+}
+
+func TestStableIAM(t *testing.T) {
+	for in, want := range map[string]string{
+		"arn:aws:sts::111122223333:assumed-role/Checkout/session-1":    "arn:aws:sts::111122223333:assumed-role/Checkout",
+		"arn:aws-cn:sts::111122223333:assumed-role/Checkout/i-0abc123": "arn:aws-cn:sts::111122223333:assumed-role/Checkout",
+		"arn:aws:iam::111122223333:user/ops/alice":                     "arn:aws:iam::111122223333:user/ops/alice",
+		"arn:aws:iam::111122223333:root":                               "arn:aws:iam::111122223333:root",
+		"arn:aws:sts::111122223333:federated-user/bob":                 "arn:aws:sts::111122223333:federated-user/bob",
+	} {
+		if got := httpkey.StableIAM(in); got != want {
+			t.Errorf("StableIAM(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 func TestParseClient(t *testing.T) {
-	for _, ok := range []string{"", "iam", "claim:sub", "header:X-Tenant"} {
+	for _, ok := range []string{"", "none", "iam", "claim:sub", "header:X-Tenant"} {
 		if _, err := httpkey.ParseClient(ok); err != nil {
 			t.Errorf("ParseClient(%q): %v", ok, err)
 		}

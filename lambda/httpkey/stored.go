@@ -8,8 +8,6 @@ import (
 	"net/http"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 )
 
 // storedPrefix marks a result written by this package, and its encoding's
@@ -17,9 +15,10 @@ import (
 const storedPrefix = "h1"
 
 // stored is a response as the fact's record keeps it (the guard's result,
-// at most idempotency.MaxResultBytes): the status, the replayed headers and
-// the body (as a string when it is UTF-8, else base64 with B64), or, for a
-// response that does not fit, the status and the size dropped (Dropped).
+// at most its MaxResultBytes): the status, the replayed headers and the
+// body (as a string when it is UTF-8, else base64 with B64), or, for a
+// response that does not fit, the status, the headers and the size of the
+// body dropped (Dropped).
 type stored struct {
 	Status  int                 `json:"s"`
 	Header  map[string][]string `json:"h,omitempty"`
@@ -29,10 +28,11 @@ type stored struct {
 }
 
 // encodeResponse returns the result to store for a response: the whole
-// response when its encoding fits idempotency.MaxResultBytes; else its
-// status and its size alone, so that the fact stays the fact (never a second
-// effect) and its duplicates learn that the body was not kept.
-func encodeResponse(status int, header http.Header, replay []string, body []byte) string {
+// response when its encoding fits limit (the guard's MaxResultBytes); else
+// its status, its replayed headers and its size, so that the fact stays the
+// fact (never a second effect) and its duplicates learn that the body was
+// not kept.
+func encodeResponse(status int, header http.Header, replay []string, body []byte, limit int) string {
 	s := stored{Status: status}
 	for _, name := range replay {
 		if vs := header.Values(name); len(vs) > 0 {
@@ -48,10 +48,14 @@ func encodeResponse(status int, header http.Header, replay []string, body []byte
 		s.Body, s.B64 = base64.StdEncoding.EncodeToString(body), true
 	}
 	out, _ := json.Marshal(s) // a struct of strings and ints always encodes
-	if len(out)+len(storedPrefix) <= idempotency.MaxResultBytes {
+	if len(out)+len(storedPrefix) <= limit {
 		return storedPrefix + string(out)
 	}
-	out, _ = json.Marshal(stored{Status: status, Dropped: max(len(body), 1)})
+	s.Body, s.B64, s.Dropped = "", false, max(len(body), 1)
+	if out, _ = json.Marshal(s); len(out)+len(storedPrefix) > limit {
+		s.Header = nil // headers too large to keep: the status and the size alone
+		out, _ = json.Marshal(s)
+	}
 	return storedPrefix + string(out)
 }
 
