@@ -26,6 +26,19 @@ const (
 	SourceDynamoDBStreams Source = "dynamodb-streams"
 )
 
+// sources are the sources of the library, in the order messages name them.
+var sources = []Source{SourceQueue, SourceKinesis, SourceDynamoDBStreams, SourceHTTP}
+
+// sourceNames names the sources as a message or a document lists them:
+// "queue, kinesis, dynamodb-streams or http".
+func sourceNames() string {
+	names := make([]string, len(sources))
+	for i, s := range sources {
+		names[i] = string(s)
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
 // Images says which images of a DynamoDB stream record the handler hands
 // the business function (Settings.StreamImages).
 type Images string
@@ -119,7 +132,7 @@ func (s Settings) adapterProblems() []string {
 	case SourceHTTP:
 		return s.httpProblems()
 	}
-	return []string{fmt.Sprintf("Source %q is not a source of this library; give %q, %q, %q or %q", s.Source, SourceQueue, SourceKinesis, SourceDynamoDBStreams, SourceHTTP)}
+	return []string{fmt.Sprintf("Source %q is not a source of this library; give %s", s.Source, sourceNames())}
 }
 
 // ErrSource means a handler entry point was started under a contract of
