@@ -74,12 +74,25 @@ func runForget(ctx context.Context, o *options, args []string) error {
 		}
 		return err
 	}
-	msg := "forgotten: the fact's next delivery runs its effect"
+	msg := forgottenMessage(t.s.CacheSize, now)
 	if *dryRun {
 		msg = "would be forgotten (dry run): nothing deleted"
 	}
 	audit.LogAttrs(ctx, slog.LevelInfo, "forget", append(attrs, slog.String("result", msg))...)
 	return nil
+}
+
+// forgottenMessage says what a forget does: the fact's next delivery runs
+// its effect, and, where the consumer caches completed keys, from when in
+// every warm execution environment (idempotency.CacheLifetime).
+func forgottenMessage(cacheSize int, now time.Time) string {
+	const msg = "forgotten: the fact's next delivery runs its effect"
+	if cacheSize == 0 {
+		return msg
+	}
+	by := now.Add(idempotency.CacheLifetime + time.Second).UTC().Truncate(time.Second)
+	return fmt.Sprintf("%s from %s at the latest: until then, a warm execution environment that remembers the fact (CacheSize %d) may still answer a delivery as a duplicate from memory (idempotency.CacheLifetime %s)",
+		msg, by.Format(time.RFC3339), cacheSize, idempotency.CacheLifetime)
 }
 
 // recordAttr is a record as the audit line writes it.

@@ -44,6 +44,15 @@ const (
 	// MaxCacheSize is the largest Config.CacheSize accepted. The cache also
 	// evicts to stay within cacheMaxBytes, whatever its size.
 	MaxCacheSize = 1_000_000
+	// CacheLifetime is how long an execution environment answers a fact
+	// from its cache of completed keys before it asks the store again
+	// (within the fact's business window; the cache compares whole seconds,
+	// as the window does, so up to a second more): the bound within which
+	// a record deleted by an operator (idemctl forget) is forgotten by every
+	// warm environment, so that the fact's next delivery runs its effect. A
+	// repeat of a hot key costs one store request per environment and
+	// lifetime.
+	CacheLifetime = time.Minute
 )
 
 // Config configures a Guard. The zero value of every field but Namespace
@@ -80,7 +89,8 @@ type Config struct {
 	// between deliveries of one fact. Default: none.
 	PayloadIgnore []string
 	// CacheSize is how many completed keys are kept in memory so that
-	// repeats skip the store; at most MaxCacheSize. The cache grows as it
+	// repeats skip the store, each for at most CacheLifetime; at most
+	// MaxCacheSize. The cache grows as it
 	// fills, and also evicts its oldest keys to stay within 64 MiB, counting
 	// each entry's key, hash and result. Default: 0, no cache.
 	CacheSize int
@@ -622,7 +632,11 @@ func (g *Guard) remember(rec *Record) {
 	if len(rec.Result) > DefaultMaxResultBytes {
 		return // the cache's memory is bounded for results of at most this size (MaxCacheSize)
 	}
-	g.cache.put(cacheEntry{key: rec.Key, hash: rec.PayloadHash, result: rec.Result, expiresAt: rec.ExpiresAt})
+	until := rec.ExpiresAt
+	if lifetime := g.cfg.Now().Add(CacheLifetime); lifetime.Before(until) {
+		until = lifetime // a forget reaches this environment then
+	}
+	g.cache.put(cacheEntry{key: rec.Key, hash: rec.PayloadHash, result: rec.Result, expiresAt: until})
 }
 
 func newToken() string {

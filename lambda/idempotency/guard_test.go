@@ -120,6 +120,55 @@ func TestCacheSkipsTheStore(t *testing.T) {
 	}
 }
 
+// TestForgetReachesWarmEnvironments: two warm execution environments that
+// both remember a fact in their caches answer it from memory right after an
+// operator deletes its record (idemctl forget), and no later than
+// CacheLifetime after they learned it, ask the store: the fact's next
+// delivery then runs its effect once, and the other environment gets that
+// new record's answer.
+func TestForgetReachesWarmEnvironments(t *testing.T) {
+	s := storetest.NewMemoryStore()
+	clock := storetest.NewClock()
+	env := func() *idempotency.Guard {
+		g, err := idempotency.NewGuard(s, idempotency.Config{Namespace: "ns", CacheSize: 10, Now: clock.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	a, b := env(), env()
+	ctx := context.Background()
+	runs := 0
+	charge := func(context.Context, idempotency.Reservation) (string, error) {
+		runs++
+		return "receipt-" + strconv.Itoa(runs), nil
+	}
+	for _, g := range []*idempotency.Guard{a, b, a, b} { // both learn the fact, then answer it from memory
+		if _, err := g.Do(ctx, "o-1", []byte(`{}`), charge); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Delete("ns#o-1") // idemctl forget
+	clock.Advance(idempotency.CacheLifetime - time.Second)
+	for name, g := range map[string]*idempotency.Guard{"a": a, "b": b} {
+		if res, err := g.Do(ctx, "o-1", []byte(`{}`), charge); err != nil || !res.FromCache {
+			t.Fatalf("%s within the bound: %+v, %v; want the cached duplicate", name, res, err)
+		}
+	}
+	clock.Advance(2 * time.Second) // the cache's times are whole seconds, as the record's window
+	res, err := b.Do(ctx, "o-1", []byte(`{}`), charge)
+	if err != nil || res.Outcome != idempotency.Processed || res.Value != "receipt-2" {
+		t.Fatalf("b past the bound: %+v, %v; want the effect run again", res, err)
+	}
+	res, err = a.Do(ctx, "o-1", []byte(`{}`), charge)
+	if err != nil || res.Outcome != idempotency.Duplicate || res.FromCache || res.Value != "receipt-2" {
+		t.Fatalf("a past the bound: %+v, %v; want the new record's answer from the store", res, err)
+	}
+	if runs != 2 {
+		t.Fatalf("runs %d, want 2", runs)
+	}
+}
+
 func TestTransactionsNeedATxStore(t *testing.T) {
 	type plain struct{ idempotency.Store }
 	g, _ := idempotency.NewGuard(plain{storetest.NewMemoryStore()}, idempotency.Config{Namespace: "ns"})

@@ -62,6 +62,15 @@ func (m *MemoryStore) free(rec idempotency.Record, now time.Time) error {
 	return &idempotency.ConditionFailedError{Old: &old}
 }
 
+// Delete removes the record of key, whatever its state: what an operator's
+// forget does to a table (idemctl forget, dynamostore's Store.Forget), for
+// tests of what follows it.
+func (m *MemoryStore) Delete(key string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.records, key)
+}
+
 // Get implements idempotency.Store.
 func (m *MemoryStore) Get(ctx context.Context, key string) (*idempotency.Record, error) {
 	if err := ctx.Err(); err != nil {
