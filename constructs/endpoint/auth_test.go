@@ -14,6 +14,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest"
+	"github.com/idempotent-consumer/idempotent-consumer/cdktest/nagtest"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/endpoint"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
@@ -234,4 +235,14 @@ func TestDLQSuppressionNamesTheInvoker(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A JWT route passes cdk-nag's AwsSolutions and Serverless packs (the
+// route is authorized: AwsSolutions-APIG4 needs no suppression); the
+// function URL and IAM route endpoints are checked in internal/apptest's
+// TestEndpointIsNagClean.
+func TestJWTRouteIsNagClean(t *testing.T) {
+	st, _ := stack(t, &endpoint.IdempotentEndpointProps{Route: jsii.String("/orders"), JwtIssuer: jsii.String("https://issuer.example.com"), JwtAudience: jsii.Strings("client-a")}, false)
+	nagtest.AddPacks(st)
+	nagtest.NoFindings(t, st)
 }
