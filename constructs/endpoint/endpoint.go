@@ -8,11 +8,12 @@
 // the namespace claimed and IAM-scoped), the function (role, log group,
 // bundled bootstrap, the runtime contract in its environment), the alarms'
 // shape. What is its own: the function URL (auth NONE only behind a webhook
-// verifier, AWS_IAM otherwise), the webhook's secret (a Secrets Manager
-// secret the function reads at init, never its value in the environment),
-// the reserved concurrency that bounds it (and a route's stage throttle),
-// and the alarms on 5xx answers,
-// signature failures and 409 storms.
+// verifier, AWS_IAM otherwise) or the route (IAM, or a JWT authorizer with
+// JwtIssuer), keys scoped to the caller by default (its IAM identity, or
+// its token's subject), the webhook's secret (a Secrets Manager secret the
+// function reads at init, never its value in the environment), the
+// reserved concurrency that bounds it (and a route's stage throttle), and
+// the alarms on 5xx answers, a webhook's signature failures and 409 storms.
 package endpoint
 
 import (
@@ -134,7 +135,8 @@ type IdempotentEndpointProps struct {
 	Window awscdk.Duration
 	// Route, when set, serves the endpoint on an API Gateway HTTP API route
 	// (POST <Route>, payload format 2.0) instead of a function URL: IAM
-	// authorization unless Webhook, the stage throttled (ThrottlingRateLimit,
+	// authorization (a JWT authorizer with JwtIssuer) unless Webhook, the
+	// stage throttled (ThrottlingRateLimit,
 	// ThrottlingBurstLimit) and its access logs kept. The handler's main is
 	// the same (handler.StartHTTP serves both). Default: a function URL.
 	Route *string
@@ -163,7 +165,10 @@ type IdempotentEndpointProps struct {
 	MemorySize *float64
 	// ReservedConcurrentExecutions bounds the function, and so the URL:
 	// Lambda answers 429 beyond it (a function URL has no other throttle).
-	// Default: DefaultReservedConcurrency.
+	// A webhook's forged requests share it: the verifier refuses them
+	// before any store request, but each holds a slot while it is refused
+	// (DESIGN.md, "A webhook under an unsigned flood"). Default:
+	// DefaultReservedConcurrency.
 	ReservedConcurrentExecutions *float64
 	// Architecture is the function's. Default: arm64.
 	Architecture awslambda.Architecture
