@@ -8,11 +8,12 @@
 // the namespace claimed and IAM-scoped), the function (role, log group,
 // bundled bootstrap, the runtime contract in its environment), the alarms'
 // shape. What is its own: the function URL (auth NONE only behind a webhook
-// verifier, AWS_IAM otherwise), the webhook's secret (a Secrets Manager
-// secret the function reads at init, never its value in the environment),
-// the reserved concurrency that bounds it (and a route's stage throttle),
-// and the alarms on 5xx answers,
-// signature failures and 409 storms.
+// verifier, AWS_IAM otherwise) or the route (IAM, or a JWT authorizer with
+// JwtIssuer), keys scoped to the caller by default (its IAM identity, or
+// its token's subject), the webhook's secret (a Secrets Manager secret the
+// function reads at init, never its value in the environment), the
+// reserved concurrency that bounds it (and a route's stage throttle), and
+// the alarms on 5xx answers, a webhook's signature failures and 409 storms.
 package endpoint
 
 import (
@@ -49,15 +50,18 @@ import (
 // Construct ids of what the endpoint creates: a public contract (renaming
 // one replaces the resource).
 const (
-	IDTable             = "Table"
-	IDLogGroup          = "LogGroup"
-	IDRole              = "Role"
-	IDFunction          = "Handler"
-	IDKeySecret         = "KeySecret"
-	IDFunctionURL       = "Url"
-	IDHttpApi           = "Api"
-	IDStage             = "Stage"
-	IDAccessLogs        = "AccessLogs"
+	IDTable       = "Table"
+	IDLogGroup    = "LogGroup"
+	IDRole        = "Role"
+	IDFunction    = "Handler"
+	IDKeySecret   = "KeySecret"
+	IDFunctionURL = "Url"
+	IDHttpApi     = "Api"
+	IDStage       = "Stage"
+	IDAccessLogs  = "AccessLogs"
+	// IDJwtAuthorizer is the HTTP API's JWT authorizer (JwtIssuer), a
+	// child of the HTTP API.
+	IDJwtAuthorizer     = "JwtAuthorizer"
 	IDServerErrorsAlarm = "ServerErrorsAlarm"
 	IDSignatureAlarm    = "SignatureFailuresAlarm"
 	IDInProgressAlarm   = "InProgressAlarm"
@@ -106,11 +110,15 @@ type IdempotentEndpointProps struct {
 	WebhookSecret awssecretsmanager.ISecret
 	// ClientAttribute scopes every key to the client, so that no caller
 	// ever receives another's stored response: "iam" (the caller's account
-	// and role or user, never its session), "claim:<name>",
-	// "header:<name>" (a header that a trusted gateway in front sets), or
-	// "none" to share keys among every caller, by name. Refused with
-	// Webhook other than "none" (the provider is the one client). Default:
-	// "iam" behind AWS_IAM, "none" with Webhook.
+	// and role or user, never its session), "claim:<name>" (a claim of the
+	// token that JwtIssuer's authorizer verified; refused without
+	// JwtIssuer), "header:<name>" (a header that a trusted gateway in front
+	// sets), or "none" to share keys among every caller, by name. Refused
+	// with Webhook other than "none" (the provider is the one client), and
+	// "iam" with JwtIssuer (a JWT route's requests carry no IAM identity).
+	// Default: by the endpoint's auth: "iam" behind AWS_IAM (a function URL
+	// or a Route), "claim:sub" with JwtIssuer (the token's subject), "none"
+	// with Webhook.
 	ClientAttribute *string
 	// ReplayHeaders are the response headers stored and replayed beside
 	// the representation headers (httpkey.RepresentationHeaders:
@@ -127,10 +135,23 @@ type IdempotentEndpointProps struct {
 	Window awscdk.Duration
 	// Route, when set, serves the endpoint on an API Gateway HTTP API route
 	// (POST <Route>, payload format 2.0) instead of a function URL: IAM
-	// authorization unless Webhook, the stage throttled (ThrottlingRateLimit,
+	// authorization (a JWT authorizer with JwtIssuer) unless Webhook, the
+	// stage throttled (ThrottlingRateLimit,
 	// ThrottlingBurstLimit) and its access logs kept. The handler's main is
 	// the same (handler.StartHTTP serves both). Default: a function URL.
 	Route *string
+	// JwtIssuer, with Route, authorizes the route with a JWT authorizer
+	// instead of IAM: the issuer's URL (an OpenID Connect provider's, such
+	// as a Cognito user pool's https://cognito-idp.<region>.amazonaws.com/<pool
+	// id>), whose tokens API Gateway verifies before the function runs.
+	// Keys are then scoped to the token's subject (ClientAttribute
+	// "claim:sub"). Requires JwtAudience; refused without Route (a function
+	// URL has no JWT authorizer) and with Webhook (a provider sends no
+	// token). Default: IAM authorization.
+	JwtIssuer *string
+	// JwtAudience is the audiences (client ids) a token must be issued to,
+	// one at least, with JwtIssuer. Default: none; required with JwtIssuer.
+	JwtAudience *[]*string
 	// ThrottlingRateLimit and ThrottlingBurstLimit throttle the HTTP API's
 	// stage (with Route). Default: DefaultRateLimit, DefaultBurstLimit.
 	ThrottlingRateLimit, ThrottlingBurstLimit *float64
@@ -144,7 +165,10 @@ type IdempotentEndpointProps struct {
 	MemorySize *float64
 	// ReservedConcurrentExecutions bounds the function, and so the URL:
 	// Lambda answers 429 beyond it (a function URL has no other throttle).
-	// Default: DefaultReservedConcurrency.
+	// A webhook's forged requests share it: the verifier refuses them
+	// before any store request, but each holds a slot while it is refused
+	// (DESIGN.md, "A webhook under an unsigned flood"). Default:
+	// DefaultReservedConcurrency.
 	ReservedConcurrentExecutions *float64
 	// Architecture is the function's. Default: arm64.
 	Architecture awslambda.Architecture
@@ -163,8 +187,9 @@ type IdempotentEndpointProps struct {
 	Dashboard *bool
 	// AlarmAction is notified by every alarm. Default: none.
 	AlarmAction awscloudwatch.IAlarmAction
-	// SignatureFailures is the threshold of SignatureFailuresAlarm.
-	// Default: DefaultSignatureFailures.
+	// SignatureFailures is the threshold of SignatureFailuresAlarm, with
+	// Webhook (refused without it: there is no such alarm). Default:
+	// DefaultSignatureFailures.
 	SignatureFailures *float64
 	// InProgress is the threshold of InProgressAlarm (409 storms).
 	// Default: DefaultInProgress.
@@ -176,8 +201,10 @@ type Alarms struct {
 	// ServerErrors: an answer of status 500 or above (the handler's 5xx, a
 	// store failure, a lost lease), > 0 in five minutes.
 	ServerErrors awscloudwatch.Alarm
-	// SignatureFailures: requests the verifier or the client check refused
-	// (401).
+	// SignatureFailures: requests the webhook's verifier refused (401).
+	// Nil without Webhook: behind IAM or a JWT authorizer, a request that
+	// fails authentication never reaches the function, so it could never
+	// fire.
 	SignatureFailures awscloudwatch.Alarm
 	// InProgress: 409 answers, a storm of retries against running requests.
 	InProgress awscloudwatch.Alarm
@@ -186,9 +213,11 @@ type Alarms struct {
 	Errors, Throttles awscloudwatch.Alarm
 }
 
-// All returns every alarm.
+// All returns every alarm the endpoint has (SignatureFailures only with
+// Webhook).
 func (a Alarms) All() []awscloudwatch.Alarm {
-	return []awscloudwatch.Alarm{a.ServerErrors, a.SignatureFailures, a.InProgress, a.Errors, a.Throttles}
+	return slices.DeleteFunc([]awscloudwatch.Alarm{a.ServerErrors, a.SignatureFailures, a.InProgress, a.Errors, a.Throttles},
+		func(a awscloudwatch.Alarm) bool { return a == nil })
 }
 
 // IdempotentEndpoint is an idempotent HTTP endpoint on a function URL.
@@ -273,6 +302,8 @@ type settings struct {
 	signatureFail, inFlight float64
 	dashboard               bool
 	route                   string
+	jwtIssuer               string
+	jwtAudience             []string
 	rate, burst             float64
 	environment             map[string]*string
 }
@@ -342,8 +373,29 @@ func (p *IdempotentEndpointProps) resolve(id string) (settings, error) {
 		}, id)
 	}
 	r.WebhookProvider, r.ClientAttribute = str(p.Webhook), str(p.ClientAttribute)
+	s.route = str(p.Route)
+	s.jwtIssuer, s.jwtAudience = str(p.JwtIssuer), list(p.JwtAudience)
+	jwt := s.jwtIssuer != ""
 	if r.ClientAttribute == "" {
-		r.ClientAttribute = contract.DefaultClientAttribute(r)
+		r.ClientAttribute = defaultClientAttribute(r, jwt)
+	}
+	switch {
+	case (jwt || p.JwtAudience != nil) && s.route == "":
+		bad("JwtIssuer and JwtAudience configure an HTTP API route's JWT authorizer, and there is none without Route: a function URL authenticates by IAM alone; give a Route, or leave them out")
+	case (jwt || p.JwtAudience != nil) && r.WebhookProvider != "":
+		bad("JwtIssuer and JwtAudience are given with Webhook %q: a provider signs its deliveries and sends no token; leave JwtIssuer and JwtAudience out (the verifier authenticates), or Webhook", r.WebhookProvider)
+	case jwt && len(s.jwtAudience) == 0:
+		bad("JwtIssuer %q is given without JwtAudience; give the audiences (client ids) its tokens must be issued to", s.jwtIssuer)
+	case !jwt && p.JwtAudience != nil:
+		bad("JwtAudience is given without JwtIssuer; give the issuer's URL too, or leave JwtAudience out")
+	case jwt && slices.Contains(s.jwtAudience, ""):
+		bad("JwtAudience holds an empty audience; give client ids")
+	}
+	switch kind, _, _ := strings.Cut(r.ClientAttribute, ":"); {
+	case jwt && r.ClientAttribute == "iam":
+		bad("ClientAttribute \"iam\" is refused with JwtIssuer: a JWT route's requests carry no IAM identity, so every request would be refused (401); leave ClientAttribute out for \"claim:sub\" (the token's subject), or give \"claim:<name>\" or \"none\"")
+	case !jwt && r.WebhookProvider == "" && kind == "claim":
+		bad("ClientAttribute %q reads a claim of the token that an HTTP API's JWT authorizer verified, and there is none without JwtIssuer: every request would be refused (401); give JwtIssuer, JwtAudience and a Route, or another ClientAttribute", r.ClientAttribute)
 	}
 	if v := list(p.ReplayHeaders); v != nil {
 		r.ReplayHeaders = v
@@ -392,7 +444,6 @@ func (p *IdempotentEndpointProps) resolve(id string) (settings, error) {
 			}
 		}
 	}
-	s.route = str(p.Route)
 	s.rate, s.burst = num(p.ThrottlingRateLimit, DefaultRateLimit), num(p.ThrottlingBurstLimit, DefaultBurstLimit)
 	switch {
 	case s.route != "" && (!strings.HasPrefix(s.route, "/") || strings.ContainsAny(s.route, " ?#{}")):
@@ -402,6 +453,9 @@ func (p *IdempotentEndpointProps) resolve(id string) (settings, error) {
 	}
 	if s.rate <= 0 || s.burst < 1 {
 		bad("ThrottlingRateLimit %v and ThrottlingBurstLimit %v would stop the route; give a positive rate and a burst of at least 1", s.rate, s.burst)
+	}
+	if p.SignatureFailures != nil && r.WebhookProvider == "" {
+		bad("SignatureFailures is the threshold of SignatureFailuresAlarm, which exists only with Webhook (behind IAM or a JWT authorizer an unauthenticated request never reaches the function); leave it out, or give Webhook")
 	}
 	s.signatureFail = num(p.SignatureFailures, DefaultSignatureFailures)
 	s.inFlight = num(p.InProgress, DefaultInProgress)
@@ -426,6 +480,16 @@ func (p *IdempotentEndpointProps) resolve(id string) (settings, error) {
 		return s, fmt.Errorf("IdempotentEndpoint %q:\n  - %s", id, strings.Join(slices.Compact(problems), "\n  - "))
 	}
 	return s, nil
+}
+
+// defaultClientAttribute is ClientAttribute's default by the endpoint's
+// auth: the contract's (iam, none with a webhook provider), and with a JWT
+// authorizer the token's subject, the one identity its requests carry.
+func defaultClientAttribute(r contract.Settings, jwt bool) string {
+	if jwt && r.WebhookProvider == "" {
+		return "claim:sub"
+	}
+	return contract.DefaultClientAttribute(r)
 }
 
 // NewIdempotentEndpoint creates an idempotent endpoint in scope. It panics,
@@ -478,9 +542,7 @@ func NewIdempotentEndpoint(scope constructs.Construct, id *string, props *Idempo
 		Runtime:             s.runtime,
 		Table:               e.table,
 		HashKeys:            s.hashKeys,
-		Suppressions: []nag.Rule{
-			{ID: "Serverless-LambdaDLQ", Reason: "The function is only invoked synchronously, through its function URL: the caller gets every failure as an HTTP status and retries; there is no asynchronous event to dead-letter."},
-		},
+		Suppressions:        []nag.Rule{{ID: "Serverless-LambdaDLQ", Reason: dlqReason(s.route != "")}},
 	})
 	e.function, e.role = f.Function, f.Role
 	if s.secret != nil {
@@ -508,8 +570,19 @@ func NewIdempotentEndpoint(scope constructs.Construct, id *string, props *Idempo
 	return e
 }
 
+// dlqReason is why the function has no dead-letter queue, by what invokes
+// it: a function URL or an HTTP API route.
+func dlqReason(route bool) string {
+	by := "its function URL"
+	if route {
+		by = "its HTTP API route (a synchronous Lambda proxy integration)"
+	}
+	return "The function is only invoked synchronously, through " + by + ": the caller gets every failure as an HTTP status and retries; there is no asynchronous event to dead-letter."
+}
+
 // addRoute serves the function on POST <Route> of a new HTTP API: IAM
-// authorization unless a webhook verifier authenticates, a $default stage
+// authorization, or JWT with JwtIssuer, unless a webhook verifier
+// authenticates; a $default stage
 // throttled and with JSON access logs.
 func (e *idempotentEndpoint) addRoute(s settings) {
 	e.route = s.route
@@ -533,7 +606,12 @@ func (e *idempotentEndpoint) addRoute(s settings) {
 		Methods:     &[]awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_POST},
 		Integration: awsapigatewayv2integrations.NewHttpLambdaIntegration(jsii.String("Integration"), e.function, nil),
 	}
-	if s.runtime.WebhookProvider == "" {
+	switch {
+	case s.jwtIssuer != "":
+		route.Authorizer = awsapigatewayv2authorizers.NewHttpJwtAuthorizer(jsii.String(IDJwtAuthorizer), jsii.String(s.jwtIssuer), &awsapigatewayv2authorizers.HttpJwtAuthorizerProps{
+			JwtAudience: jsii.Strings(s.jwtAudience...),
+		})
+	case s.runtime.WebhookProvider == "":
 		route.Authorizer = awsapigatewayv2authorizers.NewHttpIamAuthorizer()
 	}
 	for _, r := range *e.api.AddRoutes(route) {
@@ -564,9 +642,6 @@ func (e *idempotentEndpoint) addAlarms(s settings) {
 		ServerErrors: monitor.NewAlarm(e, IDServerErrorsAlarm,
 			fmt.Sprintf("Idempotent endpoint %s answered 5xx (the handler's, a store failure or a lost lease): its key was released or left to its lease; see the request lines with status >= 500", path),
 			metric(httpkey.MetricServerErrors), 0, s.action),
-		SignatureFailures: monitor.NewAlarm(e, IDSignatureAlarm,
-			fmt.Sprintf("Idempotent endpoint %s refused more than %v requests in 5 minutes with 401 (a signature, timestamp or client check failed): a rotated secret not listed, or forged deliveries; the lines of outcome unauthorized say which check", path, s.signatureFail),
-			metric(httpkey.MetricUnauthorized), s.signatureFail, s.action),
 		InProgress: monitor.NewAlarm(e, IDInProgressAlarm,
 			fmt.Sprintf("Idempotent endpoint %s answered 409 more than %v times in 5 minutes: clients retry against requests still running (a slow effect, or retries that ignore Retry-After)", path, s.inFlight),
 			metric(sqsbatch.InProgress.MetricName()), s.inFlight, s.action),
@@ -576,5 +651,13 @@ func (e *idempotentEndpoint) addAlarms(s settings) {
 		Throttles: monitor.NewAlarm(e, IDThrottlesAlarm,
 			fmt.Sprintf("Idempotent endpoint %s was throttled (429 to callers): more requests at once than ReservedConcurrentExecutions %v", path, s.reserved),
 			h.Throttles(five), 0, s.action),
+	}
+	if s.runtime.WebhookProvider != "" {
+		// Only a webhook's verifier refuses requests in the function: behind
+		// IAM or a JWT authorizer, API Gateway or the function URL refuses
+		// them before it runs, and the alarm could never fire.
+		e.alarms.SignatureFailures = monitor.NewAlarm(e, IDSignatureAlarm,
+			fmt.Sprintf("Idempotent endpoint %s refused more than %v requests in 5 minutes with 401 (a signature, timestamp, header or event id check failed): a rotated secret not listed, or forged deliveries; the lines of outcome unauthorized say which check", path, s.signatureFail),
+			metric(httpkey.MetricUnauthorized), s.signatureFail, s.action)
 	}
 }

@@ -138,9 +138,9 @@ func TestIAMEndpoint(t *testing.T) {
 	if !strings.Contains(policies, "lambda:InvokeFunctionUrl") || !strings.Contains(policies, `"lambda:InvokeFunction"`) {
 		t.Errorf("GrantInvokeUrl: %s", policies)
 	}
-	env := resources(tpl, "AWS::Lambda::Function")[0]["Environment"].(map[string]any)["Variables"].(map[string]any)
-	if env[contract.ClientAttributeVar] != "iam" || env[contract.WebhookProviderVar] != nil || env["PAYMENTS_URL"] != "https://pay.example.com" {
-		t.Errorf("environment: %s", js(env))
+	vars := env(t, tpl)
+	if settings(t, vars).ClientAttribute != "iam" || vars[contract.WebhookProviderVar] != "" || vars["PAYMENTS_URL"] != "https://pay.example.com" {
+		t.Errorf("environment: %s", js(vars))
 	}
 }
 
@@ -203,6 +203,22 @@ func TestRefusals(t *testing.T) {
 			[]string{`WebhookProvider "paypal" is not one of`}},
 		{"a window shorter than the lease, a client attribute the handler does not read", endpoint.IdempotentEndpointProps{Entry: jsii.String(handlerDir), Window: awscdk.Duration_Seconds(jsii.Number(1)), ClientAttribute: jsii.String("jwt")},
 			[]string{"Window", "ClientAttribute"}},
+		{"a webhook's client scope chosen by a header", endpoint.IdempotentEndpointProps{Entry: jsii.String(handlerDir), Webhook: jsii.String("stripe"), WebhookSecret: secret, ClientAttribute: jsii.String("header:X-Tenant")},
+			[]string{`ClientAttribute "header:X-Tenant" is refused with WebhookProvider "stripe"`, "leave ClientAttribute out"}},
+		{"a JWT authorizer without a route", endpoint.IdempotentEndpointProps{Entry: jsii.String(handlerDir), JwtIssuer: jsii.String("https://issuer.example.com"), JwtAudience: jsii.Strings("a")},
+			[]string{"there is none without Route", "give a Route, or leave them out"}},
+		{"a JWT authorizer with a webhook", endpoint.IdempotentEndpointProps{Entry: jsii.String(handlerDir), Webhook: jsii.String("stripe"), WebhookSecret: secret, Route: jsii.String("/hooks"), JwtIssuer: jsii.String("https://issuer.example.com"), JwtAudience: jsii.Strings("a")},
+			[]string{`JwtIssuer and JwtAudience are given with Webhook "stripe"`, "leave JwtIssuer and JwtAudience out"}},
+		{"an issuer without an audience", endpoint.IdempotentEndpointProps{Entry: jsii.String(handlerDir), Route: jsii.String("/orders"), JwtIssuer: jsii.String("https://issuer.example.com")},
+			[]string{`JwtIssuer "https://issuer.example.com" is given without JwtAudience`}},
+		{"an audience without an issuer", endpoint.IdempotentEndpointProps{Entry: jsii.String(handlerDir), Route: jsii.String("/orders"), JwtAudience: jsii.Strings("a")},
+			[]string{"JwtAudience is given without JwtIssuer"}},
+		{"iam behind a JWT authorizer", endpoint.IdempotentEndpointProps{Entry: jsii.String(handlerDir), Route: jsii.String("/orders"), JwtIssuer: jsii.String("https://issuer.example.com"), JwtAudience: jsii.Strings("a"), ClientAttribute: jsii.String("iam")},
+			[]string{`ClientAttribute "iam" is refused with JwtIssuer`, `leave ClientAttribute out for "claim:sub"`}},
+		{"a claim without a JWT authorizer", endpoint.IdempotentEndpointProps{Entry: jsii.String(handlerDir), Route: jsii.String("/orders"), ClientAttribute: jsii.String("claim:sub")},
+			[]string{`ClientAttribute "claim:sub" reads a claim`, "give JwtIssuer"}},
+		{"a signature threshold without a webhook", endpoint.IdempotentEndpointProps{Entry: jsii.String(handlerDir), SignatureFailures: jsii.Number(3)},
+			[]string{"SignatureFailures is the threshold of SignatureFailuresAlarm, which exists only with Webhook"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			msg, panicked := cdktest.Panics(func() { endpoint.NewIdempotentEndpoint(st, jsii.String("E"), &tc.props) })
@@ -221,9 +237,9 @@ func TestRefusals(t *testing.T) {
 // TestConstructIDsAreStable: renaming one replaces a resource in someone's
 // account.
 func TestConstructIDsAreStable(t *testing.T) {
-	got := strings.Join([]string{endpoint.IDTable, endpoint.IDLogGroup, endpoint.IDRole, endpoint.IDFunction, endpoint.IDKeySecret, endpoint.IDFunctionURL, endpoint.IDHttpApi, endpoint.IDStage, endpoint.IDAccessLogs,
+	got := strings.Join([]string{endpoint.IDTable, endpoint.IDLogGroup, endpoint.IDRole, endpoint.IDFunction, endpoint.IDKeySecret, endpoint.IDFunctionURL, endpoint.IDHttpApi, endpoint.IDStage, endpoint.IDAccessLogs, endpoint.IDJwtAuthorizer,
 		endpoint.IDServerErrorsAlarm, endpoint.IDSignatureAlarm, endpoint.IDInProgressAlarm, endpoint.IDErrorsAlarm, endpoint.IDThrottlesAlarm, endpoint.IDDashboard}, ",")
-	if want := "Table,LogGroup,Role,Handler,KeySecret,Url,Api,Stage,AccessLogs,ServerErrorsAlarm,SignatureFailuresAlarm,InProgressAlarm,ErrorsAlarm,ThrottlesAlarm,Dashboard"; got != want {
+	if want := "Table,LogGroup,Role,Handler,KeySecret,Url,Api,Stage,AccessLogs,JwtAuthorizer,ServerErrorsAlarm,SignatureFailuresAlarm,InProgressAlarm,ErrorsAlarm,ThrottlesAlarm,Dashboard"; got != want {
 		t.Fatalf("construct ids %s, want %s", got, want)
 	}
 }
