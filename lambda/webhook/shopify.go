@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"net/http"
-	"strings"
 )
 
 // Shopify verifies Shopify's webhooks as Shopify documents them
@@ -57,11 +56,11 @@ func (s Shopify) Verify(r *http.Request, body []byte) (string, error) {
 	if value == "" {
 		return "", refuse(p, "header", "no X-Shopify-Hmac-Sha256 or Shopify-Hmac-Sha256 header")
 	}
-	sig, err := base64.StdEncoding.DecodeString(strings.TrimSpace(value))
-	if err != nil || len(sig) != sha256.Size {
+	if sig, err := base64.StdEncoding.Strict().DecodeString(value); err != nil || len(sig) != sha256.Size {
 		return "", refuse(p, "header", "the HMAC header is not the base64 of 32 bytes")
 	}
-	if !signedBy(s.Secrets, [][]byte{sig}, nil, body) {
+	// The base64 text is compared, as Shopify's examples compare it.
+	if !signedBy(s.Secrets, [][]byte{[]byte(value)}, b64, body) {
 		return "", refuse(p, "signature", "the signature matches none of %d secrets", len(s.Secrets))
 	}
 	if s.KeyOnBody {
