@@ -11,8 +11,12 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/s3 v1.100.1
 	github.com/aws/aws-sdk-go-v2/service/sns v1.48.0
 	github.com/aws/aws-sdk-go-v2/service/sqs v1.53.0
+	github.com/google/go-github/v84 v84.0.0
 	github.com/idempotent-consumer/idempotent-consumer v0.0.0-00010101000000-000000000000
 	github.com/sivchari/kumo v0.33.1
+	github.com/slack-go/slack v0.35.0
+	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1
+	github.com/stripe/stripe-go/v82 v82.5.1
 )
 
 require (
@@ -30,7 +34,9 @@ require (
 	github.com/aws/smithy-go v1.28.9 // indirect
 	github.com/cedar-policy/cedar-go v1.8.0 // indirect
 	github.com/fxamacker/cbor/v2 v2.9.0 // indirect
+	github.com/google/go-querystring v1.2.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
+	github.com/gorilla/websocket v1.5.3 // indirect
 	github.com/x448/float16 v0.8.4 // indirect
 	golang.org/x/crypto v0.47.0 // indirect
 	golang.org/x/exp v0.0.0-20220921023135-46d9e7742f1e // indirect

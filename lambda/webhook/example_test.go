@@ -28,7 +28,7 @@ func (a Acme) Verify(r *http.Request, body []byte) (string, error) {
 	if err != nil || !hmac.Equal(sig, mac.Sum(nil)) {
 		return "", errors.New("acme: signature: no match")
 	}
-	return "acme:" + r.Header.Get("Acme-Event"), nil
+	return r.Header.Get("Acme-Event"), nil
 }
 
 // A webhook receiver for a provider of your own: the provider's retry of a

@@ -2,11 +2,7 @@ package webhook_test
 
 import (
 	"bytes"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -20,6 +16,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/webhook"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/webhook/webhooktest"
 )
 
 // Each provider's retry, as the provider makes it, runs the handler once and
@@ -27,39 +24,37 @@ import (
 // line that names the failed check and holds neither the secret nor the body.
 func TestProviderRetriesThroughTheHandler(t *testing.T) {
 	now := time.Unix(1700000000, 0)
-	stripeAt := func(ts int64, secret string) []string {
-		return []string{"Stripe-Signature", fmt.Sprintf("t=%d,v1=%s", ts, signStripe(secret, ts, stripeBody))}
-	}
-	ghBody := `{"action":"opened","number":1347}`
-	ghSig := func(secret string) string {
-		m := hmac.New(sha256.New, []byte(secret))
-		m.Write([]byte(ghBody))
-		return fmt.Sprintf("sha256=%x", m.Sum(nil))
-	}
-	shBody := `{"id":820982911946154508}`
-	shSig := func(secret string) string {
-		m := hmac.New(sha256.New, []byte(secret))
-		m.Write([]byte(shBody))
-		return base64.StdEncoding.EncodeToString(m.Sum(nil))
-	}
+	later := func() time.Time { return now.Add(2 * time.Minute) }
+	stripe := []byte(stripeBody)
+	gh := []byte(`{"action":"opened","number":1347}`)
+	sh := []byte(`{"id":820982911946154508}`)
+	sw := []byte(`{"type":"invoice.paid"}`)
+	sl := []byte(`{"type":"event_callback","event_id":"Ev1"}`)
+	const swSecret = "whsec_c3ctc2VjcmV0LTE="
 	for _, tc := range []struct {
 		name     string
 		verifier httpkey.Verifier
-		body     string
-		first    []string
-		retry    []string
-		forged   []string
+		body     []byte
+		first    http.Header
+		retry    http.Header
+		forged   http.Header
 		check    string
 	}{
-		{"stripe: the same event id, a new t", webhook.Stripe{Secrets: [][]byte{[]byte("whsec_a")}, Now: func() time.Time { return now.Add(2 * time.Minute) }}, stripeBody,
-			stripeAt(now.Unix(), "whsec_a"), stripeAt(now.Unix()+120, "whsec_a"), stripeAt(now.Unix()+120, "whsec_b"), "signature"},
-		{"github: a redelivery with the same delivery id", webhook.GitHub{Secrets: [][]byte{[]byte("gh-secret-1")}}, ghBody,
-			[]string{"X-Hub-Signature-256", ghSig("gh-secret-1"), "X-GitHub-Delivery", "d-1"}, []string{"X-Hub-Signature-256", ghSig("gh-secret-1"), "X-GitHub-Delivery", "d-1"},
-			[]string{"X-Hub-Signature-256", ghSig("nope"), "X-GitHub-Delivery", "d-2"}, "signature"},
-		{"shopify: the same Event-Id, a later Triggered-At", webhook.Shopify{Secrets: [][]byte{[]byte("sh-secret-1")}}, shBody,
-			[]string{"X-Shopify-Hmac-Sha256", shSig("sh-secret-1"), "X-Shopify-Event-Id", "ev-1", "X-Shopify-Triggered-At", "2026-12-01T10:00:00Z"},
-			[]string{"X-Shopify-Hmac-Sha256", shSig("sh-secret-1"), "X-Shopify-Event-Id", "ev-1", "X-Shopify-Triggered-At", "2026-12-01T10:30:00Z"},
-			[]string{"X-Shopify-Event-Id", "ev-1"}, "header"},
+		{"stripe: the same event id, a new t", webhook.Stripe{Secrets: [][]byte{[]byte("whsec_a")}, Now: later}, stripe,
+			webhooktest.Stripe(stripe, now, "whsec_a"), webhooktest.Stripe(stripe, now.Add(2*time.Minute), "whsec_a"), webhooktest.Stripe(stripe, now.Add(2*time.Minute), "whsec_b"), "signature"},
+		{"github: a redelivery with the same delivery id", webhook.GitHub{Secrets: [][]byte{[]byte("gh-secret-1")}}, gh,
+			with(webhooktest.GitHub(gh, "gh-secret-1"), "X-GitHub-Delivery", "d-1"), with(webhooktest.GitHub(gh, "gh-secret-1"), "X-GitHub-Delivery", "d-1"),
+			with(webhooktest.GitHub(gh, "nope"), "X-GitHub-Delivery", "d-2"), "signature"},
+		{"shopify: the same Event-Id, a later Triggered-At", webhook.Shopify{Secrets: [][]byte{[]byte("sh-secret-1")}}, sh,
+			with(webhooktest.Shopify(sh, "ev-1", "sh-secret-1"), "X-Shopify-Triggered-At", "2026-12-01T10:00:00Z"),
+			with(webhooktest.Shopify(sh, "ev-1", "sh-secret-1"), "X-Shopify-Triggered-At", "2026-12-01T10:30:00Z"),
+			hdr("X-Shopify-Event-Id", "ev-1"), "header"},
+		{"standard webhooks: the same webhook-id, a new timestamp", webhook.StandardWebhooks{Secrets: [][]byte{[]byte(swSecret)}, Now: later}, sw,
+			webhooktest.StandardWebhooks(sw, "msg_1", now, swSecret), webhooktest.StandardWebhooks(sw, "msg_1", now.Add(2*time.Minute), swSecret),
+			with(webhooktest.StandardWebhooks(sw, "msg_1", now, swSecret), "webhook-id", "msg_2"), "signature"},
+		{"slack: the same event_id, X-Slack-Retry-Num", webhook.Slack{Secrets: [][]byte{[]byte("sl-secret-1")}, Now: later}, sl,
+			webhooktest.Slack(sl, now, "sl-secret-1"), with(webhooktest.Slack(sl, now.Add(time.Minute), "sl-secret-1"), "X-Slack-Retry-Num", "1"),
+			webhooktest.Slack(sl, now.Add(-10*time.Minute), "sl-secret-1"), "timestamp"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			store := storetest.NewCounter(storetest.NewMemoryStore())
@@ -68,9 +63,9 @@ func TestProviderRetriesThroughTheHandler(t *testing.T) {
 			runs := 0
 			h := httpkey.New(g, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { runs++; w.WriteHeader(204) }),
 				httpkey.Config{Verifier: tc.verifier, Logger: sqsbatch.NewLogger(&logs, slog.LevelInfo), Metrics: io.Discard})
-			send := func(hdr []string) *http.Response {
+			send := func(hdr http.Header) *http.Response {
 				w := httptest.NewRecorder()
-				h.ServeHTTP(w, request(tc.body, hdr...))
+				h.ServeHTTP(w, request(string(tc.body), hdr))
 				return w.Result()
 			}
 			if res := send(tc.first); res.StatusCode != 204 {
@@ -95,8 +90,8 @@ func TestProviderRetriesThroughTheHandler(t *testing.T) {
 			if line["outcome"] != "unauthorized" || !strings.Contains(reason, ": "+tc.check+": ") {
 				t.Fatalf("log line %v", line)
 			}
-			for _, secret := range []string{"whsec_a", "whsec_b", "gh-secret-1", "sh-secret-1", tc.body} {
-				if strings.Contains(logs.String(), `"`+secret) || strings.Contains(logs.String(), tc.body) {
+			for _, secret := range []string{"whsec_a", "whsec_b", "gh-secret-1", "sh-secret-1", swSecret, "sl-secret-1"} {
+				if strings.Contains(logs.String(), `"`+secret) || strings.Contains(logs.String(), string(tc.body)) {
 					t.Fatalf("the log holds %q: %s", secret, logs.String())
 				}
 			}
