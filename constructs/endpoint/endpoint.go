@@ -45,6 +45,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/httpkey"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/webhook"
 )
 
 // Construct ids of what the endpoint creates: a public contract (renaming
@@ -100,7 +101,9 @@ type IdempotentEndpointProps struct {
 	// without the characters a namespace refuses. Required with Table.
 	Namespace *string
 	// Webhook is the provider whose signature every request must carry:
-	// "stripe", "github" or "shopify" (package webhook). With it the URL's
+	// "stripe", "github", "shopify", "standard-webhooks" (Svix and the
+	// senders of the Standard Webhooks scheme) or "slack"
+	// (webhook.Providers). With it the URL's
 	// auth is NONE (the signature authenticates); without it, AWS_IAM.
 	// Default: none, the client's Idempotency-Key behind IAM.
 	Webhook *string
@@ -131,7 +134,12 @@ type IdempotentEndpointProps struct {
 	// MaxRequestBytes bounds a request's body. Default: 1 MiB.
 	MaxRequestBytes *float64
 	// Window is the business window, the expiry policy published in
-	// Idempotency-Window. Default: 24 hours.
+	// Idempotency-Window. With Webhook it must outlast the provider's
+	// redelivery period (webhook.RetryPeriod), or a late delivery of a
+	// completed event would run again: a shorter one is refused. Default:
+	// 24 hours, or the provider's period when longer
+	// (contract.ProviderWindow: 72 hours for Stripe and GitHub, 27h35m5s
+	// for Standard Webhooks).
 	Window awscdk.Duration
 	// Route, when set, serves the endpoint on an API Gateway HTTP API route
 	// (POST <Route>, payload format 2.0) instead of a function URL: IAM
@@ -359,7 +367,7 @@ func (p *IdempotentEndpointProps) resolve(id string) (settings, error) {
 	r.Source = contract.SourceHTTP
 	r.Table = "(the idempotency table)"
 	r.Consumer = id
-	r.Window = dur("Window", p.Window, r.Window)
+	r.Window = dur("Window", p.Window, contract.ProviderWindow(str(p.Webhook)))
 	r.Namespace = str(p.Namespace)
 	if r.Namespace == "" {
 		if p.Table != nil {
@@ -409,7 +417,7 @@ func (p *IdempotentEndpointProps) resolve(id string) (settings, error) {
 	case r.WebhookProvider != "" && p.WebhookSecret == nil:
 		bad("Webhook %q needs WebhookSecret, the Secrets Manager secret that holds its signing secret; give one (the function reads it at init)", r.WebhookProvider)
 	case r.WebhookProvider == "" && p.WebhookSecret != nil:
-		bad("WebhookSecret is given without Webhook; name the provider (stripe, github or shopify), or leave the secret out")
+		bad("WebhookSecret is given without Webhook; name the provider (%s), or leave the secret out", strings.Join(webhook.Providers, ", "))
 	}
 	if p.WebhookSecret != nil {
 		r.WebhookSecret = secretPlaceholder

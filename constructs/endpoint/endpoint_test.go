@@ -107,6 +107,9 @@ func TestWebhookEndpoint(t *testing.T) {
 	if env[contract.SourceVar] != "http" || env[contract.WebhookProviderVar] != "stripe" || !strings.Contains(js(env[contract.WebhookSecretVar]), `"Ref":"StripeSecret`) {
 		t.Errorf("environment: %s", js(env))
 	}
+	if env[contract.WindowVar] != "72h" { // Stripe retries for 3 days: the default window covers it
+		t.Errorf("%s = %v, want Stripe's redelivery period, 72h", contract.WindowVar, env[contract.WindowVar])
+	}
 	policies := js(resources(tpl, "AWS::IAM::Policy"))
 	if !strings.Contains(policies, "secretsmanager:GetSecretValue") {
 		t.Errorf("the role cannot read the secret: %s", policies)
@@ -203,6 +206,8 @@ func TestRefusals(t *testing.T) {
 			[]string{`WebhookProvider "paypal" is not one of`}},
 		{"a window shorter than the lease, a client attribute the handler does not read", endpoint.IdempotentEndpointProps{Entry: jsii.String(handlerDir), Window: awscdk.Duration_Seconds(jsii.Number(1)), ClientAttribute: jsii.String("jwt")},
 			[]string{"Window", "ClientAttribute"}},
+		{"a window that Stripe's retries outlive", endpoint.IdempotentEndpointProps{Entry: jsii.String(handlerDir), Webhook: jsii.String("stripe"), WebhookSecret: secret, Window: awscdk.Duration_Hours(jsii.Number(24))},
+			[]string{"Window 24h is shorter than stripe's redelivery period, 72h", "give a Window of at least 72h"}},
 		{"a webhook's client scope chosen by a header", endpoint.IdempotentEndpointProps{Entry: jsii.String(handlerDir), Webhook: jsii.String("stripe"), WebhookSecret: secret, ClientAttribute: jsii.String("header:X-Tenant")},
 			[]string{`ClientAttribute "header:X-Tenant" is refused with WebhookProvider "stripe"`, "leave ClientAttribute out"}},
 		{"a JWT authorizer without a route", endpoint.IdempotentEndpointProps{Entry: jsii.String(handlerDir), JwtIssuer: jsii.String("https://issuer.example.com"), JwtAudience: jsii.Strings("a")},

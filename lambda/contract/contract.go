@@ -192,9 +192,10 @@ type Settings struct {
 	// with ':' (PutMetricData's rules).
 	MetricsNamespace string
 	// WebhookProvider is the webhook provider of an HTTP endpoint
-	// (SourceHTTP) whose signature every request must carry: "stripe",
-	// "github" or "shopify" (package webhook), or empty for the client's
-	// Idempotency-Key. With a provider, WebhookSecret is required.
+	// (SourceHTTP) whose signature every request must carry: one of
+	// webhook.Providers, or empty for the client's Idempotency-Key. With a
+	// provider, WebhookSecret is required, and the Window must outlast the
+	// provider's redelivery period (ProviderWindow).
 	WebhookProvider string
 	// WebhookSecret is the ARN of the Secrets Manager secret that holds
 	// the provider's signing secrets (one, or a JSON array of them during a

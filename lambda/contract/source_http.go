@@ -3,9 +3,11 @@ package contract
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/httpkey"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/webhook"
 )
 
 // SourceHTTP: HTTP requests, through a Lambda function URL or an API
@@ -16,14 +18,31 @@ const SourceHTTP Source = "http"
 // Variables of the HTTP endpoint's settings (SourceHTTP). None is written
 // for a consumer of another source, nor where it is the default.
 const (
-	WebhookProviderVar  = "HTTP_WEBHOOK_PROVIDER"
-	WebhookSecretVar    = "HTTP_WEBHOOK_SECRET_ARN"
-	ClientAttributeVar  = "HTTP_CLIENT_ATTRIBUTE"
-	ReplayHeadersVar    = "HTTP_REPLAY_HEADERS"
-	HashHeadersVar      = "HTTP_HASH_HEADERS"
-	MaxRequestBytesVar  = "HTTP_MAX_REQUEST_BYTES"
-	webhookProviderDocs = "stripe, github or shopify (package webhook)"
+	WebhookProviderVar = "HTTP_WEBHOOK_PROVIDER"
+	WebhookSecretVar   = "HTTP_WEBHOOK_SECRET_ARN"
+	ClientAttributeVar = "HTTP_CLIENT_ATTRIBUTE"
+	ReplayHeadersVar   = "HTTP_REPLAY_HEADERS"
+	HashHeadersVar     = "HTTP_HASH_HEADERS"
+	MaxRequestBytesVar = "HTTP_MAX_REQUEST_BYTES"
 )
+
+// webhookProviderDocs names the providers package webhook knows, as a
+// message or a document lists them.
+var webhookProviderDocs = strings.Join(webhook.Providers[:len(webhook.Providers)-1], ", ") + " or " + webhook.Providers[len(webhook.Providers)-1] + " (package webhook)"
+
+// readable is d as a person writes it: "72h", "27h35m5s", "6m".
+func readable(d time.Duration) string {
+	return strings.Replace(strings.Replace(d.String(), "m0s", "m", 1), "h0m", "h", 1)
+}
+
+// ProviderWindow is the business window of a webhook endpoint of provider
+// by default: the provider's redelivery period (webhook.RetryPeriod), or
+// idempotency.DefaultWindow when that is longer, so that no delivery the
+// provider documents outlives its fact's record.
+func ProviderWindow(provider string) time.Duration {
+	period, _ := webhook.RetryPeriod(provider)
+	return max(period, idempotency.DefaultWindow)
+}
 
 // MaxRequestBytes is the largest MaxRequestBytes: 6 MB, what a Lambda
 // function URL or an HTTP API hands a function in a request (a binary body
@@ -34,7 +53,7 @@ const MaxRequestBytes = 6_000_000
 // appends them), each written only where it is not the default.
 var httpFields = []Field{
 	quietDefault(entry(WebhookProviderVar, "WebhookProvider", "Webhook",
-		"none: the client's Idempotency-Key", "stripe",
+		"none: the client's Idempotency-Key", "slack",
 		"the webhook provider whose signature every request must carry, and whose event id is the key: "+webhookProviderDocs,
 		func(s *Settings) *string { return &s.WebhookProvider }, none[string])),
 	quietDefault(entry(WebhookSecretVar, "WebhookSecret", "WebhookSecret",
@@ -107,17 +126,19 @@ func (s Settings) HTTPConfig() httpkey.Config {
 func (s Settings) httpProblems() []string {
 	var out []string
 	bad := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
-	switch s.WebhookProvider {
-	case "":
+	period, known := webhook.RetryPeriod(s.WebhookProvider)
+	switch {
+	case s.WebhookProvider == "":
 		if s.WebhookSecret != "" {
 			bad("WebhookSecret is given without a WebhookProvider; name the provider (%s), or leave the secret out", webhookProviderDocs)
 		}
-	case "stripe", "github", "shopify":
-		if s.WebhookSecret == "" {
-			bad("WebhookProvider %q needs WebhookSecret, the ARN of the Secrets Manager secret that holds its signing secret; give one (never the secret itself)", s.WebhookProvider)
-		}
-	default:
+	case !known:
 		bad("WebhookProvider %q is not one of %s; give one of them, or implement httpkey.Verifier in your handler", s.WebhookProvider, webhookProviderDocs)
+	case s.WebhookSecret == "":
+		bad("WebhookProvider %q needs WebhookSecret, the ARN of the Secrets Manager secret that holds its signing secret; give one (never the secret itself)", s.WebhookProvider)
+	}
+	if known && s.Window < period {
+		bad("Window %s is shorter than %s's redelivery period, %s (webhook.RetryPeriod): a delivery of a completed event after the window would run its effect again; give a Window of at least %s (the endpoint construct's default for %s)", Format(s.Window), s.WebhookProvider, readable(period), readable(period), s.WebhookProvider)
 	}
 	if v := s.WebhookSecret; v != "" && (!strings.HasPrefix(v, "arn:") || !strings.Contains(v, ":secretsmanager:") || !strings.Contains(v, ":secret:")) {
 		bad("WebhookSecret is not the ARN of a Secrets Manager secret (arn:<partition>:secretsmanager:<region>:<account>:secret:<name>); give the secret's ARN, never the secret itself")

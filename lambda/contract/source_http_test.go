@@ -5,8 +5,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 )
 
 // httpFrom says which setting each field of the HTTP adapter's config
@@ -61,6 +63,7 @@ func TestHTTPSettingsAreQuietByDefault(t *testing.T) {
 		}
 	}
 	s.Source, s.WebhookProvider, s.WebhookSecret, s.ClientAttribute = contract.SourceHTTP, "github", "arn:aws:secretsmanager:eu-west-1:123456789012:secret:gh-AbCdEf", "none"
+	s.Window = contract.ProviderWindow("github")
 	env := s.Encode()
 	if env[contract.SourceVar] != "http" || env[contract.WebhookProviderVar] != "github" || env[contract.ReplayHeadersVar] != "" || env[contract.ClientAttributeVar] != "" {
 		t.Errorf("an endpoint's environment: %v", env)
@@ -73,6 +76,12 @@ func TestHTTPSettingsAreQuietByDefault(t *testing.T) {
 
 // The HTTP rules, each a problem that names the setting and the fix.
 func TestHTTPProblems(t *testing.T) {
+	if got := contract.ProviderWindow("stripe"); got != 72*time.Hour {
+		t.Errorf("ProviderWindow(stripe) = %s, want 72h", got)
+	}
+	if got := contract.ProviderWindow("slack"); got != idempotency.DefaultWindow {
+		t.Errorf("ProviderWindow(slack) = %s, want the default window", got)
+	}
 	base := contract.Defaults(30e9)
 	base.Table, base.Namespace, base.Consumer, base.Source = "t", "n", "c", contract.SourceHTTP
 	for _, tc := range []struct {
@@ -83,6 +92,16 @@ func TestHTTPProblems(t *testing.T) {
 		{"defaults", func(*contract.Settings) {}, ""},
 		{"a provider with its secret", func(s *contract.Settings) {
 			s.WebhookProvider, s.WebhookSecret = "stripe", "arn:aws:secretsmanager:eu-west-1:123456789012:secret:s-AbCdEf"
+			s.Window = contract.ProviderWindow("stripe")
+		}, ""},
+		{"Stripe, which retries for 3 days, with the default window of 24 hours", func(s *contract.Settings) {
+			s.WebhookProvider, s.WebhookSecret = "stripe", "arn:aws:secretsmanager:eu-west-1:123456789012:secret:s-AbCdEf"
+		}, "Window 24h is shorter than stripe's redelivery period, 72h (webhook.RetryPeriod)"},
+		{"Standard Webhooks, whose senders retry for 27h35m5s, with the default window", func(s *contract.Settings) {
+			s.WebhookProvider, s.WebhookSecret = "standard-webhooks", "arn:aws:secretsmanager:eu-west-1:123456789012:secret:s-AbCdEf"
+		}, "Window 24h is shorter than standard-webhooks's redelivery period, 27h35m5s"},
+		{"Shopify and Slack, whose retries end within the default window", func(s *contract.Settings) {
+			s.WebhookProvider, s.WebhookSecret = "shopify", "arn:aws:secretsmanager:eu-west-1:123456789012:secret:s-AbCdEf"
 		}, ""},
 		{"a provider without a secret", func(s *contract.Settings) { s.WebhookProvider = "stripe" }, "needs WebhookSecret"},
 		{"a secret without a provider", func(s *contract.Settings) {
@@ -95,11 +114,11 @@ func TestHTTPProblems(t *testing.T) {
 		{"an unknown client attribute", func(s *contract.Settings) { s.ClientAttribute = "jwt" }, "ClientAttribute"},
 		{"keys shared by every client, by name", func(s *contract.Settings) { s.ClientAttribute = "none" }, ""},
 		{"a client-chosen scope on a webhook, whose requests are unauthenticated", func(s *contract.Settings) {
-			s.WebhookProvider, s.WebhookSecret, s.ClientAttribute = "stripe", "arn:aws:secretsmanager:eu-west-1:123456789012:secret:s-AbCdEf", "header:X-Tenant"
-		}, `ClientAttribute "header:X-Tenant" is refused with WebhookProvider "stripe"`},
+			s.WebhookProvider, s.WebhookSecret, s.ClientAttribute = "slack", "arn:aws:secretsmanager:eu-west-1:123456789012:secret:s-AbCdEf", "header:X-Tenant"
+		}, `ClientAttribute "header:X-Tenant" is refused with WebhookProvider "slack"`},
 		{"an IAM scope on a webhook", func(s *contract.Settings) {
-			s.WebhookProvider, s.WebhookSecret, s.ClientAttribute = "github", "arn:aws:secretsmanager:eu-west-1:123456789012:secret:s-AbCdEf", "iam"
-		}, `ClientAttribute "iam" is refused with WebhookProvider "github"`},
+			s.WebhookProvider, s.WebhookSecret, s.ClientAttribute = "shopify", "arn:aws:secretsmanager:eu-west-1:123456789012:secret:s-AbCdEf", "iam"
+		}, `ClientAttribute "iam" is refused with WebhookProvider "shopify"`},
 		{"a bad header name", func(s *contract.Settings) { s.HashHeaders = []string{"X Currency"} }, "not an HTTP field name"},
 		{"a body too large", func(s *contract.Settings) { s.MaxRequestBytes = 7_000_000 }, "MaxRequestBytes 7000000"},
 		{"an unknown source", func(s *contract.Settings) { s.Source = "sqs" }, `Source "sqs" is not a source`},

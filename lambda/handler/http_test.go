@@ -33,6 +33,7 @@ func endpointSettings() contract.Settings {
 	s := contract.Defaults(30 * time.Second)
 	s.Table, s.Namespace, s.Consumer = "idempotency", "hooks", "Shop/GitHubHooks"
 	s.Source, s.WebhookProvider, s.WebhookSecret = contract.SourceHTTP, "github", secretARN
+	s.Window = contract.ProviderWindow("github")
 	s.ReplayHeaders = []string{"Content-Type", "X-Receipt"}
 	return s
 }

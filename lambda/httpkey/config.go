@@ -47,11 +47,11 @@ const (
 
 // Verifier authenticates a webhook before any store request and names the
 // fact it carries. Verify is given the request and its raw body (the bytes
-// the provider signed); it returns the fact's key (for example
-// "stripe:evt_1"), or an error that says which check failed without
-// quoting the secret or the body: the adapter answers 401 with nothing
-// stored and logs that error. Package webhook has Stripe's, GitHub's and
-// Shopify's.
+// the provider signed); it returns the fact's key (the provider's event id,
+// "evt_1"), or an error that says which check failed without quoting the
+// secret or the body: the adapter answers 401 with nothing stored and logs
+// that error. Package webhook has Stripe's, GitHub's, Shopify's, Standard
+// Webhooks' and Slack's.
 type Verifier interface {
 	Verify(r *http.Request, body []byte) (key string, err error)
 }
