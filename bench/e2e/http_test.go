@@ -83,10 +83,14 @@ func (e *endpoint) request(key string) int {
 	return res.StatusCode
 }
 
+// httpEvent is a function URL event with AWS_IAM auth, as the endpoint's
+// default deploys it: the caller's role is the scope of its keys.
 func httpEvent(key string) events.LambdaFunctionURLRequest {
 	return events.LambdaFunctionURLRequest{Version: "2.0", RawPath: "/charges", Body: `{"amount":5000,"currency":"EUR","customerId":"c-42"}`,
-		Headers:        map[string]string{"idempotency-key": `"` + key + `"`, "content-type": "application/json"},
-		RequestContext: events.LambdaFunctionURLRequestContext{RequestID: "r", HTTP: events.LambdaFunctionURLRequestContextHTTPDescription{Method: "POST", Path: "/charges"}}}
+		Headers: map[string]string{"idempotency-key": `"` + key + `"`, "content-type": "application/json"},
+		RequestContext: events.LambdaFunctionURLRequestContext{RequestID: "r", HTTP: events.LambdaFunctionURLRequestContextHTTPDescription{Method: "POST", Path: "/charges"},
+			Authorizer: &events.LambdaFunctionURLRequestContextAuthorizerDescription{IAM: &events.LambdaFunctionURLRequestContextAuthorizerIAMDescription{
+				UserARN: "arn:aws:sts::111122223333:assumed-role/Checkout/aws-go-sdk-1764590400000000000"}}}}
 }
 
 // keysFor returns the key of the i-th request of a case, after preparing
