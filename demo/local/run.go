@@ -132,6 +132,9 @@ type Report struct {
 	Sources []SourceReport
 	// Outbox is the orders table's stream and its consumer (streams.go).
 	Outbox *OutboxReport
+	// HTTP is the endpoints' run (endpoints.go): Stripe's webhook and the
+	// orders API, from the template.
+	HTTP *HTTPReport
 }
 
 // OK reports whether the run proved the point: no double effect, nothing
@@ -143,6 +146,9 @@ func (r *Report) OK() bool {
 		}
 	}
 	if r.Outbox != nil && (r.Outbox.Doubles > 0 || r.Outbox.Lost > 0) {
+		return false
+	}
+	if r.HTTP != nil && !r.HTTP.OK() {
 		return false
 	}
 	return r.DoubleEffects == 0 && r.Lost == 0 && r.PoisonLost == 0
@@ -157,6 +163,9 @@ func (r *Report) Line() string {
 	}
 	if r.Outbox != nil {
 		line += " " + r.Outbox.line()
+	}
+	if r.HTTP != nil {
+		line += " " + r.HTTP.line()
 	}
 	return line
 }
@@ -200,7 +209,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(opts.Progress, "demo: read %s: %d functions, each behind an SQS queue\n", filepath.Join(opts.CDKOut, opts.Stack+".template.json"), len(stack.Mappings))
+	fmt.Fprintf(opts.Progress, "demo: read %s: %d functions, each behind an SQS queue; %d HTTP endpoints\n", filepath.Join(opts.CDKOut, opts.Stack+".template.json"), len(stack.Mappings), len(stack.Endpoints))
 	srcDir, err := filepath.Abs(opts.SourceDir)
 	if err != nil {
 		return nil, err
@@ -266,6 +275,35 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The endpoints (endpoints.go): their callers run beside the orders.
+	httpFx, httpFxSrv := newHTTPEffects(200 * time.Millisecond)
+	defer httpFxSrv.Close()
+	endpoints, err := startEndpoints(ctx, stack, dep, c, srcDir, rie, binDir, logDir, opts, map[string]string{
+		"FULFILMENT_API_URL": httpFxSrv.URL, "BOOKING_API_URL": httpFxSrv.URL,
+	})
+	defer func() {
+		for _, f := range endpoints {
+			f.stop()
+		}
+	}()
+	if err != nil {
+		return nil, err
+	}
+	var httpRep *HTTPReport
+	var httpErr error
+	httpDone := make(chan struct{})
+	go func() {
+		defer close(httpDone)
+		if len(endpoints) == 0 {
+			return
+		}
+		h := &httpRun{effects: httpFx, secretValue: func(arn string) string { return dep.secretValue[arn] },
+			logf: func(f string, a ...any) { fmt.Fprintf(os.Stderr, "demo: "+f+"\n", a...) }}
+		httpRep, httpErr = runEndpoints(ctx, endpoints, h, opts.Orders)
+		if httpErr == nil {
+			fmt.Fprintf(opts.Progress, "demo: %s endpoints done: %s\n", time.Since(start).Round(100*time.Millisecond), httpRep.line())
+		}
+	}()
 	pollCtx, stopPolling := context.WithCancel(ctx)
 	var pollers sync.WaitGroup
 	if ob != nil {
@@ -333,6 +371,10 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	fmt.Fprintf(opts.Progress, "demo: %s drained: %s\n", elapsed(), totals())
 	stopPolling()
 	pollers.Wait()
+	<-httpDone
+	if httpErr != nil {
+		return nil, fmt.Errorf("endpoints: %w", httpErr)
+	}
 
 	rep := &Report{Orders: opts.Orders, Injected: map[string]int{}}
 	for _, con := range consumers {
@@ -365,6 +407,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 			return nil, err
 		}
 	}
+	rep.HTTP = httpRep
 	rep.Published = sc.published()
 	rep.Injected["producer retry"] = sc.retries
 	rep.Injected["payment answered 502 after charging"] = payments.injected
