@@ -275,7 +275,9 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The endpoints (endpoints.go): their callers run beside the orders.
+	// The endpoints (endpoints.go): their callers run once the queues are
+	// drained, so that their load does not slow the consumers' invocations
+	// past the scaled deadlines.
 	httpFx, httpFxSrv := newHTTPEffects(200 * time.Millisecond)
 	defer httpFxSrv.Close()
 	endpoints, err := startEndpoints(ctx, stack, dep, c, srcDir, rie, binDir, logDir, opts, map[string]string{
@@ -289,21 +291,6 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	var httpRep *HTTPReport
-	var httpErr error
-	httpDone := make(chan struct{})
-	go func() {
-		defer close(httpDone)
-		if len(endpoints) == 0 {
-			return
-		}
-		h := &httpRun{effects: httpFx, secretValue: func(arn string) string { return dep.secretValue[arn] },
-			logf: func(f string, a ...any) { fmt.Fprintf(os.Stderr, "demo: "+f+"\n", a...) }}
-		httpRep, httpErr = runEndpoints(ctx, endpoints, h, opts.Orders)
-		if httpErr == nil {
-			fmt.Fprintf(opts.Progress, "demo: %s endpoints done: %s\n", time.Since(start).Round(100*time.Millisecond), httpRep.line())
-		}
-	}()
 	pollCtx, stopPolling := context.WithCancel(ctx)
 	var pollers sync.WaitGroup
 	if ob != nil {
@@ -371,9 +358,15 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	fmt.Fprintf(opts.Progress, "demo: %s drained: %s\n", elapsed(), totals())
 	stopPolling()
 	pollers.Wait()
-	<-httpDone
-	if httpErr != nil {
-		return nil, fmt.Errorf("endpoints: %w", httpErr)
+	var httpRep *HTTPReport
+	if len(endpoints) > 0 {
+		fmt.Fprintf(opts.Progress, "demo: %s calling the endpoints: Stripe's deliveries and retries, the orders API's clients (%d each)\n", elapsed(), opts.Orders)
+		h := &httpRun{effects: httpFx, secretValue: func(arn string) string { return dep.secretValue[arn] },
+			logf: func(f string, a ...any) { fmt.Fprintf(os.Stderr, "demo: "+f+"\n", a...) }}
+		if httpRep, err = runEndpoints(ctx, endpoints, h, opts.Orders); err != nil {
+			return nil, fmt.Errorf("endpoints: %w", err)
+		}
+		fmt.Fprintf(opts.Progress, "demo: %s endpoints done: %s\n", elapsed(), httpRep.line())
 	}
 
 	rep := &Report{Orders: opts.Orders, Injected: map[string]int{}}
