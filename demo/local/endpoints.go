@@ -434,7 +434,7 @@ func (h *httpRun) orders(ctx context.Context, f *httpFunction, n int) ([]string,
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	errs := make(chan error, 4*n)
-	sem := make(chan struct{}, cap(f.pool)/2+1) // keys in flight at once
+	sem := make(chan struct{}, 2*cap(f.pool)) // keys in flight at once: most of a key's time is the wait after its 409s
 	for i := range n {
 		key := fmt.Sprintf("order-%d", i)
 		mine, theirs := fmt.Sprintf("api-%d-checkout", i), fmt.Sprintf("api-%d-partner", i)
