@@ -2,7 +2,8 @@
 // fanned out to three idempotent consumers, and a consumer of each other
 // source: an EventBridge rule on the platform's bus, producers that send to
 // a queue, and the uploads bucket's notifications; and an outbox: the
-// orders table ChargeOrder writes, whose stream feeds NotifyCharge.
+// orders table ChargeOrder writes, whose stream feeds NotifyCharge; and two
+// HTTP endpoints: Stripe's webhook and the orders API (Idempotency-Key).
 package platform
 
 import (
@@ -13,12 +14,14 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
 
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/consumer"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/endpoint"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/stream"
 )
 
@@ -65,6 +68,14 @@ type OrdersPlatform struct {
 	OrdersTable awsdynamodb.Table
 	// Notify tells the customer of each charge, from OrdersTable's stream.
 	Notify stream.IdempotentStreamConsumer
+
+	// StripeSecret holds the Stripe webhook's signing secret.
+	StripeSecret awssecretsmanager.Secret
+	// StripeHooks is Stripe's webhook (endpoints.go), on a function URL.
+	StripeHooks endpoint.IdempotentEndpoint
+	// OrdersAPI is POST /orders with an Idempotency-Key, on an HTTP API
+	// route with IAM authorization.
+	OrdersAPI endpoint.IdempotentEndpoint
 }
 
 // NewOrdersPlatform builds the stack: the orders topic (encrypted, TLS-only)
@@ -131,6 +142,7 @@ func NewOrdersPlatform(scope constructs.Construct, id *string, props *Props) *Or
 	})
 	p.addSources(stack, entry)
 	p.addOutbox(stack, entry)
+	p.addEndpoints(stack, entry)
 	return p
 }
 

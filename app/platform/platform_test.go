@@ -82,13 +82,21 @@ func TestResources(t *testing.T) {
 		"Custom::S3BucketNotifications":   1,  // ImportInvoice's notification on uploads
 		"AWS::SQS::Queue":                 16, // queue and DLQ per consumer; a subscription DLQ per SNS consumer, the rule target's DLQ
 		"AWS::SQS::QueuePolicy":           16,
-		"AWS::DynamoDB::Table":            8, // one per consumer, CreditWallet's is Wallets; the orders table (the outbox)
-		"AWS::Logs::LogGroup":             7,
-		"AWS::IAM::Role":                  8, // one per consumer, CDK's bucket-notifications handler's
-		"AWS::IAM::Policy":                8, // the consumers', the handler's on the uploads bucket
-		"AWS::Lambda::Function":           8,
+		"AWS::DynamoDB::Table":            10, // one per consumer and endpoint, CreditWallet's is Wallets; the orders table (the outbox)
+		"AWS::Logs::LogGroup":             10, // the functions'; the orders API stage's access logs
+		"AWS::IAM::Role":                  10, // one per consumer and endpoint, CDK's bucket-notifications handler's
+		"AWS::IAM::Policy":                10, // the consumers' and endpoints', the handler's on the uploads bucket
+		"AWS::Lambda::Function":           10,
 		"AWS::Lambda::EventSourceMapping": 7,  // six queues', the orders table stream's
-		"AWS::CloudWatch::Alarm":          69, // ten per SNS consumer, nine per other, four of the rule, eight of the stream consumer
+		"AWS::CloudWatch::Alarm":          79, // ten per SNS consumer, nine per other, four of the rule, eight of the stream consumer, five per endpoint
+		"AWS::KMS::Key":                   1,  // the Stripe secret's
+		"AWS::SecretsManager::Secret":     1,  // the Stripe webhook's signing secret
+		"AWS::Lambda::Url":                1,  // StripeHooks'
+		"AWS::Lambda::Permission":         3,  // the URL's two (InvokeFunctionUrl and InvokeFunction), the route's
+		"AWS::ApiGatewayV2::Api":          1,  // the orders API
+		"AWS::ApiGatewayV2::Stage":        1,
+		"AWS::ApiGatewayV2::Route":        1, // POST /orders
+		"AWS::ApiGatewayV2::Integration":  1,
 	}
 	if fmt.Sprint(counts) != fmt.Sprint(want) {
 		var lines []string
@@ -177,4 +185,35 @@ func TestEntriesResolveFromTheModuleRoot(t *testing.T) {
 	if p := load(t); p.Charge == nil || p.Receipt == nil || p.Wallet == nil { // load fails the test if the synth panicked
 		t.Fatal("a consumer is missing")
 	}
+}
+
+// TestEndpoints: Stripe's webhook is on a public function URL (the handler
+// verifies the signature) with the secret's ARN, never its value, in the
+// function's environment; the orders API is POST /orders behind IAM, its
+// keys scoped to the caller.
+func TestEndpoints(t *testing.T) {
+	p := load(t)
+	secret := *p.Stack.GetLogicalId(p.StripeSecret.Node().DefaultChild().(awscdk.CfnElement))
+	cdktest.Must(t, func() {
+		synthesized.tmpl.HasResourceProperties(jsii.String("AWS::Lambda::Url"), map[string]any{"AuthType": "NONE"})
+		synthesized.tmpl.HasResourceProperties(jsii.String("AWS::Lambda::Function"), map[string]any{
+			"Environment": map[string]any{"Variables": map[string]any{
+				contract.SourceVar:          "http",
+				contract.WebhookProviderVar: "stripe",
+				contract.WebhookSecretVar:   map[string]any{"Ref": secret},
+				contract.ConsumerVar:        "OrdersPlatform/StripeHooks",
+			}},
+		})
+		synthesized.tmpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Route"), map[string]any{
+			"RouteKey": "POST " + platform.OrdersRoute, "AuthorizationType": "AWS_IAM",
+		})
+		synthesized.tmpl.HasResourceProperties(jsii.String("AWS::Lambda::Function"), map[string]any{
+			"Environment": map[string]any{"Variables": map[string]any{
+				// No HTTP_CLIENT_ATTRIBUTE: the contract's default behind
+				// IAM, "iam", goes unwritten.
+				contract.SourceVar:   "http",
+				contract.ConsumerVar: "OrdersPlatform/OrdersApi",
+			}},
+		})
+	})
 }

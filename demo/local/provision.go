@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
@@ -29,6 +30,7 @@ type clients struct {
 	sqs      *sqs.Client
 	ddb      *dynamodb.Client
 	s3       *s3.Client
+	secrets  *secretsmanager.Client
 }
 
 type staticCreds struct{}
@@ -45,6 +47,7 @@ func newClients(endpoint string) *clients {
 		sqs:      sqs.New(sqs.Options{BaseEndpoint: ep, Region: Region, Credentials: staticCreds{}}),
 		ddb:      dynamodb.New(dynamodb.Options{BaseEndpoint: ep, Region: Region, Credentials: staticCreds{}}),
 		s3:       s3.New(s3.Options{BaseEndpoint: ep, Region: Region, Credentials: staticCreds{}, UsePathStyle: true}),
+		secrets:  secretsmanager.New(secretsmanager.Options{BaseEndpoint: ep, Region: Region, Credentials: staticCreds{}}),
 	}
 }
 
@@ -59,13 +62,16 @@ type deployment struct {
 	tableName map[string]string
 	// The other sources' names (events.go, s3.go).
 	busName, ruleBus, bucketName map[string]string
+	// The secrets' ARNs by logical id, and their values by ARN
+	// (endpoints.go).
+	secretARN, secretValue map[string]string
 }
 
 // provision creates the template's topics, queues (with their redrive
 // policies), subscriptions and tables. Durations are divided by scale.
 func provision(ctx context.Context, c *clients, s *Stack, scale float64) (*deployment, error) {
 	d := &deployment{stack: s, scale: scale, topicARN: map[string]string{}, queueURL: map[string]string{}, queueARN: map[string]string{}, tableName: map[string]string{},
-		busName: map[string]string{}, ruleBus: map[string]string{}, bucketName: map[string]string{}}
+		busName: map[string]string{}, ruleBus: map[string]string{}, bucketName: map[string]string{}, secretARN: map[string]string{}, secretValue: map[string]string{}}
 	for _, id := range s.Topics {
 		in := &sns.CreateTopicInput{Name: aws.String(id)}
 		if s.FIFOTopics[id] {
@@ -127,6 +133,9 @@ func provision(ctx context.Context, c *clients, s *Stack, scale float64) (*deplo
 		return nil, err
 	}
 	if err := d.provisionBuckets(ctx, c); err != nil {
+		return nil, err
+	}
+	if err := d.provisionSecrets(ctx, c); err != nil {
 		return nil, err
 	}
 	return d, nil
@@ -289,6 +298,9 @@ func (d *deployment) resolve(ref intrinsic) (string, error) {
 		}
 		if v, ok := d.queueURL[ref.Ref]; ok {
 			return v, nil
+		}
+		if v, ok := d.secretARN[ref.Ref]; ok {
+			return v, nil // a secret's Ref is its ARN
 		}
 	}
 	if len(ref.GetAtt) == 2 && ref.GetAtt[1] == "Arn" {

@@ -132,6 +132,9 @@ type Report struct {
 	Sources []SourceReport
 	// Outbox is the orders table's stream and its consumer (streams.go).
 	Outbox *OutboxReport
+	// HTTP is the endpoints' run (endpoints.go): Stripe's webhook and the
+	// orders API, from the template.
+	HTTP *HTTPReport
 }
 
 // OK reports whether the run proved the point: no double effect, nothing
@@ -143,6 +146,9 @@ func (r *Report) OK() bool {
 		}
 	}
 	if r.Outbox != nil && (r.Outbox.Doubles > 0 || r.Outbox.Lost > 0) {
+		return false
+	}
+	if r.HTTP != nil && !r.HTTP.OK() {
 		return false
 	}
 	return r.DoubleEffects == 0 && r.Lost == 0 && r.PoisonLost == 0
@@ -157,6 +163,9 @@ func (r *Report) Line() string {
 	}
 	if r.Outbox != nil {
 		line += " " + r.Outbox.line()
+	}
+	if r.HTTP != nil {
+		line += " " + r.HTTP.line()
 	}
 	return line
 }
@@ -200,7 +209,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(opts.Progress, "demo: read %s: %d functions, each behind an SQS queue\n", filepath.Join(opts.CDKOut, opts.Stack+".template.json"), len(stack.Mappings))
+	fmt.Fprintf(opts.Progress, "demo: read %s: %d functions, each behind an SQS queue; %d HTTP endpoints\n", filepath.Join(opts.CDKOut, opts.Stack+".template.json"), len(stack.Mappings), len(stack.Endpoints))
 	srcDir, err := filepath.Abs(opts.SourceDir)
 	if err != nil {
 		return nil, err
@@ -263,6 +272,22 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	ob, err := startOutbox(ctx, stack, dep, c, srcDir, rie, binDir, logDir, opts) // streams.go
 	defer ob.stop()
+	if err != nil {
+		return nil, err
+	}
+	// The endpoints (endpoints.go): their callers run once the queues are
+	// drained, so that their load does not slow the consumers' invocations
+	// past the scaled deadlines.
+	httpFx, httpFxSrv := newHTTPEffects(200 * time.Millisecond)
+	defer httpFxSrv.Close()
+	endpoints, err := startEndpoints(ctx, stack, dep, c, srcDir, rie, binDir, logDir, opts, map[string]string{
+		"FULFILMENT_API_URL": httpFxSrv.URL, "BOOKING_API_URL": httpFxSrv.URL,
+	})
+	defer func() {
+		for _, f := range endpoints {
+			f.stop()
+		}
+	}()
 	if err != nil {
 		return nil, err
 	}
@@ -333,6 +358,16 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	fmt.Fprintf(opts.Progress, "demo: %s drained: %s\n", elapsed(), totals())
 	stopPolling()
 	pollers.Wait()
+	var httpRep *HTTPReport
+	if len(endpoints) > 0 {
+		fmt.Fprintf(opts.Progress, "demo: %s calling the endpoints: Stripe's deliveries and retries, the orders API's clients (%d each)\n", elapsed(), opts.Orders)
+		h := &httpRun{effects: httpFx, secretValue: func(arn string) string { return dep.secretValue[arn] },
+			logf: func(f string, a ...any) { fmt.Fprintf(os.Stderr, "demo: "+f+"\n", a...) }}
+		if httpRep, err = runEndpoints(ctx, endpoints, h, opts.Orders); err != nil {
+			return nil, fmt.Errorf("endpoints: %w", err)
+		}
+		fmt.Fprintf(opts.Progress, "demo: %s endpoints done: %s\n", elapsed(), httpRep.line())
+	}
 
 	rep := &Report{Orders: opts.Orders, Injected: map[string]int{}}
 	for _, con := range consumers {
@@ -365,6 +400,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 			return nil, err
 		}
 	}
+	rep.HTTP = httpRep
 	rep.Published = sc.published()
 	rep.Injected["producer retry"] = sc.retries
 	rep.Injected["payment answered 502 after charging"] = payments.injected

@@ -36,6 +36,10 @@ type Stack struct {
 	Notifications []*Notification
 	// StreamMappings read a table's stream (streams.go: the outbox).
 	StreamMappings []*StreamMapping
+	// Endpoints are the functions a function URL or an HTTP API route
+	// serves, Secrets the Secrets Manager secrets (endpoints.go).
+	Endpoints []*Endpoint
+	Secrets   []string
 }
 
 // Queue is an AWS::SQS::Queue.
@@ -136,6 +140,12 @@ func LoadStack(dir, stack string) (*Stack, error) {
 			err = s.addBucket(id, r)
 		case "Custom::S3BucketNotifications":
 			err = s.addNotification(id, r)
+		case "AWS::Lambda::Url":
+			err = s.addFunctionURL(id, r) // endpoints.go
+		case "AWS::ApiGatewayV2::Route":
+			err = s.addRoute(id, r, tpl.Resources)
+		case "AWS::SecretsManager::Secret":
+			s.Secrets = append(s.Secrets, id)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%s %s: %w", r.Type, id, err)
