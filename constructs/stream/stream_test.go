@@ -58,9 +58,13 @@ func WriteStreamHandler(dir string) error {
 	if err := os.WriteFile(filepath.Join(dir, "go.sum"), sum, 0o644); err != nil {
 		return err
 	}
-	// The requirements of the library's imports, from the module cache.
+	// The requirements of the library's imports, from the module cache. The
+	// cache may hold modules that no go.sum here lists (a test dependency of
+	// a dependency, which another module of the repository downloaded):
+	// their checksums are taken from the cache, which verified them when it
+	// downloaded them, instead of the checksum database, out of reach here.
 	tidy := exec.Command("go", "mod", "tidy")
-	tidy.Dir, tidy.Env = dir, append(os.Environ(), "GOPROXY=off", "GOFLAGS=-mod=mod")
+	tidy.Dir, tidy.Env = dir, append(os.Environ(), "GOPROXY=off", "GOFLAGS=-mod=mod", "GOSUMDB=off")
 	if out, err := tidy.CombinedOutput(); err != nil {
 		return fmt.Errorf("go mod tidy in %s: %v\n%s", dir, err, out)
 	}
