@@ -23,9 +23,53 @@ type Stats struct {
 	Namespace string    `json:"metrics_namespace"`
 	From      time.Time `json:"from"`
 	To        time.Time `json:"to"`
+	// PeriodSeconds is the one period asked of CloudWatch: a multiple of
+	// the granularity CloudWatch keeps for a start time that far back
+	// (statsWindow), so From may be earlier than --since asked.
+	PeriodSeconds int32 `json:"period_seconds"`
 	// Counts has one entry per outcome metric (sqsbatch.Outcome.MetricName)
 	// and sqsbatch.MetricDeadLetteredUnstarted: the sum over the period.
 	Counts map[string]float64 `json:"counts"`
+	// NoData is true when CloudWatch returned no data point of any of these
+	// metrics: Counts are then zeros by default, not by measure (the
+	// consumer handled nothing, or the namespace or consumer name is not
+	// the one its metrics carry, or the period is older than CloudWatch
+	// keeps).
+	NoData bool `json:"no_data"`
+}
+
+// CloudWatch keeps a regular-resolution metric's data points at a coarser
+// granularity as they age, and answers a query whose start time is older
+// than a granularity's horizon with no data at all unless its period is a
+// multiple of that granularity (the MetricStat Period rule:
+// https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_MetricStat.html).
+const (
+	minuteHorizon = 15 * 24 * time.Hour // older start: a multiple of 300 s
+	fiveHorizon   = 63 * 24 * time.Hour // older start: a multiple of 3600 s
+	// retention is how long CloudWatch keeps hourly data points (455 days).
+	retention = 455 * 24 * time.Hour
+)
+
+// statsWindow is the period stats asks for, ending at now truncated to the
+// minute and covering at least since: one data point, whose period is a
+// multiple of the granularity CloudWatch accepts for its start time, and
+// whose start is aligned down to that granularity (as CloudWatch rounds a
+// start time down to it).
+func statsWindow(now time.Time, since time.Duration) (from, to time.Time, period int32) {
+	to = now.UTC().Truncate(time.Minute)
+	g := time.Minute
+	from = to.Add(-since).Truncate(g)
+	for _, step := range []struct {
+		horizon time.Duration
+		g       time.Duration
+	}{{minuteHorizon, 5 * time.Minute}, {fiveHorizon, time.Hour}} {
+		if now.Sub(from) > step.horizon-time.Minute { // a minute's margin for the request's flight
+			g = step.g
+			from = to.Add(-since).Truncate(g)
+		}
+	}
+	n := (to.Sub(from) + g - 1) / g
+	return from, to, int32((n * g) / time.Second)
 }
 
 // statsMetrics are the metrics stats sums: each outcome's, and the records
@@ -54,12 +98,11 @@ func runStats(ctx context.Context, o *options, args []string) error {
 	if err != nil {
 		return err
 	}
-	to := o.now().UTC().Truncate(time.Minute)
-	st := Stats{Consumer: t.s.Consumer, Namespace: t.s.MetricsNamespace, From: to.Add(-*since), To: to, Counts: map[string]float64{}}
+	from, to, period := statsWindow(o.now(), *since)
+	st := Stats{Consumer: t.s.Consumer, Namespace: t.s.MetricsNamespace, From: from, To: to, PeriodSeconds: period, Counts: map[string]float64{}, NoData: true}
 	if st.Consumer == "" {
 		return errors.New("unknown consumer name: give --function or --consumer (the Consumer dimension of its metrics, the construct's path)")
 	}
-	period := int32((*since + time.Minute - 1) / time.Minute * 60) // one datapoint: the whole period, in whole minutes
 	var queries []cwtypes.MetricDataQuery
 	ids := map[string]string{}
 	for i, name := range statsMetrics() {
@@ -81,6 +124,7 @@ func runStats(ctx context.Context, o *options, args []string) error {
 		for _, r := range out.MetricDataResults {
 			for _, v := range r.Values {
 				st.Counts[ids[aws.ToString(r.Id)]] += v
+				st.NoData = false
 			}
 		}
 	}
@@ -93,5 +137,14 @@ func runStats(ctx context.Context, o *options, args []string) error {
 		fmt.Fprintf(tw, "%s\t%.0f\n", name, st.Counts[name])
 	}
 	tw.Flush()
+	if st.NoData {
+		fmt.Fprintf(o.stdout, "no data: CloudWatch has no data point of these metrics for %s=%s in %s over the period (period %ds); the zeros above are not measured.\n",
+			sqsbatch.MetricDimension, st.Consumer, st.Namespace, st.PeriodSeconds)
+		why := "Either the consumer handled nothing, or --namespace/--consumer are not the ones its metrics carry (see its log's EMF lines)"
+		if to.Sub(from) > retention {
+			why += ", or the period starts more than 455 days ago, beyond what CloudWatch keeps"
+		}
+		fmt.Fprintln(o.stdout, why+".")
+	}
 	return nil
 }
