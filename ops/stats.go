@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -131,20 +132,21 @@ func runStats(ctx context.Context, o *options, args []string) error {
 	if c.json {
 		return json.NewEncoder(o.stdout).Encode(st)
 	}
-	fmt.Fprintf(o.stdout, "%s (metrics namespace %s), %s to %s:\n", st.Consumer, st.Namespace, st.From.Format(time.RFC3339), st.To.Format(time.RFC3339))
+	fmt.Fprintf(o.stdout, "%s (metrics namespace %s), %s to %s (one period of %d s):\n", st.Consumer, st.Namespace, st.From.Format(time.RFC3339), st.To.Format(time.RFC3339), st.PeriodSeconds)
+	if st.NoData {
+		fmt.Fprintf(o.stdout, "no data: CloudWatch has no data point of any of these metrics (%s) for %s=%s in %s over the period, so there are no counts to show.\n",
+			strings.Join(statsMetrics(), ", "), sqsbatch.MetricDimension, st.Consumer, st.Namespace)
+		why := "Either the consumer handled nothing, or --namespace/--consumer are not the ones its metrics carry (see the EMF lines of its log)"
+		if to.Sub(from) > retention {
+			why += ", or the period starts more than 455 days ago, beyond what CloudWatch keeps"
+		}
+		fmt.Fprintln(o.stdout, why+".")
+		return nil
+	}
 	tw := tabwriter.NewWriter(o.stdout, 0, 4, 2, ' ', 0)
 	for _, name := range statsMetrics() {
 		fmt.Fprintf(tw, "%s\t%.0f\n", name, st.Counts[name])
 	}
 	tw.Flush()
-	if st.NoData {
-		fmt.Fprintf(o.stdout, "no data: CloudWatch has no data point of these metrics for %s=%s in %s over the period (period %ds); the zeros above are not measured.\n",
-			sqsbatch.MetricDimension, st.Consumer, st.Namespace, st.PeriodSeconds)
-		why := "Either the consumer handled nothing, or --namespace/--consumer are not the ones its metrics carry (see its log's EMF lines)"
-		if to.Sub(from) > retention {
-			why += ", or the period starts more than 455 days ago, beyond what CloudWatch keeps"
-		}
-		fmt.Fprintln(o.stdout, why+".")
-	}
 	return nil
 }
