@@ -375,6 +375,13 @@ func TestHashedKeysOnEverySource(t *testing.T) {
 				row += " " + verdict + " |"
 			}
 			table = append(table, row)
+			if testing.Verbose() {
+				for _, l := range strings.Split(w.logs.String(), "\n") {
+					if strings.Contains(l, "mismatch") || strings.Contains(l, "bad_input") {
+						t.Log(l)
+					}
+				}
+			}
 			if s.mismatch && !strings.Contains(w.logs.String(), "k2:") {
 				t.Errorf("the mismatch line does not name the keyed hashes (k2:…):\n%s", w.logs.String())
 			}
