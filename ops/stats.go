@@ -34,8 +34,7 @@ type Stats struct {
 	// NoData is true when CloudWatch returned no data point of any of these
 	// metrics: Counts are then zeros by default, not by measure (the
 	// consumer handled nothing, or the namespace or consumer name is not
-	// the one its metrics carry, or the period is older than CloudWatch
-	// keeps).
+	// the one its metrics carry).
 	NoData bool `json:"no_data"`
 }
 
@@ -47,7 +46,8 @@ type Stats struct {
 const (
 	minuteHorizon = 15 * 24 * time.Hour // older start: a multiple of 300 s
 	fiveHorizon   = 63 * 24 * time.Hour // older start: a multiple of 3600 s
-	// retention is how long CloudWatch keeps hourly data points (455 days).
+	// retention is how long CloudWatch keeps hourly data points (455 days):
+	// --since is refused beyond it (less the alignment to the hour).
 	retention = 455 * 24 * time.Hour
 )
 
@@ -95,6 +95,9 @@ func runStats(ctx context.Context, o *options, args []string) error {
 	if *since < time.Minute {
 		return fmt.Errorf("--since %s: give at least 1m, CloudWatch's shortest period for these metrics", *since)
 	}
+	if *since > retention-time.Hour {
+		return fmt.Errorf("--since %s: CloudWatch keeps these metrics for 455 days; give at most %s", *since, retention-time.Hour)
+	}
 	t, err := locate(ctx, o, &c, false)
 	if err != nil {
 		return err
@@ -136,11 +139,7 @@ func runStats(ctx context.Context, o *options, args []string) error {
 	if st.NoData {
 		fmt.Fprintf(o.stdout, "no data: CloudWatch has no data point of any of these metrics (%s) for %s=%s in %s over the period, so there are no counts to show.\n",
 			strings.Join(statsMetrics(), ", "), sqsbatch.MetricDimension, st.Consumer, st.Namespace)
-		why := "Either the consumer handled nothing, or --namespace/--consumer are not the ones its metrics carry (see the EMF lines of its log)"
-		if to.Sub(from) > retention {
-			why += ", or the period starts more than 455 days ago, beyond what CloudWatch keeps"
-		}
-		fmt.Fprintln(o.stdout, why+".")
+		fmt.Fprintln(o.stdout, "Either the consumer handled nothing, or --namespace/--consumer are not the ones its metrics carry (see the EMF lines of its log).")
 		return nil
 	}
 	tw := tabwriter.NewWriter(o.stdout, 0, 4, 2, ' ', 0)

@@ -151,6 +151,9 @@ func TestStatsSaysWhenThereIsNoData(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &st); err != nil || !st.NoData {
 		t.Errorf("stats --json with no data: %v, %s", err, out)
 	}
+	if status, _, errOut := newReplay(t, nil).run("stats", "--since", "11000h"); status != ops.ExitUsage || !strings.Contains(errOut, "455 days") {
+		t.Errorf("stats --since 11000h (beyond what CloudWatch keeps): exit %d, %s", status, errOut)
+	}
 	r = newReplay(t, nil)
 	r.answer = cloudWatchRule(t, []point{{"Failed", time.Now().Add(-time.Hour), 1}})
 	if _, out, _ = r.run("stats", "--since", "400h"); strings.Contains(out, "no data") {
