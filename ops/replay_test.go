@@ -25,6 +25,9 @@ type replay struct {
 	mu        sync.Mutex
 	responses map[string][]string // by operation: JSON bodies (CBOR for CloudWatch, as JSON to encode)
 	requests  map[string][]string
+	// answer, when set, answers an operation from its request body (a
+	// service's rule simulated) before the recorded responses; "" passes.
+	answer func(op string, body []byte) string
 }
 
 const (
@@ -68,7 +71,10 @@ func (r *replay) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	r.requests[op] = append(r.requests[op], string(body))
 	answers := r.responses[op]
 	var answer string
-	if len(answers) > 0 {
+	if r.answer != nil {
+		answer = r.answer(op, body)
+	}
+	if answer == "" && len(answers) > 0 {
 		answer = answers[0]
 		if len(answers) > 1 {
 			r.responses[op] = answers[1:]

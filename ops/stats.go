@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -23,9 +24,53 @@ type Stats struct {
 	Namespace string    `json:"metrics_namespace"`
 	From      time.Time `json:"from"`
 	To        time.Time `json:"to"`
+	// PeriodSeconds is the one period asked of CloudWatch: a multiple of
+	// the granularity CloudWatch keeps for a start time that far back
+	// (statsWindow), so From may be earlier than --since asked.
+	PeriodSeconds int32 `json:"period_seconds"`
 	// Counts has one entry per outcome metric (sqsbatch.Outcome.MetricName)
 	// and sqsbatch.MetricDeadLetteredUnstarted: the sum over the period.
 	Counts map[string]float64 `json:"counts"`
+	// NoData is true when CloudWatch returned no data point of any of these
+	// metrics: Counts are then zeros by default, not by measure (the
+	// consumer handled nothing, or the namespace or consumer name is not
+	// the one its metrics carry).
+	NoData bool `json:"no_data"`
+}
+
+// CloudWatch keeps a regular-resolution metric's data points at a coarser
+// granularity as they age, and answers a query whose start time is older
+// than a granularity's horizon with no data at all unless its period is a
+// multiple of that granularity (the MetricStat Period rule:
+// https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_MetricStat.html).
+const (
+	minuteHorizon = 15 * 24 * time.Hour // older start: a multiple of 300 s
+	fiveHorizon   = 63 * 24 * time.Hour // older start: a multiple of 3600 s
+	// retention is how long CloudWatch keeps hourly data points (455 days):
+	// --since is refused beyond it (less the alignment to the hour).
+	retention = 455 * 24 * time.Hour
+)
+
+// statsWindow is the period stats asks for, ending at now truncated to the
+// minute and covering at least since: one data point, whose period is a
+// multiple of the granularity CloudWatch accepts for its start time, and
+// whose start is aligned down to that granularity (as CloudWatch rounds a
+// start time down to it).
+func statsWindow(now time.Time, since time.Duration) (from, to time.Time, period int32) {
+	to = now.UTC().Truncate(time.Minute)
+	g := time.Minute
+	from = to.Add(-since).Truncate(g)
+	for _, step := range []struct {
+		horizon time.Duration
+		g       time.Duration
+	}{{minuteHorizon, 5 * time.Minute}, {fiveHorizon, time.Hour}} {
+		if now.Sub(from) > step.horizon-time.Minute { // a minute's margin for the request's flight
+			g = step.g
+			from = to.Add(-since).Truncate(g)
+		}
+	}
+	n := (to.Sub(from) + g - 1) / g
+	return from, to, int32((n * g) / time.Second)
 }
 
 // statsMetrics are the metrics stats sums: each outcome's, and the records
@@ -50,16 +95,18 @@ func runStats(ctx context.Context, o *options, args []string) error {
 	if *since < time.Minute {
 		return fmt.Errorf("--since %s: give at least 1m, CloudWatch's shortest period for these metrics", *since)
 	}
+	if *since > retention-time.Hour {
+		return fmt.Errorf("--since %s: CloudWatch keeps these metrics for 455 days; give at most %s", *since, retention-time.Hour)
+	}
 	t, err := locate(ctx, o, &c, false)
 	if err != nil {
 		return err
 	}
-	to := o.now().UTC().Truncate(time.Minute)
-	st := Stats{Consumer: t.s.Consumer, Namespace: t.s.MetricsNamespace, From: to.Add(-*since), To: to, Counts: map[string]float64{}}
+	from, to, period := statsWindow(o.now(), *since)
+	st := Stats{Consumer: t.s.Consumer, Namespace: t.s.MetricsNamespace, From: from, To: to, PeriodSeconds: period, Counts: map[string]float64{}, NoData: true}
 	if st.Consumer == "" {
 		return errors.New("unknown consumer name: give --function or --consumer (the Consumer dimension of its metrics, the construct's path)")
 	}
-	period := int32((*since + time.Minute - 1) / time.Minute * 60) // one datapoint: the whole period, in whole minutes
 	var queries []cwtypes.MetricDataQuery
 	ids := map[string]string{}
 	for i, name := range statsMetrics() {
@@ -81,13 +128,20 @@ func runStats(ctx context.Context, o *options, args []string) error {
 		for _, r := range out.MetricDataResults {
 			for _, v := range r.Values {
 				st.Counts[ids[aws.ToString(r.Id)]] += v
+				st.NoData = false
 			}
 		}
 	}
 	if c.json {
 		return json.NewEncoder(o.stdout).Encode(st)
 	}
-	fmt.Fprintf(o.stdout, "%s (metrics namespace %s), %s to %s:\n", st.Consumer, st.Namespace, st.From.Format(time.RFC3339), st.To.Format(time.RFC3339))
+	fmt.Fprintf(o.stdout, "%s (metrics namespace %s), %s to %s (one period of %d s):\n", st.Consumer, st.Namespace, st.From.Format(time.RFC3339), st.To.Format(time.RFC3339), st.PeriodSeconds)
+	if st.NoData {
+		fmt.Fprintf(o.stdout, "no data: CloudWatch has no data point of any of these metrics (%s) for %s=%s in %s over the period, so there are no counts to show.\n",
+			strings.Join(statsMetrics(), ", "), sqsbatch.MetricDimension, st.Consumer, st.Namespace)
+		fmt.Fprintln(o.stdout, "Either the consumer handled nothing, or --namespace/--consumer are not the ones its metrics carry (see the EMF lines of its log).")
+		return nil
+	}
 	tw := tabwriter.NewWriter(o.stdout, 0, 4, 2, ' ', 0)
 	for _, name := range statsMetrics() {
 		fmt.Fprintf(tw, "%s\t%.0f\n", name, st.Counts[name])

@@ -68,8 +68,11 @@ type IdempotentStreamConsumerProps struct {
 	// (streambatch.Change.Old). DynamoDB streams only. Default: false.
 	OldImage *bool
 	// Removes says what the handler does with REMOVE records: RemoveRun
-	// (hand them to the function) or RemoveSkip (acknowledge them, counted
-	// as Skipped). Required with SourceTable; not with Stream.
+	// (hand them all to the function), RemoveSkipExpired (acknowledge the
+	// REMOVE records of Time to Live expiries, counted as Skipped and
+	// logged as TTL expiries, and hand a caller's deletes to the function)
+	// or RemoveSkip (acknowledge them all, counted as Skipped). Required
+	// with SourceTable; not with Stream.
 	Removes streambatch.Removes
 
 	// StartingPosition is where a new event source starts reading. Default:

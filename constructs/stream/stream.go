@@ -101,7 +101,7 @@ type IdempotentStreamConsumer interface {
 	// outcome.
 	MetricOutcome(outcome sqsbatch.Outcome, props *awscloudwatch.MetricOptions) awscloudwatch.Metric
 	// MetricSkipped is the number of REMOVE records acknowledged without
-	// running (Removes skip; sum).
+	// running (Removes skip, or skip-expired for TTL expiries; sum).
 	MetricSkipped(props *awscloudwatch.MetricOptions) awscloudwatch.Metric
 	// MetricIteratorAge is how far behind its stream the consumer is: the
 	// age of the last record of each batch when it was read (Lambda's

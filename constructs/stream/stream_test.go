@@ -146,6 +146,21 @@ func TestDynamoDBStreamCustom(t *testing.T) {
 	}
 }
 
+// TestRemovesSkipExpired: the choice to skip only TTL deletes reaches the
+// function's environment as the contract names it.
+func TestRemovesSkipExpired(t *testing.T) {
+	s := newStack(t)
+	cdktest.Must(t, func() {
+		stream.NewIdempotentStreamConsumer(s, jsii.String("Confirm"), &stream.IdempotentStreamConsumerProps{
+			Entry: jsii.String(handlerDir), SourceTable: ordersTable(s, awsdynamodb.StreamViewType_NEW_IMAGE), Removes: streambatch.RemoveSkipExpired,
+		})
+	})
+	env := fmt.Sprint(only(t, cdktest.Template(t, s), "AWS::Lambda::Function")["Environment"])
+	if !strings.Contains(env, "STREAM_REMOVES:skip-expired") {
+		t.Errorf("environment %s: want STREAM_REMOVES:skip-expired", env)
+	}
+}
+
 // TestRefusals: every problem at once, each naming the prop, the value and
 // the fix.
 func TestRefusals(t *testing.T) {

@@ -169,8 +169,8 @@ type Settings struct {
 	// not read it.
 	StreamImages Images
 	// StreamRemoves says what a DynamoDB stream consumer does with REMOVE
-	// records: streambatch.RemoveRun or RemoveSkip; required with
-	// SourceDynamoDBStreams, not read by other sources.
+	// records: streambatch.RemoveRun, RemoveSkip or RemoveSkipExpired;
+	// required with SourceDynamoDBStreams, not read by other sources.
 	StreamRemoves streambatch.Removes
 	// Delivery says what the queue's bodies are, from the consumer's
 	// source: sqsbatch.Envelope (SNS notifications), Raw (raw SNS delivery,

@@ -107,7 +107,7 @@ var fields = []Field{
 		func(s *Settings) *Images { return &s.StreamImages }, func(Settings) Images { return ImagesNew })),
 	entry(StreamRemovesVar, "StreamRemoves", "Removes",
 		"none: required for a DynamoDB stream", string(streambatch.RemoveRun),
-		"what a DynamoDB stream consumer does with REMOVE records: run or skip",
+		"what a DynamoDB stream consumer does with REMOVE records: run, skip, or skip-expired (skip TTL expiries, run the deletes of callers)",
 		func(s *Settings) *streambatch.Removes { return &s.StreamRemoves }, none[streambatch.Removes]),
 	entry(DeliveryVar, "Delivery", "RawMessageDelivery",
 		string(sqsbatch.Envelope), string(sqsbatch.Raw),

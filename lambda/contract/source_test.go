@@ -82,7 +82,7 @@ func TestStreamRules(t *testing.T) {
 		want string
 	}{
 		{map[string]string{contract.SourceVar: "dynamodb-streams"}, "STREAM_REMOVES: StreamRemoves is not set"},
-		{map[string]string{contract.SourceVar: "dynamodb-streams", contract.StreamRemovesVar: "ignore"}, `STREAM_REMOVES: StreamRemoves "ignore" is not one of "run" or "skip"`},
+		{map[string]string{contract.SourceVar: "dynamodb-streams", contract.StreamRemovesVar: "ignore"}, `STREAM_REMOVES: StreamRemoves "ignore" is not one of "run", "skip" or "skip-expired"`},
 		{map[string]string{contract.SourceVar: "kinesis", contract.StreamImagesVar: "old"}, `STREAM_IMAGES: StreamImages "old" is not one of "new" or "new-and-old"`},
 		{map[string]string{contract.SourceVar: "sqs"}, `CONSUMER_SOURCE: Source "sqs" is not a source of this library`},
 	} {
@@ -97,6 +97,14 @@ func TestStreamRules(t *testing.T) {
 	}
 	if err := streamSettings(contract.SourceKinesis).Validate(); err != nil {
 		t.Errorf("a Kinesis consumer: %v", err)
+	}
+	for _, r := range []streambatch.Removes{streambatch.RemoveRun, streambatch.RemoveSkip, streambatch.RemoveSkipExpired} {
+		env := map[string]string{contract.TableVar: "t", contract.NamespaceVar: "ns", contract.ConsumerVar: "c",
+			contract.SourceVar: "dynamodb-streams", contract.StreamRemovesVar: string(r)}
+		s, err := contract.Decode(func(k string) string { return env[k] }, "")
+		if err != nil || s.StreamConfig().Removes != r {
+			t.Errorf("STREAM_REMOVES=%s: %v, %q", r, err, s.StreamRemoves)
+		}
 	}
 }
 

@@ -184,6 +184,12 @@ func NewGuard(store Store, cfg Config) (*Guard, error) {
 	return &Guard{store: store, cfg: cfg, hasher: newHasher(cfg.PayloadIgnore, cfg.KeySecret), cache: newCompletedCache(cfg.CacheSize)}, nil
 }
 
+// HashesKeys reports whether the guard hashes keys and payloads with a key
+// secret (Config.KeySecret): an adapter then leaves out of its log lines
+// what may hold a business key that it cannot tell apart (the HTTP
+// adapter's request path).
+func (g *Guard) HashesKeys() bool { return len(g.cfg.KeySecret) > 0 }
+
 // FinishBudget returns the time the guard keeps at the end of a lease to
 // complete or release a reservation (Config.FinishBudget): with no more time
 // than this left, it starts nothing.

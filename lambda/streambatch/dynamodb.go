@@ -126,13 +126,16 @@ func (h *DynamoDB[T]) decode(r *events.DynamoDBEventRecord) (Change[T], []byte, 
 	switch ch.Event {
 	case Insert, Modify:
 	case Remove:
-		if cfg.Removes == RemoveSkip {
+		ch.ByTTL = byTTL(r)
+		switch {
+		case cfg.Removes == RemoveSkip:
 			return ch, nil, "a REMOVE record, acknowledged without running: the consumer's choice (Removes skip)", nil
+		case cfg.Removes == RemoveSkipExpired && ch.ByTTL:
+			return ch, nil, "a REMOVE record of a TTL expiry (userIdentity dynamodb.amazonaws.com), acknowledged without running: the consumer's choice (Removes skip-expired)", nil
 		}
 	default:
 		return ch, nil, "", fmt.Errorf("%w: eventName %q is not INSERT, MODIFY or REMOVE", sqsbatch.ErrBadInput, r.EventName)
 	}
-	ch.ByTTL = r.UserIdentity != nil && r.UserIdentity.Type == "Service" && r.UserIdentity.PrincipalID == "dynamodb.amazonaws.com"
 	if len(r.Change.Keys) == 0 {
 		return ch, nil, "", fmt.Errorf("%w: the record has no Keys", sqsbatch.ErrBadInput)
 	}
@@ -181,6 +184,13 @@ func (h *DynamoDB[T]) decode(r *events.DynamoDBEventRecord) (Change[T], []byte, 
 	}
 	buf.WriteByte('}')
 	return ch, buf.Bytes(), "", nil
+}
+
+// byTTL says the record is DynamoDB's Time to Live deleting an expired
+// item: its userIdentity is the service dynamodb.amazonaws.com (a caller's
+// delete carries no userIdentity).
+func byTTL(r *events.DynamoDBEventRecord) bool {
+	return r.UserIdentity != nil && r.UserIdentity.Type == "Service" && r.UserIdentity.PrincipalID == "dynamodb.amazonaws.com"
 }
 
 // attributesJSON writes a map of attribute values as a JSON object, its

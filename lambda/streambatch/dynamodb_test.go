@@ -3,6 +3,7 @@ package streambatch_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -136,6 +137,66 @@ func TestRemovesAreAChoice(t *testing.T) {
 	}
 	if got := logs.outcomes(t)["1"]; got != "skipped" || !strings.Contains(logs.b.String(), "Removes skip") {
 		t.Errorf("outcome %q:\n%s", got, logs.b.String())
+	}
+}
+
+// TestRemovesTellTTLExpiriesFromDeletes: skip-expired acknowledges the
+// REMOVE records of TTL expiries (userIdentity {Service,
+// dynamodb.amazonaws.com}) without running, logged as such, and runs a
+// caller's delete; run hands both over, ByTTL telling them apart; skip
+// runs neither.
+func TestRemovesTellTTLExpiriesFromDeletes(t *testing.T) {
+	ttl := func(r events.DynamoDBEventRecord) events.DynamoDBEventRecord {
+		r.UserIdentity = &events.DynamoDBUserIdentity{Type: "Service", PrincipalID: "dynamodb.amazonaws.com"}
+		return r
+	}
+	lookalike := func(r events.DynamoDBEventRecord) events.DynamoDBEventRecord { // another service's identity is not TTL's
+		r.UserIdentity = &events.DynamoDBUserIdentity{Type: "Service", PrincipalID: "example.amazonaws.com"}
+		return r
+	}
+	for _, c := range []struct {
+		removes  streambatch.Removes
+		outcomes map[string]string // by sequence number: 1 a TTL expiry, 2 a caller's delete, 3 a lookalike
+		ran      []bool            // ByTTL of the changes run, in order
+	}{
+		{streambatch.RemoveSkipExpired, map[string]string{"1": "skipped", "2": "processed", "3": "processed"}, []bool{false, false}},
+		{streambatch.RemoveRun, map[string]string{"1": "processed", "2": "processed", "3": "processed"}, []bool{true, false, false}},
+		{streambatch.RemoveSkip, map[string]string{"1": "skipped", "2": "skipped", "3": "skipped"}, nil},
+	} {
+		t.Run(string(c.removes), func(t *testing.T) {
+			var ch changes
+			var logs logBuf
+			cfg := config(&logs)
+			cfg.Removes, cfg.Concurrency = c.removes, 1
+			h, err := streambatch.NewDynamoDB(newGuard(t, storetest.NewMemoryStore()), changeKey, ch.fn, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := h.Handle(context.Background(), events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{
+				ttl(ddb("1", "REMOVE", key("o1"), nil, image("o1", 1))),
+				ddb("2", "REMOVE", key("o2"), nil, image("o2", 1)),
+				lookalike(ddb("3", "REMOVE", key("o3"), nil, image("o3", 1))),
+			}})
+			if err != nil || len(resp.BatchItemFailures) != 0 {
+				t.Fatalf("%+v, %v", resp, err)
+			}
+			got := logs.outcomes(t)
+			for seq, want := range c.outcomes {
+				if got[seq] != want {
+					t.Errorf("record %s: outcome %q, want %q\n%s", seq, got[seq], want, logs.b.String())
+				}
+			}
+			var ran []bool
+			for _, x := range ch.got {
+				ran = append(ran, x.ByTTL)
+			}
+			if fmt.Sprint(ran) != fmt.Sprint(c.ran) {
+				t.Errorf("ran ByTTL %v, want %v", ran, c.ran)
+			}
+			if c.removes == streambatch.RemoveSkipExpired && !strings.Contains(logs.b.String(), "TTL expiry") {
+				t.Errorf("the skip does not say it is a TTL expiry:\n%s", logs.b.String())
+			}
+		})
 	}
 }
 

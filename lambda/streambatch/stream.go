@@ -60,7 +60,8 @@ type Config struct {
 	// carries one, is always handed over. Kinesis: not used.
 	OldImage bool
 	// Removes says what a DynamoDB handler does with REMOVE records (an
-	// item deleted, by a caller or by TTL): RemoveRun or RemoveSkip.
+	// item deleted, by a caller or by TTL): RemoveRun, RemoveSkip or
+	// RemoveSkipExpired.
 	// Required for a DynamoDB handler: a REMOVE is never skipped without a
 	// word. Kinesis: not used.
 	Removes Removes
@@ -92,10 +93,21 @@ const (
 	// RemoveSkip acknowledges REMOVE records without running anything:
 	// each is counted in MetricSkipped and logged at INFO, saying so.
 	RemoveSkip Removes = "skip"
+	// RemoveSkipExpired acknowledges the REMOVE records of Time to Live
+	// expiries without running anything, each counted in MetricSkipped and
+	// logged at INFO as a TTL expiry, and hands every other REMOVE (a
+	// caller's delete) to the business function as RemoveRun does. A TTL
+	// expiry is the record whose userIdentity is {type "Service",
+	// principalId "dynamodb.amazonaws.com"}, as the DynamoDB Streams API
+	// reference documents for items "deleted by the Time to Live process
+	// after expiration" (Record.userIdentity:
+	// https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_streams_Record.html).
+	RemoveSkipExpired Removes = "skip-expired"
 )
 
 // MetricSkipped counts the records acknowledged without running the
-// business function, by the consumer's choice (RemoveSkip).
+// business function, by the consumer's choice (RemoveSkip,
+// RemoveSkipExpired).
 const MetricSkipped = "Skipped"
 
 func (c Config) withDefaults(guard *idempotency.Guard) Config {
@@ -139,13 +151,13 @@ func (c Config) Problems(finishBudget time.Duration, dynamodb bool) []string {
 		out = append(out, fmt.Sprintf("Concurrency %d is negative; give at least 1, or 0 for the whole batch", c.Concurrency))
 	}
 	switch c.Removes {
-	case RemoveRun, RemoveSkip:
+	case RemoveRun, RemoveSkip, RemoveSkipExpired:
 	case "":
 		if dynamodb {
-			out = append(out, fmt.Sprintf("Removes is not set: a DynamoDB stream delivers a REMOVE record for each deleted item (TTL deletions too), and the consumer must say what to do with them; give %q (hand them to the function, Change.Event Remove) or %q (acknowledge them without running, counted as %s)", RemoveRun, RemoveSkip, MetricSkipped))
+			out = append(out, fmt.Sprintf("Removes is not set: a DynamoDB stream delivers a REMOVE record for each deleted item (TTL deletions too), and the consumer must say what to do with them; give %q (hand them to the function, Change.Event Remove), %q (acknowledge them without running, counted as %s) or %q (acknowledge TTL expiries so, run a caller's deletes)", RemoveRun, RemoveSkip, MetricSkipped, RemoveSkipExpired))
 		}
 	default:
-		out = append(out, fmt.Sprintf("Removes %q is not one of %q or %q", c.Removes, RemoveRun, RemoveSkip))
+		out = append(out, fmt.Sprintf("Removes %q is not one of %q, %q or %q", c.Removes, RemoveRun, RemoveSkip, RemoveSkipExpired))
 	}
 	return out
 }

@@ -33,6 +33,18 @@ func NewMemoryStore() *MemoryStore {
 	return &MemoryStore{records: make(map[string]idempotency.Record)}
 }
 
+// Records returns a copy of every record the store holds, in no order:
+// what a reader of the table would see.
+func (m *MemoryStore) Records() []idempotency.Record {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]idempotency.Record, 0, len(m.records))
+	for _, rec := range m.records {
+		out = append(out, rec)
+	}
+	return out
+}
+
 // Reserve implements idempotency.Store.
 func (m *MemoryStore) Reserve(ctx context.Context, rec idempotency.Record, now time.Time) error {
 	if err := ctx.Err(); err != nil {
