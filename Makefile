@@ -31,7 +31,7 @@ BENCHSTAT_VERSION := v0.0.0-20260908200009-22c9c6c9d4da
 GO_MODULES := . test demo bench examples/payments ops
 ORDERS ?= 200
 
-.PHONY: all demo test check tools lint synth diff deploy bench fuzz chaos clean
+.PHONY: all demo test check tools lint synth diff deploy bench fuzz chaos flood clean
 
 all: test
 
@@ -137,6 +137,16 @@ chaos: tools
 ## over 10,000 facts for seeds 1 to 3, then each sabotage; a line per run.
 chaos-stream: tools
 	cd test && go test -count=1 -run 'TestStream' -v ./chaos/
+
+## flood: what a flood of forged requests does to a Stripe webhook's signed
+## deliveries (test/cmd/flood): the handler as deployed on kumo, behind a model
+## of reserved concurrency (10 slots) with Lambda's per-invocation overhead at
+## 0, 1 ms and 5 ms (not measurable here); then the same with Lambda's invoke
+## rate quota (10 requests a second per execution environment). About two
+## minutes; noisy on a shared machine (see the gen lag column).
+flood: tools
+	cd test && go run ./cmd/flood -rates 100,500,1000,2000,5000 -overheads 0,1ms,5ms
+	cd test && go run ./cmd/flood -rates 100,500,1000,2000,5000 -overheads 0,5ms -envrps 10
 
 ## synth: the example app's CloudFormation template into cdk.out, checked by
 ## cdk-nag. The stack is environment-agnostic: no AWS account or credentials.

@@ -172,11 +172,12 @@ type IdempotentEndpointProps struct {
 	// MemorySize in MiB. Default: DefaultMemorySize.
 	MemorySize *float64
 	// ReservedConcurrentExecutions bounds the function, and so the URL:
-	// Lambda answers 429 beyond it (a function URL has no other throttle).
-	// A webhook's forged requests share it: the verifier refuses them
-	// before any store request, but each holds a slot while it is refused
-	// (DESIGN.md, "A webhook under an unsigned flood"). Default:
-	// DefaultReservedConcurrency.
+	// Lambda answers 429 beyond it, and beyond 10 requests a second for
+	// each unit (its invoke rate quota; a function URL has no other
+	// throttle). A webhook's forged requests share both: the verifier
+	// refuses them before any store request, in tens of microseconds, but
+	// each is an invocation (DESIGN.md, "A webhook under an unsigned
+	// flood", measured by make flood). Default: DefaultReservedConcurrency.
 	ReservedConcurrentExecutions *float64
 	// Architecture is the function's. Default: arm64.
 	Architecture awslambda.Architecture
