@@ -1,25 +1,15 @@
 package endpoint_test
 
 import (
-	"context"
-	"encoding/json"
-	"io"
-	"log/slog"
-	"net/http"
 	"strings"
-	"sync/atomic"
 	"testing"
 
-	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest"
-	"github.com/idempotent-consumer/idempotent-consumer/cdktest/nagtest"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/endpoint"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/httpkey"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 )
 
 // env is the function's environment in tpl (its one function), the
@@ -90,11 +80,11 @@ func TestCallerIsolationByDefault(t *testing.T) {
 }
 
 // A JWT route: the route's authorizer is a JWT authorizer of the issuer
-// and audience given (not IAM), the keys are scoped to the token's subject
-// (HTTP_CLIENT_ATTRIBUTE=claim:sub), and the handler built from that
-// environment reads the subject from an HTTP API JWT event: another
-// subject's same key runs again, the same subject's is a replay, a request
-// without the claim is 401.
+// and audience given (not IAM), and the keys are scoped to the token's
+// subject (HTTP_CLIENT_ATTRIBUTE=claim:sub). That the handler built from
+// this environment reads the subject is internal/apptest's
+// TestJWTRouteRunsTheHandler (the AWS SDK stays out of this package's
+// graph: TestTheConstructsLinkNoSDKAndNoCDKNag).
 func TestJWTRoute(t *testing.T) {
 	const issuer = "https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_AbCdEf"
 	st, e := stack(t, &endpoint.IdempotentEndpointProps{Route: jsii.String("/orders"), JwtIssuer: jsii.String(issuer), JwtAudience: jsii.Strings("client-a")}, false)
@@ -113,44 +103,6 @@ func TestJWTRoute(t *testing.T) {
 	vars := env(t, tpl)
 	if v := vars[contract.ClientAttributeVar]; v != "claim:sub" {
 		t.Fatalf("%s=%q, want claim:sub", contract.ClientAttributeVar, v)
-	}
-
-	var runs atomic.Int32
-	h, err := handler.NewHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { runs.Add(1); w.WriteHeader(201) }),
-		handler.WithGetenv(func(k string) string { return vars[k] }), handler.WithStore(storetest.NewMemoryStore()),
-		handler.WithLogger(slog.New(slog.DiscardHandler)), handler.WithMetrics(io.Discard))
-	if err != nil {
-		t.Fatalf("the construct's environment does not start the handler: %v", err)
-	}
-	request := func(sub string) events.APIGatewayV2HTTPResponse {
-		ev := events.APIGatewayV2HTTPRequest{RawPath: "/orders", Body: `{"amount":5}`, Headers: map[string]string{"idempotency-key": "order-1", "content-type": "application/json"},
-			RequestContext: events.APIGatewayV2HTTPRequestContext{HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: "POST", Path: "/orders"}}}
-		if sub != "" {
-			ev.RequestContext.Authorizer = &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{
-				JWT: &events.APIGatewayV2HTTPRequestContextAuthorizerJWTDescription{Claims: map[string]string{"sub": sub, "aud": "client-a"}}}
-		}
-		res, err := h.HTTPAPI(context.Background(), ev)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res
-	}
-	for _, step := range []struct {
-		sub      string
-		status   int
-		replayed string
-		runs     int32
-	}{
-		{"alice", 201, "", 1},
-		{"bob", 201, "", 2}, // the same key, another subject: its own record
-		{"alice", 201, "true", 2},
-		{"", 401, "", 2}, // no verified claim
-	} {
-		res := request(step.sub)
-		if res.StatusCode != step.status || res.Headers[httpkey.HeaderReplayed] != step.replayed || runs.Load() != step.runs {
-			b, _ := json.Marshal(res)
-			t.Fatalf("sub %q: %s, runs %d; want %d, replayed %q, runs %d", step.sub, b, runs.Load(), step.status, step.replayed, step.runs)
-		}
 	}
 }
 
@@ -235,14 +187,4 @@ func TestDLQSuppressionNamesTheInvoker(t *testing.T) {
 			}
 		})
 	}
-}
-
-// A JWT route passes cdk-nag's AwsSolutions and Serverless packs (the
-// route is authorized: AwsSolutions-APIG4 needs no suppression); the
-// function URL and IAM route endpoints are checked in internal/apptest's
-// TestEndpointIsNagClean.
-func TestJWTRouteIsNagClean(t *testing.T) {
-	st, _ := stack(t, &endpoint.IdempotentEndpointProps{Route: jsii.String("/orders"), JwtIssuer: jsii.String("https://issuer.example.com"), JwtAudience: jsii.Strings("client-a")}, false)
-	nagtest.AddPacks(st)
-	nagtest.NoFindings(t, st)
 }

@@ -60,11 +60,18 @@ func endpointStack(t *testing.T, nag bool) awscdk.Stack {
 			Entry: jsii.String(fixtures.Entry), Route: jsii.String("/orders"),
 		})
 		route.GrantInvokeUrl(awsiam.NewRole(st, jsii.String("RouteClient"), &awsiam.RoleProps{AssumedBy: awsiam.NewAccountRootPrincipal()}))
+		// A route behind a JWT authorizer: keys scoped to the token's subject.
+		endpoint.NewIdempotentEndpoint(st, jsii.String("OrdersJwt"), &endpoint.IdempotentEndpointProps{
+			Entry: jsii.String(fixtures.Entry), Route: jsii.String("/orders"), JwtIssuer: jsii.String(jwtIssuer), JwtAudience: jsii.Strings("client-a"),
+		})
 	})
 	return st
 }
 
-// TestEndpointIsNagClean: the endpoints (function URLs and HTTP API routes) pass the AwsSolutions and
+// jwtIssuer is the issuer of the JWT route's authorizer.
+const jwtIssuer = "https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_AbCdEf"
+
+// TestEndpointIsNagClean: the endpoints (function URLs, HTTP API routes behind IAM or a JWT authorizer) pass the AwsSolutions and
 // Serverless packs with only the suppressions the construct explains.
 func TestEndpointIsNagClean(t *testing.T) {
 	nagtest.NoFindings(t, endpointStack(t, true))
@@ -75,17 +82,40 @@ func TestEndpointIsNagClean(t *testing.T) {
 // GitHub's published test vector.
 func TestEndpointContractRunsTheHandler(t *testing.T) {
 	tpl := cdktest.Template(t, endpointStack(t, false))
-	var env map[string]string
+	env := functionEnv(t, tpl, func(vars map[string]any) bool { return vars[contract.WebhookProviderVar] == "github" })
+	read := func(_ context.Context, arn string) (string, error) { return "It's a Secret to Everybody", nil }
+	h, err := handler.NewHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(204) }),
+		handler.WithGetenv(func(k string) string { return env[k] }), handler.WithStore(storetest.NewMemoryStore()),
+		handler.WithSecrets(read), handler.WithLogger(slog.New(slog.DiscardHandler)), handler.WithMetrics(io.Discard))
+	if err != nil {
+		t.Fatalf("the construct's environment does not start the handler: %v", err)
+	}
+	e := events.LambdaFunctionURLRequest{Body: "Hello, World!",
+		Headers:        map[string]string{"x-hub-signature-256": "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17"},
+		RequestContext: events.LambdaFunctionURLRequestContext{HTTP: events.LambdaFunctionURLRequestContextHTTPDescription{Method: "POST"}}}
+	for _, want := range []string{"", "true"} {
+		res, _ := h.FunctionURL(context.Background(), e)
+		if res.StatusCode != 204 || res.Headers[httpkey.HeaderReplayed] != want {
+			t.Fatalf("delivery: %+v", res)
+		}
+	}
+}
+
+// functionEnv is the environment of the function of tpl that match
+// accepts, as the handler reads it: the table's and the secret's tokens
+// replaced by stand-ins.
+func functionEnv(t *testing.T, tpl map[string]any, match func(vars map[string]any) bool) map[string]string {
+	t.Helper()
 	for _, r := range tpl["Resources"].(map[string]any) {
 		r := r.(map[string]any)
 		if r["Type"] != "AWS::Lambda::Function" {
 			continue
 		}
 		vars := r["Properties"].(map[string]any)["Environment"].(map[string]any)["Variables"].(map[string]any)
-		if vars[contract.WebhookProviderVar] != "github" {
+		if !match(vars) {
 			continue
 		}
-		env = map[string]string{}
+		env := map[string]string{}
 		for k, v := range vars {
 			if s, ok := v.(string); ok {
 				env[k] = s
@@ -104,24 +134,46 @@ func TestEndpointContractRunsTheHandler(t *testing.T) {
 				t.Fatalf("%s is not a literal: %s", k, b)
 			}
 		}
+		return env
 	}
-	if env == nil {
-		t.Fatal("no webhook function in the template")
-	}
-	read := func(_ context.Context, arn string) (string, error) { return "It's a Secret to Everybody", nil }
-	h, err := handler.NewHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(204) }),
+	t.Fatal("no such function in the template")
+	return nil
+}
+
+// TestJWTRouteRunsTheHandler: the handler built from the environment of a
+// route behind a JWT authorizer reads the token's subject from an HTTP API
+// JWT event: another subject's same key runs again, the same subject's is a
+// replay, a request without the claim is 401.
+func TestJWTRouteRunsTheHandler(t *testing.T) {
+	tpl := cdktest.Template(t, endpointStack(t, false))
+	env := functionEnv(t, tpl, func(vars map[string]any) bool { return vars[contract.ClientAttributeVar] == "claim:sub" })
+	runs := 0
+	h, err := handler.NewHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { runs++; w.WriteHeader(201) }),
 		handler.WithGetenv(func(k string) string { return env[k] }), handler.WithStore(storetest.NewMemoryStore()),
-		handler.WithSecrets(read), handler.WithLogger(slog.New(slog.DiscardHandler)), handler.WithMetrics(io.Discard))
+		handler.WithLogger(slog.New(slog.DiscardHandler)), handler.WithMetrics(io.Discard))
 	if err != nil {
 		t.Fatalf("the construct's environment does not start the handler: %v", err)
 	}
-	e := events.LambdaFunctionURLRequest{Body: "Hello, World!",
-		Headers:        map[string]string{"x-hub-signature-256": "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17"},
-		RequestContext: events.LambdaFunctionURLRequestContext{HTTP: events.LambdaFunctionURLRequestContextHTTPDescription{Method: "POST"}}}
-	for _, want := range []string{"", "true"} {
-		res, _ := h.FunctionURL(context.Background(), e)
-		if res.StatusCode != 204 || res.Headers[httpkey.HeaderReplayed] != want {
-			t.Fatalf("delivery: %+v", res)
+	for _, step := range []struct {
+		sub      string
+		status   int
+		replayed string
+		runs     int
+	}{
+		{"alice", 201, "", 1},
+		{"bob", 201, "", 2}, // the same key, another subject: its own record
+		{"alice", 201, "true", 2},
+		{"", 401, "", 2}, // no verified claim
+	} {
+		ev := events.APIGatewayV2HTTPRequest{RawPath: "/orders", Body: `{"amount":5}`, Headers: map[string]string{"idempotency-key": "order-1", "content-type": "application/json"},
+			RequestContext: events.APIGatewayV2HTTPRequestContext{HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: "POST", Path: "/orders"}}}
+		if step.sub != "" {
+			ev.RequestContext.Authorizer = &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{
+				JWT: &events.APIGatewayV2HTTPRequestContextAuthorizerJWTDescription{Claims: map[string]string{"sub": step.sub, "aud": "client-a"}}}
+		}
+		res, err := h.HTTPAPI(context.Background(), ev)
+		if err != nil || res.StatusCode != step.status || res.Headers[httpkey.HeaderReplayed] != step.replayed || runs != step.runs {
+			t.Fatalf("sub %q: %+v, %v, runs %d; want %d, replayed %q, runs %d", step.sub, res, err, runs, step.status, step.replayed, step.runs)
 		}
 	}
 }

@@ -65,6 +65,7 @@ func TestHTTPUnderTheRuntimeEmulator(t *testing.T) {
 	s := contract.Defaults(10 * time.Second)
 	s.Table, s.Namespace, s.Consumer = tableName, "hooks", "Hooks/GitHub"
 	s.Source, s.WebhookProvider, s.WebhookSecret = contract.SourceHTTP, "github", secretARN
+	s.Window = contract.ProviderWindow("github")
 	env := []string{"PATH=" + os.Getenv("PATH"), "AWS_REGION=eu-west-1", "AWS_ACCESS_KEY_ID=AKIDTEST", "AWS_SECRET_ACCESS_KEY=secret",
 		"AWS_ENDPOINT_URL_DYNAMODB=" + db.URL, "AWS_ENDPOINT_URL_SECRETS_MANAGER=" + secrets.URL,
 		"AWS_EC2_METADATA_DISABLED=true", "AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null"}
