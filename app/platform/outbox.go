@@ -34,7 +34,9 @@ func newOrdersTable(stack awscdk.Stack) awsdynamodb.Table {
 // and adds NotifyCharge, the consumer of the table's stream: it
 // tells the customer of each charge once, however often the stream (and
 // Lambda's checkpoint replays) deliver the change. A deleted order notifies
-// nothing, and the handler says so (RemoveSkip).
+// nothing, whoever deleted it, so the handler skips every REMOVE, TTL
+// expiries and a caller's deletes alike (RemoveSkip, not
+// RemoveSkipExpired, which would run the latter).
 func (p *OrdersPlatform) addOutbox(stack awscdk.Stack, entry func(string) *string) {
 	p.OrdersTable.Grant(p.Charge.Function(), jsii.String("dynamodb:PutItem"))
 	p.Notify = stream.NewIdempotentStreamConsumer(stack, jsii.String("NotifyCharge"), &stream.IdempotentStreamConsumerProps{
