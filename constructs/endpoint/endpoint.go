@@ -327,28 +327,6 @@ func (p *IdempotentEndpointProps) resolve(id string) (settings, error) {
 	var problems []string
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 	s := settings{id: id, table: p.Table, secret: p.WebhookSecret, action: p.AlarmAction}
-	str := func(v *string) string {
-		if v == nil {
-			return ""
-		}
-		return *v
-	}
-	num := func(v *float64, def float64) float64 {
-		if v == nil {
-			return def
-		}
-		return *v
-	}
-	list := func(v *[]*string) []string {
-		if v == nil {
-			return nil
-		}
-		out := make([]string, 0, len(*v))
-		for _, x := range *v {
-			out = append(out, str(x))
-		}
-		return out
-	}
 	dur := func(name string, d awscdk.Duration, def time.Duration) time.Duration {
 		if d == nil {
 			return def
@@ -383,29 +361,7 @@ func (p *IdempotentEndpointProps) resolve(id string) (settings, error) {
 	}
 	r.WebhookProvider, r.ClientAttribute = str(p.Webhook), str(p.ClientAttribute)
 	s.route = str(p.Route)
-	s.jwtIssuer, s.jwtAudience = str(p.JwtIssuer), list(p.JwtAudience)
-	jwt := s.jwtIssuer != ""
-	if r.ClientAttribute == "" {
-		r.ClientAttribute = defaultClientAttribute(r, jwt)
-	}
-	switch {
-	case (jwt || p.JwtAudience != nil) && s.route == "":
-		bad("JwtIssuer and JwtAudience configure an HTTP API route's JWT authorizer, and there is none without Route: a function URL authenticates by IAM alone; give a Route, or leave them out")
-	case (jwt || p.JwtAudience != nil) && r.WebhookProvider != "":
-		bad("JwtIssuer and JwtAudience are given with Webhook %q: a provider signs its deliveries and sends no token; leave JwtIssuer and JwtAudience out (the verifier authenticates), or Webhook", r.WebhookProvider)
-	case jwt && len(s.jwtAudience) == 0:
-		bad("JwtIssuer %q is given without JwtAudience; give the audiences (client ids) its tokens must be issued to", s.jwtIssuer)
-	case !jwt && p.JwtAudience != nil:
-		bad("JwtAudience is given without JwtIssuer; give the issuer's URL too, or leave JwtAudience out")
-	case jwt && slices.Contains(s.jwtAudience, ""):
-		bad("JwtAudience holds an empty audience; give client ids")
-	}
-	switch kind, _, _ := strings.Cut(r.ClientAttribute, ":"); {
-	case jwt && r.ClientAttribute == "iam":
-		bad("ClientAttribute \"iam\" is refused with JwtIssuer: a JWT route's requests carry no IAM identity, so every request would be refused (401); leave ClientAttribute out for \"claim:sub\" (the token's subject), or give \"claim:<name>\" or \"none\"")
-	case !jwt && r.WebhookProvider == "" && kind == "claim":
-		bad("ClientAttribute %q reads a claim of the token that an HTTP API's JWT authorizer verified, and there is none without JwtIssuer: every request would be refused (401); give JwtIssuer, JwtAudience and a Route, or another ClientAttribute", r.ClientAttribute)
-	}
+	p.resolveAuth(&s, &r, bad)
 	if v := list(p.ReplayHeaders); v != nil {
 		r.ReplayHeaders = v
 	}
@@ -453,24 +409,7 @@ func (p *IdempotentEndpointProps) resolve(id string) (settings, error) {
 			}
 		}
 	}
-	s.rate, s.burst = num(p.ThrottlingRateLimit, DefaultRateLimit), num(p.ThrottlingBurstLimit, DefaultBurstLimit)
-	switch {
-	case s.route != "" && (!strings.HasPrefix(s.route, "/") || strings.ContainsAny(s.route, " ?#{}")):
-		bad("Route %q is not a literal path of an HTTP API route; give one such as \"/hooks/stripe\"", s.route)
-	case s.route == "" && (p.ThrottlingRateLimit != nil || p.ThrottlingBurstLimit != nil):
-		bad("ThrottlingRateLimit and ThrottlingBurstLimit throttle an HTTP API stage, and there is none without Route: a function URL is throttled by ReservedConcurrentExecutions alone; give a Route, or leave them out")
-	}
-	if s.rate <= 0 || s.burst < 1 {
-		bad("ThrottlingRateLimit %v and ThrottlingBurstLimit %v would stop the route; give a positive rate and a burst of at least 1", s.rate, s.burst)
-	}
-	if p.SignatureFailures != nil && r.WebhookProvider == "" {
-		bad("SignatureFailures is the threshold of SignatureFailuresAlarm, which exists only with Webhook (behind IAM or a JWT authorizer an unauthenticated request never reaches the function); leave it out, or give Webhook")
-	}
-	s.signatureFail = num(p.SignatureFailures, DefaultSignatureFailures)
-	s.inFlight = num(p.InProgress, DefaultInProgress)
-	if s.signatureFail < 0 || s.inFlight < 0 {
-		bad("SignatureFailures %v and InProgress %v are alarm thresholds; give numbers of at least 0", s.signatureFail, s.inFlight)
-	}
+	p.resolveLimits(&s, r.WebhookProvider, bad)
 	problems = append(problems, r.Problems()...)
 	if p.Table != nil {
 		problems = append(problems, table.Problems(p.Table, false)...)
@@ -489,6 +428,84 @@ func (p *IdempotentEndpointProps) resolve(id string) (settings, error) {
 		return s, fmt.Errorf("IdempotentEndpoint %q:\n  - %s", id, strings.Join(slices.Compact(problems), "\n  - "))
 	}
 	return s, nil
+}
+
+// resolveAuth reads the props of the route's JWT authorizer and the client
+// attribute's default by the endpoint's auth (the IAM identity, the
+// token's subject, or none for a webhook), and their rules.
+func (p *IdempotentEndpointProps) resolveAuth(s *settings, r *contract.Settings, bad func(string, ...any)) {
+	s.jwtIssuer, s.jwtAudience = str(p.JwtIssuer), list(p.JwtAudience)
+	jwt := s.jwtIssuer != ""
+	if r.ClientAttribute == "" {
+		r.ClientAttribute = defaultClientAttribute(*r, jwt)
+	}
+	switch {
+	case (jwt || p.JwtAudience != nil) && s.route == "":
+		bad("JwtIssuer and JwtAudience configure an HTTP API route's JWT authorizer, and there is none without Route: a function URL authenticates by IAM alone; give a Route, or leave them out")
+	case (jwt || p.JwtAudience != nil) && r.WebhookProvider != "":
+		bad("JwtIssuer and JwtAudience are given with Webhook %q: a provider signs its deliveries and sends no token; leave JwtIssuer and JwtAudience out (the verifier authenticates), or Webhook", r.WebhookProvider)
+	case jwt && len(s.jwtAudience) == 0:
+		bad("JwtIssuer %q is given without JwtAudience; give the audiences (client ids) its tokens must be issued to", s.jwtIssuer)
+	case !jwt && p.JwtAudience != nil:
+		bad("JwtAudience is given without JwtIssuer; give the issuer's URL too, or leave JwtAudience out")
+	case jwt && slices.Contains(s.jwtAudience, ""):
+		bad("JwtAudience holds an empty audience; give client ids")
+	}
+	switch kind, _, _ := strings.Cut(r.ClientAttribute, ":"); {
+	case jwt && r.ClientAttribute == "iam":
+		bad("ClientAttribute \"iam\" is refused with JwtIssuer: a JWT route's requests carry no IAM identity, so every request would be refused (401); leave ClientAttribute out for \"claim:sub\" (the token's subject), or give \"claim:<name>\" or \"none\"")
+	case !jwt && r.WebhookProvider == "" && kind == "claim":
+		bad("ClientAttribute %q reads a claim of the token that an HTTP API's JWT authorizer verified, and there is none without JwtIssuer: every request would be refused (401); give JwtIssuer, JwtAudience and a Route, or another ClientAttribute", r.ClientAttribute)
+	}
+}
+
+// resolveLimits reads the route's throttle and the alarms' thresholds, and
+// their rules.
+func (p *IdempotentEndpointProps) resolveLimits(s *settings, provider string, bad func(string, ...any)) {
+	s.rate, s.burst = num(p.ThrottlingRateLimit, DefaultRateLimit), num(p.ThrottlingBurstLimit, DefaultBurstLimit)
+	switch {
+	case s.route != "" && (!strings.HasPrefix(s.route, "/") || strings.ContainsAny(s.route, " ?#{}")):
+		bad("Route %q is not a literal path of an HTTP API route; give one such as \"/hooks/stripe\"", s.route)
+	case s.route == "" && (p.ThrottlingRateLimit != nil || p.ThrottlingBurstLimit != nil):
+		bad("ThrottlingRateLimit and ThrottlingBurstLimit throttle an HTTP API stage, and there is none without Route: a function URL is throttled by ReservedConcurrentExecutions alone; give a Route, or leave them out")
+	}
+	if s.rate <= 0 || s.burst < 1 {
+		bad("ThrottlingRateLimit %v and ThrottlingBurstLimit %v would stop the route; give a positive rate and a burst of at least 1", s.rate, s.burst)
+	}
+	if p.SignatureFailures != nil && provider == "" {
+		bad("SignatureFailures is the threshold of SignatureFailuresAlarm, which exists only with Webhook (behind IAM or a JWT authorizer an unauthenticated request never reaches the function); leave it out, or give Webhook")
+	}
+	s.signatureFail = num(p.SignatureFailures, DefaultSignatureFailures)
+	s.inFlight = num(p.InProgress, DefaultInProgress)
+	if s.signatureFail < 0 || s.inFlight < 0 {
+		bad("SignatureFailures %v and InProgress %v are alarm thresholds; give numbers of at least 0", s.signatureFail, s.inFlight)
+	}
+}
+
+// str, num and list read optional props: their zero or default when absent.
+func str(v *string) string {
+	if v == nil {
+		return ""
+	}
+	return *v
+}
+
+func num(v *float64, def float64) float64 {
+	if v == nil {
+		return def
+	}
+	return *v
+}
+
+func list(v *[]*string) []string {
+	if v == nil {
+		return nil
+	}
+	out := make([]string, 0, len(*v))
+	for _, x := range *v {
+		out = append(out, str(x))
+	}
+	return out
 }
 
 // defaultClientAttribute is ClientAttribute's default by the endpoint's
