@@ -88,7 +88,7 @@ func TestResources(t *testing.T) {
 		"AWS::IAM::Policy":                10, // the consumers' and endpoints', the handler's on the uploads bucket
 		"AWS::Lambda::Function":           10,
 		"AWS::Lambda::EventSourceMapping": 7,  // six queues', the orders table stream's
-		"AWS::CloudWatch::Alarm":          79, // ten per SNS consumer, nine per other, four of the rule, eight of the stream consumer, five per endpoint
+		"AWS::CloudWatch::Alarm":          78, // ten per SNS consumer, nine per other, four of the rule, eight of the stream consumer, five for the webhook, four for the IAM route (no signature alarm)
 		"AWS::KMS::Key":                   1,  // the Stripe secret's
 		"AWS::SecretsManager::Secret":     1,  // the Stripe webhook's signing secret
 		"AWS::Lambda::Url":                1,  // StripeHooks'

@@ -32,6 +32,7 @@ func TestStripesRetryReleasesTheOrderOnce(t *testing.T) {
 	s := contract.Defaults(10 * time.Second)
 	s.Table, s.Namespace, s.Consumer = "example", "stripe", "OrdersPlatform/StripeHooks"
 	s.Source, s.WebhookProvider, s.WebhookSecret, s.ClientAttribute = contract.SourceHTTP, "stripe", secretARN, "none"
+	s.Window = contract.ProviderWindow("stripe") // Stripe retries for 3 days
 	env := s.Encode()
 	h, err := handler.NewHTTP(&receiver{provider.NewEffect(api.URL, "/fulfilments", slog.Default())},
 		handler.WithStore(storetest.NewMemoryStore()), handler.WithGetenv(func(k string) string { return env[k] }),
