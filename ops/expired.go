@@ -40,6 +40,7 @@ func (t *target) replayExpired(ctx context.Context, o *options, r *redriveFlags)
 		handles       []string // received and left in the dead-letter queue
 		seen          = map[string]bool{}
 		replayed, not int
+		unchosen      int // received, not named by --message-id, or past --max
 	)
 	defer func() { t.release(context.WithoutCancel(ctx), handles) }()
 	for r.max == 0 || replayed < r.max {
@@ -50,12 +51,18 @@ func (t *target) replayExpired(ctx context.Context, o *options, r *redriveFlags)
 		fresh := 0
 		for _, m := range msgs {
 			id := aws.ToString(m.MessageId)
+			if !seen[id] {
+				fresh++ // a message not received before, chosen or not: more may follow
+			}
 			if seen[id] || (len(r.messageIDs) > 0 && !r.messageIDs[id]) || (r.max > 0 && replayed >= r.max) {
+				if !seen[id] {
+					unchosen++
+				}
+				seen[id] = true
 				handles = append(handles, aws.ToString(m.ReceiptHandle))
 				continue
 			}
 			seen[id] = true
-			fresh++
 			ok, err := t.replayOne(ctx, audit, m, sqsbatch.Replay{By: by, Reason: r.reason, At: now, MessageID: id}, fifo)
 			if err != nil {
 				return fmt.Errorf("after %d replays: %w", replayed, err)
@@ -71,7 +78,11 @@ func (t *target) replayExpired(ctx context.Context, o *options, r *redriveFlags)
 			break
 		}
 	}
-	fmt.Fprintf(o.stderr, "replayed: %d expired messages from %s to %s; %d left in the dead-letter queue (not expired)\n", replayed, t.dlqURL, t.queueURL, not)
+	fmt.Fprintf(o.stderr, "replayed: %d expired messages from %s to %s; %d left in the dead-letter queue (not expired)", replayed, t.dlqURL, t.queueURL, not)
+	if unchosen > 0 {
+		fmt.Fprintf(o.stderr, ", %d not chosen (--message-id, --max)", unchosen)
+	}
+	fmt.Fprintln(o.stderr)
 	for id := range r.messageIDs {
 		if !seen[id] {
 			return fmt.Errorf("message %s was not received from %s (not there, or invisible: received by another reader in the last --visibility)", id, t.dlqURL)

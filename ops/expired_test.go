@@ -125,7 +125,7 @@ func outcomes(lines []map[string]any) []string {
 // operator's replay runs it once, audited in the command's line, the
 // consumer's line and the record; a second replay of it is a duplicate; a
 // message that is not expired is left in the dead-letter queue, and says
-// why.
+// why; --message-id replays the one chosen.
 func TestReplayExpiredRunsOnce(t *testing.T) {
 	w := newWorld(t, false)
 	c := newConsumer(w)
@@ -195,8 +195,36 @@ func TestReplayExpiredRunsOnce(t *testing.T) {
 	if got := outcomes(c.consume()); len(got) != 1 || got[0] != "charge#o-7 duplicate" || c.ran("o-7") != 1 {
 		t.Fatalf("the second replay: %v, ran %d times; want a duplicate", got, c.ran("o-7"))
 	}
-	if left := w.drain(w.dlq); len(left) != 1 || !strings.Contains(aws.ToString(left[0].Body), `"orderId":"o-8"`) {
-		t.Errorf("the dead-letter queue holds %d messages, want o-8's alone", len(left))
+
+	// --message-id: the one message chosen, of two expired ones.
+	send(w.dlq, archivedEvent("o-9", time.Now().Add(-48*time.Hour)))
+	send(w.dlq, archivedEvent("o-10", time.Now().Add(-48*time.Hour)))
+	status, out, _ = w.run(append([]string{"redrive", "--dry-run", "--json"}, eb...)...)
+	var dry struct{ Messages []ops.JudgedMessage }
+	if err := json.Unmarshal([]byte(out), &dry); err != nil || status != ops.ExitOK {
+		t.Fatalf("dry run: exit %d, %v", status, err)
+	}
+	chosen := ""
+	for _, m := range dry.Messages {
+		if m.Key == "charge#o-9" {
+			chosen = m.MessageID
+		}
+	}
+	status, out, errOut = w.run(append([]string{"redrive", "--replay-expired", "--reason", reason, "--message-id", chosen}, eb...)...)
+	if audit = jsonLines(t, out); status != ops.ExitOK || len(audit) != 1 || audit[0]["message_id"] != chosen || audit[0]["key"] != "charge#o-9" || !strings.Contains(errOut, "2 not chosen") {
+		t.Fatalf("--message-id %s: exit %d, %v, %q", chosen, status, audit, errOut)
+	}
+	if got := outcomes(c.consume()); len(got) != 1 || got[0] != "charge#o-9 processed" || c.ran("o-10") != 0 {
+		t.Fatalf("the chosen replay: %v, want o-9 processed alone", got)
+	}
+	left := map[string]bool{}
+	for _, m := range w.drain(w.dlq) {
+		var ev struct{ Detail order }
+		_ = json.Unmarshal([]byte(aws.ToString(m.Body)), &ev)
+		left[ev.Detail.OrderID] = true
+	}
+	if len(left) != 2 || !left["o-8"] || !left["o-10"] {
+		t.Errorf("the dead-letter queue holds %v, want o-8 and o-10", left)
 	}
 
 	// No reason, or a move task: refused before anything moves.
