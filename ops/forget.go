@@ -108,5 +108,8 @@ func recordAttr(r *idempotency.Record) slog.Attr {
 	if r.Result != "" {
 		attrs = append(attrs, slog.String("result", r.Result))
 	}
+	if r.Replay != "" {
+		attrs = append(attrs, slog.String("replay", r.Replay))
+	}
 	return slog.Group("record", attrs...)
 }

@@ -106,6 +106,7 @@ Usage:
   idemctl show     [flags] KEY | --body JSON | --file PATH
   idemctl forget   [flags] --reason TEXT [--dry-run] [--margin 30s] KEY | --body JSON | --file PATH
   idemctl redrive  [flags] [--dry-run] [--method move|copy] [--rate N] [--max N]
+  idemctl redrive  [flags] --replay-expired --reason TEXT [--message-id ID]... [--max N]
   idemctl stats    [flags] [--since 24h]
 
 The consumer: --stack NAME [--consumer PATH] (the stack's function whose

@@ -40,13 +40,30 @@ type redriveFlags struct {
 	max        int
 	poll       time.Duration
 	visibility time.Duration
+	// The operator's replay of expired messages (expired.go).
+	replayExpired bool
+	reason        string
+	messageIDs    idSet
+}
+
+// idSet collects a repeated flag's values.
+type idSet map[string]bool
+
+func (s idSet) String() string { return "" }
+
+func (s idSet) Set(v string) error {
+	if v == "" {
+		return errors.New("give a message id")
+	}
+	s[v] = true
+	return nil
 }
 
 func runRedrive(ctx context.Context, o *options, args []string) error {
 	fs := flag.NewFlagSet("redrive", flag.ContinueOnError)
 	fs.SetOutput(o.stderr)
 	var c common
-	var r redriveFlags
+	r := redriveFlags{messageIDs: idSet{}}
 	c.register(fs)
 	fs.BoolVar(&r.dryRun, "dry-run", false, "say per message what the consumer will do with it once redriven, and move nothing")
 	fs.StringVar(&r.method, "method", MethodMove, "move (SQS's message move task) or copy (receive, send, delete; keeps attributes, FIFO group and deduplication ids)")
@@ -54,11 +71,24 @@ func runRedrive(ctx context.Context, o *options, args []string) error {
 	fs.IntVar(&r.max, "max", 0, "at most this many messages (copy and dry run; 0: all)")
 	fs.DurationVar(&r.poll, "poll", 2*time.Second, "how often a move task's progress is read")
 	fs.DurationVar(&r.visibility, "visibility", 2*time.Minute, "how long a message received from the dead-letter queue stays invisible while it is judged (dry run) or copied")
+	fs.BoolVar(&r.replayExpired, "replay-expired", false, "send back, as the operator's replay, the messages a plain redrive would expire again (older than the window): each runs unless its fact's record still holds the key; needs --reason, copies (never a move task), and audits each message in a line, the record and the consumer's log")
+	fs.StringVar(&r.reason, "reason", "", "why the expired messages must run (required with --replay-expired): in the audit line, the record and the consumer's log; no key or personal data")
+	fs.Var(r.messageIDs, "message-id", "replay only this message of the dead-letter queue (repeatable; with --replay-expired)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("redrive takes no arguments, got %q", fs.Args())
+	}
+	methodSet := false
+	fs.Visit(func(f *flag.Flag) { methodSet = methodSet || f.Name == "method" })
+	switch {
+	case r.replayExpired && strings.TrimSpace(r.reason) == "":
+		return errors.New("--replay-expired: give --reason, why the expired messages must run (an archive replayed on purpose, after checking that their facts did not happen); it goes into the audit")
+	case r.replayExpired && methodSet && r.method != MethodCopy:
+		return errors.New("--replay-expired copies each message (a message move task cannot add the replay's attribute): leave out --method, or give copy")
+	case !r.replayExpired && (r.reason != "" || len(r.messageIDs) > 0):
+		return errors.New("--reason and --message-id go with --replay-expired")
 	}
 	if r.method != MethodMove && r.method != MethodCopy {
 		return fmt.Errorf("--method %q: give move or copy", r.method)
@@ -73,6 +103,8 @@ func runRedrive(ctx context.Context, o *options, args []string) error {
 	switch {
 	case r.dryRun:
 		return t.dryRun(ctx, o, &r, c.json)
+	case r.replayExpired:
+		return t.replayExpired(ctx, o, &r)
 	case r.method == MethodMove:
 		return t.move(ctx, o, &r)
 	}
@@ -115,6 +147,14 @@ func (t *target) judgeRedriven(ctx context.Context, m sqstypes.Message, now time
 		return j
 	}
 	redriven := events.SQSMessage{Body: aws.ToString(m.Body), Attributes: map[string]string{"SentTimestamp": strconv.FormatInt(now.UnixMilli(), 10)}}
+	for name, a := range m.MessageAttributes { // a replay's marker (sqsbatch.ReplayAttribute) travels with the message
+		if a.StringValue != nil {
+			if redriven.MessageAttributes == nil {
+				redriven.MessageAttributes = map[string]events.SQSMessageAttribute{}
+			}
+			redriven.MessageAttributes[name] = events.SQSMessageAttribute{DataType: aws.ToString(a.DataType), StringValue: a.StringValue}
+		}
+	}
 	facts, err := t.inspect(&redriven)
 	if err != nil {
 		j.Verdict = Verdict{"bad_input", oneLine(err.Error()) + ": it goes back to the dead-letter queue after maxReceiveCount receives"}

@@ -128,6 +128,9 @@ type RecordView struct {
 	TTL         *time.Time `json:"ttl,omitempty"`
 	ResultBytes int        `json:"result_bytes"`
 	PayloadHash string     `json:"payload_hash,omitempty"`
+	// Replay is the operator's replay that wrote the record (its JSON,
+	// sqsbatch.Replay), when one did.
+	Replay string `json:"replay,omitempty"`
 	// Verdict is what the guard does with a delivery now.
 	Verdict Verdict `json:"verdict"`
 }
@@ -140,7 +143,7 @@ func viewOf(t *target, f idempotency.Fact, rec *idempotency.Record, now time.Tim
 	}
 	at := func(tm time.Time) *time.Time { u := tm.UTC(); return &u }
 	v.Found, v.Status, v.Owner, v.PayloadHash, v.ResultBytes = true, string(rec.Status), rec.Owner, rec.PayloadHash, len(rec.Result)
-	v.WindowEnd, v.TTL = at(rec.ExpiresAt), at(rec.TTL)
+	v.WindowEnd, v.TTL, v.Replay = at(rec.ExpiresAt), at(rec.TTL), rec.Replay
 	if rec.Status == idempotency.StatusInProgress {
 		v.LeaseUntil = at(rec.LeaseUntil)
 	}
@@ -175,6 +178,9 @@ func (v RecordView) write(w io.Writer, now time.Time) {
 		fmt.Fprintf(tw, "window end\t%s\n", when(v.WindowEnd))
 		fmt.Fprintf(tw, "ttl\t%s\n", when(v.TTL))
 		fmt.Fprintf(tw, "result\t%d bytes\n", v.ResultBytes)
+		if v.Replay != "" {
+			fmt.Fprintf(tw, "replay\t%s\n", v.Replay)
+		}
 		fmt.Fprintf(tw, "payload hash\t%s\n", v.PayloadHash)
 	}
 	fmt.Fprintf(tw, "a delivery now\t%s: %s\n", v.Verdict.Outcome, v.Verdict.Reason)

@@ -46,6 +46,7 @@ const (
 	attrHash    = schema.Hash
 	attrResult  = schema.Result
 	attrLayout  = schema.Layout
+	attrReplay  = schema.Replay
 )
 
 // Layout is the version of the record's layout (its attributes and what
@@ -54,7 +55,9 @@ const (
 // this one: reading it fails with an error wrapping
 // idempotency.ErrUnreadableRecord (a store error, retried) until a release
 // that reads it is deployed. A later release that changes the layout must
-// still read layout 1. The payload hash carries its own version ("v2:…";
+// still read layout 1. The optional "replay" attribute (an operator's
+// replay, idempotency.Record.Replay) is of layout 1: a release before it
+// reads the record without it, and decides the same. The payload hash carries its own version ("v2:…";
 // see idempotency.Guard.Fact).
 const Layout = 1
 
@@ -613,6 +616,9 @@ func (s *Store) marshal(rec idempotency.Record) map[string]types.AttributeValue 
 	if rec.Result != "" {
 		item[attrResult] = &types.AttributeValueMemberS{Value: rec.Result}
 	}
+	if rec.Replay != "" {
+		item[attrReplay] = &types.AttributeValueMemberS{Value: rec.Replay}
+	}
 	return item
 }
 
@@ -628,6 +634,9 @@ func (s *Store) recordSize(rec idempotency.Record) int {
 	}
 	if rec.Result != "" {
 		n += len(attrResult) + len(rec.Result)
+	}
+	if rec.Replay != "" {
+		n += len(attrReplay) + len(rec.Replay)
 	}
 	return n
 }
@@ -686,6 +695,7 @@ func (s *Store) unmarshal(item map[string]types.AttributeValue) (*idempotency.Re
 		rec.Owner = str(attrOwner, true)
 		rec.PayloadHash = str(attrHash, true)
 		rec.Result = str(attrResult, false)
+		rec.Replay = str(attrReplay, false)
 		rec.ExpiresAt = time.Unix(num(attrExpires), 0)
 		rec.TTL = time.Unix(num(s.ttl), 0)
 		switch rec.Status {

@@ -309,6 +309,13 @@ type Fact struct {
 	// sent: the guard then takes the key only for a message younger than
 	// the window (see ErrExpired). Zero: no bound.
 	Sent time.Time
+	// Replay, when set, says that the message is an operator's deliberate
+	// replay of a message that had expired (who, when, why: the adapter's
+	// audit text), and is stored with the record the fact's reservation
+	// writes (Record.Replay). It changes nothing the guard decides: Sent
+	// is then the replay's time, and the conditional write still meets a
+	// record that holds the key.
+	Replay string
 }
 
 // Fact validates key and payload (JSON) and returns their Fact. Errors wrap
@@ -459,6 +466,7 @@ func (g *Guard) run(ctx context.Context, f Fact, op string, w write, took func(c
 		}
 		now := g.cfg.Now()
 		rec = g.newRecord(ctx, pk, token, hash, now)
+		rec.Replay = f.Replay
 		if left := rec.LeaseUntil.Sub(now); left <= g.cfg.FinishBudget {
 			return Result{}, fmt.Errorf("%s: %w: %v left, no more than the finishing budget %v", pk, ErrNotStarted, left, g.cfg.FinishBudget)
 		}

@@ -63,6 +63,9 @@ type Record struct {
 	PayloadHash string
 	// Result is the small result stored for duplicates.
 	Result string
+	// Replay is the operator's audit of a deliberate replay (Fact.Replay)
+	// when the reservation that wrote the record ran one; "" otherwise.
+	Replay string
 }
 
 // Holds reports whether the record keeps a reservation for a payload with

@@ -55,8 +55,9 @@ const ClockSkewMargin = idempotency.ClockSkewMargin
 // and it runs, so redrive only messages whose fact did not run (or whose
 // effect is idempotent downstream on Reservation.Key); with SNS envelopes
 // the Timestamp travels in the body, so a redriven message is still as old
-// as it was and expires again: settle it by hand (find out from the
-// business system whether its fact happened). Raising Window does not make
+// as it was and expires again: find out from the business system whether
+// its fact happened, and replay on purpose those that did not
+// (ReplayAttribute: idemctl redrive --replay-expired). Raising Window does not make
 // such a message safe to run: its fact's record may have expired under the
 // old window already, and the guard would then run the effect again.
 //
@@ -71,7 +72,7 @@ var ErrExpired = idempotency.ErrExpired
 // reason.
 const expiredFix = "it is reported failed and reaches the dead-letter queue after maxReceiveCount receives. " +
 	"Fix: a Window longer than the longest a message can wait in the queue (a backlog, redeliveries after the visibility timeout), " +
-	"or, if the message is older than any fact record can be, settle it by hand from the dead-letter queue"
+	"or, if the message is older than any fact record can be, settle it from the dead-letter queue: check that its fact did not happen, then idemctl redrive --replay-expired"
 
 // errNoOrigin is the warning of a record that carries no origin time.
 const errNoOrigin = "the record carries no origin time (neither a time in its body, an SNS envelope's Timestamp, an EventBridge event's time or an S3 record's eventTime, nor the SQS SentTimestamp attribute, which SQS always sends): run without the age check"

@@ -263,6 +263,7 @@ type report struct {
 	err      error
 	capacity idempotency.Capacity // what its store requests consumed
 	noOrigin bool                 // run without the age check: no origin time (errNoOrigin)
+	replay   *Replay              // an operator's replay (ReplayAttribute)
 	// An S3 notification's: its records' reports (outcome is then the
 	// message's: Processed when every record succeeded), or that it is
 	// S3's test event.
@@ -562,7 +563,9 @@ func (b *batch[T]) fact(ctx context.Context, rec *events.SQSMessage, it *item) (
 	if bad != nil {
 		return *bad
 	}
-	return b.start(ctx, rec, j.fact, j.msg, j.source, !j.hasOrigin)
+	r = b.start(ctx, rec, j.fact, j.msg, j.source, !j.hasOrigin)
+	r.replay = j.replay
+	return r
 }
 
 // judged is a fact read from its message, before any store request.
@@ -571,6 +574,7 @@ type judged[T any] struct {
 	msg       T
 	source    string // what the origin time is (origin)
 	hasOrigin bool
+	replay    *Replay // an operator's replay (ReplayAttribute)
 }
 
 // judge reads one fact of a message: its payload bounded and decoded, its
@@ -598,6 +602,13 @@ func (h *Handler[T]) judge(rec *events.SQSMessage, it *item) (j judged[T], bad *
 		return fail(report{outcome: BadInput, key: pk, err: err})
 	}
 	j.fact.Sent, j.source, j.hasOrigin = origin(rec, it.published, it.source)
+	if j.replay, err = replayOf(rec); err != nil {
+		return fail(report{outcome: BadInput, key: j.fact.Key, err: err})
+	}
+	if j.replay != nil { // the operator's time, not the body's, is its origin (ReplayAttribute)
+		j.fact.Sent, j.source, j.hasOrigin = origin(rec, j.replay.At, "time of the operator's replay ("+ReplayAttribute+")")
+		j.fact.Replay = j.replay.Encode()
+	}
 	return j, nil // the guard takes the key only while the message is younger than the window (Sent)
 }
 
@@ -679,7 +690,7 @@ func envelopeBound(n int) int {
 // why.
 //
 // Levels: a success is INFO (WARN with a warning: a dropped result, no origin
-// time); a record that SQS redelivers and that may still succeed is WARN
+// time, an operator's replay: ReplayAttribute); a record that SQS redelivers and that may still succeed is WARN
 // (in progress elsewhere, not started); everything an operator must see,
 // even at LogLevel ERROR, is ERROR: a mismatch, bad input, a failure, an
 // expired message, a record not started on its last receive (it goes to the
@@ -700,7 +711,7 @@ func (h *Handler[T]) log(ctx context.Context, rec *events.SQSMessage, r report, 
 	case Mismatch, BadInput, Failed, LeaseLost, Expired:
 		level = slog.LevelError
 	default:
-		if r.err != nil || r.noOrigin { // a success with a warning
+		if r.err != nil || r.noOrigin || r.replay != nil { // a success with a warning, or an operator's replay
 			level = slog.LevelWarn
 		}
 	}
@@ -723,6 +734,9 @@ func (h *Handler[T]) log(ctx context.Context, rec *events.SQSMessage, r report, 
 	}
 	if r.noOrigin {
 		attrs = append(attrs, slog.String("warning", errNoOrigin))
+	}
+	if r.replay != nil {
+		attrs = append(attrs, r.replay.logAttr())
 	}
 	h.cfg.Logger.LogAttrs(ctx, level, "record", attrs...)
 }

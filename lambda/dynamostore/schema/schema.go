@@ -30,17 +30,20 @@ const (
 	Result = "result"
 	// Layout is the version of the record's layout (Layout).
 	Layout = "layout"
+	// Replay is the operator's audit of a deliberate replay that wrote the
+	// record (idempotency.Record.Replay); absent otherwise.
+	Replay = "replay"
 )
 
 // Taken reports whether name is an attribute of the record other than its
-// key and TTL (Status, Owner, Lease, Expires, Hash, Result, Layout): a name
+// key and TTL (Status, Owner, Lease, Expires, Hash, Result, Layout, Replay): a name
 // that a table's key or TTL attribute cannot take, since the store writes
 // the record's own values there. The store refuses such a design
 // (dynamostore.Store.Err), and the runtime contract refuses it at synth and
 // at init, from this one list.
 func Taken(name string) bool {
 	switch name {
-	case Status, Owner, Lease, Expires, Hash, Result, Layout:
+	case Status, Owner, Lease, Expires, Hash, Result, Layout, Replay:
 		return true
 	}
 	return false

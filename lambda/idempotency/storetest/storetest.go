@@ -75,6 +75,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("ExpiredRecordIsReusable", func(t *testing.T) { expiredReusable(t, h) })
 	t.Run("NamespacesAreIsolated", func(t *testing.T) { namespaces(t, h) })
 	t.Run("DuplicateGetsStoredResult", func(t *testing.T) { storedResult(t, h) })
+	t.Run("ReplayIsKept", func(t *testing.T) { replayKept(t, h) })
 	t.Run("LiveLeaseBlocksWhateverTheWindow", func(t *testing.T) { liveLease(t, h) })
 	t.Run("WindowStartsAtCompletion", func(t *testing.T) { windowAtCompletion(t, h) })
 	t.Run("RetriedWritesAreTheirOwn", func(t *testing.T) { retriedWrites(t, h) })
@@ -387,6 +388,26 @@ func storedResult(t *testing.T, h Harness) {
 	}
 	if res, err := g.Do(ctx, "order-big", payload, failIfRun(t)); err != nil || res.Outcome != idempotency.Duplicate || res.Value != "" {
 		t.Fatalf("after a large result: %+v, %v; want a duplicate with no result (the effect is done)", res, err)
+	}
+}
+
+// replayKept: an operator's replay (Fact.Replay) is stored with the
+// record its reservation writes, and is still there once completed.
+func replayKept(t *testing.T, h Harness) {
+	s := h.NewStore(t)
+	g := newGuard(t, s, "charge", NewClock())
+	ctx := context.Background()
+	f, err := g.Fact("order-r", payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Replay = `{"by":"arn:aws:iam::111122223333:user/ops","reason":"INC-1"}`
+	if res, err := g.Run(ctx, f, okEffect); err != nil || res.Outcome != idempotency.Processed {
+		t.Fatalf("the replay: %+v, %v", res, err)
+	}
+	rec, err := s.Get(ctx, f.Key)
+	if err != nil || rec == nil || rec.Replay != f.Replay || rec.Status != idempotency.StatusCompleted {
+		t.Fatalf("the record: %+v, %v; want COMPLETED with the replay %s", rec, err, f.Replay)
 	}
 }
 
