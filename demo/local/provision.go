@@ -18,6 +18,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/webhook"
 )
 
 // Region is the region the local resources live in.
@@ -207,8 +208,9 @@ const minFinishBudget = 300 * time.Millisecond
 // scaleContract divides the durations of the runtime contract in env by the
 // time scale, keeping the rules the handler checks: the function's timeout
 // in whole seconds, as seconds does; Window and LeaseMax at least a second,
-// the lease within the timeout; the finishing budget at least
-// minFinishBudget.
+// the lease within the timeout; a webhook's Window at least its provider's
+// redelivery period, which the rule reads unscaled (webhook.RetryPeriod);
+// the finishing budget at least minFinishBudget.
 func (d *deployment) scaleContract(env map[string]string) error {
 	s, err := contract.Decode(func(k string) string { return env[k] }, "")
 	if err != nil {
@@ -216,6 +218,9 @@ func (d *deployment) scaleContract(env map[string]string) error {
 	}
 	s.Timeout = time.Duration(d.seconds(s.Timeout)) * time.Second
 	s.Window = max(d.scaled(s.Window), time.Second)
+	if period, ok := webhook.RetryPeriod(s.WebhookProvider); ok {
+		s.Window = max(s.Window, period)
+	}
 	s.TTLAfterWindow = max(d.scaled(s.TTLAfterWindow), time.Second)
 	s.LeaseMax = min(max(d.scaled(s.LeaseMax), time.Second), s.Timeout)
 	// The finishing budget is the time of one write to kumo, which does not
