@@ -258,14 +258,14 @@ func idempotentMethod(method string) bool {
 	return false
 }
 
-// fingerprint is the payload the guard hashes: the method, the target (path
-// and query), the headers named in Config.HashHeaders and the body, as a
-// JSON value ("j", hashed in its canonical form, so that a client that
-// re-serialises its retry sends the same request) or as bytes ("r").
 // verifiedPayload is the payload of every verified webhook delivery (see
 // fact).
 var verifiedPayload = []byte(`{"v":"provider event"}`)
 
+// fingerprint is the payload the guard hashes: the method, the target (path
+// and query), the headers named in Config.HashHeaders and the body, as a
+// JSON value ("j", hashed in its canonical form, so that a client that
+// re-serialises its retry sends the same request) or as bytes ("r").
 type fingerprint struct {
 	Method string              `json:"m"`
 	Target string              `json:"t"`
