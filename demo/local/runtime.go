@@ -96,14 +96,17 @@ func tryStart(ctx context.Context, rie, bootstrap, name string, env []string, ti
 		_ = cmd.Wait()
 		close(rt.exited)
 	}()
+	// Both of the emulator's listeners must be up: the handler's runtime
+	// API too, which the bootstrap dials at its first invoke (a port taken
+	// between freeAddr and the emulator's bind leaves it refusing, and the
+	// bootstrap exits: another pair of ports is tried then).
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
-		if c, err := net.DialTimeout("tcp", invokeAddr, 100*time.Millisecond); err == nil {
-			c.Close()
+		if listening(invokeAddr) && listening(apiAddr) {
 			return rt, nil
 		}
 		select {
 		case <-rt.exited:
-			return nil, fmt.Errorf("the emulator exited before listening on %s (port taken?)", invokeAddr)
+			return nil, fmt.Errorf("the emulator exited before listening on %s and %s (port taken?)", invokeAddr, apiAddr)
 		case <-ctx.Done():
 			rt.stop()
 			return nil, ctx.Err()
@@ -111,7 +114,17 @@ func tryStart(ctx context.Context, rie, bootstrap, name string, env []string, ti
 		}
 	}
 	rt.stop()
-	return nil, fmt.Errorf("the emulator did not listen on %s within 10s", invokeAddr)
+	return nil, fmt.Errorf("the emulator did not listen on %s and %s within 10s", invokeAddr, apiAddr)
+}
+
+// listening reports whether addr accepts a connection.
+func listening(addr string) bool {
+	c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
 }
 
 // invocation is the result of one invoke.
