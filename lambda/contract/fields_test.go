@@ -165,7 +165,7 @@ func TestMappingIsFieldByField(t *testing.T) {
 		sourceSets  []string
 	}{
 		{s.GuardConfig(), guardFrom, []string{"ExpiryRetries", "Now"}, []string{"MaxResultBytes"}},
-		{s.BatchConfig(), batchFrom, []string{"Logger", "Metrics", "MetricsLevel", "Visibility", "InProgressWait"}, nil},
+		{s.BatchConfig(), batchFrom, []string{"Logger", "Metrics", "MetricsLevel", "Visibility", "InProgressWait", "Random", "BackoffBase", "BackoffCap", "BackoffFIFOCap"}, nil},
 	} {
 		cv := reflect.ValueOf(tc.config)
 		for i := range cv.NumField() {
