@@ -208,7 +208,7 @@ const minFinishBudget = 300 * time.Millisecond
 // time scale, keeping the rules the handler checks: the function's timeout
 // in whole seconds, as seconds does; Window and LeaseMax at least a second,
 // the lease within the timeout; the finishing budget at least
-// minFinishBudget.
+// minFinishBudget; the backoff's base and caps in whole seconds.
 func (d *deployment) scaleContract(env map[string]string) error {
 	s, err := contract.Decode(func(k string) string { return env[k] }, "")
 	if err != nil {
@@ -224,6 +224,13 @@ func (d *deployment) scaleContract(env map[string]string) error {
 	// machine is busy.
 	s.FinishBudget = max(d.scaled(s.FinishBudget), minFinishBudget)
 	s.MinRemaining = max(d.scaled(s.MinRemaining), s.FinishBudget+minFinishBudget/3)
+	// The backoff of failed records, whole seconds as SQS takes them (a
+	// base of 0 stays off).
+	if s.BackoffBase > 0 {
+		s.BackoffBase = max(d.scaled(s.BackoffBase), time.Second).Truncate(time.Second)
+	}
+	s.BackoffCap = max(d.scaled(s.BackoffCap), s.BackoffBase, time.Second).Truncate(time.Second)
+	s.BackoffFIFOCap = max(d.scaled(s.BackoffFIFOCap), time.Second).Truncate(time.Second)
 	if err := s.Validate(); err != nil {
 		return fmt.Errorf("the runtime contract scaled by %v: %w", d.scale, err)
 	}

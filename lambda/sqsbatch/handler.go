@@ -149,7 +149,8 @@ type Config struct {
 	// later records of its group in the batch wait with it): at most
 	// MaxBackoff. Default: DefaultBackoffFIFOCap.
 	BackoffFIFOCap time.Duration
-	// Random draws the jitter, uniform in [0, 1). Default: math/rand/v2's
+	// Random draws the jitter, uniform in [0, 1); it is called from the
+	// batch's goroutines at once. Default: math/rand/v2's
 	// Float64.
 	Random func() float64
 }
