@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -91,25 +92,30 @@ func TestFailedRecordsBackOff(t *testing.T) {
 		fail    bool
 		want    time.Duration // 0: unchanged
 		outcome string
+		old     bool // sent two days ago, past the window
 	}{
-		{"effect error, first receive", body("o-1", "fail"), 1, nil, nil, false, 7*time.Minute + 30*time.Second, "failed"},
-		{"effect error, third receive", body("o-1", "fail"), 3, nil, nil, false, 30 * time.Minute, "failed"},
-		{"panic", body("o-1", "panic"), 2, nil, nil, false, 15 * time.Minute, "failed"},
-		{"receive max-1", body("o-1", "fail"), 4, nil, nil, false, 45 * time.Minute, "failed"},
-		{"last receive: the queue's timeout", body("o-1", "fail"), 5, nil, nil, false, 0, "failed"},
-		{"bad input untouched", `{"amount":5}`, 1, nil, nil, false, 0, "bad_input"},
-		{"the change fails: still failed", body("o-1", "fail"), 1, nil, nil, true, 0, "failed"},
-		{"RetryAfter honoured", body("o-1", ""), 1, throttled(90 * time.Second), nil, false, 90 * time.Second, "failed"},
-		{"RetryAfter rounded up", body("o-1", ""), 1, throttled(1500 * time.Millisecond), nil, false, 2 * time.Second, "failed"},
-		{"RetryAfter capped", body("o-1", ""), 1, throttled(5 * time.Hour), nil, false, time.Hour, "failed"},
-		{"RetryAfter of zero: the schedule", body("o-1", ""), 1, throttled(0), nil, false, 7*time.Minute + 30*time.Second, "failed"},
-		{"backoff off", body("o-1", "fail"), 1, nil, func(c *sqsbatch.Config) { c.BackoffBase = -1 }, false, 0, "failed"},
-		{"maxReceiveCount unknown", body("o-1", "fail"), 1, nil, func(c *sqsbatch.Config) { c.MaxReceiveCount = 0 }, false, 0, "failed"},
+		{"effect error, first receive", body("o-1", "fail"), 1, nil, nil, false, 7*time.Minute + 30*time.Second, "failed", false},
+		{"effect error, third receive", body("o-1", "fail"), 3, nil, nil, false, 30 * time.Minute, "failed", false},
+		{"panic", body("o-1", "panic"), 2, nil, nil, false, 15 * time.Minute, "failed", false},
+		{"receive max-1", body("o-1", "fail"), 4, nil, nil, false, 45 * time.Minute, "failed", false},
+		{"last receive: the queue's timeout", body("o-1", "fail"), 5, nil, nil, false, 0, "failed", false},
+		{"bad input untouched", `{"amount":5}`, 1, nil, nil, false, 0, "bad_input", false},
+		{"expired untouched", body("o-1", "fail"), 1, nil, nil, false, 0, "expired", true},
+		{"the change fails: still failed", body("o-1", "fail"), 1, nil, nil, true, 0, "failed", false},
+		{"RetryAfter honoured", body("o-1", ""), 1, throttled(90 * time.Second), nil, false, 90 * time.Second, "failed", false},
+		{"RetryAfter rounded up", body("o-1", ""), 1, throttled(1500 * time.Millisecond), nil, false, 2 * time.Second, "failed", false},
+		{"RetryAfter capped", body("o-1", ""), 1, throttled(5 * time.Hour), nil, false, time.Hour, "failed", false},
+		{"RetryAfter of zero: the schedule", body("o-1", ""), 1, throttled(0), nil, false, 7*time.Minute + 30*time.Second, "failed", false},
+		{"backoff off", body("o-1", "fail"), 1, nil, func(c *sqsbatch.Config) { c.BackoffBase = -1 }, false, 0, "failed", false},
+		{"maxReceiveCount unknown", body("o-1", "fail"), 1, nil, func(c *sqsbatch.Config) { c.MaxReceiveCount = 0 }, false, 0, "failed", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f, ch, h := backoffFixture(t, c.fn, c.mod)
 			ch.fail = c.fail
 			m := receivedBody(c.body, c.count, "")
+			if c.old {
+				m.Attributes["SentTimestamp"] = strconv.FormatInt(time.Now().Add(-48*time.Hour).UnixMilli(), 10)
+			}
 			resp, err := h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{m}})
 			if err != nil || !failedIDs(resp)[m.MessageId] {
 				t.Fatalf("Handle: %v, %+v; want the record reported failed", err, resp)
@@ -170,4 +176,30 @@ func ExampleRetryAfter() {
 	_, err := charge(context.Background(), struct{ OrderID string }{"o-1"}, idempotency.Reservation{})
 	fmt.Println(err)
 	// Output: provider: 429 Too Many Requests (retry after 30s)
+}
+
+// TestFailedObjectsBackOff: an S3 notification is one message: it backs off
+// when one of its records failed, and is left alone when all succeeded.
+func TestFailedObjectsBackOff(t *testing.T) {
+	f := newFixture(t)
+	ch := &changes{}
+	cfg := f.config(sqsbatch.S3)
+	cfg.Visibility, cfg.MaxReceiveCount, cfg.Random = ch, 5, func() float64 { return 0 }
+	o := &objects{fail: map[string]bool{"b.csv": true}}
+	h := sqsbatch.NewObjects(f.guard, o.effect, cfg)
+	bad := received("x", 2, "")
+	bad.Body = s3Body(s3Rec{bucket: "in", key: "a.csv", eTag: "e1", sequencer: "01"}, s3Rec{bucket: "in", key: "b.csv", eTag: "e2", sequencer: "02"})
+	good := received("y", 2, "")
+	good.MessageId, good.ReceiptHandle = "m-good", "rh-m-good"
+	good.Body = s3Body(s3Rec{bucket: "in", key: "c.csv", eTag: "e3", sequencer: "03"})
+	resp, err := h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{bad, good}})
+	if err != nil || len(resp.BatchItemFailures) != 1 || resp.BatchItemFailures[0].ItemIdentifier != bad.MessageId {
+		t.Fatalf("Handle: %v, %+v", err, resp)
+	}
+	if d := ch.calls[bad.ReceiptHandle]; d != 10*time.Minute { // receive 2: c = 20m, floor 10m
+		t.Errorf("the notification with a failed record: visibility %v, want 10m", d)
+	}
+	if _, changed := ch.calls[good.ReceiptHandle]; changed {
+		t.Error("the notification whose records all succeeded was changed")
+	}
 }
