@@ -299,6 +299,9 @@ func TestDefaultEnvironmentSetsTheWholeContract(t *testing.T) {
 			contract.ConsumerVar:         *f.consumer.Node().Path(),
 			contract.MetricsNamespaceVar: "IdempotentConsumer",
 			contract.MaxReceiveCountVar:  "5",
+			contract.BackoffBaseVar:      "10m",
+			contract.BackoffCapVar:       "1h",
+			contract.BackoffFIFOCapVar:   "15m",
 		})},
 	})
 }
@@ -537,6 +540,9 @@ func TestCustomPropsReachTheResources(t *testing.T) {
 			contract.ConsumerVar:         *f.consumer.Node().Path(),
 			contract.MetricsNamespaceVar: "Wallets",
 			contract.MaxReceiveCountVar:  "5",
+			contract.BackoffBaseVar:      "2m",
+			contract.BackoffCapVar:       "10m",
+			contract.BackoffFIFOCapVar:   "5m",
 			contract.TxTablesVar:         ref(id(f, f.ledger)), // GrantTransactionalWrites(ledger, consumer) declares it
 			contract.KeySecretVar: map[string]any{"Fn::Join": []any{"", []any{
 				"{{resolve:secretsmanager:", ref(id(f, f.consumer.KeySecret())), ":SecretString:::}}",

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/consumer"
@@ -100,5 +101,32 @@ func TestRuntimeRulesRefuse(t *testing.T) {
 		name:   "max message bytes does not fit an SNS envelope",
 		change: func(p *consumer.IdempotentConsumerProps) { p.MaxMessageBytes = jsii.Number(600000) },
 		want:   []string{"MaxMessageBytes 600000 is more than 520192", "set RawMessageDelivery", "give at most 520192"},
+	}, {
+		name:   "the backoff outlasts the window",
+		change: func(p *consumer.IdempotentConsumerProps) { p.Window = awscdk.Duration_Hours(jsii.Number(2)) },
+		want: []string{"the retry horizon 130m (the longest delays after receives 1 to 4 of MaxReceiveCount 5: BackoffBase 10m, doubled up to BackoffCap 1h) is not shorter than Window 2h less 1s",
+			"give a Window longer than 7801s, or a smaller BackoffCap, BackoffBase or MaxReceiveCount"},
+	}, {
+		name: "a backoff SQS cannot set, all at once",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.BackoffCap = awscdk.Duration_Hours(jsii.Number(13))
+			p.BackoffFIFOCap = awscdk.Duration_Hours(jsii.Number(24))
+		},
+		want: []string{"BackoffCap 13h is longer than 12h, the longest visibility timeout SQS's ChangeMessageVisibility takes; give at most 12h (default 1h)",
+			"BackoffFIFOCap 24h is longer than 12h"},
+	}, {
+		name:   "a cap under the base",
+		change: func(p *consumer.IdempotentConsumerProps) { p.BackoffCap = awscdk.Duration_Minutes(jsii.Number(5)) },
+		want:   []string{"BackoffCap 5m is shorter than BackoffBase 10m; give a cap of at least 10m (default 1h)"},
+	}, {
+		name: "the backoff outlasts the queue's retention",
+		change: func(p *consumer.IdempotentConsumerProps) {
+			p.QueueProps = &awssqs.QueueProps{RetentionPeriod: awscdk.Duration_Hours(jsii.Number(2))}
+			p.Window = awscdk.Duration_Hours(jsii.Number(1))
+			p.BackoffBase, p.BackoffCap = awscdk.Duration_Minutes(jsii.Number(20)), awscdk.Duration_Minutes(jsii.Number(40))
+		},
+		want: []string{"the retry horizon 140m", // 20m + 40m + 40m + 40m, past the hour's window
+			"the queue's retention 2h (QueueProps.RetentionPeriod) is not longer than the retry horizon of the backoff and the last receive's visibility timeout (140m + 3m = 143m",
+			"give the queue a retention longer than 143m"},
 	}})
 }

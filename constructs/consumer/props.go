@@ -357,6 +357,39 @@ type IdempotentConsumerProps struct {
 	// Default: 5; the given Queue's.
 	MaxReceiveCount *float64
 
+	// BackoffBase starts the backoff of failed records: a record whose
+	// effect (or the store) failed comes back after its receive n at
+	// c/2 + jitter·c/2, c = min(BackoffCap, BackoffBase·2^(n−1)), in whole
+	// seconds (capped exponential with equal jitter; the handler calls
+	// ChangeMessageVisibility), instead of after VisibilityTimeout; an effect
+	// error made with sqsbatch.RetryAfter comes back when it says, within
+	// the cap. Bad input, mismatches and expired records go to the
+	// dead-letter queue as before; nothing changes on the last receive.
+	// The retry horizon (the longest delays after receives 1 to
+	// MaxReceiveCount − 1) must be shorter than Window, and, with the
+	// visibility timeout of the last receive, than the queue's retention:
+	// the construct refuses it otherwise. awscdk.Duration_Seconds(0) turns
+	// the backoff off.
+	//
+	// Default: 10 minutes (with BackoffCap 1h and MaxReceiveCount 5: back
+	// after 5–10m, 10–20m, 20–40m and 30–60m, at least 65m in all, so that a
+	// one-hour outage is ridden out before the dead-letter queue; 130m at
+	// most).
+	BackoffBase awscdk.Duration
+
+	// BackoffCap bounds each delay of the backoff: at least BackoffBase, at
+	// most 12 hours (SQS's longest visibility timeout).
+	//
+	// Default: 1 hour.
+	BackoffCap awscdk.Duration
+
+	// BackoffFIFOCap bounds each delay of the backoff on a FIFO queue, where
+	// a message that is not visible holds its whole message group: the
+	// group waits with its failed message.
+	//
+	// Default: 15 minutes.
+	BackoffFIFOCap awscdk.Duration
+
 	// VisibilityTimeout of the queue. It must be at least 6 × Timeout (AWS
 	// guidance for Lambda event sources, which leaves room for retries of a
 	// throttled batch); the construct refuses less. With a given Queue it

@@ -166,6 +166,26 @@ func redriveRetentionProblems(queue retention, maxReceive float64, visibility ti
 		formatDays(queue.d), queue.what, formatNumber(maxReceive), contract.Format(visibility), contract.Format(need), contract.Format(need))}
 }
 
+// backoffRetentionProblems is the rule that a message that fails every
+// receive under the backoff of failed records reaches the dead-letter queue
+// before its retention ends: the retry horizon (the longest delays after
+// receives 1 to MaxReceiveCount − 1, contract.Settings.Backoff) and the
+// visibility timeout of its last receive must be shorter than the queue's
+// retention, or it expires in the queue, lost without an alarm. The
+// horizon against the business window is the contract's rule.
+func backoffRetentionProblems(queue retention, rt contract.Settings, visibility time.Duration) []string {
+	b, capName := rt.Backoff()
+	if !queue.known || b.Base <= 0 || rt.MaxReceiveCount <= 1 || visibility <= 0 {
+		return nil
+	}
+	h := b.Horizon(rt.MaxReceiveCount)
+	if need := h + visibility; queue.d <= need {
+		return []string{fmt.Sprintf("the queue's retention %s (%s) is not longer than the retry horizon of the backoff and the last receive's visibility timeout (%s + %s = %s; the horizon: the longest delays after receives 1 to %d of MaxReceiveCount %d, BackoffBase %s doubled up to %s %s): a message that fails every receive expires in the queue before SQS moves it to the dead-letter queue, lost without an alarm; give the queue a retention longer than %s, or a smaller BackoffCap, BackoffBase or MaxReceiveCount",
+			formatDays(queue.d), queue.what, contract.Format(h), contract.Format(visibility), contract.Format(need), rt.MaxReceiveCount-1, rt.MaxReceiveCount, contract.Format(b.Base), capName, contract.Format(b.Cap), contract.Format(need))}
+	}
+	return nil
+}
+
 // deliveredBodyBytes is the largest SQS body the subscription delivers for
 // a topic that accepts messages of up to topicMax bytes: the message itself
 // with raw delivery, else its SNS envelope, which JSON escaping can double
@@ -413,6 +433,7 @@ func refusals(s *settings) (problems []string, warnings []synthWarning) {
 	queue, dlq := s.queueRetention, s.dlqRetention
 	add(deadLetterRetentionProblems(queue, dlq, s.fifo.queue), nil)
 	add(redriveRetentionProblems(queue, s.maxReceiveCount, s.visibilityTimeout), nil)
+	add(backoffRetentionProblems(queue, s.runtime, s.visibilityTimeout), nil)
 	add(nil, windowRetentionWarnings(s.runtime.Window, s.windowIsDefault, queue))
 
 	need := deliveredBodyBytes(deliveredTopicMax(s), s.runtime.Delivery != sqsbatch.Envelope)

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 )
 
 const day = 24 * time.Hour
@@ -88,6 +90,37 @@ func TestRetentionMustOutlastEveryReceive(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			wantProblem(t, redriveRetentionProblems(tc.queue, tc.maxReceive, tc.visibility), tc.want)
+		})
+	}
+}
+
+// TestRetentionMustOutlastTheBackoff: a message that fails every receive
+// under the backoff reaches the dead-letter queue before its retention ends.
+func TestRetentionMustOutlastTheBackoff(t *testing.T) {
+	rt := func(base, cap time.Duration, maxReceive int, fifo bool) contract.Settings {
+		s := contract.Defaults(30 * time.Second)
+		s.BackoffBase, s.BackoffCap, s.MaxReceiveCount, s.FIFO = base, cap, maxReceive, fifo
+		return s
+	}
+	for _, tc := range []struct {
+		name       string
+		queue      retention
+		rt         contract.Settings
+		visibility time.Duration
+		want       []string
+	}{
+		{"defaults against 2h", known("QueueProps.RetentionPeriod", 2*time.Hour), rt(10*time.Minute, time.Hour, 5, false), 3 * time.Minute,
+			[]string{"the queue's retention 2h (QueueProps.RetentionPeriod) is not longer than the retry horizon of the backoff and the last receive's visibility timeout (130m + 3m = 133m; the horizon: the longest delays after receives 1 to 4 of MaxReceiveCount 5, BackoffBase 10m doubled up to BackoffCap 1h)",
+				"lost without an alarm; give the queue a retention longer than 133m, or a smaller BackoffCap, BackoffBase or MaxReceiveCount"}},
+		{"defaults against SQS's 4 days", known("q", 4*day), rt(10*time.Minute, time.Hour, 5, false), 3 * time.Minute, nil},
+		{"FIFO cap", known("q", 58*time.Minute), rt(10*time.Minute, time.Hour, 5, true), 3 * time.Minute,
+			[]string{"(55m + 3m = 58m", "BackoffFIFOCap 15m"}},
+		{"FIFO cap fits", known("q", 2*time.Hour), rt(10*time.Minute, time.Hour, 5, true), 3 * time.Minute, nil},
+		{"backoff off", known("q", time.Hour), rt(0, time.Hour, 5, false), 3 * time.Minute, nil},
+		{"retention unknown", retention{what: "q"}, rt(10*time.Minute, time.Hour, 5, false), 3 * time.Minute, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			wantProblem(t, backoffRetentionProblems(tc.queue, tc.rt, tc.visibility), tc.want)
 		})
 	}
 }

@@ -108,9 +108,11 @@ func TestRefusedSettingsThatLoseMessages(t *testing.T) {
 		name: "QueueProps.RetentionPeriod shorter than MaxReceiveCount × visibility",
 		bad: func(s awscdk.Stack, p *consumer.IdempotentConsumerProps) {
 			p.QueueProps = &awssqs.QueueProps{RetentionPeriod: minutes(10)}
+			p.BackoffBase = minutes(0) // the rule without the backoff (its own: TestRuntimeRulesRefuse)
 		},
 		good: func(s awscdk.Stack, p *consumer.IdempotentConsumerProps) {
 			p.QueueProps = &awssqs.QueueProps{RetentionPeriod: minutes(16)}
+			p.BackoffBase = minutes(0)
 		},
 		want: []string{"the queue's retention 10m (QueueProps.RetentionPeriod) is not longer than MaxReceiveCount × the visibility timeout (5 × 3m = 15m)", "give the queue a retention longer than 15m"},
 	}, {
@@ -226,7 +228,10 @@ func TestWarningsWhereTheValueCannotBeRead(t *testing.T) {
 			consumer.NewIdempotentConsumer(stack, jsii.String(id), p)
 		}
 		add("Defaults", nil)
-		add("ShortWindow", func(p *consumer.IdempotentConsumerProps) { p.Window = awscdk.Duration_Hours(jsii.Number(1)) })
+		add("ShortWindow", func(p *consumer.IdempotentConsumerProps) {
+			// A backoff whose horizon (2m + 4m + 8m + 10m) fits the hour.
+			p.Window, p.BackoffBase, p.BackoffCap = awscdk.Duration_Hours(jsii.Number(1)), awscdk.Duration_Minutes(jsii.Number(2)), awscdk.Duration_Minutes(jsii.Number(10))
+		})
 		add("LongWindow", func(p *consumer.IdempotentConsumerProps) { p.Window = days(4) })
 		add("ImportedLayer", func(p *consumer.IdempotentConsumerProps) {
 			p.Layers = &[]awslambda.ILayerVersion{awslambda.LayerVersion_FromLayerVersionArn(stack, jsii.String("Otel"), jsii.String("arn:aws:lambda:eu-west-1:901920570463:layer:aws-otel-collector-amd64-ver-0-102-1:1"))}

@@ -210,7 +210,8 @@ const minFinishBudget = 300 * time.Millisecond
 // in whole seconds, as seconds does; Window and LeaseMax at least a second,
 // the lease within the timeout; a webhook's Window at least its provider's
 // redelivery period, which the rule reads unscaled (webhook.RetryPeriod);
-// the finishing budget at least minFinishBudget.
+// the finishing budget at least minFinishBudget; the backoff's base and
+// caps in whole seconds.
 func (d *deployment) scaleContract(env map[string]string) error {
 	s, err := contract.Decode(func(k string) string { return env[k] }, "")
 	if err != nil {
@@ -229,6 +230,13 @@ func (d *deployment) scaleContract(env map[string]string) error {
 	// machine is busy.
 	s.FinishBudget = max(d.scaled(s.FinishBudget), minFinishBudget)
 	s.MinRemaining = max(d.scaled(s.MinRemaining), s.FinishBudget+minFinishBudget/3)
+	// The backoff of failed records, whole seconds as SQS takes them (a
+	// base of 0 stays off).
+	if s.BackoffBase > 0 {
+		s.BackoffBase = max(d.scaled(s.BackoffBase), time.Second).Truncate(time.Second)
+	}
+	s.BackoffCap = max(d.scaled(s.BackoffCap), s.BackoffBase, time.Second).Truncate(time.Second)
+	s.BackoffFIFOCap = max(d.scaled(s.BackoffFIFOCap), time.Second).Truncate(time.Second)
 	if err := s.Validate(); err != nil {
 		return fmt.Errorf("the runtime contract scaled by %v: %w", d.scale, err)
 	}

@@ -410,6 +410,9 @@ func (sc *startedCase) sameAsDefault() []string {
 		{"Delivery", s.Delivery == sqsbatch.Envelope},
 		{"MetricsNamespace", s.MetricsNamespace == sqsbatch.DefaultMetricsNamespace},
 		{"FIFO", !s.FIFO},
+		{"BackoffBase", s.BackoffBase == sqsbatch.DefaultBackoffBase},
+		{"BackoffCap", s.BackoffCap == sqsbatch.DefaultBackoffCap},
+		{"BackoffFIFOCap", s.BackoffFIFOCap == sqsbatch.DefaultBackoffFIFOCap},
 	}
 	var same []string
 	// Table and Consumer name the table and the construct; the generator
@@ -480,8 +483,29 @@ func drawProps(rng *rand.Rand, every bool) *consumercdk.IdempotentConsumerProps 
 		lease = lo + time.Duration(rng.IntN(int((timeout-s-lo)/s)+1))*s
 		p.LeaseMax = cdkDuration(lease)
 	}
+	window := idempotency.DefaultWindow
 	if given() {
-		p.Window = cdkDuration(pick(rng, atLeast(lease, lease, 90*s, 10*time.Minute, time.Hour, 7*24*time.Hour)...))
+		window = pick(rng, atLeast(lease, lease, 90*s, 10*time.Minute, time.Hour, 7*24*time.Hour)...)
+		p.Window = cdkDuration(window)
+	}
+	// A backoff whose retry horizon (MaxReceiveCount 5; the FIFO cap for
+	// the FIFO case) is shorter than the window, or none (a base of 0):
+	// drawn when given, and whenever the defaults' would not fit.
+	type backoff struct{ base, cap, fifo time.Duration }
+	fits := func(b backoff) bool {
+		c := b.cap
+		if every {
+			c = min(c, b.fifo)
+		}
+		return sqsbatch.Backoff{Base: b.base, Cap: c}.Horizon(contract.DefaultMaxReceiveCount) < window-sqsbatch.ClockSkewMargin
+	}
+	if given() || !fits(backoff{sqsbatch.DefaultBackoffBase, sqsbatch.DefaultBackoffCap, sqsbatch.DefaultBackoffFIFOCap}) {
+		b := backoff{0, s, s} // off
+		if fit := slices.DeleteFunc([]backoff{{s, 10 * s, 5 * s}, {30 * s, 5 * time.Minute, 2 * time.Minute}, {2 * time.Minute, 10 * time.Minute, 5 * time.Minute}, {5 * time.Minute, 12 * time.Hour, time.Hour}},
+			func(b backoff) bool { return !fits(b) }); len(fit) > 0 && (every || rng.IntN(4) > 0) {
+			b = pick(rng, fit...)
+		}
+		p.BackoffBase, p.BackoffCap, p.BackoffFIFOCap = cdkDuration(b.base), cdkDuration(b.cap), cdkDuration(b.fifo)
 	}
 	if given() {
 		p.TTLAfterWindow = cdkDuration(pick(rng, s, time.Minute, 6*time.Hour, 72*time.Hour))

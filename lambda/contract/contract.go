@@ -71,6 +71,9 @@ const (
 	DeliveryVar         = "MESSAGE_DELIVERY"
 	FIFOVar             = "QUEUE_FIFO"
 	MaxReceiveCountVar  = "QUEUE_MAX_RECEIVE_COUNT"
+	BackoffBaseVar      = "BATCH_BACKOFF_BASE"
+	BackoffCapVar       = "BATCH_BACKOFF_CAP"
+	BackoffFIFOCapVar   = "BATCH_BACKOFF_FIFO_CAP"
 	ConsumerVar         = "CONSUMER_NAME"
 	MetricsNamespaceVar = "METRICS_NAMESPACE"
 )
@@ -185,6 +188,19 @@ type Settings struct {
 	// (see sqsbatch.Config.MaxReceiveCount): from 1 to 1,000, or 0 when it
 	// is unknown (a queue the construct imports without MaxReceiveCount).
 	MaxReceiveCount int
+	// BackoffBase starts the backoff of a queue's failed records
+	// (sqsbatch.Backoff: capped exponential with equal jitter, from the
+	// message's receive count): 0 turns it off (a failed record comes back
+	// after the queue's visibility timeout), else at least 1s. The retry
+	// horizon (Backoff.Horizon of MaxReceiveCount) must be shorter than
+	// Window.
+	BackoffBase time.Duration
+	// BackoffCap bounds each delay of the backoff: at least BackoffBase, at
+	// most sqsbatch.MaxBackoff (12h, SQS's longest visibility timeout).
+	BackoffCap time.Duration
+	// BackoffFIFOCap bounds each delay on a FIFO queue, where a failed
+	// message holds its group: 1s to sqsbatch.MaxBackoff.
+	BackoffFIFOCap time.Duration
 	// Consumer names the consumer in logs and metrics. Required.
 	Consumer string
 	// MetricsNamespace is the CloudWatch namespace of the metrics: 1 to
@@ -299,7 +315,20 @@ func (s Settings) BatchConfig() sqsbatch.Config {
 		Delivery:         s.Delivery,
 		FIFO:             s.FIFO,
 		MaxReceiveCount:  s.MaxReceiveCount,
+		BackoffBase:      backoffBase(s.BackoffBase),
+		BackoffCap:       s.BackoffCap,
+		BackoffFIFOCap:   s.BackoffFIFOCap,
 		Consumer:         s.Consumer,
 		MetricsNamespace: s.MetricsNamespace,
 	}
+}
+
+// backoffBase is sqsbatch.Config.BackoffBase for the setting: the
+// setting's zero (off) is the adapter's negative, whose zero is its
+// default.
+func backoffBase(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
 }

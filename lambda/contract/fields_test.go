@@ -128,6 +128,7 @@ var (
 	batchFrom = map[string]string{
 		"Concurrency": "BatchConcurrency", "MinRemaining": "MinRemaining", "MaxMessageBytes": "MaxMessageBytes", "Delivery": "Delivery",
 		"FIFO": "FIFO", "MaxReceiveCount": "MaxReceiveCount", "Consumer": "Consumer", "MetricsNamespace": "MetricsNamespace",
+		"BackoffBase": "BackoffBase", "BackoffCap": "BackoffCap", "BackoffFIFOCap": "BackoffFIFOCap",
 	}
 )
 
@@ -165,7 +166,7 @@ func TestMappingIsFieldByField(t *testing.T) {
 		sourceSets  []string
 	}{
 		{s.GuardConfig(), guardFrom, []string{"ExpiryRetries", "Now"}, []string{"MaxResultBytes"}},
-		{s.BatchConfig(), batchFrom, []string{"Logger", "Metrics", "MetricsLevel", "Visibility", "InProgressWait"}, nil},
+		{s.BatchConfig(), batchFrom, []string{"Logger", "Metrics", "MetricsLevel", "Visibility", "InProgressWait", "Random"}, nil},
 	} {
 		cv := reflect.ValueOf(tc.config)
 		for i := range cv.NumField() {

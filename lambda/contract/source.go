@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/streambatch"
 )
 
@@ -66,7 +67,7 @@ const (
 // them out of a stream consumer's environment, and their rules (the message
 // size for an SNS envelope, the redrive count) do not judge a stream
 // consumer's settings.
-var queueOnly = []string{MaxMessageBytesVar, DeliveryVar, FIFOVar, MaxReceiveCountVar}
+var queueOnly = []string{MaxMessageBytesVar, DeliveryVar, FIFOVar, MaxReceiveCountVar, BackoffBaseVar, BackoffCapVar, BackoffFIFOCapVar}
 
 // quietDefault marks an entry that Encode writes only when it is not the
 // default, so that the templates of consumers that do not use it (every
@@ -115,7 +116,7 @@ func (s Settings) StreamConfig() streambatch.Config {
 func (s Settings) adapterProblems() []string {
 	switch s.Source {
 	case SourceQueue:
-		return s.BatchConfig().Problems(s.FinishBudget)
+		return append(s.BatchConfig().Problems(s.FinishBudget), s.backoffProblems()...)
 	case SourceKinesis, SourceDynamoDBStreams:
 		out := s.StreamConfig().Problems(s.FinishBudget, s.Source == SourceDynamoDBStreams)
 		switch s.StreamImages {
@@ -164,4 +165,37 @@ func EntryPoint(s Source) string {
 		return "handler.StartHTTP"
 	}
 	return "the entry point of source " + string(s)
+}
+
+// backoffProblems are the contract's rules of the backoff of failed records
+// (the adapter's own bounds are sqsbatch.Config.Problems'): a base that is
+// not negative, and a retry horizon shorter than the business window, past
+// which the age rule dead-letters the record as expired without running it.
+// The horizon against the queue's retention is the construct's rule (it
+// knows the retention and the visibility timeout).
+func (s Settings) backoffProblems() []string {
+	if s.BackoffBase < 0 {
+		return []string{fmt.Sprintf("BackoffBase %s is negative; give 0 to turn the backoff off, or at least 1s (default %s)", Format(s.BackoffBase), Format(sqsbatch.DefaultBackoffBase))}
+	}
+	b, capName := s.Backoff()
+	if b.Base <= 0 || s.MaxReceiveCount <= 1 {
+		return nil
+	}
+	h := b.Horizon(s.MaxReceiveCount)
+	if limit := s.Window - sqsbatch.ClockSkewMargin; h >= limit {
+		return []string{fmt.Sprintf("the retry horizon %s (the longest delays after receives 1 to %d of MaxReceiveCount %d: BackoffBase %s, doubled up to %s %s) is not shorter than Window %s less %s: a record that keeps failing would be judged expired on its later receives and dead-lettered without running; give a Window longer than %s, or a smaller BackoffCap, BackoffBase or MaxReceiveCount",
+			Format(h), s.MaxReceiveCount-1, s.MaxReceiveCount, Format(b.Base), capName, Format(b.Cap), Format(s.Window), Format(sqsbatch.ClockSkewMargin), Format(h+sqsbatch.ClockSkewMargin))}
+	}
+	return nil
+}
+
+// Backoff is the schedule of s's failed records (its base is 0 when off),
+// and the name of the cap it takes: BackoffFIFOCap on a FIFO queue, when
+// shorter, else BackoffCap.
+func (s Settings) Backoff() (b sqsbatch.Backoff, capName string) {
+	b, capName = sqsbatch.Backoff{Base: s.BackoffBase, Cap: s.BackoffCap}, "BackoffCap"
+	if s.FIFO && s.BackoffFIFOCap < b.Cap {
+		b.Cap, capName = s.BackoffFIFOCap, "BackoffFIFOCap"
+	}
+	return b, capName
 }

@@ -44,6 +44,7 @@ func settings() contract.Settings {
 	s.Table, s.Namespace, s.Consumer = "idempotency", "charge", "ChargeOrder"
 	s.Delivery = sqsbatch.Raw
 	s.Window = time.Hour
+	s.BackoffBase, s.BackoffCap = 2*time.Minute, 10*time.Minute // a retry horizon (24m) within the hour
 	return s
 }
 

@@ -57,6 +57,7 @@ func (c Config) Problems(finishBudget time.Duration) []string {
 	if c.Consumer == "" {
 		bad("Consumer is empty; it names the consumer in logs and metrics")
 	}
+	out = append(out, c.backoffProblems()...)
 	out = append(out, metricsNamespaceProblems(c.MetricsNamespace)...)
 	return out
 }
@@ -81,4 +82,36 @@ func metricsNamespaceProblems(ns string) []string {
 		return nil
 	}
 	return []string{problem}
+}
+
+// backoffProblems are the bounds of the backoff of failed records: delays
+// of whole seconds that ChangeMessageVisibility takes (at most MaxBackoff,
+// SQS's 12 hours), a cap no shorter than the base. A BackoffBase of zero or
+// less turns it off, and nothing else is judged.
+func (c Config) backoffProblems() []string {
+	if c.BackoffBase <= 0 {
+		return nil
+	}
+	var out []string
+	bad := func(f string, args ...any) { out = append(out, fmt.Sprintf(f, args...)) }
+	d := format.Duration
+	if c.BackoffBase < time.Second {
+		bad("BackoffBase %s is shorter than 1s, the least visibility timeout SQS sets in whole seconds; give at least 1s (default %s), or 0 to turn the backoff off", d(c.BackoffBase), d(DefaultBackoffBase))
+	}
+	if c.BackoffCap < c.BackoffBase {
+		bad("BackoffCap %s is shorter than BackoffBase %s; give a cap of at least %s (default %s)", d(c.BackoffCap), d(c.BackoffBase), d(c.BackoffBase), d(DefaultBackoffCap))
+	}
+	for _, v := range []struct {
+		name string
+		d    time.Duration
+		def  time.Duration
+	}{{"BackoffCap", c.BackoffCap, DefaultBackoffCap}, {"BackoffFIFOCap", c.BackoffFIFOCap, DefaultBackoffFIFOCap}} {
+		switch {
+		case v.d > MaxBackoff:
+			bad("%s %s is longer than %s, the longest visibility timeout SQS's ChangeMessageVisibility takes; give at most %s (default %s)", v.name, d(v.d), d(MaxBackoff), d(MaxBackoff), d(v.def))
+		case v.d < time.Second:
+			bad("%s %s is shorter than 1s; give a whole number of seconds from 1s to %s (default %s)", v.name, d(v.d), d(MaxBackoff), d(v.def))
+		}
+	}
+	return out
 }

@@ -131,6 +131,28 @@ type Config struct {
 	// when that leaves MinRemaining before the deadline; negative: never.
 	// Default: DefaultInProgressWait.
 	InProgressWait time.Duration
+	// BackoffBase starts the backoff of failed records (Backoff): a record
+	// reported failed (its effect failed, or the store did; not bad input,
+	// a mismatch, an expired or an in-progress record, which keep their own
+	// rules) has its message's visibility set from its
+	// ApproximateReceiveCount, through Visibility, instead of coming back
+	// after the queue's visibility timeout; an effect's RetryAfter sets it
+	// instead, within the cap. Nothing changes on the last receive
+	// (MaxReceiveCount) or when MaxReceiveCount is unknown. Negative: no
+	// backoff. Default: DefaultBackoffBase.
+	BackoffBase time.Duration
+	// BackoffCap bounds each delay: at least BackoffBase, at most
+	// MaxBackoff. Default: DefaultBackoffCap.
+	BackoffCap time.Duration
+	// BackoffFIFOCap bounds each delay on a FIFO queue, where a failed
+	// message holds its whole message group until it is visible again (the
+	// later records of its group in the batch wait with it): at most
+	// MaxBackoff. Default: DefaultBackoffFIFOCap.
+	BackoffFIFOCap time.Duration
+	// Random draws the jitter, uniform in [0, 1); it is called from the
+	// batch's goroutines at once. Default: math/rand/v2's
+	// Float64.
+	Random func() float64
 }
 
 // DefaultMinRemaining is the default Config.MinRemaining for a guard's
@@ -167,6 +189,18 @@ func (c Config) withDefaults(guard *idempotency.Guard) Config {
 	}
 	if c.MetricsLevel == "" {
 		c.MetricsLevel = slog.LevelInfo.String()
+	}
+	if c.BackoffBase == 0 {
+		c.BackoffBase = DefaultBackoffBase
+	}
+	if c.BackoffCap <= 0 {
+		c.BackoffCap = max(DefaultBackoffCap, c.BackoffBase)
+	}
+	if c.BackoffFIFOCap <= 0 {
+		c.BackoffFIFOCap = DefaultBackoffFIFOCap
+	}
+	if c.Random == nil {
+		c.Random = defaultRandom
 	}
 	return c
 }
@@ -490,8 +524,8 @@ type batch[T any] struct {
 	mu      sync.Mutex
 	flights flight.Set // by namespaced key
 	// groupBack is when each FIFO group whose record was found in progress
-	// comes back (visibility.go).
-	groupBack map[string]time.Time
+	// (visibility.go), or failed and was delayed (backoff.go), comes back.
+	groupBack map[string]groupWait
 }
 
 // next runs the next record of a group, unless an earlier record of the
@@ -506,6 +540,9 @@ func (b *batch[T]) next(ctx context.Context, rec *events.SQSMessage, failed *boo
 	}
 	r := b.one(ctx, rec)
 	*failed = !r.outcome.Succeeded()
+	if r.outcome == Failed {
+		b.backoff(ctx, rec, &r) // back on the schedule, not at the queue's timeout (backoff.go)
+	}
 	return r
 }
 

@@ -26,7 +26,8 @@ const (
 	// DLQ takes it.
 	BadInput
 	// Failed: the effect failed or panicked (the reservation was released),
-	// or the store failed. Retried, then the DLQ.
+	// or the store failed. Retried on the backoff (Backoff, RetryAfter),
+	// then the DLQ.
 	Failed
 	// LeaseLost: the effect ran but its lease had ended and another worker
 	// took the fact over; the stale worker changed nothing in the store.

@@ -78,33 +78,46 @@ func (b *batch[T]) inProgress(ctx context.Context, rec *events.SQSMessage, fact 
 		}
 	}
 	if d, ok := b.showAt(ctx, rec, back); ok {
-		b.noteGroup(rec, back)
+		b.noteGroup(rec, back, false)
 		err = fmt.Errorf("%w; visible again in %s, after the lease ends (ChangeMessageVisibility)", err, d)
 	}
 	return idempotency.Result{}, err
 }
 
 // follow sets the visibility of a FIFO record not started behind a record
-// of its group found in progress to that record's: the group comes back
-// together, in order.
+// of its group found in progress, or failed and delayed by its backoff, to
+// that record's: the group comes back together, in order.
 func (b *batch[T]) follow(ctx context.Context, rec *events.SQSMessage, r *report) {
 	gid, ok := rec.Attributes["MessageGroupId"]
 	if !ok {
 		return
 	}
 	b.mu.Lock()
-	back, held := b.groupBack[gid]
+	w, held := b.groupBack[gid]
 	b.mu.Unlock()
 	if !held {
 		return
 	}
-	if d, ok := b.showAt(ctx, rec, back); ok {
+	if w.backoff {
+		if d, ok := b.delay(ctx, rec, roundUp(max(time.Until(w.at), 0))); ok {
+			r.err = fmt.Errorf("%w; visible again in %s with the earlier message of its group, which failed (ChangeMessageVisibility)", r.err, d)
+		}
+		return
+	}
+	if d, ok := b.showAt(ctx, rec, w.at); ok {
 		r.err = fmt.Errorf("%w; visible again in %s with the earlier message of its group (ChangeMessageVisibility)", r.err, d)
 	}
 }
 
+// groupWait is when a FIFO group comes back, and why: a record in progress
+// (its lease), or one that failed (its backoff).
+type groupWait struct {
+	at      time.Time
+	backoff bool
+}
+
 // noteGroup records when the group of rec comes back.
-func (b *batch[T]) noteGroup(rec *events.SQSMessage, back time.Time) {
+func (b *batch[T]) noteGroup(rec *events.SQSMessage, back time.Time, backoff bool) {
 	gid, ok := rec.Attributes["MessageGroupId"]
 	if !ok {
 		return
@@ -112,9 +125,9 @@ func (b *batch[T]) noteGroup(rec *events.SQSMessage, back time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.groupBack == nil {
-		b.groupBack = map[string]time.Time{}
+		b.groupBack = map[string]groupWait{}
 	}
-	b.groupBack[gid] = back
+	b.groupBack[gid] = groupWait{back, backoff}
 }
 
 // showAt makes rec's message visible again at back (seconds, rounded up),
