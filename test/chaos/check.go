@@ -92,6 +92,9 @@ type Summary struct {
 	DoubleEffects, Lost, Stuck, Violations int
 	// Problems describes the first violations.
 	Problems []string
+	// Outage is what the outage mode measured (Config.Outage); nil
+	// without an outage.
+	Outage *OutageSummary
 
 	Virtual time.Duration // virtual time the run took
 	Wall    time.Duration // real time (not part of the run's determinism)
@@ -343,6 +346,15 @@ func (s *sim) checkFact(c *consumer, f *fact, applied []application) {
 		}
 		return
 	}
+	if len(applied) == 0 && s.stats.Outage != nil && outageDeadLettered(msgs) {
+		// Every message of the fact failed its receives in the outage
+		// and is in the DLQ, counted: a redrive charges it.
+		s.stats.Outage.DeadLetteredFacts++
+		if had {
+			s.stats.ExpiredReservations++
+		}
+		return
+	}
 	if len(applied) == 0 {
 		s.stats.Lost++
 		s.problemOnly("%s: lost: %s was never applied; its record is %s; its messages: %s", c.name, f.id, describe(rec, had), messageStates(msgs))
@@ -376,6 +388,12 @@ func (s *sim) checkFact(c *consumer, f *fact, applied []application) {
 	case had && rec.Status == idempotency.StatusInProgress:
 		s.stats.Stuck++
 		s.problemOnly("%s: stuck: %s applied but its record is IN_PROGRESS", c.name, f.id)
+	case !had && s.stats.Outage != nil && outageDeadLettered(msgs) && chargedUnseen(msgs):
+		// The provider made the charge and answered with an error (a
+		// timeout), the record was released, and every later receive
+		// failed in the outage: the messages are in the DLQ, and a
+		// redrive is answered from the provider's idempotency key.
+		s.stats.Outage.ChargedThenDeadLettered++
 	case !had || rec.PayloadHash != f.hash[v] || rec.Result != want:
 		s.problem("%s: %s applied (variant %d, %s) but its record is %s, result %q", c.name, f.id, v, want, describe(rec, had), rec.Result)
 	}
@@ -388,7 +406,7 @@ func (s *sim) checkFact(c *consumer, f *fact, applied []application) {
 			// (checkOutcome); the fact was applied through another
 			// message.
 			s.stats.DLQValid++
-		case m.state == deadLettered && m.reasons["mismatch"] == "" && m.reasons["expired"] == "" && !m.keyReused:
+		case m.state == deadLettered && m.reasons["mismatch"] == "" && m.reasons["expired"] == "" && !m.keyReused && !m.outageFailed:
 			s.problem("%s: conflicting message %s dead-lettered with outcome %q (%s), want a payload mismatch", c.name, m.id, m.lastOutcome, m.lastReason)
 		}
 	}
@@ -405,6 +423,30 @@ func expiredAll(msgs []*message) bool {
 		expired = expired || m.reasons["expired"] != ""
 	}
 	return expired
+}
+
+// outageDeadLettered reports whether every message is in the DLQ and at
+// least one of them failed in the outage.
+func outageDeadLettered(msgs []*message) bool {
+	outage := false
+	for _, m := range msgs {
+		if m.state != deadLettered {
+			return false
+		}
+		outage = outage || m.outageFailed
+	}
+	return outage
+}
+
+// chargedUnseen reports whether a delivery of one of msgs failed after the
+// provider made its charge.
+func chargedUnseen(msgs []*message) bool {
+	for _, m := range msgs {
+		if m.chargedUnseen {
+			return true
+		}
+	}
+	return false
 }
 
 // problemOnly records the description of a problem counted elsewhere.

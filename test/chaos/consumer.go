@@ -171,6 +171,16 @@ func (s *sim) newConsumer(name string, tx bool, window, lease time.Duration, inn
 		Logger:          slog.New(capture{}),
 		Metrics:         io.Discard,
 	}
+	if s.cfg.Outage > 0 {
+		// The adapter drives the simulated queue's visibilities, its
+		// jitter drawn from the run's generator.
+		cfg.MaxReceiveCount = s.maxReceives
+		cfg.Visibility = sqsVisibility{s}
+		cfg.Random = s.rng.Float64
+		if s.cfg.FixedVisibility {
+			cfg.BackoffBase = -1
+		}
+	}
 	c.guard = g
 	if tx {
 		c.handler = sqsbatch.NewTx(g, orderKey, c.wallet.credit, cfg)
@@ -210,7 +220,7 @@ func (w *worker) run(t *task) {
 			// or, while the producer runs, for a new one.
 			wait := time.Hour
 			if !s.producerDone {
-				wait = 200 * time.Millisecond
+				wait = s.poll
 			}
 			next, ok := q.nextVisible()
 			switch {
@@ -282,6 +292,8 @@ func (w *worker) invoke(msgs []*message) {
 			m.reasons[l.outcome] = l.reason
 		}
 		m.keyReused = m.keyReused || strings.Contains(l.reason, errKeyReused.Error())
+		m.outageFailed = m.outageFailed || strings.Contains(l.reason, outageMarker)
+		m.chargedUnseen = m.chargedUnseen || strings.Contains(l.reason, "(the charge was made)") || strings.Contains(l.reason, "made, then")
 		if strings.Contains(l.reason, idempotency.ErrTxInvalid.Error()) {
 			m.txInvalid = true
 			if err != nil {
@@ -518,6 +530,13 @@ func (s *sim) charge(ctx context.Context, o order, r idempotency.Reservation) (s
 		// A context-aware client refuses to start the call.
 		s.stats.EffectsPastDeadline++
 		return "", fmt.Errorf("payment provider call not made: %w (the effect's context ended)", context.DeadlineExceeded)
+	}
+	if err := s.providerAttempt(); err != nil {
+		d, _ := s.latency(0, "")
+		if dead := s.wait(inv, d); dead != nil {
+			return "", dead
+		}
+		return "", err
 	}
 	key := r.Key
 	if s.cfg.Sabotage == "token-as-key" {

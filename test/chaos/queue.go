@@ -122,6 +122,8 @@ type message struct {
 	reasons                 map[string]string
 	keyReused               bool // a delivery failed because the provider refused the reused key
 	txInvalid               bool // a delivery failed because the store refused its writes as invalid
+	outageFailed            bool // a delivery failed because of the downstream outage (Config.Outage)
+	chargedUnseen           bool // a delivery failed after the provider made the charge (an ambiguous answer)
 }
 
 // queue is a standard SQS queue with a redrive policy: receives return a
@@ -196,7 +198,7 @@ func (s *sim) receive(q *queue, max int) []*message {
 		m := visible[j]
 		visible[j] = visible[len(visible)-1]
 		visible = visible[:len(visible)-1]
-		if m.receives >= maxReceiveCount {
+		if m.receives >= s.maxReceives {
 			s.deadLetter(m)
 			continue
 		}
@@ -206,6 +208,9 @@ func (s *sim) receive(q *queue, max int) []*message {
 		m.receives++
 		s.receipts++
 		m.receipt = fmt.Sprintf("rcpt-%d", s.receipts)
+		if s.cfg.Outage > 0 {
+			s.byReceipt[m.receipt] = m
+		}
 		m.visibleAt = now.Add(visibilityTimeout)
 		batch = append(batch, m)
 	}
@@ -227,6 +232,7 @@ func (s *sim) deadLetter(m *message) {
 	m.q.live--
 	m.q.dlq = append(m.q.dlq, m)
 	s.stats.DLQ[m.q.name+"/"+dlqClass(m)]++
+	s.left(m.q)
 }
 
 // dlqClass names why a message is in the DLQ, for the summary.
@@ -253,6 +259,7 @@ func (s *sim) delete(m *message, receipt string) bool {
 	}
 	m.state = deleted
 	m.q.live--
+	s.left(m.q)
 	return true
 }
 
@@ -352,7 +359,7 @@ func (s *sim) produce(t *task) {
 				s.publish(f, 1, now.Add(s.between(0, 10*time.Minute)), "conflict")
 			}
 		}
-		s.park(t, s.between(0, 2*publishInterval))
+		s.park(t, s.between(0, 2*s.every))
 	}
 	s.producerDone = true
 }

@@ -260,6 +260,18 @@ type Config struct {
 	// outside the scheduler, and the run fails as a deadlock that names
 	// it. Default: one minute.
 	Stall time.Duration
+	// Outage, when positive, is a downstream outage (outage.go): the
+	// charge consumer's payment provider answers every call with an
+	// error for Outage of virtual time from OutageStart (default: half
+	// the Outage), then recovers. In this mode the queues have a
+	// maxReceiveCount of 5, the producer spreads its facts over twice the
+	// Outage, and the adapters change visibilities through the simulated
+	// ChangeMessageVisibility (sqsVisibility), with the default backoff
+	// or, with FixedVisibility, none (BackoffBase −1: a failed record
+	// comes back after the queue's visibility timeout). Summary.Outage
+	// holds what it measures; OutageTable prints two runs side by side.
+	Outage, OutageStart time.Duration
+	FixedVisibility     bool
 }
 
 // sim is the state of one run. Everything in it is touched only by the
@@ -292,6 +304,14 @@ type sim struct {
 	// duplicates.
 	delivered map[string]int
 	table     string
+
+	// maxReceives is the queues' maxReceiveCount; poll how long an idle
+	// worker waits for a new message while the producer runs; every the
+	// mean time between two facts published.
+	maxReceives int
+	poll, every time.Duration
+	// byReceipt is the message of each receipt handle given out.
+	byReceipt map[string]*message
 }
 
 // Run runs one simulation and checks its invariants.
@@ -318,6 +338,19 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 		stats:     newSummary(cfg),
 
 		deadlineEffects: make(map[string]time.Time),
+		maxReceives:     maxReceiveCount,
+		poll:            200 * time.Millisecond,
+		every:           publishInterval,
+		byReceipt:       make(map[string]*message),
+	}
+	if cfg.Outage > 0 {
+		if cfg.OutageStart <= 0 {
+			s.cfg.OutageStart = cfg.Outage / 2
+		}
+		s.maxReceives, s.poll = outageReceives, outagePoll
+		s.every = 2 * cfg.Outage / time.Duration(cfg.Facts)
+		s.stats.Outage = &OutageSummary{Backoff: !cfg.FixedVisibility, Start: s.cfg.OutageStart, End: s.cfg.OutageStart + cfg.Outage,
+			perMinute: make(map[int64]int), perSecond: make(map[int64]int)}
 	}
 	s.sched = newScheduler(s.clock, cfg.Stall)
 	s.shadow = &shadow{sim: s, recs: make(map[string]idempotency.Record), completions: make(map[string][]time.Time)}
@@ -372,6 +405,7 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	if err != nil {
 		s.problem("check: %v", err)
 	}
+	s.finishOutage()
 	s.stats.Sources = *RunSources(cfg.Seed, cfg.Facts, sourcesSabotage(cfg.Sabotage))
 	s.stats.Wall = time.Since(start)
 	return s.stats, err
