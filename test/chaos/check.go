@@ -385,15 +385,17 @@ func (s *sim) checkFact(c *consumer, f *fact, applied []application) {
 		want = s.provider.byOrder[f.id][0].id
 	}
 	switch {
+	case (!had || rec.Status == idempotency.StatusInProgress) && s.stats.Outage != nil && outageDeadLettered(msgs):
+		// The provider made the charge, but the invocation never saw it
+		// succeed (an ambiguous answer, a crash or a deadline after the
+		// call): the record was released or its lease lapsed, and every
+		// later receive failed in the outage. The messages are in the
+		// DLQ; a redrive reserves the fact again (taking over a lapsed
+		// lease) and the provider answers from its idempotency key.
+		s.stats.Outage.ChargedThenDeadLettered++
 	case had && rec.Status == idempotency.StatusInProgress:
 		s.stats.Stuck++
 		s.problemOnly("%s: stuck: %s applied but its record is IN_PROGRESS", c.name, f.id)
-	case !had && s.stats.Outage != nil && outageDeadLettered(msgs) && chargedUnseen(msgs):
-		// The provider made the charge and answered with an error (a
-		// timeout), the record was released, and every later receive
-		// failed in the outage: the messages are in the DLQ, and a
-		// redrive is answered from the provider's idempotency key.
-		s.stats.Outage.ChargedThenDeadLettered++
 	case !had || rec.PayloadHash != f.hash[v] || rec.Result != want:
 		s.problem("%s: %s applied (variant %d, %s) but its record is %s, result %q", c.name, f.id, v, want, describe(rec, had), rec.Result)
 	}
@@ -436,17 +438,6 @@ func outageDeadLettered(msgs []*message) bool {
 		outage = outage || m.outageFailed
 	}
 	return outage
-}
-
-// chargedUnseen reports whether a delivery of one of msgs failed after the
-// provider made its charge.
-func chargedUnseen(msgs []*message) bool {
-	for _, m := range msgs {
-		if m.chargedUnseen {
-			return true
-		}
-	}
-	return false
 }
 
 // problemOnly records the description of a problem counted elsewhere.

@@ -293,7 +293,6 @@ func (w *worker) invoke(msgs []*message) {
 		}
 		m.keyReused = m.keyReused || strings.Contains(l.reason, errKeyReused.Error())
 		m.outageFailed = m.outageFailed || strings.Contains(l.reason, outageMarker)
-		m.chargedUnseen = m.chargedUnseen || strings.Contains(l.reason, "(the charge was made)") || strings.Contains(l.reason, "made, then")
 		if strings.Contains(l.reason, idempotency.ErrTxInvalid.Error()) {
 			m.txInvalid = true
 			if err != nil {

@@ -45,10 +45,11 @@ type OutageSummary struct {
 	// redrive, counted here, not lost).
 	DeadLettered, DeadLetteredFacts int
 	// ChargedThenDeadLettered counts the valid facts the provider charged
-	// with an ambiguous answer (a timeout after the charge: the record
-	// released) whose every charge message the outage then dead-lettered:
-	// charged, its record absent, and a redrive answered from the
-	// provider's idempotency key.
+	// while the invocation never saw it succeed (an ambiguous answer, a
+	// crash or a deadline after the call: the record released, or its
+	// lease lapsed) whose every charge message the outage then
+	// dead-lettered: charged, its record absent or IN_PROGRESS past its
+	// lease, and a redrive answered from the provider's idempotency key.
 	ChargedThenDeadLettered int
 	// Attempts counts the provider calls during the outage; PeakPerMinute
 	// and PeakPerSecond the most in one minute (second) of virtual time,
@@ -159,7 +160,7 @@ func OutageTable(w io.Writer, fixed, backoff *Summary) {
 	row("", "fixed visibility", "backoff 10m..1h")
 	row("charge messages dead-lettered", f.DeadLettered, b.DeadLettered)
 	row("charge facts dead-lettered (never charged)", f.DeadLetteredFacts, b.DeadLetteredFacts)
-	row("charged, then dead-lettered (ambiguous)", f.ChargedThenDeadLettered, b.ChargedThenDeadLettered)
+	row("charged unseen, then dead-lettered", f.ChargedThenDeadLettered, b.ChargedThenDeadLettered)
 	row("provider attempts during the outage", f.Attempts, b.Attempts)
 	row("peak attempts per minute (outage)", f.PeakPerMinute, b.PeakPerMinute)
 	row("peak attempts per second (outage)", f.PeakPerSecond, b.PeakPerSecond)

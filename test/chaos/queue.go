@@ -123,7 +123,6 @@ type message struct {
 	keyReused               bool // a delivery failed because the provider refused the reused key
 	txInvalid               bool // a delivery failed because the store refused its writes as invalid
 	outageFailed            bool // a delivery failed because of the downstream outage (Config.Outage)
-	chargedUnseen           bool // a delivery failed after the provider made the charge (an ambiguous answer)
 }
 
 // queue is a standard SQS queue with a redrive policy: receives return a
