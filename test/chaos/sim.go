@@ -73,6 +73,11 @@
 //     reach the DLQ, and is counted there as expected ("tx_invalid"), not
 //     lost. The charge consumer processes the same order normally.
 //
+// A downstream outage (Config.Outage, outage.go): the charge's provider
+// fails for a span of virtual time, and the adapters change the simulated
+// queues' visibilities (their backoff, or none with Config.FixedVisibility);
+// the queues then have a maxReceiveCount of 5.
+//
 // The consumers: "charge" runs a non-transactional effect that calls a fake
 // payment provider which honours the idempotency key (Reservation.Key), as a
 // real payment API does; "wallet" and "points" run a transactional effect (a
