@@ -40,7 +40,7 @@ type OutageSummary struct {
 	// Start and End bound the outage, from the start of the run.
 	Start, End time.Duration
 	// DeadLettered counts the charge queue's messages of valid facts
-	// dead-lettered; DeadLetteredFacts the valid facts all of whose
+	// without a conflicting variant dead-lettered; DeadLetteredFacts the valid facts all of whose
 	// charge messages were (never charged: each waits in the DLQ for a
 	// redrive, counted here, not lost).
 	DeadLettered, DeadLetteredFacts int
@@ -115,7 +115,10 @@ func (s *sim) finishOutage() {
 	if !o.emptyAt.IsZero() {
 		o.Drain = max(o.emptyAt.Sub(epoch.Add(o.End)), 0)
 	}
-	o.DeadLettered = s.stats.DLQ["charge/valid"] + s.stats.DLQ["charge/conflict"]
+	// The messages of a fact with a conflicting variant are left out:
+	// the variant not applied is dead-lettered as a mismatch, outage or
+	// not.
+	o.DeadLettered = s.stats.DLQ["charge/valid"]
 }
 
 // sqsVisibility is the simulated queues' ChangeMessageVisibility, the
@@ -158,7 +161,7 @@ func OutageTable(w io.Writer, fixed, backoff *Summary) {
 		f.End-f.Start, f.Start, fixed.Seed, fixed.Facts, outageReceives, visibilityTimeout)
 	row := func(name string, a, c any) { fmt.Fprintf(w, "  %-42s %18v %18v\n", name, a, c) }
 	row("", "fixed visibility", "backoff 10m..1h")
-	row("charge messages dead-lettered", f.DeadLettered, b.DeadLettered)
+	row("charge messages dead-lettered (valid)", f.DeadLettered, b.DeadLettered)
 	row("charge facts dead-lettered (never charged)", f.DeadLetteredFacts, b.DeadLetteredFacts)
 	row("charged unseen, then dead-lettered", f.ChargedThenDeadLettered, b.ChargedThenDeadLettered)
 	row("provider attempts during the outage", f.Attempts, b.Attempts)
