@@ -36,6 +36,7 @@ func main() {
 	flag.IntVar(&opts.Orders, "orders", 200, "valid orders to publish")
 	flag.Float64Var(&opts.TimeScale, "timescale", 60, "divide the template's durations by this factor")
 	flag.Uint64Var(&opts.Seed, "seed", 1, "seed of the injected faults")
+	flag.DurationVar(&opts.Outage, "outage", local.DefaultOutage, "how long the payment API is down, at the template's time scale (0: no outage)")
 	flag.IntVar(&opts.Environments, "environments", 2, "execution environments (and pollers) per function")
 	flag.StringVar(&opts.SourceDir, "source", "..", "root of the Go module that holds the handlers")
 	flag.StringVar(&opts.CDKOut, "cdk-out", "", "cloud assembly directory (default: <source>/cdk.out)")

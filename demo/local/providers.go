@@ -21,6 +21,33 @@ type paymentProvider struct {
 	failOnce map[string]bool // order ids whose first charge answers 502
 	delay    time.Duration
 	injected int // 502s answered after a charge
+	// down and up bound the API's outage (startOutage): every charge
+	// request in it is answered 503 and charges nothing.
+	down, up time.Time
+	refused  int // requests answered 503 in the outage
+}
+
+// startOutage takes the API down for d from now, once: a later call does
+// nothing.
+func (p *paymentProvider) startOutage(d time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.down.IsZero() && d > 0 {
+		p.down = time.Now()
+		p.up = p.down.Add(d)
+	}
+}
+
+// inOutage reports whether the API is down now, and counts the request.
+func (p *paymentProvider) inOutage() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := time.Now()
+	if now.Before(p.down) || !now.Before(p.up) {
+		return false
+	}
+	p.refused++
+	return true
 }
 
 func newPaymentProvider(slow func(string) bool, failOnce map[string]bool, delay time.Duration) *paymentProvider {
@@ -39,6 +66,10 @@ func (p *paymentProvider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || key == "" || req.OrderID == "" {
 		http.Error(w, "bad request: JSON body with orderId and an Idempotency-Key header required", http.StatusBadRequest)
+		return
+	}
+	if p.inOutage() {
+		http.Error(w, "payment API unavailable (the demo's outage)", http.StatusServiceUnavailable)
 		return
 	}
 	if p.slow(req.OrderID) {

@@ -57,6 +57,12 @@ type Options struct {
 	// counts (make chaos is the deterministic, replayable simulation).
 	// Default: 1.
 	Seed uint64
+	// Outage is how long the payment API is down, at the template's time
+	// scale, from the first order's completion: every charge in it fails
+	// (503), and the failed records come back on the consumers' backoff
+	// rather than dead-lettered. Default: none (make demo gives
+	// DefaultOutage).
+	Outage time.Duration
 	// Timeout bounds the whole run. Default: 10 minutes.
 	Timeout time.Duration
 	// Progress receives a progress line every second and the report.
@@ -97,6 +103,26 @@ func (o *Options) defaults() {
 	}
 }
 
+// DefaultOutage is the payment API's outage of make demo (the demo
+// command's -outage), at the template's time scale: half an hour, which the default backoff (a message that fails
+// every receive waits 65 to 130 minutes before the dead-letter queue) rides
+// out with nothing dead-lettered.
+const DefaultOutage = 30 * time.Minute
+
+// OutageReport is the payment API's outage in a run and what it cost.
+type OutageReport struct {
+	Down    time.Duration // at the template's time scale
+	Refused int           // charge requests answered 503
+	// DeadLettered are the valid orders in the topic's consumers'
+	// dead-letter queues: the outage's losses, 0 when the backoff rode it
+	// out.
+	DeadLettered int
+}
+
+func (o *OutageReport) line() string {
+	return fmt.Sprintf("outage: payment_api_down=%s refused=%d dead_lettered=%d", o.Down, o.Refused, o.DeadLettered)
+}
+
 // ConsumerReport is what happened in one consumer.
 type ConsumerReport struct {
 	Name        string
@@ -135,6 +161,8 @@ type Report struct {
 	// HTTP is the endpoints' run (endpoints.go): Stripe's webhook and the
 	// orders API, from the template.
 	HTTP *HTTPReport
+	// Outage is the payment API's outage; nil without one.
+	Outage *OutageReport
 }
 
 // OK reports whether the run proved the point: no double effect, nothing
@@ -151,6 +179,9 @@ func (r *Report) OK() bool {
 	if r.HTTP != nil && !r.HTTP.OK() {
 		return false
 	}
+	if r.Outage != nil && r.Outage.DeadLettered > 0 {
+		return false
+	}
 	return r.DoubleEffects == 0 && r.Lost == 0 && r.PoisonLost == 0
 }
 
@@ -158,6 +189,9 @@ func (r *Report) OK() bool {
 func (r *Report) Line() string {
 	line := fmt.Sprintf("demo: orders=%d consumers=%d published=%d deliveries=%d processed=%d effects=%d duplicates_absorbed=%d double_effects=%d lost=%d dlq=%d",
 		r.Orders, len(r.Consumers), r.Published, r.Deliveries, r.Processed, r.Effects, r.DuplicatesAbsorbed, r.DoubleEffects, r.Lost, r.DLQ)
+	if r.Outage != nil { // the topic's consumers' outage, beside their totals
+		line += " " + r.Outage.line()
+	}
 	if len(r.Sources) > 0 {
 		line += " " + sourcesLine(r.Sources)
 	}
@@ -327,7 +361,14 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		return nil, err
 	}
 	topic := dep.topicARN[stack.Topics[0]]
-	first := func() bool { return sc.completedEverywhere(ctx, c, consumers, payments, mail, sc.orders[0]) }
+	outage := time.Duration(float64(opts.Outage) / opts.TimeScale)
+	first := func() bool {
+		done := sc.completedEverywhere(ctx, c, consumers, payments, mail, sc.orders[0])
+		if done { // the payment API goes down once the first order is charged
+			payments.startOutage(outage)
+		}
+		return done
+	}
 	publishing := make(chan struct{})
 	go func() {
 		tick := time.NewTicker(time.Second)
@@ -404,6 +445,14 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	rep.Published = sc.published()
 	rep.Injected["producer retry"] = sc.retries
 	rep.Injected["payment answered 502 after charging"] = payments.injected
+	if outage > 0 {
+		payments.mu.Lock()
+		rep.Outage = &OutageReport{Down: opts.Outage, Refused: payments.refused}
+		payments.mu.Unlock()
+		for _, cr := range rep.Consumers {
+			rep.Outage.DeadLettered += cr.DLQValid
+		}
+	}
 	rep.Injected["poison messages"] = sc.poisonCount()
 	rep.Elapsed = time.Since(start)
 	return rep, nil

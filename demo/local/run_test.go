@@ -3,6 +3,8 @@ package local
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -80,6 +82,42 @@ func TestDemoEndToEnd(t *testing.T) {
 		if !strings.Contains(progress.String(), want) {
 			t.Errorf("progress does not say %q:\n%s", want, progress.String())
 		}
+	}
+}
+
+// TestOutage: the payment API refuses every charge in its outage (503, no
+// charge made) and serves again after it; a valid order dead-lettered in a
+// run with an outage fails the run, and the last line says the outage's
+// figures beside the topic's totals. (make demo runs the outage end to end:
+// DESIGN.md, "In the demo".)
+func TestOutage(t *testing.T) {
+	p := newPaymentProvider(func(string) bool { return false }, nil, 0)
+	charge := func() int {
+		w := httptest.NewRecorder()
+		r := httptest.NewRequest(http.MethodPost, "/charges", strings.NewReader(`{"orderId":"o-1","amount":5}`))
+		r.Header.Set("Idempotency-Key", "k-1")
+		p.ServeHTTP(w, r)
+		return w.Code
+	}
+	p.startOutage(time.Hour)
+	p.startOutage(time.Nanosecond) // a later call changes nothing
+	if got := charge(); got != http.StatusServiceUnavailable {
+		t.Fatalf("a charge in the outage: %d, want 503", got)
+	}
+	if n, _ := p.charges(); n != 0 || p.refused != 1 {
+		t.Fatalf("charges %d, refused %d in the outage; want none made, one refused", n, p.refused)
+	}
+	p.up = time.Now() // the outage ends
+	if got := charge(); got != http.StatusOK {
+		t.Fatalf("a charge after the outage: %d, want 200", got)
+	}
+	rep := &Report{Outage: &OutageReport{Down: DefaultOutage, Refused: 1}}
+	if !rep.OK() || !strings.Contains(rep.Line(), " dlq=0 outage: payment_api_down=30m0s refused=1 dead_lettered=0") {
+		t.Fatalf("OK %t, line %q", rep.OK(), rep.Line())
+	}
+	rep.Outage.DeadLettered = 1
+	if rep.OK() {
+		t.Fatal("a valid order dead-lettered by the outage passed the run")
 	}
 }
 
