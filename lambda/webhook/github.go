@@ -40,12 +40,9 @@ func (g GitHub) Verify(r *http.Request, body []byte) (string, error) {
 	if err := noSecret(p, g.Secrets); err != nil {
 		return "", err
 	}
-	value, err := header(r, p, "X-Hub-Signature-256")
+	value, err := required(r, p, "X-Hub-Signature-256")
 	if err != nil {
 		return "", err
-	}
-	if value == "" {
-		return "", refuse(p, "header", "no X-Hub-Signature-256 header")
 	}
 	h, ok := strings.CutPrefix(value, "sha256=")
 	sig, err := hex.DecodeString(h)

@@ -49,12 +49,9 @@ func (s Shopify) Verify(r *http.Request, body []byte) (string, error) {
 	if err := noSecret(p, s.Secrets); err != nil {
 		return "", err
 	}
-	value, err := header(r, p, "X-Shopify-Hmac-Sha256", "Shopify-Hmac-Sha256")
+	value, err := required(r, p, "X-Shopify-Hmac-Sha256", "Shopify-Hmac-Sha256")
 	if err != nil {
 		return "", err
-	}
-	if value == "" {
-		return "", refuse(p, "header", "no X-Shopify-Hmac-Sha256 or Shopify-Hmac-Sha256 header")
 	}
 	if sig, err := base64.StdEncoding.Strict().DecodeString(value); err != nil || len(sig) != sha256.Size {
 		return "", refuse(p, "header", "the HMAC header is not the base64 of 32 bytes")

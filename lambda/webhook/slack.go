@@ -46,16 +46,13 @@ func (s Slack) Verify(r *http.Request, body []byte) (string, error) {
 	if err := noSecret(p, s.Secrets); err != nil {
 		return "", err
 	}
-	value, err := header(r, p, "X-Slack-Signature")
+	value, err := required(r, p, "X-Slack-Signature")
 	if err != nil {
 		return "", err
 	}
-	ts, err := header(r, p, "X-Slack-Request-Timestamp")
+	ts, err := required(r, p, "X-Slack-Request-Timestamp")
 	if err != nil {
 		return "", err
-	}
-	if value == "" || ts == "" {
-		return "", refuse(p, "header", "want X-Slack-Signature and X-Slack-Request-Timestamp")
 	}
 	h, ok := strings.CutPrefix(value, "v0=")
 	sig, err := hex.DecodeString(h)

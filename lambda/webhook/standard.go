@@ -52,11 +52,8 @@ func (s StandardWebhooks) Verify(r *http.Request, body []byte) (string, error) {
 	}
 	var v [3]string
 	for i, name := range []string{"webhook-id", "webhook-timestamp", "webhook-signature"} {
-		if v[i], err = header(r, p, name); err != nil {
+		if v[i], err = required(r, p, name); err != nil {
 			return "", err
-		}
-		if v[i] == "" {
-			return "", refuse(p, "header", "no %s header", name)
 		}
 	}
 	id, sig := v[0], v[2]

@@ -28,6 +28,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -96,6 +97,16 @@ func header(r *http.Request, p string, names ...string) (string, error) {
 		}
 	}
 	return value, nil
+}
+
+// required is header for a header the scheme cannot do without: its
+// absence is refused too ("no <name> header").
+func required(r *http.Request, p string, names ...string) (string, error) {
+	value, err := header(r, p, names...)
+	if err == nil && value == "" {
+		err = refuse(p, "header", "no %s header", strings.Join(names, " or "))
+	}
+	return value, err
 }
 
 // timely refuses a signed timestamp older than maxAge, or further ahead of
