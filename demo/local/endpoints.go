@@ -22,8 +22,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -219,15 +217,9 @@ func startEndpoints(ctx context.Context, stack *Stack, dep *deployment, c *clien
 		}
 		f := &httpFunction{ep: ep, fn: fn, env: vars, pool: make(chan *runtime, 4)}
 		out = append(out, f)
-		logFile, err := os.Create(filepath.Join(logDir, fn.Name+".log"))
+		line, err := functionLog(logDir, fn, nil)
 		if err != nil {
 			return out, err
-		}
-		var logMu sync.Mutex
-		line := func(l string) {
-			logMu.Lock()
-			fmt.Fprintln(logFile, l)
-			logMu.Unlock()
 		}
 		env := handlerEnv(c.endpoint, extraEnv, vars)
 		for i := range cap(f.pool) {

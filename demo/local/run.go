@@ -508,16 +508,9 @@ func startConsumers(ctx context.Context, stack *Stack, dep *deployment, c *clien
 		}
 		out = append(out, con)
 		env := handlerEnv(c.endpoint, extraEnv, vars)
-		logFile, err := os.Create(filepath.Join(logDir, fn.Name+".log"))
+		line, err := functionLog(logDir, fn, con.metricsLine)
 		if err != nil {
 			return out, err
-		}
-		var logMu sync.Mutex
-		line := func(l string) {
-			logMu.Lock()
-			fmt.Fprintln(logFile, l)
-			logMu.Unlock()
-			con.metricsLine(l)
 		}
 		envs := opts.Environments
 		if m.MaxConcurrency > 0 {

@@ -43,6 +43,25 @@ type runtime struct {
 	wg      sync.WaitGroup // output readers
 }
 
+// functionLog creates fn's log file in logDir and returns the line writer of
+// its runtimes, which hands each line to also too, when not nil (a
+// consumer's metrics reader).
+func functionLog(logDir string, fn *Function, also func(string)) (func(string), error) {
+	f, err := os.Create(filepath.Join(logDir, fn.Name+".log"))
+	if err != nil {
+		return nil, err
+	}
+	var mu sync.Mutex
+	return func(l string) {
+		mu.Lock()
+		fmt.Fprintln(f, l)
+		mu.Unlock()
+		if also != nil {
+			also(l)
+		}
+	}, nil
+}
+
 // startRuntime starts rie with bootstrap on free loopback ports, retrying
 // with other ports if one was taken in the meantime. Every line the
 // emulator or the handler prints goes to line.

@@ -20,9 +20,7 @@ import (
 	"hash/fnv"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -196,16 +194,9 @@ func startOutbox(ctx context.Context, stack *Stack, dep *deployment, c *clients,
 		return ob, fmt.Errorf("function %s: %w", fn.ID, err)
 	}
 	ob.con = &consumer{fn: fn, kind: path.Base(fn.Package), env: vars, outcomes: map[string]int{}, poisonReceives: map[string]int{}}
-	logFile, err := os.Create(filepath.Join(logDir, fn.Name+".log"))
+	line, err := functionLog(logDir, fn, ob.con.metricsLine)
 	if err != nil {
 		return ob, err
-	}
-	var logMu sync.Mutex
-	line := func(l string) {
-		logMu.Lock()
-		fmt.Fprintln(logFile, l)
-		logMu.Unlock()
-		ob.con.metricsLine(l)
 	}
 	rt, err := startRuntime(ctx, rie, bin, fn.Name+"-0", handlerEnv(c.endpoint, map[string]string{"NOTICE_API_URL": ob.srv.URL}, vars),
 		time.Duration(dep.seconds(fn.Timeout))*time.Second, line)
