@@ -643,7 +643,7 @@ func callTxEffect(ctx context.Context, r Reservation, effect TxEffect) (writes a
 func (g *Guard) MaxResultBytes() int { return g.cfg.MaxResultBytes }
 
 func (g *Guard) remember(rec *Record) {
-	if len(rec.Result) > DefaultMaxResultBytes {
+	if g.cache == nil || len(rec.Result) > DefaultMaxResultBytes {
 		return // the cache's memory is bounded for results of at most this size (MaxCacheSize)
 	}
 	until := rec.ExpiresAt
