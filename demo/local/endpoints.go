@@ -22,6 +22,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -513,4 +515,23 @@ func runEndpoints(ctx context.Context, fns []*httpFunction, h *httpRun, n int) (
 	rep.Unauthorized, rep.Unexpected, rep.CallersIsolated = int(h.unauthorized.Load()), int(h.unexpected.Load()), int(h.isolated.Load())
 	rep.Mismatches = int(h.mismatches.Load())
 	return rep, nil
+}
+
+// oneAtATime is a proxy to kumo that passes one request at a time, the
+// endpoints' Secrets Manager: kumo v0.33.1's GetSecretValue writes the
+// secret's LastAccessedDate without a lock, a data race (one the race
+// detector reports in kumo's own code) when the execution environments of
+// an endpoint read its secret at init together.
+func oneAtATime(target string) (*httptest.Server, error) {
+	u, err := url.Parse(target)
+	if err != nil {
+		return nil, err
+	}
+	proxy := httputil.NewSingleHostReverseProxy(u)
+	var mu sync.Mutex
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		proxy.ServeHTTP(w, r)
+	})), nil
 }

@@ -314,8 +314,14 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	// past the scaled deadlines.
 	httpFx, httpFxSrv := newHTTPEffects(200 * time.Millisecond)
 	defer httpFxSrv.Close()
+	secretsSrv, err := oneAtATime(srv.URL)
+	if err != nil {
+		return nil, err
+	}
+	defer secretsSrv.Close()
 	endpoints, err := startEndpoints(ctx, stack, dep, c, srcDir, rie, binDir, logDir, opts, map[string]string{
 		"FULFILMENT_API_URL": httpFxSrv.URL, "BOOKING_API_URL": httpFxSrv.URL,
+		"AWS_ENDPOINT_URL_SECRETS_MANAGER": secretsSrv.URL,
 	})
 	defer func() {
 		for _, f := range endpoints {
