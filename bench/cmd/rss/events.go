@@ -21,18 +21,20 @@ const maxPayloadBytes = 6 << 20
 const maxBatchRecords = 10000
 
 // messages makes the SQS records of a run: order i is "order-<run>-<i>", in
-// an SNS envelope (the construct's default delivery), with the attributes
+// an SNS envelope (the construct's default delivery) or alone (raw message
+// delivery), with the attributes
 // and receipt handle SQS gives a record, so that a batch's payload is the
 // size Lambda would hand over.
 type messages struct {
 	run       int
+	raw       bool   // raw message delivery: the order alone as the body
 	published string // the SNS Timestamp: the run's start, inside the business window
 	sent      string // the SQS SentTimestamp
 }
 
-func newMessages(run int) messages {
+func newMessages(run int, raw bool) messages {
 	now := time.Now().UTC()
-	return messages{run: run, published: now.Format("2006-01-02T15:04:05.000Z"), sent: strconv.FormatInt(now.UnixMilli(), 10)}
+	return messages{run: run, raw: raw, published: now.Format("2006-01-02T15:04:05.000Z"), sent: strconv.FormatInt(now.UnixMilli(), 10)}
 }
 
 // record is order i's SQS record.
@@ -44,6 +46,9 @@ func (m messages) record(i int) events.SQSMessage {
 		`"Message":` + strconv.Quote(msg) + `,"Timestamp":"` + m.published + `","SignatureVersion":"1",` +
 		`"Signature":"` + strings.Repeat("A", 344) + `","SigningCertURL":"https://sns.us-east-1.amazonaws.com/SimpleNotificationService-0000000000000000000000.pem",` +
 		`"UnsubscribeURL":"https://sns.us-east-1.amazonaws.com/?Action=Unsubscribe&SubscriptionArn=arn:aws:sns:us-east-1:123456789012:orders:00000000-0000-0000-0000-000000000000"}`
+	if m.raw {
+		body = msg
+	}
 	sum := md5.Sum([]byte(body))
 	return events.SQSMessage{
 		MessageId:     fmt.Sprintf("8d0c4f1e-%04d-4000-8000-%012d", m.run%10000, i),

@@ -41,10 +41,11 @@ func main() {
 	memory := flag.String("memory", "128,256", "the function's memory sizes in MB, comma-separated")
 	batches := flag.String("batches", "10000,10", "batch sizes of the event source mapping, comma-separated (a batch is also cut at 6 MB)")
 	policy := flag.String("gc", "tuned,nolimit,go-default", "GC policies, comma-separated: tuned (handler.TuneGC: GOGC 400, limit 3/4 of the memory), nolimit (GOGC 400, GOMEMLIMIT=off), go-default (GOGC 100, GOMEMLIMIT=off)")
+	delivery := flag.String("delivery", "envelope,raw", "the messages' delivery, comma-separated: envelope (SNS to SQS, the construct's default), raw (raw message delivery: smaller records, more of them in 6 MB)")
 	enforce := flag.Bool("enforce", true, "run each bootstrap in a memory cgroup limited to the function's memory")
 	rie := flag.String("rie", "", "path of aws-lambda-rie (default: <repository>/.tools/bin/aws-lambda-rie)")
 	flag.Parse()
-	specs, err := plan(*records, *memory, *batches, *policy)
+	specs, err := plan(*records, *memory, *batches, *policy, *delivery)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "rss:", err)
 		os.Exit(2)
@@ -55,7 +56,7 @@ func main() {
 }
 
 // plan is the runs the flags ask for, in order.
-func plan(records int, memory, batches, gc string) ([]spec, error) {
+func plan(records int, memory, batches, gc, delivery string) ([]spec, error) {
 	sizes, err := ints(memory)
 	if err != nil {
 		return nil, fmt.Errorf("-memory: %w", err)
@@ -68,16 +69,21 @@ func plan(records int, memory, batches, gc string) ([]spec, error) {
 		return nil, fmt.Errorf("-records %d: want at least 1", records)
 	}
 	var out []spec
-	for _, mb := range sizes {
-		for _, b := range bs {
-			if b > maxBatchRecords {
-				return nil, fmt.Errorf("-batches: %d is over the largest batch an SQS mapping takes (%d)", b, maxBatchRecords)
-			}
-			for _, p := range strings.Split(gc, ",") {
-				if _, ok := policies[p]; !ok {
-					return nil, fmt.Errorf("-gc: no policy %q", p)
+	for _, d := range strings.Split(delivery, ",") {
+		if d != "envelope" && d != "raw" {
+			return nil, fmt.Errorf("-delivery: %q is neither envelope nor raw", d)
+		}
+		for _, mb := range sizes {
+			for _, b := range bs {
+				if b > maxBatchRecords {
+					return nil, fmt.Errorf("-batches: %d is over the largest batch an SQS mapping takes (%d)", b, maxBatchRecords)
 				}
-				out = append(out, spec{memoryMB: mb, records: records, batch: b, policy: p})
+				for _, p := range strings.Split(gc, ",") {
+					if _, ok := policies[p]; !ok {
+						return nil, fmt.Errorf("-gc: no policy %q", p)
+					}
+					out = append(out, spec{memoryMB: mb, records: records, batch: b, policy: p, delivery: d})
+				}
 			}
 		}
 	}
@@ -107,12 +113,12 @@ func measure(specs []spec, rie string, enforce bool) bool {
 	}
 	defer g.close()
 	fmt.Println(g.header())
-	fmt.Printf("%-6s %-7s %-10s %6s %7s %8s %8s %9s %9s %4s %8s\n", "memory", "batches", "gc", "invoc", "largest", "answered", "ledger", "peak RSS", "cg peak", "oom", "seconds")
+	fmt.Printf("%-8s %-6s %-7s %-10s %6s %7s %8s %8s %9s %9s %4s %8s\n", "delivery", "memory", "batches", "gc", "invoc", "largest", "answered", "ledger", "peak RSS", "cg peak", "oom", "seconds")
 	ok := true
 	for _, sp := range specs {
 		r, err := g.run(ctx, sp)
 		if err != nil {
-			fmt.Printf("%-6d %-7d %-10s run failed: %v\n", sp.memoryMB, sp.batch, sp.policy, err)
+			fmt.Printf("%-8s %-6d %-7d %-10s run failed: %v\n", sp.delivery, sp.memoryMB, sp.batch, sp.policy, err)
 			ok = false
 			continue
 		}
@@ -133,7 +139,7 @@ func (r result) complete() bool {
 
 func (r result) line() string {
 	mib := func(b int64) string { return strconv.FormatFloat(float64(b)/(1<<20), 'f', 1, 64) }
-	return fmt.Sprintf("%-6d %-7d %-10s %6d %7d %8d %8d %9s %9s %4d %8.1f", r.memoryMB, r.batch, r.policy, r.invocations, r.largest,
+	return fmt.Sprintf("%-8s %-6d %-7d %-10s %6d %7d %8d %8d %9s %9s %4d %8.1f", r.delivery, r.memoryMB, r.batch, r.policy, r.invocations, r.largest,
 		r.answered, r.ledger, mib(r.peakRSS), mib(r.cgroupPeak), r.oomKills, r.elapsed.Seconds())
 }
 

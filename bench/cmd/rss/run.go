@@ -32,10 +32,12 @@ var policies = map[string][]string{
 }
 
 // spec is one run: records records through one execution environment of
-// memoryMB, in batches of up to batch records (and 6 MB), under policy.
+// memoryMB, in batches of up to batch records (and 6 MB), under policy, in
+// the delivery's bodies.
 type spec struct {
 	memoryMB, records, batch int
 	policy                   string
+	delivery                 string // "envelope" (SNS to SQS, the default) or "raw"
 }
 
 // result is what a run measured.
@@ -107,7 +109,7 @@ func (g *rig) run(ctx context.Context, sp spec) (result, error) {
 // invokeAll feeds the run's records to the emulator, one batch after
 // another, as the event source mapping would.
 func (g *rig) invokeAll(ctx context.Context, em *emulator, r *result) error {
-	next := newMessages(g.runs).batches(r.records, r.batch)
+	next := newMessages(g.runs, r.delivery == "raw").batches(r.records, r.batch)
 	pid := 0
 	for {
 		payload, n, err := next()
@@ -157,7 +159,10 @@ func (g *rig) limited(memoryMB int) (string, *memCgroup, error) {
 // server's endpoint and certificate, and the policy's GC variables.
 func (g *rig) environment(sp spec, idem, ledger string) []string {
 	s := contract.Defaults(functionTimeout)
-	s.Table, s.Namespace, s.Consumer = idem, "orders", "Orders/Charge"
+	s.Table, s.Namespace, s.Consumer, s.Delivery = idem, "orders", "Orders/Charge", "envelope"
+	if sp.delivery == "raw" {
+		s.Delivery = "raw"
+	}
 	env := []string{"PATH=" + os.Getenv("PATH"), "AWS_REGION=us-east-1", "AWS_ACCESS_KEY_ID=AKIDRSS", "AWS_SECRET_ACCESS_KEY=secret",
 		"AWS_ENDPOINT_URL_DYNAMODB=" + g.srv.endpoint, "AWS_CA_BUNDLE=" + g.srv.certFile,
 		"AWS_LAMBDA_FUNCTION_MEMORY_SIZE=" + strconv.Itoa(sp.memoryMB),
