@@ -125,8 +125,9 @@ bench: tools .tools/bin/benchstat
 ## AWS_LAMBDA_FUNCTION_MEMORY_SIZE 128 and 256, in a memory cgroup of that
 ## size where one can be made (the kernel's OOM killer as Lambda's), fed as
 ## an SQS mapping would (batches of up to 10,000 records cut at 6 MB, then
-## batches of 10), under handler.TuneGC's policy, GOGC 400 without the limit
-## and Go's defaults: the bootstrap's peak RSS, OOM kills, the records done.
+## batches of 10; SNS-enveloped, raw and small records), under
+## handler.TuneGC's policy, GOGC 400 without the limit and Go's defaults:
+## the bootstrap's peak RSS, OOM kills, the records done. About 15 minutes.
 RSS_RECORDS ?= 10000
 rss: tools
 	cd bench && go run ./cmd/rss -records $(RSS_RECORDS)

@@ -22,19 +22,20 @@ const maxBatchRecords = 10000
 
 // messages makes the SQS records of a run: order i is "order-<run>-<i>", in
 // an SNS envelope (the construct's default delivery) or alone (raw message
-// delivery), with the attributes
+// delivery; "small": a minimal order and the shortest receipt handles SQS
+// gives, the most records 6 MB holds), with the attributes
 // and receipt handle SQS gives a record, so that a batch's payload is the
 // size Lambda would hand over.
 type messages struct {
 	run       int
-	raw       bool   // raw message delivery: the order alone as the body
+	delivery  string // "envelope", "raw" or "small"
 	published string // the SNS Timestamp: the run's start, inside the business window
 	sent      string // the SQS SentTimestamp
 }
 
-func newMessages(run int, raw bool) messages {
+func newMessages(run int, delivery string) messages {
 	now := time.Now().UTC()
-	return messages{run: run, raw: raw, published: now.Format("2006-01-02T15:04:05.000Z"), sent: strconv.FormatInt(now.UnixMilli(), 10)}
+	return messages{run: run, delivery: delivery, published: now.Format("2006-01-02T15:04:05.000Z"), sent: strconv.FormatInt(now.UnixMilli(), 10)}
 }
 
 // record is order i's SQS record.
@@ -46,13 +47,18 @@ func (m messages) record(i int) events.SQSMessage {
 		`"Message":` + strconv.Quote(msg) + `,"Timestamp":"` + m.published + `","SignatureVersion":"1",` +
 		`"Signature":"` + strings.Repeat("A", 344) + `","SigningCertURL":"https://sns.us-east-1.amazonaws.com/SimpleNotificationService-0000000000000000000000.pem",` +
 		`"UnsubscribeURL":"https://sns.us-east-1.amazonaws.com/?Action=Unsubscribe&SubscriptionArn=arn:aws:sns:us-east-1:123456789012:orders:00000000-0000-0000-0000-000000000000"}`
-	if m.raw {
+	handle := "AQEB" + strings.Repeat("x", 340)
+	switch m.delivery {
+	case "raw":
 		body = msg
+	case "small":
+		body = `{"orderId":"` + id + `","amount":` + strconv.Itoa(500+i%9000) + `,"currency":"EUR"}`
+		handle = "AQEB" + strings.Repeat("x", 176)
 	}
 	sum := md5.Sum([]byte(body))
 	return events.SQSMessage{
 		MessageId:     fmt.Sprintf("8d0c4f1e-%04d-4000-8000-%012d", m.run%10000, i),
-		ReceiptHandle: "AQEB" + strings.Repeat("x", 340),
+		ReceiptHandle: handle,
 		Body:          body,
 		Md5OfBody:     hex.EncodeToString(sum[:]),
 		Attributes: map[string]string{"ApproximateReceiveCount": "1", "SentTimestamp": m.sent,

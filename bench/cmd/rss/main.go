@@ -41,7 +41,7 @@ func main() {
 	memory := flag.String("memory", "128,256", "the function's memory sizes in MB, comma-separated")
 	batches := flag.String("batches", "10000,10", "batch sizes of the event source mapping, comma-separated (a batch is also cut at 6 MB)")
 	policy := flag.String("gc", "tuned,nolimit,go-default", "GC policies, comma-separated: tuned (handler.TuneGC: GOGC 400, limit 3/4 of the memory), nolimit (GOGC 400, GOMEMLIMIT=off), go-default (GOGC 100, GOMEMLIMIT=off)")
-	delivery := flag.String("delivery", "envelope,raw", "the messages' delivery, comma-separated: envelope (SNS to SQS, the construct's default), raw (raw message delivery: smaller records, more of them in 6 MB)")
+	delivery := flag.String("delivery", "envelope,raw,small", "the messages' delivery, comma-separated: envelope (SNS to SQS, the construct's default), raw (raw message delivery: smaller records, more of them in 6 MB), small (raw, a minimal order and the shortest receipt handles: the most records 6 MB holds)")
 	enforce := flag.Bool("enforce", true, "run each bootstrap in a memory cgroup limited to the function's memory")
 	rie := flag.String("rie", "", "path of aws-lambda-rie (default: <repository>/.tools/bin/aws-lambda-rie)")
 	flag.Parse()
@@ -70,8 +70,8 @@ func plan(records int, memory, batches, gc, delivery string) ([]spec, error) {
 	}
 	var out []spec
 	for _, d := range strings.Split(delivery, ",") {
-		if d != "envelope" && d != "raw" {
-			return nil, fmt.Errorf("-delivery: %q is neither envelope nor raw", d)
+		if d != "envelope" && d != "raw" && d != "small" {
+			return nil, fmt.Errorf("-delivery: %q is not envelope, raw or small", d)
 		}
 		for _, mb := range sizes {
 			for _, b := range bs {

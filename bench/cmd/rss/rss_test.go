@@ -45,7 +45,7 @@ func TestSmallRun(t *testing.T) {
 // run over in payloads of at most 6 MB, each as full as the limit allows,
 // every record once and in order.
 func TestBatchesFitThePayloadLimit(t *testing.T) {
-	m := newMessages(1, true)
+	m := newMessages(1, "raw")
 	next := m.batches(maxBatchRecords, maxBatchRecords)
 	seen := 0
 	for {

@@ -37,7 +37,7 @@ var policies = map[string][]string{
 type spec struct {
 	memoryMB, records, batch int
 	policy                   string
-	delivery                 string // "envelope" (SNS to SQS, the default) or "raw"
+	delivery                 string // "envelope" (SNS to SQS, the default), "raw" or "small" (raw)
 }
 
 // result is what a run measured.
@@ -109,7 +109,7 @@ func (g *rig) run(ctx context.Context, sp spec) (result, error) {
 // invokeAll feeds the run's records to the emulator, one batch after
 // another, as the event source mapping would.
 func (g *rig) invokeAll(ctx context.Context, em *emulator, r *result) error {
-	next := newMessages(g.runs, r.delivery == "raw").batches(r.records, r.batch)
+	next := newMessages(g.runs, r.delivery).batches(r.records, r.batch)
 	pid := 0
 	for {
 		payload, n, err := next()
@@ -160,7 +160,7 @@ func (g *rig) limited(memoryMB int) (string, *memCgroup, error) {
 func (g *rig) environment(sp spec, idem, ledger string) []string {
 	s := contract.Defaults(functionTimeout)
 	s.Table, s.Namespace, s.Consumer, s.Delivery = idem, "orders", "Orders/Charge", "envelope"
-	if sp.delivery == "raw" {
+	if sp.delivery != "envelope" {
 		s.Delivery = "raw"
 	}
 	env := []string{"PATH=" + os.Getenv("PATH"), "AWS_REGION=us-east-1", "AWS_ACCESS_KEY_ID=AKIDRSS", "AWS_SECRET_ACCESS_KEY=secret",
