@@ -129,7 +129,7 @@ bench: tools .tools/bin/benchstat
 ## handler.TuneGC's policy, GOGC 400 without the limit and Go's defaults:
 ## the bootstrap's peak RSS, OOM kills, the records done. About 15 minutes.
 RSS_RECORDS ?= 10000
-rss: tools
+rss: .tools/bin/aws-lambda-rie
 	cd bench && go run ./cmd/rss -records $(RSS_RECORDS)
 
 ## fuzz: a minute of each fuzz target (SQS adapter, canonical payload parser).
