@@ -47,7 +47,7 @@ func scalar(v json.RawMessage, path string) (string, error) {
 		return s, nil
 	}
 	var n json.Number
-	if err := json.Unmarshal(v, &n); err != nil {
+	if err := json.Unmarshal(v, &n); err != nil || n == "" { // null leaves n empty
 		return "", fmt.Errorf("field %q is %s, not a string or a number", path, v)
 	}
 	return n.String(), nil
