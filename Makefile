@@ -31,7 +31,7 @@ BENCHSTAT_VERSION := v0.0.0-20260908200009-22c9c6c9d4da
 GO_MODULES := . test demo bench examples/payments ops
 ORDERS ?= 200
 
-.PHONY: all demo test check tools lint synth diff deploy bench fuzz chaos flood clean
+.PHONY: all demo test check tools lint synth diff deploy bench fuzz chaos chaos-saga flood clean
 
 all: test
 
@@ -131,6 +131,14 @@ fuzz: tools
 SEED ?= 1
 chaos: tools
 	cd test && go run ./cmd/chaos -facts 10000 -seed $(SEED)
+
+## chaos-saga: the simulation's saga mode (test/chaos, RunSaga): 10,000 orders
+## through reserve stock → charge → ship on a model of Step Functions (task
+## retries after effects, duplicate starts, redrives, crashes at every step),
+## each step a lambda/step handler; then the same seed with steps keyed by the
+## execution's ARN, which must show double effects. A `saga:` line per run.
+chaos-saga: tools
+	cd test && go run ./cmd/chaos -mode saga -sagas 10000 -seed $(SEED)
 
 ## chaos-stream: the simulation's stream mode (Lambda's stream event source:
 ## checkpoint replays, bisection, record age, the on-failure bucket, resharding)
