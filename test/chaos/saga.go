@@ -133,9 +133,9 @@ const (
 	// reported as such (Sandbox.Timedout), and States.Timeout means an
 	// answer that did not arrive.
 	sagaTaskTimeout = sagaFunctionTimeout + 2*time.Second
-	sagaPoll            = 50 * time.Millisecond
-	sagaMaxRedrives     = 40
-	sagaWindow          = 7 * 24 * time.Hour
+	sagaPoll        = 50 * time.Millisecond
+	sagaMaxRedrives = 40
+	sagaWindow      = 7 * 24 * time.Hour
 )
 
 // sagaState is one state of the machine: its step, where it goes on success,
