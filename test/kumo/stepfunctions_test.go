@@ -338,3 +338,106 @@ func TestStepFunctionsRetryAndCatchTaskFailed(t *testing.T) {
 		}
 	}
 }
+
+// TestStepFunctionsTaskTimeout: a Task's TimeoutSeconds bounds each attempt
+// and raises States.Timeout, which a Retry and a Catch match. kumo cancels
+// the invocation's request when the attempt times out (its Lambda passes the
+// cancellation to the endpoint), where Lambda would let the function run to
+// its own timeout: on kumo a step's effect sees its context end at the
+// task's timeout, not at the function's deadline.
+func TestStepFunctionsTaskTimeout(t *testing.T) {
+	k := startSFN(t)
+	var slow, canceled atomic.Int64
+	fn, calls := k.function(t, func(ctx context.Context, _ []byte) ([]byte, error) {
+		if slow.Add(-1) >= 0 {
+			select {
+			case <-ctx.Done():
+				canceled.Add(1)
+				return nil, ctx.Err()
+			case <-time.After(2500 * time.Millisecond):
+			}
+		}
+		return []byte(`{"done":true}`), nil
+	})
+	for _, tc := range []struct {
+		name, wantStatus, wantError, wantOutput string
+		retry, catch                            bool
+		slow, wantCalls                         int64
+	}{
+		{"no retry", "FAILED", "States.Timeout", "", false, false, 1, 1},
+		{"retry on States.Timeout", "SUCCEEDED", "", `{"value":{"done":true}}`, true, false, 1, 2},
+		{"catch States.Timeout", "SUCCEEDED", "", `"Error":"States.Timeout"`, false, true, 1, 1},
+	} {
+		slow.Store(tc.slow)
+		calls.Store(0)
+		fields := map[string]any{"TimeoutSeconds": 1, "End": true}
+		if tc.retry {
+			fields["Retry"] = []any{map[string]any{"ErrorEquals": []string{"States.Timeout"}, "IntervalSeconds": 1, "MaxAttempts": 2}}
+		}
+		if tc.catch {
+			delete(fields, "End")
+			fields["Next"] = "Done"
+			fields["Catch"] = []any{map[string]any{"ErrorEquals": []string{"States.Timeout"}, "ResultPath": "$.error", "Next": "Caught"}}
+		}
+		machine := k.machine(t, "STANDARD", map[string]any{"StartAt": "Call", "States": map[string]any{
+			"Call": task(fn, fields), "Done": map[string]any{"Type": "Succeed"}, "Caught": map[string]any{"Type": "Pass", "End": true},
+		}})
+		got := k.run(t, machine, k.name("exec"), `{"orderId":"o-4"}`)
+		if got.Status != tc.wantStatus || got.Error != tc.wantError || calls.Load() != tc.wantCalls || !strings.Contains(got.Output, tc.wantOutput) {
+			t.Fatalf("%s: got %+v after %d invocations; want %s %q %s after %d", tc.name, got, calls.Load(), tc.wantStatus, tc.wantError, tc.wantOutput, tc.wantCalls)
+		}
+	}
+	if canceled.Load() != 3 {
+		t.Fatalf("%d of the 3 timed-out invocations saw their request canceled", canceled.Load())
+	}
+}
+
+// TestStepFunctionsRedriveNotModelled: kumo has no RedriveExecution; a
+// failed execution stays failed, with redriveCount 0. The demo redrives by
+// starting the order's execution again under a new name (the same fact, so
+// each step answers from its record).
+func TestStepFunctionsRedriveNotModelled(t *testing.T) {
+	k := startSFN(t)
+	machine := k.machine(t, "STANDARD", map[string]any{"StartAt": "Fail", "States": map[string]any{
+		"Fail": map[string]any{"Type": "Fail", "Error": "Boom", "Cause": "on purpose"},
+	}})
+	name := k.name("exec")
+	if got := k.run(t, machine, name, `{}`); got.Status != "FAILED" || got.Error != "Boom" {
+		t.Fatalf("got %+v", got)
+	}
+	arn := strings.Replace(machine, ":stateMachine:", ":execution:", 1) + ":" + name
+	status, out := k.call(t, "RedriveExecution", map[string]any{"executionArn": arn})
+	if status != http.StatusBadRequest || !strings.Contains(fmt.Sprint(out), "RedriveExecution is not valid") {
+		t.Fatalf("RedriveExecution: %d %v; kumo may model it now: pin what it does", status, out)
+	}
+}
+
+// TestStepFunctionsStartTwice: kumo refuses a second StartExecution of a
+// name, Standard or Express, running or ended, with ExecutionAlreadyExists.
+// On AWS a Standard start with the same name and input while the first runs
+// returns the first execution (idempotent), and an Express workflow started
+// twice may run twice: kumo models neither, so a duplicate Express start is
+// made under another name (as the chaos simulation does). kumo runs an
+// Express machine as it runs a Standard one, and describes its executions
+// (which AWS does not for Express).
+func TestStepFunctionsStartTwice(t *testing.T) {
+	k := startSFN(t)
+	for _, typ := range []string{"STANDARD", "EXPRESS"} {
+		machine := k.machine(t, typ, map[string]any{"StartAt": "Wait", "States": map[string]any{
+			"Wait": map[string]any{"Type": "Wait", "Seconds": 1, "End": true},
+		}})
+		name := k.name("order-o-5")
+		start := map[string]any{"stateMachineArn": machine, "name": name, "input": `{"orderId":"o-5"}`}
+		first := k.mustCall(t, "StartExecution", start)["executionArn"].(string)
+		status, out := k.call(t, "StartExecution", start)
+		if status != http.StatusConflict || !strings.Contains(fmt.Sprint(out), "ExecutionAlreadyExists") {
+			t.Fatalf("%s: second start while running: %d %v", typ, status, out)
+		}
+		if got := k.wait(t, first); got.Status != "SUCCEEDED" {
+			t.Fatalf("%s: %+v", typ, got)
+		}
+		if status, out := k.call(t, "StartExecution", start); status != http.StatusConflict {
+			t.Fatalf("%s: start after the end: %d %v", typ, status, out)
+		}
+	}
+}
