@@ -255,7 +255,9 @@ func TestLeaseEndsAtTheDeadline(t *testing.T) {
 	c := &charge{}
 	crashed := newStep(t, newGuard(t, crashingStore{store}), "charge", c.effect)
 	h := newStep(t, newGuard(t, store), "charge", c.effect)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	// A deadline far enough that a slow machine (the race detector, a
+	// shared CPU) still retries within the lease.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	deadline, _ := ctx.Deadline()
 	if _, err := crashed(ctx, json.RawMessage(order42)); step.ErrorName(err) != step.ErrorStore {
