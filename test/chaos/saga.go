@@ -14,11 +14,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/step"
-	"github.com/idempotent-consumer/idempotent-consumer/test/internal/kumotest"
 )
 
 // SagaConfig configures RunSaga, the simulation of an order saga on Step
@@ -219,11 +216,11 @@ func RunSaga(ctx context.Context, cfg SagaConfig) (*SagaSummary, error) {
 	m := &sagaSim{cfg: cfg, sched: newScheduler(c, cfg.Stall), clock: c, rng: rand.New(rand.NewPCG(uint64(cfg.Seed), 0x5a9a)),
 		sum:     &SagaSummary{Seed: cfg.Seed, Store: cfg.Store, Sabotage: cfg.Sabotage, Sagas: cfg.Sagas, Errors: map[string]int{}},
 		applied: map[string]map[string][]string{}}
-	inner, err := sagaStore(ctx, cfg)
+	inner, _, _, err := openStore(ctx, cfg.Store, cfg.Seed, cfg.DynamoDB, "saga")
 	if err != nil {
 		return nil, err
 	}
-	if err := m.newHandlers(&sagaFaultStore{m: m, inner: inner}); err != nil {
+	if err := m.newHandlers(&requestStore{inner: inner, rng: m.rng, faults: &m.sum.StoreFaults, spend: m.spend}); err != nil {
 		return nil, err
 	}
 	for i := range cfg.Sagas {
@@ -249,25 +246,6 @@ func RunSaga(ctx context.Context, cfg SagaConfig) (*SagaSummary, error) {
 	}
 	m.check()
 	return m.sum, nil
-}
-
-func sagaStore(ctx context.Context, cfg SagaConfig) (idempotency.Store, error) {
-	switch cfg.Store {
-	case "memory":
-		mem := storetest.NewMemoryStore()
-		mem.OmitOld = cfg.Seed%2 != 0 // as kumo and dynalite answer a failed condition
-		return mem, nil
-	case "dynamodb":
-		if cfg.DynamoDB == nil {
-			return nil, errors.New("chaos: the dynamodb store needs SagaConfig.DynamoDB")
-		}
-		table, err := kumotest.NewTable(ctx, cfg.DynamoDB, fmt.Sprintf("saga-%d", uint64(cfg.Seed)))
-		if err != nil {
-			return nil, err
-		}
-		return dynamostore.New(cfg.DynamoDB, table), nil
-	}
-	return nil, fmt.Errorf("chaos: unknown store %q (memory or dynamodb)", cfg.Store)
 }
 
 // newHandlers builds each step's handler with package step over one guard.
@@ -531,60 +509,9 @@ func (m *sagaSim) apply(stepName, order, key string) {
 	}
 }
 
-// sagaFaultStore is the store under faults, as httpStore: every call takes
-// virtual time, and a dead invocation reaches nothing.
-type sagaFaultStore struct {
-	m     *sagaSim
-	inner idempotency.Store
-}
-
-func (fs *sagaFaultStore) call(ctx context.Context, apply func() error) error {
-	m := fs.m
-	inv := ctx.Value(sagaInvocationKey{}).(*sagaInvocation)
-	d := m.between(time.Millisecond, 20*time.Millisecond)
-	if m.chance(0.01) {
-		d = m.between(time.Second, 3*time.Second) // a latency spike
-		m.sum.StoreFaults++
-	}
-	if err := m.work(inv, d); err != nil {
-		return err
-	}
-	switch x := m.rng.Float64(); {
-	case x < 0.02:
-		m.sum.StoreFaults++
-		return errThrottled
-	case x < 0.03:
-		m.sum.StoreFaults++
-		return errServer
-	case x < 0.04:
-		if err := apply(); err != nil {
-			return err
-		}
-		m.sum.StoreFaults++
-		return errAmbiguous
-	}
-	return apply()
-}
-
-func (fs *sagaFaultStore) Reserve(ctx context.Context, rec idempotency.Record, now time.Time) error {
-	return fs.call(ctx, func() error { return fs.inner.Reserve(ctx, rec, now) })
-}
-
-func (fs *sagaFaultStore) Get(ctx context.Context, key string) (rec *idempotency.Record, err error) {
-	err = fs.call(ctx, func() error {
-		var e error
-		rec, e = fs.inner.Get(ctx, key)
-		return e
-	})
-	return rec, err
-}
-
-func (fs *sagaFaultStore) Complete(ctx context.Context, rec idempotency.Record) error {
-	return fs.call(ctx, func() error { return fs.inner.Complete(ctx, rec) })
-}
-
-func (fs *sagaFaultStore) Release(ctx context.Context, key, owner string) error {
-	return fs.call(ctx, func() error { return fs.inner.Release(ctx, key, owner) })
+// spend parks the invocation of ctx for d, as work does.
+func (m *sagaSim) spend(ctx context.Context, d time.Duration) error {
+	return m.work(ctx.Value(sagaInvocationKey{}).(*sagaInvocation), d)
 }
 
 // sagaWants is what each step must have applied for an order of each fate:

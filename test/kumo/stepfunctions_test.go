@@ -7,10 +7,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -43,24 +41,7 @@ func startSFN(t *testing.T) *sfn {
 	t.Helper()
 	c, stop := kumotest.Start()
 	t.Cleanup(stop)
-	u, err := url.Parse(c.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	base, ok := http.DefaultTransport.(*http.Transport)
-	if !ok {
-		t.Fatalf("http.DefaultTransport is a %T", http.DefaultTransport)
-	}
-	routed := base.Clone()
-	var d net.Dialer
-	routed.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		if addr == "localhost:4566" {
-			addr = u.Host
-		}
-		return d.DialContext(ctx, network, addr)
-	}
-	http.DefaultTransport = routed
-	t.Cleanup(func() { http.DefaultTransport = base })
+	kumotest.RouteDefaultAddress(t, c.URL)
 	return &sfn{clients: c}
 }
 
