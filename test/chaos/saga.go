@@ -56,18 +56,34 @@ type SagaConfig struct {
 
 // SagaSummary is what a run of RunSaga did and the invariants' verdict.
 type SagaSummary struct {
-	Seed                                    int64
-	Store, Sabotage                         string
-	Sagas, Executions, DuplicateStarts      int
-	Restarts, Redrives                      int
-	Steps, Retries, Timeouts, Crashes       int
-	StoreFaults, InProgress, Replays        int
-	Succeeded, Compensated, Rejected        int
-	Effects, Compensations                  int
+	Seed            int64
+	Store, Sabotage string
+	// Executions counts the executions started (DuplicateStarts of them a
+	// second start of an order); Restarts the runs begun again from the
+	// first state; Redrives the redrives of failed executions.
+	Sagas, Executions, DuplicateStarts, Restarts, Redrives int
+	// Steps counts the task attempts; Retries those the Retry policy made;
+	// Timeouts the attempts whose answer did not arrive; Crashes the
+	// invocations that died (CrashPoints, by "<step>/<point>":
+	// before-effect, after-effect, after-complete, killed at the
+	// deadline); StoreFaults the store calls faulted; InProgress the
+	// attempts told Step.InProgress; Replays the attempts answered from a
+	// step's record.
+	Steps, Retries, Timeouts, Crashes, StoreFaults, InProgress, Replays int
+	CrashPoints                                                         map[string]int
+	// Succeeded, Compensated and Rejected count the executions by how
+	// they ended; Effects and Compensations the forward and compensating
+	// effects the downstream services applied.
+	Succeeded, Compensated, Rejected, Effects, Compensations int
+	// DoubleEffects counts the effects applied more than once per order
+	// and step; LostCompensations the compensations an order's fate
+	// needed that never applied; Stuck the executions that never ended.
 	DoubleEffects, LostCompensations, Stuck int
-	Errors                                  map[string]int
-	Violations                              []string
-	firstViolations                         int
+	// Errors counts the error names the state machine saw.
+	Errors map[string]int
+	// Violations lists the first ten broken invariants.
+	Violations      []string
+	firstViolations int
 }
 
 // OK reports whether every invariant held.
@@ -87,6 +103,7 @@ func (s *SagaSummary) Report(w io.Writer) {
 		errs = append(errs, fmt.Sprintf("%s=%d", n, s.Errors[n]))
 	}
 	fmt.Fprintf(w, "saga errors seen by the state machine: %s\n", strings.Join(errs, " "))
+	fmt.Fprintf(w, "saga crash points: %s\n", counts(s.CrashPoints))
 	fmt.Fprintf(w, "saga outcomes: succeeded=%d compensated=%d rejected=%d; effects=%d compensations=%d; task invocations answered from the record=%d, told in progress=%d\n",
 		s.Succeeded, s.Compensated, s.Rejected, s.Effects, s.Compensations, s.Replays, s.InProgress)
 	for _, v := range s.Violations {
@@ -185,6 +202,7 @@ type sagaSim struct {
 
 type sagaInvocation struct {
 	t        *task
+	step     string
 	deadline time.Time
 	dead     bool
 	ran      bool   // the effect ran
@@ -214,7 +232,7 @@ func RunSaga(ctx context.Context, cfg SagaConfig) (*SagaSummary, error) {
 	}
 	c := &clock{now: epoch}
 	m := &sagaSim{cfg: cfg, sched: newScheduler(c, cfg.Stall), clock: c, rng: rand.New(rand.NewPCG(uint64(cfg.Seed), 0x5a9a)),
-		sum:     &SagaSummary{Seed: cfg.Seed, Store: cfg.Store, Sabotage: cfg.Sabotage, Sagas: cfg.Sagas, Errors: map[string]int{}},
+		sum:     &SagaSummary{Seed: cfg.Seed, Store: cfg.Store, Sabotage: cfg.Sabotage, Sagas: cfg.Sagas, Errors: map[string]int{}, CrashPoints: map[string]int{}},
 		applied: map[string]map[string][]string{}}
 	inner, _, _, err := openStore(ctx, cfg.Store, cfg.Seed, cfg.DynamoDB, "saga")
 	if err != nil {
@@ -381,7 +399,7 @@ func (m *sagaSim) attempt(t *task, stepName string, input json.RawMessage, outag
 	if outage || m.chance(0.01) {
 		return "", "Lambda.ServiceException"
 	}
-	inv := &sagaInvocation{deadline: m.clock.Now().Add(sagaFunctionTimeout)}
+	inv := &sagaInvocation{step: stepName, deadline: m.clock.Now().Add(sagaFunctionTimeout)}
 	switch x := m.rng.Float64(); {
 	case x < 0.01:
 		inv.crash = "before-effect"
@@ -439,6 +457,7 @@ func (m *sagaSim) attempt(t *task, stepName string, input json.RawMessage, outag
 func (m *sagaSim) crash(inv *sagaInvocation) {
 	inv.dead = true
 	m.sum.Crashes++
+	m.sum.CrashPoints[inv.step+"/"+inv.crash]++
 }
 
 var errSagaDead = errors.New("the invocation is dead")

@@ -16,6 +16,7 @@ import (
 // effects.
 func TestSaga(t *testing.T) {
 	var redrives, duplicates, crashes, timeouts, replays, inProgress int
+	crashed := map[string]int{} // by step and by point
 	for _, tc := range []struct {
 		seed  int64
 		store string
@@ -31,6 +32,11 @@ func TestSaga(t *testing.T) {
 		timeouts += sum.Timeouts
 		replays += sum.Replays
 		inProgress += sum.InProgress
+		for k, n := range sum.CrashPoints {
+			step, point, _ := strings.Cut(k, "/")
+			crashed[step] += n
+			crashed[point] += n
+		}
 		if sum.Compensations == 0 || sum.Succeeded == 0 || sum.Compensated == 0 || sum.Rejected == 0 {
 			t.Fatalf("seed %d: not every outcome was reached: %s", tc.seed, report(sum))
 		}
@@ -43,6 +49,11 @@ func TestSaga(t *testing.T) {
 	if redrives == 0 || duplicates == 0 || crashes == 0 || timeouts == 0 || replays == 0 || inProgress == 0 {
 		t.Fatalf("the runs did not exercise every path: %d redrives, %d duplicate starts, %d crashes, %d timeouts, %d replays, %d told in progress",
 			redrives, duplicates, crashes, timeouts, replays, inProgress)
+	}
+	for _, where := range []string{"reserve-stock", "charge", "ship", "refund", "release-stock", "before-effect", "after-effect", "after-complete", "killed"} {
+		if crashed[where] == 0 {
+			t.Fatalf("no invocation crashed at %s: %v", where, crashed)
+		}
 	}
 	sab := runSaga(t, chaos.SagaConfig{Seed: 1, Sagas: 300, Sabotage: "execution-key"})
 	if sab.OK() || sab.DoubleEffects == 0 {
