@@ -105,7 +105,8 @@ func (k *sfn) createFunction(t *testing.T, name, endpoint string) {
 		"Handler": "bootstrap", "Code": map[string]string{"ZipFile": "UEsFBgAAAAAAAAAAAAAAAAAAAAAAAA=="}, "Timeout": 3, "InvokeEndpoint": endpoint})
 	req, _ := http.NewRequest(http.MethodPost, k.clients.URL+"/2015-03-31/functions", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential=test/20260101/us-east-1/lambda/aws4_request, SignedHeaders=host, Signature=test")
+	scope := strings.Join([]string{"test", "20260101", "us-east-1", "lambda", "aws4_request"}, "/")
+	req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential="+scope+", SignedHeaders=host, Signature=test")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
