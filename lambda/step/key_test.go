@@ -3,6 +3,8 @@ package step_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -52,5 +54,57 @@ func TestOutputNotStored(t *testing.T) {
 	}
 	if runs != 1 {
 		t.Fatalf("the effect ran %d times", runs)
+	}
+}
+
+// TestHashedKeysStayHidden: with the guard's KeySecret, neither the log
+// lines nor the errors (which Step Functions keeps as the Cause in the
+// execution's history) nor the store hold the fact's key, whatever the
+// answer.
+func TestHashedKeysStayHidden(t *testing.T) {
+	store := storetest.NewMemoryStore()
+	g, err := idempotency.NewGuard(store, idempotency.Config{Namespace: "saga", MaxResultBytes: step.MaxOutputBytes, KeySecret: []byte(strings.Repeat("s", 32))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs strings.Builder
+	gate, entered := make(chan struct{}), make(chan struct{})
+	h, err := step.New(g, "charge", step.Field("customer"), func(ctx context.Context, input json.RawMessage, r idempotency.Reservation) (json.RawMessage, error) {
+		if strings.Contains(string(input), "slow") {
+			close(entered)
+			<-gate
+		}
+		return json.RawMessage(`{"charged":true}`), nil
+	}, step.Config{Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const secret = "alice@example.com"
+	var errs []string
+	for _, in := range []string{`{"customer":"alice@example.com","amount":1}`, `{"customer":"alice@example.com","amount":1}`, `{"customer":"alice@example.com","amount":2}`} {
+		if _, err := h(context.Background(), json.RawMessage(in)); err != nil {
+			errs = append(errs, step.ErrorName(err)+": "+step.ErrorMessage(err))
+		}
+	}
+	done := make(chan struct{})
+	go func() { defer close(done); _, _ = h(context.Background(), json.RawMessage(`{"customer":"bob@example.com","slow":1}`)) }()
+	<-entered
+	if _, err := h(context.Background(), json.RawMessage(`{"customer":"bob@example.com","slow":1}`)); step.ErrorName(err) == step.ErrorInProgress {
+		errs = append(errs, step.ErrorMessage(err))
+	}
+	close(gate)
+	<-done
+	if len(errs) != 2 || !strings.HasPrefix(errs[0], step.ErrorMismatch) {
+		t.Fatalf("errors %q: want a mismatch and an in-progress answer", errs)
+	}
+	recs := store.Records()
+	if len(recs) != 2 {
+		t.Fatalf("%d records", len(recs))
+	}
+	everything := logs.String() + strings.Join(errs, "\n") + fmt.Sprint(recs)
+	for _, key := range []string{secret, "bob@example.com", "alice", "bob"} {
+		if strings.Contains(everything, key) {
+			t.Fatalf("%q is in the logs, errors or records:\n%s", key, everything)
+		}
 	}
 }
