@@ -87,7 +87,10 @@ func TestHashedKeysStayHidden(t *testing.T) {
 		}
 	}
 	done := make(chan struct{})
-	go func() { defer close(done); _, _ = h(context.Background(), json.RawMessage(`{"customer":"bob@example.com","slow":1}`)) }()
+	go func() {
+		defer close(done)
+		_, _ = h(context.Background(), json.RawMessage(`{"customer":"bob@example.com","slow":1}`))
+	}()
 	<-entered
 	if _, err := h(context.Background(), json.RawMessage(`{"customer":"bob@example.com","slow":1}`)); step.ErrorName(err) == step.ErrorInProgress {
 		errs = append(errs, step.ErrorMessage(err))
