@@ -97,16 +97,15 @@ func (k *sfn) function(t *testing.T, h func(ctx context.Context, payload []byte)
 	return name, calls
 }
 
-// createFunction creates a kumo function whose invocations go to endpoint.
-// kumo routes a request by the service of its signature's scope.
+// createFunction creates a kumo function whose invocations go to endpoint,
+// or with endpoint "", to a runtime polling kumo's Runtime API.
 func (k *sfn) createFunction(t *testing.T, name, endpoint string) {
 	t.Helper()
 	body, _ := json.Marshal(map[string]any{"FunctionName": name, "Runtime": "provided.al2023", "Role": "arn:aws:iam::123456789012:role/step",
 		"Handler": "bootstrap", "Code": map[string]string{"ZipFile": "UEsFBgAAAAAAAAAAAAAAAAAAAAAAAA=="}, "Timeout": 3, "InvokeEndpoint": endpoint})
 	req, _ := http.NewRequest(http.MethodPost, k.clients.URL+"/2015-03-31/functions", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
-	scope := strings.Join([]string{"test", "20260101", "us-east-1", "lambda", "aws4_request"}, "/")
-	req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential="+scope+", SignedHeaders=host, Signature=test")
+	req.Header.Set("Authorization", lambdaAuthorization())
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -116,6 +115,13 @@ func (k *sfn) createFunction(t *testing.T, name, endpoint string) {
 		raw, _ := io.ReadAll(resp.Body)
 		t.Fatalf("CreateFunction: %s %s", resp.Status, raw)
 	}
+}
+
+// lambdaAuthorization is an Authorization header scoped to Lambda: kumo
+// routes a request by the service of its signature's scope.
+func lambdaAuthorization() string {
+	scope := strings.Join([]string{"test", "20260101", "us-east-1", "lambda", "aws4_request"}, "/")
+	return "AWS4-HMAC-SHA256 Credential=" + scope + ", SignedHeaders=host, Signature=test"
 }
 
 // machine creates a state machine of type typ (STANDARD or EXPRESS).
