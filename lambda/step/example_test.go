@@ -18,9 +18,10 @@ import (
 // (the order) under two step names. A retry of the charge gets the charge's
 // output back without charging again; the refund runs once, under its own
 // key. In production the store is dynamostore.New(client, table) and the
-// handler is given to lambda.Start.
+// handler is given to lambda.Start. The guard stores outputs as large as
+// Step Functions passes, and keeps each fact for the redrive period.
 func ExampleNew() {
-	guard, err := idempotency.NewGuard(storetest.NewMemoryStore(), idempotency.Config{Namespace: "orders", MaxResultBytes: step.MaxOutputBytes})
+	guard, err := idempotency.NewGuard(storetest.NewMemoryStore(), idempotency.Config{Namespace: "orders", MaxResultBytes: step.MaxOutputBytes, Window: step.DefaultWindow})
 	if err != nil {
 		panic(err)
 	}

@@ -24,7 +24,9 @@
 // guard's rule): a Task state whose TimeoutSeconds ends the attempt earlier
 // (States.Timeout) leaves the invocation running, and the retry is told
 // ErrorInProgress until that invocation completes or its lease ends, when a
-// retry takes the fact over.
+// retry takes the fact over. The guard of a step stores outputs of up to
+// MaxOutputBytes (New refuses a smaller one) and, under a Standard
+// workflow, keeps each fact for DefaultWindow, the redrive period and a day.
 package step
 
 import (
@@ -35,6 +37,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -47,6 +50,21 @@ import (
 // store results at least this large (idempotency.Config.MaxResultBytes),
 // so that every output a state can take is returned to duplicates.
 const MaxOutputBytes = 256 * 1024
+
+// RedrivePeriod is how long after a Standard execution fails, aborts or times
+// out that RedriveExecution may start it again from the state that did not
+// succeed, with the same input: 14 days. A step whose effect ran and whose
+// answer was lost may be run again by a redrive that late.
+const RedrivePeriod = 14 * 24 * time.Hour
+
+// DefaultWindow is the business window a step's guard should keep
+// (idempotency.Config.Window): RedrivePeriod and a day, so that a redrive
+// finds the record of every effect its execution made. The guard's own
+// default (a day) fits Express workflows, which last at most five minutes
+// and are never redriven; a guard with a shorter window than this under a
+// Standard workflow runs a redriven step's effect again once the window has
+// passed.
+const DefaultWindow = RedrivePeriod + 24*time.Hour
 
 // MaxNameBytes bounds a step's name: 80, as Step Functions bounds a state's.
 const MaxNameBytes = 80

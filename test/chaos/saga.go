@@ -149,7 +149,6 @@ const (
 	sagaTaskTimeout = sagaFunctionTimeout + 2*time.Second
 	sagaPoll        = 50 * time.Millisecond
 	sagaMaxRedrives = 40
-	sagaWindow      = 7 * 24 * time.Hour
 )
 
 // sagaState is one state of the machine: its step, where it goes on success,
@@ -272,7 +271,7 @@ func RunSaga(ctx context.Context, cfg SagaConfig) (*SagaSummary, error) {
 // and the key is the order, unless the sabotage keys by the ARN.
 func (m *sagaSim) newHandlers(store idempotency.Store) error {
 	guard, err := idempotency.NewGuard(store, idempotency.Config{Namespace: "orders", Now: m.clock.Now, LeaseMax: sagaFunctionTimeout,
-		FinishBudget: time.Second, Window: sagaWindow, MaxResultBytes: step.MaxOutputBytes, PayloadIgnore: []string{"execution"}})
+		FinishBudget: time.Second, Window: step.DefaultWindow, MaxResultBytes: step.MaxOutputBytes, PayloadIgnore: []string{"execution"}})
 	if err != nil {
 		return err
 	}
