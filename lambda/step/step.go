@@ -94,7 +94,9 @@ type Config struct {
 // fact (the key that key reads from the state input) under guard. It refuses,
 // listing every problem, a nil guard, key or effect, a name that is empty,
 // longer than MaxNameBytes, not UTF-8 or holding '#' or control characters,
-// and a guard that stores results smaller than MaxOutputBytes.
+// and a guard that stores results smaller than MaxOutputBytes. The name is
+// part of every record key ("<namespace>#<name>#<key>"): renaming a step
+// makes every fact new to it, as a new step.
 func New(guard *idempotency.Guard, name string, key KeyFunc, effect Effect, cfg Config) (Handler, error) {
 	var problems []string
 	if guard == nil {
