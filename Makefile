@@ -31,7 +31,7 @@ BENCHSTAT_VERSION := v0.0.0-20260908200009-22c9c6c9d4da
 GO_MODULES := . test demo bench examples/payments ops
 ORDERS ?= 200
 
-.PHONY: all demo test check tools lint synth diff deploy bench fuzz chaos chaos-saga flood clean
+.PHONY: all demo test check tools lint synth diff deploy bench fuzz chaos flood clean
 
 all: test
 
