@@ -145,6 +145,14 @@ SEED ?= 1
 chaos: tools
 	cd test && go run ./cmd/chaos -facts 10000 -seed $(SEED)
 
+## chaos-saga: the simulation's saga mode (test/chaos, RunSaga): 10,000 orders
+## through reserve stock → charge → ship on a model of Step Functions (task
+## retries after effects, duplicate starts, redrives, crashes at every step),
+## each step a lambda/step handler; then the same seed with steps keyed by the
+## execution's ARN, which must show double effects. A `saga:` line per run.
+chaos-saga: tools
+	cd test && go run ./cmd/chaos -mode saga -sagas 10000 -seed $(SEED)
+
 ## chaos-stream: the simulation's stream mode (Lambda's stream event source:
 ## checkpoint replays, bisection, record age, the on-failure bucket, resharding)
 ## over 10,000 facts for seeds 1 to 3, then each sabotage; a line per run.
