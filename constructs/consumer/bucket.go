@@ -56,7 +56,7 @@ func (d *queueDestination) Bind(_ constructs.Construct, _ interfacesawss3.IBucke
 func (c *idempotentConsumer) addNotifications(s *settings) {
 	src := s.source
 	if err := c.claimNotifications(src); err != nil {
-		panic(fmt.Errorf("IdempotentConsumer %q: %w", s.id, err))
+		panic(fmt.Errorf("IdempotentConsumer %q: %w", s.ID, err))
 	}
 	account := src.bucket.Env().Account
 	// S3's guidance for a queue destination: the bucket's ARN and its

@@ -3,6 +3,7 @@ package consumer_test
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"regexp"
 	"strings"
 	"testing"
@@ -153,7 +154,7 @@ func TestQueuePropsOverrideTheDefaultsAndKeepTheRest(t *testing.T) {
 func TestFunctionOptionsReachTheFunction(t *testing.T) {
 	f := networked(t)
 	role := f.stack.Node().FindChild(jsii.String("PayRole")).(awsiam.Role)
-	if f.consumer.Node().TryFindChild(jsii.String(consumer.IDRole)) != nil {
+	if f.consumer.Node().TryFindChild(jsii.String(core.IDRole)) != nil {
 		t.Error("the consumer created a role beside the given one")
 	}
 	has(t, f, "AWS::Lambda::Function", map[string]any{

@@ -2,6 +2,7 @@ package consumer_test
 
 import (
 	"fmt"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"os"
 	"path/filepath"
 	"strings"
@@ -633,7 +634,7 @@ func TestContractVariablesAreAllRefusedInEnvironment(t *testing.T) {
 }
 
 func validProps() *consumer.IdempotentConsumerProps {
-	return &consumer.IdempotentConsumerProps{Entry: jsii.String(handlerDir)}
+	return &consumer.IdempotentConsumerProps{Props: core.Props{Entry: jsii.String(handlerDir)}}
 }
 
 // refusal is one invalid use of the props: the change to valid props (and
@@ -789,7 +790,7 @@ func TestEntryRootResolvesARelativeEntry(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := &consumer.IdempotentConsumerProps{Entry: jsii.String(filepath.Base(handlerDir)), EntryRoot: jsii.String(filepath.Dir(handlerDir))}
+		p := &consumer.IdempotentConsumerProps{Props: core.Props{Entry: jsii.String(filepath.Base(handlerDir)), EntryRoot: jsii.String(filepath.Dir(handlerDir))}}
 		consumer.NewIdempotentConsumer(awscdk.NewStack(app, jsii.String("S"), nil), jsii.String("C"), p)
 	})
 	if panicked {

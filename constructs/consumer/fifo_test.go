@@ -3,6 +3,7 @@ package consumer_test
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"strings"
 	"testing"
 
@@ -182,7 +183,7 @@ func ExampleIdempotentConsumerProps_fifoTopic() {
 	app := awscdk.NewApp(nil)
 	stack := awscdk.NewStack(app, jsii.String("Payments"), nil)
 	apply := consumer.NewIdempotentConsumer(stack, jsii.String("ApplyPayment"), &consumer.IdempotentConsumerProps{
-		Entry:                     jsii.String(handlerDir),
+		Props:                     core.Props{Entry: jsii.String(handlerDir)},
 		FifoTopic:                 jsii.Bool(true),
 		ContentBasedDeduplication: jsii.Bool(true),
 	})

@@ -2,6 +2,7 @@ package endpoint_test
 
 import (
 	"fmt"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
@@ -21,10 +22,9 @@ func ExampleNewIdempotentEndpoint() {
 	secret := awssecretsmanager.Secret_FromSecretNameV2(stack, jsii.String("StripeSecret"), jsii.String("stripe/webhook-signing-secret"))
 
 	hooks := endpoint.NewIdempotentEndpoint(stack, jsii.String("StripeHooks"), &endpoint.IdempotentEndpointProps{
-		Entry:         jsii.String(handlerDir),
+		Props:         core.Props{Entry: jsii.String(handlerDir), Window: awscdk.Duration_Days(jsii.Number(4))},
 		Webhook:       jsii.String("stripe"),
 		WebhookSecret: secret,
-		Window:        awscdk.Duration_Days(jsii.Number(4)), // Stripe retries for up to three days
 	})
 
 	fmt.Println("namespace:", *hooks.Namespace())

@@ -2,6 +2,7 @@ package table
 
 import (
 	"fmt"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,7 +18,7 @@ import (
 // grant to an imported idempotency table: consumers of other apps (or of
 // stacks deployed apart) that share it are not known at synth, so the
 // grant cannot be kept off their records.
-const WarnTxTableImported = "idempotent-consumer:transactionalTableImported"
+const WarnTxTableImported = core.WarnTransactionalTableImported
 
 // ExceptOthers is the IAM condition operator that keeps a transactional
 // grant on an idempotency table off the records of the other namespaces
