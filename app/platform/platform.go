@@ -7,7 +7,6 @@
 package platform
 
 import (
-	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"path/filepath"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -22,6 +21,7 @@ import (
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
 
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/consumer"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/endpoint"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/stream"
 )

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"debug/buildinfo"
 	"debug/elf"
-	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/consumer"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 )
 
 // TestBootstrapIsAStaticELFOfItsArchitectureAloneInItsDirectory: arm64

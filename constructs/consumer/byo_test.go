@@ -3,7 +3,6 @@ package consumer_test
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"regexp"
 	"strings"
 	"testing"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/consumer"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 

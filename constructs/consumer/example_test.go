@@ -2,7 +2,6 @@ package consumer_test
 
 import (
 	"fmt"
-	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
@@ -13,6 +12,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/consumer"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 )
 
 // A platform stack subscribes a consumer to its orders topic. Entry is the

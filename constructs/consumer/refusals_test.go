@@ -2,7 +2,6 @@ package consumer_test
 
 import (
 	"fmt"
-	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/consumer"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 )
 
 func days(n float64) awscdk.Duration    { return awscdk.Duration_Days(jsii.Number(n)) }

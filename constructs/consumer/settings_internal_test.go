@@ -1,7 +1,6 @@
 package consumer
 
 import (
-	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -17,6 +16,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 )
 
 // TestTheRulesNeverWriteTheSettings: compute computes, the rules only read.

@@ -1,13 +1,13 @@
 package endpoint_test
 
 import (
-	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"strings"
 	"testing"
 
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/endpoint"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/httpkey"

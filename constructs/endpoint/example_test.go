@@ -2,12 +2,12 @@ package endpoint_test
 
 import (
 	"fmt"
-	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/endpoint"
 )
 

@@ -1,7 +1,6 @@
 package apptest_test
 
 import (
-	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"testing"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest"
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest/nagtest"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/stream"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/streambatch"
 )

@@ -7,7 +7,6 @@
 package consumertest
 
 import (
-	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"os"
 	"path/filepath"
 
@@ -24,6 +23,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/consumer"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/modroot"
 )
 

@@ -213,7 +213,10 @@ func TestEndpointsAndLedgerProcessOnTheSharedTable(t *testing.T) {
 	}
 
 	ledger, err := handler.NewKinesis(func(p struct{ ID string }) (string, error) { return p.ID, nil },
-		func(context.Context, struct{ ID string }, idempotency.Reservation) (string, error) { runs["ledger"]++; return "booked", nil },
+		func(context.Context, struct{ ID string }, idempotency.Reservation) (string, error) {
+			runs["ledger"]++
+			return "booked", nil
+		},
 		options(env(t, "Ledger", table), cfg)...)
 	if err != nil {
 		t.Fatal(err)
