@@ -10,8 +10,6 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/bundle"
-	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/function"
-	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/nag"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/table"
 )
 
@@ -46,44 +44,6 @@ func (s *Settings) NewTable(scope constructs.Construct) awsdynamodb.ITable {
 		panic(fmt.Errorf("%s %q: %w", s.Kind.Name, s.ID, err))
 	}
 	return t
-}
-
-// NewFunction creates the function in scope from the asset in assetDir,
-// on table: its log group, role, key secret, environment, grants on the
-// records and on TransactionalTables (function.New), and its cdk-nag
-// suppressions (how it is invoked, and its wildcards, once its role holds
-// every statement the construct adds: call SuppressWildcards last).
-func (s *Settings) NewFunction(scope constructs.Construct, assetDir string, t awsdynamodb.ITable) function.Function {
-	return function.New(scope, function.Config{
-		IDs:                 function.IDs{LogGroup: core.IDLogGroup, Role: core.IDRole, Function: s.Kind.FunctionID, KeySecret: core.IDKeySecret},
-		Kind:                s.Kind.Noun,
-		Name:                s.ID,
-		AssetDir:            assetDir,
-		Architecture:        s.Architecture,
-		MemorySize:          s.MemorySize,
-		Timeout:             s.Runtime.Timeout,
-		ReservedConcurrency: s.Reserved,
-		Tracing:             s.Tracing,
-		LogLevel:            s.LogLevel,
-		LogRetention:        s.LogRetention,
-		Role:                s.Role,
-		Vpc:                 s.Vpc,
-		VpcSubnets:          s.VpcSubnets,
-		SecurityGroups:      s.SecurityGroups,
-		Layers:              s.Layers,
-		Environment:         s.Environment,
-		Runtime:             s.Runtime,
-		Table:               t,
-		HashKeys:            s.HashKeys,
-		TxTables:            s.TxTables,
-		Suppressions:        []nag.Rule{{ID: "Serverless-LambdaDLQ", Reason: s.Kind.InvokedBy}},
-	})
-}
-
-// SuppressWildcards marks the wildcard statements of f's role (X-Ray, the
-// VPC's network interfaces) once the role holds every statement.
-func (s *Settings) SuppressWildcards(f function.Function) {
-	function.SuppressWildcards(f.Role, s.Tracing, s.Vpc)
 }
 
 // Warn adds the warnings to scope's annotations.

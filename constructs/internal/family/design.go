@@ -2,12 +2,9 @@ package family
 
 import (
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/table"
@@ -182,56 +179,6 @@ func ttlFindings(s *Settings) (problems []string, warnings []Warning) {
 			path, ttl.attribute, want, ttl.attribute))
 	case !ttl.enabled:
 		warnings = append(warnings, Warning{core.WarnTableTTL, fmt.Sprintf("Table %s has no TTL, so the records are never deleted (each stays after its window; the table grows with every fact); set TimeToLiveAttribute %q on it.", path, want)})
-	}
-	return problems, warnings
-}
-
-// layerInfo is what a given layer declares of its architectures: archs
-// (nil: none declared) when known, the layer being of the app.
-type layerInfo struct {
-	path, arn string
-	archs     []string
-	known     bool
-}
-
-// layerInfoOf reads the architectures a layer of the app declares; an
-// imported layer's are not known.
-func layerInfoOf(layer awslambda.ILayerVersion) layerInfo {
-	info := layerInfo{path: *layer.Node().Path(), arn: *layer.LayerVersionArn()}
-	cfn, ok := layer.Node().DefaultChild().(awslambda.CfnLayerVersion)
-	if !ok || cfn == nil {
-		return info
-	}
-	info.known = true
-	if list := cfn.CompatibleArchitectures(); list != nil {
-		for _, a := range *list {
-			if a == nil || *awscdk.Token_IsUnresolved(a) {
-				info.known, info.archs = false, nil
-				return info
-			}
-			info.archs = append(info.archs, *a)
-		}
-	}
-	return info
-}
-
-// layerFindings is the rule that a layer declared for some architectures
-// includes the function's: a layer built for another one is code the
-// function cannot run. A layer that declares none is accepted; an imported
-// one is a warning that states the rule.
-func layerFindings(s *Settings) (problems []string, warnings []Warning) {
-	if s.Goarch == "" {
-		return nil, nil // the architecture is refused
-	}
-	arch := *s.Architecture.Name()
-	for _, l := range s.layers {
-		switch {
-		case !l.known:
-			warnings = append(warnings, Warning{core.WarnLayerUnreadable, fmt.Sprintf("Layers holds the imported layer %s, whose compatible architectures the construct cannot read at synth; it must be built for %s, the function's Architecture.", l.arn, arch)})
-		case len(l.archs) > 0 && !slices.Contains(l.archs, arch):
-			problems = append(problems, fmt.Sprintf("Layers holds %s, declared for %s (its compatibleArchitectures), but the function is %s; give the layer built for %s, or set Architecture to one the layer is built for",
-				l.path, strings.Join(l.archs, " and "), arch, arch))
-		}
 	}
 	return problems, warnings
 }

@@ -27,13 +27,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awsec2"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
-	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/bundle"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/table"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
@@ -77,26 +72,11 @@ type Settings struct {
 	// the construct knows its path.
 	Runtime          contract.Settings
 	Entry, EntryRoot string
-	// Architecture is the function's, and Goarch the GOARCH its
-	// bootstrap is built for ("" for one the construct does not build).
-	Architecture awslambda.Architecture
-	Goarch       string
-	MemorySize   float64
-	// Reserved is the reserved concurrency; nil for none.
-	Reserved       *float64
-	Tracing        awslambda.Tracing
-	LogLevel       awslambda.ApplicationLogLevel
-	LogRetention   awslogs.RetentionDays
-	Removal        awscdk.RemovalPolicy
-	Role           awsiam.IRole // given; nil: the construct creates one
-	Vpc            awsec2.IVpc
-	VpcSubnets     *awsec2.SubnetSelection
-	SecurityGroups *[]awsec2.ISecurityGroup
-	Layers         *[]awslambda.ILayerVersion
-	// Environment is the user's own variables; the builder writes the
-	// contract's over them.
-	Environment map[string]*string
-	HashKeys    bool
+	// functionSettings are the function's (function.go).
+	functionSettings
+	// Removal is the removal policy of what the construct creates to keep
+	// (the table; the stream consumer's failure bucket).
+	Removal awscdk.RemovalPolicy
 	// Table is the given table; nil: the construct creates one.
 	Table awsdynamodb.ITable
 	// TxTables are TransactionalTables without their nil entries (a
@@ -112,7 +92,6 @@ type Settings struct {
 	props      *core.Props
 	tableKeys  table.Keys
 	tableTTL   tableTTL
-	layers     []layerInfo
 	unreadable []string
 }
 
@@ -174,49 +153,6 @@ func runtimeValues(p *core.Props, kind Kind, rd *Reader) map[string]any {
 		out[contract.MetricsNamespaceVar] = *p.MetricsNamespace
 	}
 	return out
-}
-
-// resolveFunction resolves the function's settings: its size,
-// concurrency, architecture, tracing, logs, role, network, layers, the
-// user's environment and HashKeys.
-func (s *Settings) resolveFunction(p *core.Props, rd *Reader) {
-	s.MemorySize = num(p.MemorySize, core.DefaultMemorySize)
-	s.Reserved = p.ReservedConcurrentExecutions
-	if s.Reserved == nil && s.Kind.ReservedConcurrency > 0 {
-		v := s.Kind.ReservedConcurrency
-		s.Reserved = &v
-	}
-	s.Architecture = p.Architecture
-	if s.Architecture == nil {
-		s.Architecture = awslambda.Architecture_ARM_64()
-	}
-	s.Goarch, _ = bundle.Goarch(*s.Architecture.Name())
-	s.Tracing, s.LogLevel, s.LogRetention = p.Tracing, p.LogLevel, p.LogRetention
-	if s.Tracing == "" {
-		s.Tracing = core.DefaultTracing
-	}
-	if s.LogLevel == "" {
-		s.LogLevel = core.DefaultLogLevel
-	}
-	if s.LogRetention == "" {
-		s.LogRetention = core.DefaultLogRetention
-	}
-	s.Role, s.Vpc, s.VpcSubnets, s.SecurityGroups, s.Layers = p.Role, p.Vpc, p.VpcSubnets, p.SecurityGroups, p.Layers
-	s.Environment = map[string]*string{}
-	if p.Environment != nil {
-		for k, v := range *p.Environment {
-			s.Environment[k] = v
-		}
-	}
-	s.HashKeys = p.HashKeys != nil && *p.HashKeys
-	for _, n := range []struct {
-		name string
-		v    *float64
-	}{{"MemorySize", p.MemorySize}, {"ReservedConcurrentExecutions", p.ReservedConcurrentExecutions}} {
-		if n.v != nil && *awscdk.Token_IsUnresolved(n.v) {
-			rd.Problems = append(rd.Problems, fmt.Sprintf("%s is a token that CDK resolves only at deployment, but the construct needs its value; give a number", n.name))
-		}
-	}
 }
 
 // Problems are every shared rule the settings break (Rules), after the

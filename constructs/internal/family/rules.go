@@ -2,11 +2,8 @@ package family
 
 import (
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
-
-	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/table"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
@@ -50,20 +47,19 @@ func Warns[S any](check func(S) []Warning) func(S) ([]string, []Warning) {
 }
 
 // Rules are the rules of the shared props, on every construct.
-var Rules = []Rule[*Settings]{
+var Rules = append(append([]Rule[*Settings]{
 	{Reads: []string{"Entry"}, Check: Problem(entryProblems)},
-	{Reads: []string{"Architecture"}, Check: Problem(architectureProblems)},
-	{Reads: []string{"MemorySize"}, Check: Problem(memoryProblems)},
-	{Reads: []string{"Vpc", "VpcSubnets", "SecurityGroups"}, Check: Problem(vpcProblems)},
-	{Reads: []string{"ReservedConcurrentExecutions"}, Check: Problem(reservedProblems)},
+}, functionRules...), tableRules...)
+
+// tableRules are the rules of the table, its design and the runtime
+// settings.
+var tableRules = []Rule[*Settings]{
 	{Reads: []string{"Table", "Namespace"}, Check: Problem(namespaceProblems)},
 	{Reads: []string{"Table", "AcceptSingleRegionGuarantee"}, Check: Problem(tableProblems)},
 	{Reads: []string{"Table", "TablePartitionKey", "TableSortKey", "TableKeyInSortKey", "TableFixedKeyValue", "TableTTLAttribute"}, Check: Problem(designProblems)},
 	{Reads: []string{"Table", "TableTTLAttribute"}, Check: ttlFindings},
 	{Reads: []string{"Table", "TablePartitionKey", "TableSortKey", "TableKeyInSortKey", "TableFixedKeyValue"}, Check: Warns(importedTableWarnings)},
 	{Reads: []string{"Table", "TableKeyInSortKey"}, Check: Warns(partitionScopeWarnings)},
-	{Reads: []string{"LogLevel"}, Check: Problem(logLevelProblems)},
-	{Reads: []string{"Layers", "Architecture"}, Check: layerFindings},
 	{Reads: []string{"Environment"}, Check: Problem(environmentProblems)},
 	{Reads: []string{"TransactionalTables"}, Check: Problem(txTableProblems)},
 	{Reads: []string{"the runtime settings"}, Check: Problem(runtimeProblems)},
@@ -72,37 +68,6 @@ var Rules = []Rule[*Settings]{
 func entryProblems(s *Settings) []string {
 	if strings.TrimSpace(s.Entry) == "" {
 		return []string{"Entry is required: set it to the directory of the handler's main package, for example jsii.String(\"cmd/charge\")"}
-	}
-	return nil
-}
-
-func architectureProblems(s *Settings) []string {
-	if s.Goarch == "" {
-		return []string{fmt.Sprintf("Architecture %s is not one the construct builds for; give awslambda.Architecture_ARM_64() or awslambda.Architecture_X86_64()", *s.Architecture.Name())}
-	}
-	return nil
-}
-
-func memoryProblems(s *Settings) []string {
-	if m := s.MemorySize; !IsInt(m) || m < 128 || m > 10240 {
-		return []string{fmt.Sprintf("MemorySize %v is out of range; give a whole number of MiB from 128 to 10240 (default 256)", m)}
-	}
-	return nil
-}
-
-func vpcProblems(s *Settings) []string {
-	if p := s.props; p.Vpc == nil && (p.VpcSubnets != nil || p.SecurityGroups != nil) {
-		return []string{"VpcSubnets or SecurityGroups is set without Vpc, so the function would run outside any VPC and the setting would not apply; set Vpc too, or leave them nil"}
-	}
-	return nil
-}
-
-func reservedProblems(s *Settings) []string {
-	if s.Reserved == nil {
-		return nil
-	}
-	if rc := *s.Reserved; !IsInt(rc) || rc < s.Kind.ReservedMin {
-		return []string{fmt.Sprintf("ReservedConcurrentExecutions %v is out of range; give a whole number of at least %v%s", rc, s.Kind.ReservedMin, s.Kind.ReservedWhy)}
 	}
 	return nil
 }
@@ -123,23 +88,6 @@ func tableProblems(s *Settings) []string {
 	}
 	p := s.props
 	return table.Problems(s.Table, p.AcceptSingleRegionGuarantee != nil && *p.AcceptSingleRegionGuarantee)
-}
-
-// applicationLogLevels are Lambda's application log levels.
-var applicationLogLevels = []awslambda.ApplicationLogLevel{
-	awslambda.ApplicationLogLevel_TRACE, awslambda.ApplicationLogLevel_DEBUG, awslambda.ApplicationLogLevel_INFO,
-	awslambda.ApplicationLogLevel_WARN, awslambda.ApplicationLogLevel_ERROR, awslambda.ApplicationLogLevel_FATAL,
-}
-
-func logLevelProblems(s *Settings) []string {
-	if slices.Contains(applicationLogLevels, s.LogLevel) {
-		return nil
-	}
-	names := make([]string, len(applicationLogLevels))
-	for i, l := range applicationLogLevels {
-		names[i] = string(l)
-	}
-	return []string{fmt.Sprintf("LogLevel %q is not one of Lambda's application log levels (%s); give one of the awslambda.ApplicationLogLevel_ constants, or leave it empty for INFO", string(s.LogLevel), strings.Join(names, ", "))}
 }
 
 // environmentProblems refuses a variable of the runtime contract in

@@ -57,11 +57,11 @@ func wantWarning(t *testing.T, got []Warning, id string, want []string) {
 }
 
 func TestLogLevelMustBeLambdas(t *testing.T) {
-	wantProblem(t, logLevelProblems(&Settings{LogLevel: "VERBOSE"}),
+	wantProblem(t, logLevelProblems(&Settings{functionSettings: functionSettings{LogLevel: "VERBOSE"}}),
 		[]string{`LogLevel "VERBOSE" is not one of Lambda's application log levels (TRACE, DEBUG, INFO, WARN, ERROR, FATAL)`, "leave it empty for INFO"})
-	wantProblem(t, logLevelProblems(&Settings{LogLevel: "warn"}), []string{`LogLevel "warn"`})
+	wantProblem(t, logLevelProblems(&Settings{functionSettings: functionSettings{LogLevel: "warn"}}), []string{`LogLevel "warn"`})
 	for _, l := range applicationLogLevels {
-		wantProblem(t, logLevelProblems(&Settings{LogLevel: l}), nil)
+		wantProblem(t, logLevelProblems(&Settings{functionSettings: functionSettings{LogLevel: l}}), nil)
 	}
 	// The default, applied by Resolve, is one.
 	if s := Resolve(Kind{Name: "K"}, "c", &core.Props{}, nil); s.LogLevel != core.DefaultLogLevel {
@@ -71,7 +71,7 @@ func TestLogLevelMustBeLambdas(t *testing.T) {
 
 func TestLayerMustBeBuiltForTheFunctionsArchitecture(t *testing.T) {
 	at := func(arch awslambda.Architecture, archs ...string) *Settings {
-		return &Settings{Architecture: arch, Goarch: "set", layers: []layerInfo{{path: "S/Agent", archs: archs, known: true}}}
+		return &Settings{functionSettings: functionSettings{Architecture: arch, Goarch: "set", layers: []layerInfo{{path: "S/Agent", archs: archs, known: true}}}}
 	}
 	arm, x86 := awslambda.Architecture_ARM_64(), awslambda.Architecture_X86_64()
 	check := func(s *Settings) []string { p, _ := layerFindings(s); return p }
@@ -80,7 +80,7 @@ func TestLayerMustBeBuiltForTheFunctionsArchitecture(t *testing.T) {
 	wantProblem(t, check(at(x86, "arm64")), []string{"declared for arm64", "the function is x86_64"})
 	wantProblem(t, check(at(arm, "x86_64", "arm64")), nil)
 	wantProblem(t, check(at(arm)), nil) // declares none
-	_, w := layerFindings(&Settings{Architecture: arm, Goarch: "arm64", layers: []layerInfo{{arn: "arn:layer"}}})
+	_, w := layerFindings(&Settings{functionSettings: functionSettings{Architecture: arm, Goarch: "arm64", layers: []layerInfo{{arn: "arn:layer"}}}})
 	wantWarning(t, w, core.WarnLayerUnreadable, []string{"imported layer arn:layer", "must be built for arm64"})
 }
 
