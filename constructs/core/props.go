@@ -167,6 +167,13 @@ type Props struct {
 	// seconds) for an IdempotentEndpoint.
 	Timeout awscdk.Duration
 
+	// EphemeralStorageSize is the size of the function's /tmp, in MiB: a
+	// whole number from 512 to 10240 (an effect that spools a large
+	// payload, an S3 object, to disk).
+	//
+	// Default: 512, Lambda's.
+	EphemeralStorageSize *float64
+
 	// ReservedConcurrentExecutions reserves (and caps) concurrency for the
 	// function: a whole number, at least 0 (at least 1 for an endpoint,
 	// which it throttles: Lambda answers 429 beyond it). A queue consumer's

@@ -31,6 +31,8 @@ type functionSettings struct {
 	Architecture awslambda.Architecture
 	Goarch       string
 	MemorySize   float64
+	// EphemeralStorage is the size of /tmp in MiB; 0 for Lambda's.
+	EphemeralStorage float64
 	// Reserved is the reserved concurrency; nil for none.
 	Reserved       *float64
 	Tracing        awslambda.Tracing
@@ -53,6 +55,7 @@ type functionSettings struct {
 var functionRules = []Rule[*Settings]{
 	{Reads: []string{"Architecture"}, Check: Problem(architectureProblems)},
 	{Reads: []string{"MemorySize"}, Check: Problem(memoryProblems)},
+	{Reads: []string{"EphemeralStorageSize"}, Check: Problem(ephemeralStorageProblems)},
 	{Reads: []string{"Vpc", "VpcSubnets", "SecurityGroups"}, Check: Problem(vpcProblems)},
 	{Reads: []string{"ReservedConcurrentExecutions"}, Check: Problem(reservedProblems)},
 	{Reads: []string{"LogLevel"}, Check: Problem(logLevelProblems)},
@@ -64,6 +67,7 @@ var functionRules = []Rule[*Settings]{
 // user's environment and HashKeys.
 func (s *Settings) resolveFunction(p *core.Props, rd *Reader) {
 	s.MemorySize = num(p.MemorySize, core.DefaultMemorySize)
+	s.EphemeralStorage = num(p.EphemeralStorageSize, 0)
 	s.Reserved = p.ReservedConcurrentExecutions
 	if s.Reserved == nil && s.Kind.ReservedConcurrency > 0 {
 		v := s.Kind.ReservedConcurrency
@@ -95,7 +99,7 @@ func (s *Settings) resolveFunction(p *core.Props, rd *Reader) {
 	for _, n := range []struct {
 		name string
 		v    *float64
-	}{{"MemorySize", p.MemorySize}, {"ReservedConcurrentExecutions", p.ReservedConcurrentExecutions}} {
+	}{{"MemorySize", p.MemorySize}, {"EphemeralStorageSize", p.EphemeralStorageSize}, {"ReservedConcurrentExecutions", p.ReservedConcurrentExecutions}} {
 		if n.v != nil && *awscdk.Token_IsUnresolved(n.v) {
 			rd.Problems = append(rd.Problems, fmt.Sprintf("%s is a token that CDK resolves only at deployment, but the construct needs its value; give a number", n.name))
 		}
@@ -112,6 +116,13 @@ func architectureProblems(s *Settings) []string {
 func memoryProblems(s *Settings) []string {
 	if m := s.MemorySize; !IsInt(m) || m < 128 || m > 10240 {
 		return []string{fmt.Sprintf("MemorySize %v is out of range; give a whole number of MiB from 128 to 10240 (default 256)", m)}
+	}
+	return nil
+}
+
+func ephemeralStorageProblems(s *Settings) []string {
+	if e := s.EphemeralStorage; e != 0 && (!IsInt(e) || e < 512 || e > 10240) {
+		return []string{fmt.Sprintf("EphemeralStorageSize %v is out of range; give a whole number of MiB from 512 to 10240 (default 512)", e)}
 	}
 	return nil
 }
@@ -213,6 +224,7 @@ func (s *Settings) NewFunction(scope constructs.Construct, assetDir string, t aw
 		AssetDir:            assetDir,
 		Architecture:        s.Architecture,
 		MemorySize:          s.MemorySize,
+		EphemeralStorage:    s.EphemeralStorage,
 		Timeout:             s.Runtime.Timeout,
 		ReservedConcurrency: s.Reserved,
 		Tracing:             s.Tracing,

@@ -146,3 +146,17 @@ func TestRulesReadTheirProps(t *testing.T) {
 }
 
 var propsType = reflect.TypeFor[core.Props]()
+
+// TestEphemeralStorageMustBeLambdas: /tmp takes 512 to 10240 MiB, whole;
+// nil is Lambda's default, written as nothing.
+func TestEphemeralStorageMustBeLambdas(t *testing.T) {
+	for v, bad := range map[float64]bool{511: true, 10241: true, 600.5: true, 512: false, 10240: false} {
+		s := Resolve(Kind{Name: "K"}, "c", &core.Props{EphemeralStorageSize: jsii.Number(v)}, nil)
+		if got := ephemeralStorageProblems(s); (len(got) > 0) != bad {
+			t.Errorf("EphemeralStorageSize %v: problems %q", v, got)
+		}
+	}
+	if s := Resolve(Kind{Name: "K"}, "c", &core.Props{}, nil); s.EphemeralStorage != 0 || len(ephemeralStorageProblems(s)) > 0 {
+		t.Errorf("default: %v", s.EphemeralStorage)
+	}
+}
