@@ -113,7 +113,9 @@ var matrixSettings = []setting{
 			return want(env["LEDGER_URL"] == "https://ledger.example", "LEDGER_URL is %v", env["LEDGER_URL"])
 		}},
 	{name: "EphemeralStorageSize", partition: "pk",
-		props: func(st *matrixStack, id string) core.Props { return core.Props{EphemeralStorageSize: jsii.Number(1024)} },
+		props: func(st *matrixStack, id string) core.Props {
+			return core.Props{EphemeralStorageSize: jsii.Number(1024)}
+		},
 		shows: func(fn, env map[string]any, _ []string) string {
 			e, _ := fn["EphemeralStorage"].(map[string]any)
 			return want(e != nil && e["Size"] == float64(1024), "EphemeralStorage %v", fn["EphemeralStorage"])
