@@ -38,8 +38,6 @@ const (
 	// sqsDefaultVisibility is the visibility timeout of a queue that sets
 	// none.
 	sqsDefaultVisibility = 30 * time.Second
-	// maxBatchingWindow is the SQS event source's longest batching window.
-	maxBatchingWindow = 5 * time.Minute
 	// maxReceiveBatch is the most messages one ReceiveMessage returns: 10,
 	// the one home of the limit that the SQS event source's batch without
 	// a batching window (maxBatchWithoutWindow), a FIFO queue's batch

@@ -57,6 +57,10 @@ type Kind struct {
 	InvokedBy string
 }
 
+// MaxBatchingWindow is the longest batching window of a Lambda event
+// source, an SQS queue's as a stream's.
+const MaxBatchingWindow = 5 * time.Minute
+
 // TablePlaceholder stands for the table's name while the props are
 // checked: the name is a token, known once the table exists.
 const TablePlaceholder = "(the idempotency table)"
