@@ -119,7 +119,7 @@ func (p *IdempotentStreamConsumerProps) runtimeValues(s *settings) map[string]an
 	if p.PayloadIgnore != nil {
 		var fields []string
 		for _, f := range *p.PayloadIgnore {
-			fields = append(fields, deref(f))
+			fields = append(fields, family.Str(f, ""))
 		}
 		values[contract.PayloadIgnoreVar] = fields
 	}
@@ -245,13 +245,6 @@ func viewTypeOf(t awsdynamodb.ITable) string {
 	}
 	v, _ := spec["streamViewType"].(string)
 	return v
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
 
 // number reads a count prop; a token is refused by name.
