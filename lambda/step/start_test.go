@@ -62,7 +62,9 @@ func TestFromEnvRunsTheStepOfTheContract(t *testing.T) {
 // TestFromEnvRefusesAnotherContract: a queue consumer's contract, or a
 // step's without a name, is refused at init naming the fix.
 func TestFromEnvRefusesAnotherContract(t *testing.T) {
-	noop := func(context.Context, json.RawMessage, idempotency.Reservation) (json.RawMessage, error) { return nil, nil }
+	noop := func(context.Context, json.RawMessage, idempotency.Reservation) (json.RawMessage, error) {
+		return nil, nil
+	}
 	queue := contract.Defaults(30 * time.Second)
 	queue.Table, queue.Namespace, queue.Consumer = "t", "orders", "c"
 	nameless := stepContract("t", "reserve-stock")
