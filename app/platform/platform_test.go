@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/idempotent-consumer/idempotent-consumer/app/cmd/saga/names"
 	"github.com/idempotent-consumer/idempotent-consumer/app/platform"
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest"
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest/nagtest"
@@ -280,7 +281,7 @@ func TestOrderSaga(t *testing.T) {
 	if def["StartAt"] != "ReserveStock" || next("ReserveStock") != "Charge" || next("Charge") != "Ship" || next("Refund") != "ReleaseStock" {
 		t.Errorf("the saga's order: %v", def)
 	}
-	for state, want := range map[string]string{"ReserveStock": "[OutOfStock]→Rejected", "Charge": "[PaymentDeclined]→ReleaseStock", "Ship": "[Undeliverable]→Refund"} {
+	for state, want := range map[string]string{"ReserveStock": "[" + names.OutOfStock + "]→Rejected", "Charge": "[" + names.PaymentDeclined + "]→ReleaseStock", "Ship": "[" + names.Undeliverable + "]→Refund"} {
 		if got := catch(state); got != want {
 			t.Errorf("%s catches %s, want %s", state, got, want)
 		}
@@ -291,7 +292,7 @@ func TestOrderSaga(t *testing.T) {
 			t.Errorf("%s: %v", name, s)
 		}
 	}
-	for _, st := range []struct{ name, path string }{{platform.StepReserve, "SagaReserveStock"}, {platform.StepCharge, "SagaCharge"}, {platform.StepShip, "SagaShip"}, {platform.StepRefund, "SagaRefund"}, {platform.StepRelease, "SagaReleaseStock"}} {
+	for _, st := range []struct{ name, path string }{{names.Reserve, "SagaReserveStock"}, {names.Charge, "SagaCharge"}, {names.Ship, "SagaShip"}, {names.Refund, "SagaRefund"}, {names.Release, "SagaReleaseStock"}} {
 		cdktest.Must(t, func() {
 			synthesized.tmpl.HasResourceProperties(jsii.String("AWS::Lambda::Function"), map[string]any{
 				"Environment": map[string]any{"Variables": map[string]any{
