@@ -1,6 +1,7 @@
 package platform_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"sort"
@@ -11,6 +12,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/idempotent-consumer/idempotent-consumer/app/cmd/saga/names"
 	"github.com/idempotent-consumer/idempotent-consumer/app/platform"
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest"
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest/nagtest"
@@ -72,31 +74,33 @@ func TestResources(t *testing.T) {
 		counts[r.(map[string]any)["Type"].(string)]++
 	}
 	want := map[string]int{
-		"AWS::SNS::Topic":                 1, // orders, shared by the three consumers
-		"AWS::SNS::TopicPolicy":           1,
-		"AWS::SNS::Subscription":          3,
-		"AWS::Events::EventBus":           1, // the platform's bus
-		"AWS::Events::Rule":               1, // ShipOrder's
-		"AWS::S3::Bucket":                 4, // uploads, and its access logs; NotifyCharge's failure bucket, and its access logs
-		"AWS::S3::BucketPolicy":           4,
-		"Custom::S3BucketNotifications":   1,  // ImportInvoice's notification on uploads
-		"AWS::SQS::Queue":                 16, // queue and DLQ per consumer; a subscription DLQ per SNS consumer, the rule target's DLQ
-		"AWS::SQS::QueuePolicy":           16,
-		"AWS::DynamoDB::Table":            10, // one per consumer and endpoint, CreditWallet's is Wallets; the orders table (the outbox)
-		"AWS::Logs::LogGroup":             11, // the functions'; the orders API stage's access logs; and CDK's bucket-notifications handler's (its retention)
-		"AWS::IAM::Role":                  10, // one per consumer and endpoint, CDK's bucket-notifications handler's
-		"AWS::IAM::Policy":                10, // the consumers' and endpoints', the handler's on the uploads bucket
-		"AWS::Lambda::Function":           10,
-		"AWS::Lambda::EventSourceMapping": 7,  // six queues', the orders table stream's
-		"AWS::CloudWatch::Alarm":          78, // ten per SNS consumer, nine per other, four of the rule, eight of the stream consumer, five for the webhook, four for the IAM route (no signature alarm)
-		"AWS::KMS::Key":                   1,  // the Stripe secret's
-		"AWS::SecretsManager::Secret":     1,  // the Stripe webhook's signing secret
-		"AWS::Lambda::Url":                1,  // StripeHooks'
-		"AWS::Lambda::Permission":         3,  // the URL's two (InvokeFunctionUrl and InvokeFunction), the route's
-		"AWS::ApiGatewayV2::Api":          1,  // the orders API
-		"AWS::ApiGatewayV2::Stage":        1,
-		"AWS::ApiGatewayV2::Route":        1, // POST /orders
-		"AWS::ApiGatewayV2::Integration":  1,
+		"AWS::SNS::Topic":                  1, // orders, shared by the three consumers
+		"AWS::SNS::TopicPolicy":            1,
+		"AWS::SNS::Subscription":           3,
+		"AWS::Events::EventBus":            1, // the platform's bus
+		"AWS::Events::Rule":                2, // ShipOrder's, the saga's
+		"AWS::S3::Bucket":                  4, // uploads, and its access logs; NotifyCharge's failure bucket, and its access logs
+		"AWS::S3::BucketPolicy":            4,
+		"Custom::S3BucketNotifications":    1,  // ImportInvoice's notification on uploads
+		"AWS::SQS::Queue":                  17, // queue and DLQ per consumer; a subscription DLQ per SNS consumer, the rule target's DLQ; the saga rule target's DLQ
+		"AWS::SQS::QueuePolicy":            17,
+		"AWS::DynamoDB::Table":             11,  // one per consumer and endpoint, CreditWallet's is Wallets; the orders table (the outbox); the saga's steps' (one, shared)
+		"AWS::Logs::LogGroup":              17,  // the functions'; the orders API stage's access logs; CDK's bucket-notifications handler's (its retention); the saga's execution logs
+		"AWS::IAM::Role":                   17,  // one per consumer, endpoint and step, CDK's bucket-notifications handler's; the state machine's, the saga rule's
+		"AWS::IAM::Policy":                 17,  // the consumers', endpoints' and steps', the handler's on the uploads bucket; the state machine's, the saga rule's
+		"AWS::Lambda::Function":            15,  // ten consumers and endpoints, five saga steps
+		"AWS::Logs::MetricFilter":          25,  // five per step, on its log lines
+		"AWS::StepFunctions::StateMachine": 1,   // the order saga
+		"AWS::Lambda::EventSourceMapping":  7,   // six queues', the orders table stream's
+		"AWS::CloudWatch::Alarm":           108, // ten per SNS consumer, nine per other, four of the rule, eight of the stream consumer, five for the webhook, four for the IAM route (no signature alarm), six per step
+		"AWS::KMS::Key":                    1,   // the Stripe secret's
+		"AWS::SecretsManager::Secret":      1,   // the Stripe webhook's signing secret
+		"AWS::Lambda::Url":                 1,   // StripeHooks'
+		"AWS::Lambda::Permission":          3,   // the URL's two (InvokeFunctionUrl and InvokeFunction), the route's
+		"AWS::ApiGatewayV2::Api":           1,   // the orders API
+		"AWS::ApiGatewayV2::Stage":         1,
+		"AWS::ApiGatewayV2::Route":         1, // POST /orders
+		"AWS::ApiGatewayV2::Integration":   1,
 	}
 	if fmt.Sprint(counts) != fmt.Sprint(want) {
 		var lines []string
@@ -236,4 +240,75 @@ func TestEndpoints(t *testing.T) {
 			}},
 		})
 	})
+}
+
+// TestOrderSaga: the saga is a Standard state machine reserve-stock →
+// charge → ship whose Catch sends each business failure to its
+// compensations (a declined charge to release-stock; an undeliverable
+// order to refund, then release-stock), each Task invoking its step's
+// function by ARN with the Retry of the step's errors; each step's
+// function carries the contract of its step; the rule on the bus starts
+// it with the order.
+func TestOrderSaga(t *testing.T) {
+	p := load(t)
+	var def map[string]any
+	for _, r := range synthesized.template["Resources"].(map[string]any) {
+		r := r.(map[string]any)
+		if r["Type"] != "AWS::StepFunctions::StateMachine" {
+			continue
+		}
+		if r["Properties"].(map[string]any)["StateMachineType"] != "STANDARD" {
+			t.Errorf("the saga is not a Standard workflow: %v", r["Properties"])
+		}
+		var b strings.Builder
+		for _, part := range r["Properties"].(map[string]any)["DefinitionString"].(map[string]any)["Fn::Join"].([]any)[1].([]any) {
+			if s, ok := part.(string); ok {
+				b.WriteString(s)
+			} else {
+				b.WriteString("ARN")
+			}
+		}
+		if err := json.Unmarshal([]byte(b.String()), &def); err != nil {
+			t.Fatal(err)
+		}
+	}
+	states, _ := def["States"].(map[string]any)
+	next := func(name string) string { s, _ := states[name].(map[string]any)["Next"].(string); return s }
+	catch := func(name string) string {
+		c := states[name].(map[string]any)["Catch"].([]any)[0].(map[string]any)
+		return fmt.Sprint(c["ErrorEquals"], "→", c["Next"])
+	}
+	if def["StartAt"] != "ReserveStock" || next("ReserveStock") != "Charge" || next("Charge") != "Ship" || next("Refund") != "ReleaseStock" {
+		t.Errorf("the saga's order: %v", def)
+	}
+	for state, want := range map[string]string{"ReserveStock": "[" + names.OutOfStock + "]→Rejected", "Charge": "[" + names.PaymentDeclined + "]→ReleaseStock", "Ship": "[" + names.Undeliverable + "]→Refund"} {
+		if got := catch(state); got != want {
+			t.Errorf("%s catches %s, want %s", state, got, want)
+		}
+	}
+	for _, name := range []string{"ReserveStock", "Charge", "Ship", "Refund", "ReleaseStock"} {
+		s := states[name].(map[string]any)
+		if s["Resource"] != "ARN" || !strings.Contains(fmt.Sprint(s["Retry"]), "Step.InProgress") {
+			t.Errorf("%s: %v", name, s)
+		}
+	}
+	for _, st := range []struct{ name, path string }{{names.Reserve, "SagaReserveStock"}, {names.Charge, "SagaCharge"}, {names.Ship, "SagaShip"}, {names.Refund, "SagaRefund"}, {names.Release, "SagaReleaseStock"}} {
+		cdktest.Must(t, func() {
+			synthesized.tmpl.HasResourceProperties(jsii.String("AWS::Lambda::Function"), map[string]any{
+				"Environment": map[string]any{"Variables": map[string]any{
+					contract.SourceVar: "step", contract.StepNameVar: st.name, contract.NamespaceVar: st.name,
+					contract.ConsumerVar: "OrdersPlatform/" + st.path, contract.PayloadIgnoreVar: "placedAt",
+				}},
+			})
+		})
+	}
+	cdktest.Must(t, func() {
+		synthesized.tmpl.HasResourceProperties(jsii.String("AWS::Events::Rule"), map[string]any{
+			"EventPattern": map[string]any{"source": []any{"orders"}, "detail-type": []any{"OrderPlaced"}},
+			"Targets":      []any{assertions.Match_ObjectLike(&map[string]any{"InputPath": "$.detail"})},
+		})
+	})
+	if p.Saga.Charge.Table() != p.Saga.Reserve.Table() {
+		t.Error("the steps do not share one table")
+	}
 }

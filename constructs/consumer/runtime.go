@@ -49,6 +49,7 @@ var explicitSettings = map[string]string{
 	// consumer does not read.
 	"WebhookProvider": httpReason, "WebhookSecret": httpReason, "ClientAttribute": httpReason,
 	"ReplayHeaders": httpReason, "HashHeaders": httpReason, "MaxRequestBytes": httpReason,
+	"StepName": "a step's name (the step construct's StepName, contract.SourceStep), which a queue consumer does not read",
 }
 
 // httpReason is why an HTTP endpoint's settings are explicit.
