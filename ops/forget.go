@@ -11,7 +11,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
 // DefaultForgetMargin is forget's default margin: an IN_PROGRESS record is
@@ -46,7 +46,7 @@ func runForget(ctx context.Context, o *options, args []string) error {
 		return err
 	}
 	now := o.now()
-	audit := sqsbatch.NewLogger(o.stdout, slog.LevelInfo)
+	audit := outcome.NewLogger(o.stdout, slog.LevelInfo)
 	attrs := []slog.Attr{
 		slog.String("consumer", t.s.Consumer), slog.String("table", t.s.Table), slog.String("key", f.Key),
 		slog.String("reason", *reason), slog.Bool("dry_run", *dryRun), slog.String("operator", t.operator(ctx)),

@@ -42,9 +42,8 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/nag"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/table"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/httpkey"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/webhook"
 )
 
@@ -653,7 +652,7 @@ func (e *idempotentEndpoint) metric(name string, props *awscloudwatch.MetricOpti
 	return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
 		Namespace:     jsii.String(e.mns),
 		MetricName:    jsii.String(name),
-		DimensionsMap: &map[string]*string{sqsbatch.MetricDimension: jsii.String(e.handler.Consumer)},
+		DimensionsMap: &map[string]*string{outcome.MetricDimension: jsii.String(e.handler.Consumer)},
 	}).With(monitor.WithStatistic(props, "Sum"))
 }
 
@@ -667,10 +666,10 @@ func (e *idempotentEndpoint) addAlarms(s settings) {
 	e.alarms = Alarms{
 		ServerErrors: monitor.NewAlarm(e, IDServerErrorsAlarm,
 			fmt.Sprintf("Idempotent endpoint %s answered 5xx (the handler's, a store failure or a lost lease): its key was released or left to its lease; see the request lines with status >= 500", path),
-			metric(httpkey.MetricServerErrors), 0, s.action),
+			metric(outcome.MetricServerErrors), 0, s.action),
 		InProgress: monitor.NewAlarm(e, IDInProgressAlarm,
 			fmt.Sprintf("Idempotent endpoint %s answered 409 more than %v times in 5 minutes: clients retry against requests still running (a slow effect, or retries that ignore Retry-After)", path, s.inFlight),
-			metric(sqsbatch.InProgress.MetricName()), s.inFlight, s.action),
+			metric(outcome.InProgress.MetricName()), s.inFlight, s.action),
 		Errors: monitor.NewAlarm(e, IDErrorsAlarm,
 			fmt.Sprintf("Idempotent endpoint %s: the function failed (an init error, a timeout, a crash)", path),
 			h.Errors(five), 0, s.action),
@@ -684,6 +683,6 @@ func (e *idempotentEndpoint) addAlarms(s settings) {
 		// them before it runs, and the alarm could never fire.
 		e.alarms.SignatureFailures = monitor.NewAlarm(e, IDSignatureAlarm,
 			fmt.Sprintf("Idempotent endpoint %s refused more than %v requests in 5 minutes with 401 (a signature, timestamp, header or event id check failed): a rotated secret not listed, or forged deliveries; the lines of outcome unauthorized say which check", path, s.signatureFail),
-			metric(httpkey.MetricUnauthorized), s.signatureFail, s.action)
+			metric(outcome.MetricUnauthorized), s.signatureFail, s.action)
 	}
 }

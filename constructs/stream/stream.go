@@ -36,8 +36,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/monitor"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/nag"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/table"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/streambatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
 // Construct ids of what an IdempotentStreamConsumer creates, relative to
@@ -99,7 +98,7 @@ type IdempotentStreamConsumer interface {
 	// MetricOutcome is the number of records that ended with outcome
 	// (sum), in the handler's metrics. It panics for a value that is not an
 	// outcome.
-	MetricOutcome(outcome sqsbatch.Outcome, props *awscloudwatch.MetricOptions) awscloudwatch.Metric
+	MetricOutcome(o outcome.Outcome, props *awscloudwatch.MetricOptions) awscloudwatch.Metric
 	// MetricSkipped is the number of REMOVE records acknowledged without
 	// running (Removes skip, or skip-expired for TTL expiries; sum).
 	MetricSkipped(props *awscloudwatch.MetricOptions) awscloudwatch.Metric
@@ -300,16 +299,16 @@ func (c *streamConsumer) addAlarms(s *settings, p *IdempotentStreamConsumerProps
 		Throttles: alarm(IDThrottlesAlarm, fmt.Sprintf("%s: invocations were throttled.", id), c.handler().Throttles(nil), 0),
 		PayloadMismatch: alarm(IDPayloadMismatchAlm,
 			fmt.Sprintf("%s: a fact's key arrived with another payload than the one recorded; the record is retried, then sent to the failure bucket. The key function gives two facts one key.", id),
-			c.MetricOutcome(sqsbatch.Mismatch, nil), 0),
+			c.MetricOutcome(outcome.Mismatch, nil), 0),
 		LeaseLost: alarm(IDLeaseLostAlarm,
 			fmt.Sprintf("%s: an effect outlived its lease and another worker took the fact over, so the effect may have run twice. Raise Timeout, or make the effect faster.", id),
-			c.MetricOutcome(sqsbatch.LeaseLost, nil), 0),
+			c.MetricOutcome(outcome.LeaseLost, nil), 0),
 		BadInput: alarm(IDBadInputAlarm,
 			fmt.Sprintf("%s: the handler refused records no retry can fix (not JSON, a KPL aggregate, no key); they block their key's later records until the event source sends the batch to the failure bucket.", id),
-			c.MetricOutcome(sqsbatch.BadInput, nil), 0),
+			c.MetricOutcome(outcome.BadInput, nil), 0),
 		Expired: alarm(IDExpiredAlarm,
 			fmt.Sprintf("%s: the handler refused records as old as the business window: their facts' records may be gone, so their effects did not run. A replay of an old failure-bucket object does this; settle such records by hand.", id),
-			c.MetricOutcome(sqsbatch.Expired, nil), 0),
+			c.MetricOutcome(outcome.Expired, nil), 0),
 	}
 }
 
@@ -349,16 +348,16 @@ func (c *streamConsumer) Alarms() Alarms                     { return c.alarms }
 func (c *streamConsumer) Dashboard() awscloudwatch.Dashboard { return c.dashboard }
 func (c *streamConsumer) GrantPrincipal() awsiam.IPrincipal  { return c.fn.Role.GrantPrincipal() }
 
-func (c *streamConsumer) MetricOutcome(outcome sqsbatch.Outcome, props *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	m := c.handler().Outcome(outcome, props)
+func (c *streamConsumer) MetricOutcome(o outcome.Outcome, props *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	m := c.handler().Outcome(o, props)
 	if m == nil {
-		panic(fmt.Sprintf("IdempotentStreamConsumer %s: MetricOutcome(%d): not an outcome; give one of sqsbatch.Outcomes()", *c.Node().Path(), int(outcome)))
+		panic(fmt.Sprintf("IdempotentStreamConsumer %s: MetricOutcome(%d): not an outcome; give one of outcome.Outcomes()", *c.Node().Path(), int(o)))
 	}
 	return m
 }
 
 func (c *streamConsumer) MetricSkipped(props *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return c.handler().Count(streambatch.MetricSkipped, props)
+	return c.handler().Count(outcome.MetricSkipped, props)
 }
 
 func (c *streamConsumer) MetricIteratorAge(props *awscloudwatch.MetricOptions) awscloudwatch.Metric {

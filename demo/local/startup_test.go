@@ -29,6 +29,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
@@ -408,7 +409,7 @@ func (sc *startedCase) sameAsDefault() []string {
 		{"MinRemaining", s.MinRemaining == sqsbatch.DefaultMinRemaining(s.FinishBudget)},
 		{"MaxMessageBytes", s.MaxMessageBytes == sqsbatch.DefaultMaxMessageBytes},
 		{"Delivery", s.Delivery == sqsbatch.Envelope},
-		{"MetricsNamespace", s.MetricsNamespace == sqsbatch.DefaultMetricsNamespace},
+		{"MetricsNamespace", s.MetricsNamespace == outcome.DefaultNamespace},
 		{"FIFO", !s.FIFO},
 		{"BackoffBase", s.BackoffBase == sqsbatch.DefaultBackoffBase},
 		{"BackoffCap", s.BackoffCap == sqsbatch.DefaultBackoffCap},
@@ -497,7 +498,7 @@ func drawProps(rng *rand.Rand, every bool) *consumercdk.IdempotentConsumerProps 
 		if every {
 			c = min(c, b.fifo)
 		}
-		return sqsbatch.Backoff{Base: b.base, Cap: c}.Horizon(contract.DefaultMaxReceiveCount) < window-sqsbatch.ClockSkewMargin
+		return sqsbatch.Backoff{Base: b.base, Cap: c}.Horizon(contract.DefaultMaxReceiveCount) < window-idempotency.ClockSkewMargin
 	}
 	if given() || !fits(backoff{sqsbatch.DefaultBackoffBase, sqsbatch.DefaultBackoffCap, sqsbatch.DefaultBackoffFIFOCap}) {
 		b := backoff{0, s, s} // off

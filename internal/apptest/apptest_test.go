@@ -27,7 +27,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
 func TestMain(m *testing.M) { os.Exit(run(m)) }
@@ -199,7 +199,7 @@ func TestMetricsAreTheHandlersOwn(t *testing.T) {
 		names[m.Name] = true
 	}
 	metrics := map[string]awscdkMetric{}
-	for _, o := range sqsbatch.Outcomes() {
+	for _, o := range outcome.Outcomes() {
 		metrics[o.String()] = f.consumer.MetricOutcome(o, nil)
 	}
 	metrics["batch duration"] = f.consumer.MetricBatchDuration(nil)

@@ -24,6 +24,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/httpkey"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/streambatch"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/webhook"
@@ -57,7 +58,7 @@ func (w lockedWriter) Write(p []byte) (int, error) {
 }
 
 func (w *world) logger() *slog.Logger {
-	return sqsbatch.NewLogger(lockedWriter{&w.mu, &w.logs}, slog.LevelDebug)
+	return outcome.NewLogger(lockedWriter{&w.mu, &w.logs}, slog.LevelDebug)
 }
 func (w *world) metricsOut() io.Writer { return lockedWriter{&w.mu, &w.metrics} }
 

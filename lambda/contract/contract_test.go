@@ -67,7 +67,7 @@ func randomSettings(r *rand.Rand) contract.Settings {
 	s.BackoffBase = []time.Duration{0, time.Second, 90 * time.Second, 10 * time.Minute}[r.IntN(4)]
 	s.BackoffCap = max(s.BackoffBase, time.Second) + time.Duration(r.Int64N(int64(sqsbatch.MaxBackoff-max(s.BackoffBase, time.Second))+1)).Truncate(time.Second)
 	s.BackoffFIFOCap = time.Second + time.Duration(r.Int64N(int64(sqsbatch.MaxBackoff-time.Second)+1)).Truncate(pick(time.Second, time.Minute))
-	if b, _ := s.Backoff(); b.Horizon(s.MaxReceiveCount) >= s.Window-sqsbatch.ClockSkewMargin {
+	if b, _ := s.Backoff(); b.Horizon(s.MaxReceiveCount) >= s.Window-idempotency.ClockSkewMargin {
 		s.BackoffBase = 0 // off: a horizon this long is refused (TestBackoffRules)
 	}
 	return s

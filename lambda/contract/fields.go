@@ -9,6 +9,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore/schema"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/streambatch"
 )
@@ -138,9 +139,9 @@ var fields = []Field{
 		"the consumer's name in logs and metrics",
 		func(s *Settings) *string { return &s.Consumer }, none[string]),
 	entry(MetricsNamespaceVar, "MetricsNamespace", "MetricsNamespace",
-		sqsbatch.DefaultMetricsNamespace, "Shop",
+		outcome.DefaultNamespace, "Shop",
 		"the CloudWatch namespace of the metrics",
-		func(s *Settings) *string { return &s.MetricsNamespace }, func(Settings) string { return sqsbatch.DefaultMetricsNamespace }),
+		func(s *Settings) *string { return &s.MetricsNamespace }, func(Settings) string { return outcome.DefaultNamespace }),
 }
 
 func init() { fields = append(fields, httpFields...) } // source_http.go

@@ -22,7 +22,7 @@
 // through contract.Settings.GuardConfig and BatchConfig.
 //
 // Every line of the default logger carries a "level" that Lambda names and
-// a "timestamp" in RFC 3339 (sqsbatch.NewLogger), so that Lambda's advanced
+// a "timestamp" in RFC 3339 (outcome.NewLogger), so that Lambda's advanced
 // logging controls keep each line at its level. The store is over a table of
 // the construct's design (partition key "pk", TTL on "ttl") unless the
 // contract describes the shared table's own (NewStore). A transactional handler
@@ -50,6 +50,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
@@ -103,7 +104,7 @@ func WithGetenv(getenv func(string) string) Option {
 // New returns the batch handler that runs effect once per fact, its key
 // derived by key, configured from the function's environment. The key
 // function is where to refuse input that no retry can fix (return an error
-// wrapping sqsbatch.ErrBadInput): it runs before the store, so refused
+// wrapping outcome.ErrBadInput): it runs before the store, so refused
 // input costs no request.
 func New[T any](key sqsbatch.KeyFunc[T], effect sqsbatch.Func[T], opts ...Option) (*sqsbatch.Handler[T], error) {
 	guard, cfg, err := build(opts, nil)
@@ -188,7 +189,7 @@ func build(opts []Option, checkTx func(idempotency.TxStore) error) (*idempotency
 		return nil, sqsbatch.Config{}, err
 	}
 	cfg := s.BatchConfig()
-	cfg.Logger, cfg.Metrics, cfg.MetricsLevel = o.logger, o.metrics, sqsbatch.LevelName(LogLevel(o.getenv))
+	cfg.Logger, cfg.Metrics, cfg.MetricsLevel = o.logger, o.metrics, outcome.LevelName(LogLevel(o.getenv))
 	cfg.Visibility = visibilityOf(o) // in-progress records come back when the lease can end
 	return guard, cfg, nil
 }
@@ -319,7 +320,7 @@ func resolve(opts []Option) *options {
 		opt(o)
 	}
 	if o.logger == nil {
-		o.logger = sqsbatch.NewLogger(os.Stderr, LogLevel(o.getenv))
+		o.logger = outcome.NewLogger(os.Stderr, LogLevel(o.getenv))
 	}
 	return o
 }
@@ -353,7 +354,7 @@ func LogLevel(getenv func(string) string) slog.Level {
 }
 
 // levelFatal is Lambda's FATAL, the highest application log level, as a
-// slog level (sqsbatch.LevelName names it).
+// slog level (outcome.LevelName names it).
 const levelFatal = slog.LevelError + 4
 
 // exit logs why the handler cannot start, as one JSON line at FATAL (so

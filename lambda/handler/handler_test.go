@@ -28,6 +28,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
@@ -248,7 +249,7 @@ func ExampleStart() {
 	}
 	key := func(o Order) (string, error) {
 		if o.Amount <= 0 { // refuse bad input here: it costs no store request
-			return "", fmt.Errorf("%w: amount %d must be positive", sqsbatch.ErrBadInput, o.Amount)
+			return "", fmt.Errorf("%w: amount %d must be positive", outcome.ErrBadInput, o.Amount)
 		}
 		return o.OrderID, nil
 	}

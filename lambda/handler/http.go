@@ -14,7 +14,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/httpkey"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/webhook"
 )
 
@@ -67,7 +67,7 @@ func NewHTTP(next http.Handler, opts ...Option) (*httpkey.Handler, error) {
 			return nil, fmt.Errorf("%s: %w", contract.WebhookProviderVar, err)
 		}
 	}
-	cfg.Logger, cfg.Metrics, cfg.MetricsLevel = o.logger, o.metrics, sqsbatch.LevelName(LogLevel(o.getenv))
+	cfg.Logger, cfg.Metrics, cfg.MetricsLevel = o.logger, o.metrics, outcome.LevelName(LogLevel(o.getenv))
 	return httpkey.New(guard, next, cfg), nil
 }
 

@@ -7,7 +7,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/streambatch"
 )
 
@@ -122,6 +122,6 @@ func buildStream(opts []Option, source contract.Source, entry string, checkTx fu
 		return nil, streambatch.Config{}, err
 	}
 	cfg := s.StreamConfig()
-	cfg.Logger, cfg.Metrics, cfg.MetricsLevel = o.logger, o.metrics, sqsbatch.LevelName(LogLevel(o.getenv))
+	cfg.Logger, cfg.Metrics, cfg.MetricsLevel = o.logger, o.metrics, outcome.LevelName(LogLevel(o.getenv))
 	return guard, cfg, nil
 }

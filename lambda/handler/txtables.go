@@ -10,16 +10,16 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
 // ErrUndeclaredTable means a transactional effect wrote to a table that the
 // contract does not declare (contract.Settings.TxTables, set from the
 // construct's TransactionalTables prop): a misconfiguration, refused before
 // any request, as a store error (an *idempotency.StoreError wrapping it).
-// It wraps sqsbatch.ErrMisconfigured, so that the batch fails as a whole:
+// It wraps outcome.ErrMisconfigured, so that the batch fails as a whole:
 // the errors alarm sees it, never a record's quiet failure.
-var ErrUndeclaredTable = fmt.Errorf("%w: transactional write to a table that is not declared", sqsbatch.ErrMisconfigured)
+var ErrUndeclaredTable = fmt.Errorf("%w: transactional write to a table that is not declared", outcome.ErrMisconfigured)
 
 // declaredTables is a TxStore that commits only writes to the declared
 // tables.

@@ -7,7 +7,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
 // Defaults of Config's zero values.
@@ -71,7 +71,7 @@ type ClientFunc func(r *http.Request) (string, error)
 // documented default.
 type Config struct {
 	// Name names the endpoint in logs and metrics (the metrics' dimension,
-	// sqsbatch.MetricDimension). Default: "endpoint".
+	// outcome.MetricDimension). Default: "endpoint".
 	Name string
 	// Header is the request header that carries the client's key.
 	// Default: DefaultHeader. Ignored with Verifier or Key.
@@ -106,9 +106,9 @@ type Config struct {
 	// MaxBodyBytes bounds a request's body. Default: DefaultMaxBodyBytes.
 	MaxBodyBytes int
 	// MetricsNamespace is the CloudWatch namespace of the metrics.
-	// Default: sqsbatch.DefaultMetricsNamespace.
+	// Default: outcome.DefaultNamespace.
 	MetricsNamespace string
-	// Logger receives one line per request. Default: sqsbatch.NewLogger on
+	// Logger receives one line per request. Default: outcome.NewLogger on
 	// standard error at INFO.
 	Logger *slog.Logger
 	// Metrics receives one Embedded Metric Format line per request.
@@ -136,10 +136,10 @@ func (c Config) withDefaults() Config {
 		c.MaxBodyBytes = DefaultMaxBodyBytes
 	}
 	if c.MetricsNamespace == "" {
-		c.MetricsNamespace = sqsbatch.DefaultMetricsNamespace
+		c.MetricsNamespace = outcome.DefaultNamespace
 	}
 	if c.Logger == nil {
-		c.Logger = sqsbatch.NewLogger(os.Stderr, slog.LevelInfo)
+		c.Logger = outcome.NewLogger(os.Stderr, slog.LevelInfo)
 	}
 	if c.Metrics == nil {
 		c.Metrics = os.Stdout

@@ -54,7 +54,7 @@ func newClockFixture(t *testing.T) (*fixture, *clock) {
 // reported failed, counted, logged at ERROR with the fix. A record without a
 // readable origin time runs, with a warning.
 func TestAge(t *testing.T) {
-	limit := testWindow - sqsbatch.ClockSkewMargin
+	limit := testWindow - idempotency.ClockSkewMargin
 	for _, c := range []struct {
 		name     string
 		delivery sqsbatch.Delivery
@@ -249,7 +249,7 @@ func TestExpiredWhileInTheStore(t *testing.T) {
 				t.Fatalf("first delivery: %v, %d effects", err, f.effectCount("o1"))
 			}
 			// The redelivery starts 2s before the limit; its read takes 5s.
-			clk.advance(testWindow - sqsbatch.ClockSkewMargin - 3*time.Second)
+			clk.advance(testWindow - idempotency.ClockSkewMargin - 3*time.Second)
 			store.slow = 5 * time.Second
 			f.logs.Reset()
 			resp, err := h.Handle(context.Background(), batch)
@@ -274,7 +274,7 @@ func TestExpiredDuringATransactionalEffect(t *testing.T) {
 		clk.advance(5 * time.Second) // a slow effect
 		return func() error { _, _ = f.effect(ctx, o, r); return nil }, "ok", nil
 	}, f.config(sqsbatch.Raw))
-	rec := messageAt(`{"orderId":"o1","amount":1}`, sqsbatch.Raw, clk.Now().Add(-(testWindow - sqsbatch.ClockSkewMargin - 2*time.Second)))
+	rec := messageAt(`{"orderId":"o1","amount":1}`, sqsbatch.Raw, clk.Now().Add(-(testWindow - idempotency.ClockSkewMargin - 2*time.Second)))
 	resp, err := h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec}})
 	if err != nil || f.effectCount("o1") != 0 || len(resp.BatchItemFailures) != 1 || f.store.Calls(storetest.OpCommit) != 0 {
 		t.Fatalf("%v, %d effects, failures %v, %d commits: want nothing committed and the record failed", err, f.effectCount("o1"), resp.BatchItemFailures, f.store.Calls(storetest.OpCommit))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
@@ -53,7 +54,7 @@ func TestAllocationBudgets(t *testing.T) {
 			h := sqsbatch.New(g, orderKey, func(_ context.Context, o order, _ idempotency.Reservation) (string, error) {
 				return "ch_" + o.OrderID, nil
 			},
-				sqsbatch.Config{Delivery: sqsbatch.Envelope, Consumer: "charge", Concurrency: 1, Logger: sqsbatch.NewLogger(io.Discard, slog.LevelInfo), Metrics: io.Discard})
+				sqsbatch.Config{Delivery: sqsbatch.Envelope, Consumer: "charge", Concurrency: 1, Logger: outcome.NewLogger(io.Discard, slog.LevelInfo), Metrics: io.Discard})
 			const runs = 100
 			batches := make([]events.SQSEvent, runs+2) // AllocsPerRun runs once more, to warm up
 			for i := range batches {

@@ -7,6 +7,7 @@ import (
 	"unicode"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/format"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
 // MinMessageBytes is the least Config.MaxMessageBytes: SNS's and SQS's
@@ -69,7 +70,7 @@ func metricsNamespaceProblems(ns string) []string {
 	var problem string
 	switch {
 	case ns == "":
-		problem = fmt.Sprintf("MetricsNamespace is empty; give one, or leave it to its default %q", DefaultMetricsNamespace)
+		problem = fmt.Sprintf("MetricsNamespace is empty; give one, or leave it to its default %q", outcome.DefaultNamespace)
 	case len(ns) > maxMetricsNamespaceBytes:
 		problem = fmt.Sprintf("MetricsNamespace of %d characters is longer than CloudWatch's %d; give a shorter one", len(ns), maxMetricsNamespaceBytes)
 	case strings.IndexFunc(ns, func(r rune) bool { return r > unicode.MaxASCII || unicode.IsControl(r) }) >= 0:

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
@@ -14,7 +15,7 @@ import (
 func TestConfigProblems(t *testing.T) {
 	valid := func() sqsbatch.Config {
 		return sqsbatch.Config{MinRemaining: sqsbatch.DefaultMinRemaining(2 * time.Second), MaxMessageBytes: sqsbatch.DefaultMaxMessageBytes,
-			Delivery: sqsbatch.Envelope, MaxReceiveCount: 5, Consumer: "c", MetricsNamespace: sqsbatch.DefaultMetricsNamespace}
+			Delivery: sqsbatch.Envelope, MaxReceiveCount: 5, Consumer: "c", MetricsNamespace: outcome.DefaultNamespace}
 	}
 	if p := valid().Problems(2 * time.Second); len(p) > 0 {
 		t.Fatalf("the defaults: %v", p)

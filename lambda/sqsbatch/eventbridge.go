@@ -9,6 +9,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/jsonesc"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
 // Size limits of an EventBridge event delivered to an SQS target.
@@ -89,7 +90,7 @@ const errNotAnEvent = "body is not an EventBridge event as a rule delivers it to
 // ParseEvent returns the detail of an EventBridge event delivered to an
 // SQS queue by a rule (the whole event, without an input transformer): the
 // business message, which the adapter hashes and decodes. Errors wrap
-// ErrBadInput.
+// outcome.ErrBadInput.
 func ParseEvent(body []byte) ([]byte, error) {
 	ev, err := parseEvent(body)
 	if err != nil {
@@ -105,17 +106,17 @@ func ParseEvent(body []byte) ([]byte, error) {
 // JSON object (EventBridge's PutEvents takes no other).
 func parseEvent(body []byte) (*eventFields, error) {
 	if !utf8.Valid(body) {
-		return nil, fmt.Errorf("%w: body is not valid UTF-8", ErrBadInput)
+		return nil, fmt.Errorf("%w: body is not valid UTF-8", outcome.ErrBadInput)
 	}
 	if !bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n"), []byte("{")) {
-		return nil, fmt.Errorf("%w: %s: not a JSON object", ErrBadInput, errNotAnEvent)
+		return nil, fmt.Errorf("%w: %s: not a JSON object", outcome.ErrBadInput, errNotAnEvent)
 	}
 	var ev eventFields
 	if err := json.Unmarshal(body, &ev); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrBadInput, errNotAnEvent, err)
+		return nil, fmt.Errorf("%w: %s: %v", outcome.ErrBadInput, errNotAnEvent, err)
 	}
 	if i := jsonesc.LoneSurrogate(body); i >= 0 {
-		return nil, fmt.Errorf("%w: the event holds a lone UTF-16 surrogate escape (%s), which is not valid Unicode", ErrBadInput, body[i:i+6])
+		return nil, fmt.Errorf("%w: the event holds a lone UTF-16 surrogate escape (%s), which is not valid Unicode", outcome.ErrBadInput, body[i:i+6])
 	}
 	var missing string
 	switch {
@@ -130,10 +131,10 @@ func parseEvent(body []byte) (*eventFields, error) {
 	}
 	if missing != "" {
 		return nil, fmt.Errorf("%w: %s: no %s (the consumer's delivery is %q: every body must be a whole event, as a rule without an input transformer delivers it; producers that send their message to the queue directly need a consumer of delivery %q)",
-			ErrBadInput, errNotAnEvent, missing, EventBridge, Raw)
+			outcome.ErrBadInput, errNotAnEvent, missing, EventBridge, Raw)
 	}
 	if ev.Detail[0] != '{' {
-		return nil, fmt.Errorf("%w: %s: its detail is not a JSON object", ErrBadInput, errNotAnEvent)
+		return nil, fmt.Errorf("%w: %s: its detail is not a JSON object", outcome.ErrBadInput, errNotAnEvent)
 	}
 	return &ev, nil
 }
@@ -162,7 +163,7 @@ type eventMeta struct {
 // The detail alone is hashed and checked against cfg.MaxMessageBytes (at
 // most MaxEventDetailBytes); a body that is not an EventBridge event is
 // bad input. A record's age is taken from the earlier of the event's time
-// and the SQS SentTimestamp (see ErrExpired).
+// and the SQS SentTimestamp (see idempotency.ErrExpired).
 func NewEvents[T any](guard *idempotency.Guard, key KeyFunc[Event[T]], fn Func[Event[T]], cfg Config) *Handler[Event[T]] {
 	cfg.Delivery = EventBridge
 	h := New(guard, key, fn, cfg)

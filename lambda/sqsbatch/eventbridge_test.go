@@ -163,7 +163,7 @@ func TestEventBridgeBadInput(t *testing.T) {
 // each a new SQS message with a new SentTimestamp, while the event keeps its
 // time); a time in the future never makes an old message young.
 func TestEventBridgeAge(t *testing.T) {
-	limit := testWindow - sqsbatch.ClockSkewMargin
+	limit := testWindow - idempotency.ClockSkewMargin
 	for _, c := range []struct {
 		name          string
 		eventAge      time.Duration // how long before now the event's time is

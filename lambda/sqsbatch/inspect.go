@@ -15,7 +15,7 @@ import (
 // one fact each; none for S3's test event), each decoded into T, its key
 // from the key function and the guard's Fact, with Sent at its origin (see
 // Config; zero without one). It makes no store request and runs no effect.
-// An error is the message's bad input (it wraps ErrBadInput,
+// An error is the message's bad input (it wraps outcome.ErrBadInput,
 // idempotency.ErrInvalidKey or ErrInvalidPayload), in the words of the
 // record's log line; for an S3 notification, its first record's that is.
 //

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
@@ -58,14 +59,14 @@ func TestInspectReadsWhatHandleJudges(t *testing.T) {
 			switch {
 			case c.bad && err == nil:
 				t.Errorf("Inspect accepted what Handle ended %s: %+v", line.Outcome, fact)
-			case c.bad && line.Outcome != sqsbatch.BadInput.String():
+			case c.bad && line.Outcome != outcome.BadInput.String():
 				t.Errorf("Handle ended it %s, want bad input (Inspect: %v)", line.Outcome, err)
 			case !c.bad && err != nil:
 				t.Errorf("Inspect: %v (Handle: %s)", err, line.Outcome)
 			case !c.bad && (fact.Key != line.Key || !fact.Sent.Equal(c.origin)):
 				t.Errorf("Inspect = key %q, origin %v; Handle logged key %q, want origin %v", fact.Key, fact.Sent, line.Key, c.origin)
 			}
-			if c.bad && err != nil && !errors.Is(err, sqsbatch.ErrBadInput) && !strings.Contains(err.Error(), "invalid") {
+			if c.bad && err != nil && !errors.Is(err, outcome.ErrBadInput) && !strings.Contains(err.Error(), "invalid") {
 				t.Errorf("Inspect's refusal %v is not bad input", err)
 			}
 		})

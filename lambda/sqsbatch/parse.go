@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/jsonesc"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
 // Delivery says what the queue's bodies are: SNS notifications (in their
@@ -63,17 +63,6 @@ const (
 	MaxEnvelopedMessageBytes = (MaxQueueBodyBytes - EnvelopeOverheadBytes) / 2
 )
 
-// ErrBadInput marks a record that can never succeed as it is: not JSON, a
-// bad SNS envelope, no key, too large. It ends in the DLQ.
-var ErrBadInput = errors.New("bad input")
-
-// KeyRefusal is the bad input of a key function's error: "bad input: key:
-// " and the error, whose own "bad input: " (a key function that wraps
-// ErrBadInput, as it should) is not said twice.
-func KeyRefusal(err error) error {
-	return fmt.Errorf("%w: key: %s", ErrBadInput, strings.TrimPrefix(err.Error(), ErrBadInput.Error()+": "))
-}
-
 // envelope is the part of an SNS notification the adapter reads.
 type envelope struct {
 	Type      string          `json:"Type"`
@@ -99,7 +88,7 @@ func (t *snsTime) UnmarshalJSON(b []byte) error {
 // Parse returns the business message carried by an SQS body: the body
 // itself for raw delivery, the envelope's Message for SNS delivery. The
 // result is valid UTF-8 JSON, and may share body's memory. Errors wrap
-// ErrBadInput.
+// outcome.ErrBadInput.
 //
 // An envelope whose Message holds a lone UTF-16 surrogate escape is bad
 // input: unquoting would silently turn it into U+FFFD, and two different
@@ -124,7 +113,7 @@ func Parse(body []byte, d Delivery) ([]byte, error) {
 // a raw message, or an envelope without a valid Timestamp.
 func parse(body []byte, d Delivery) (msg []byte, published time.Time, err error) {
 	if !utf8.Valid(body) {
-		return nil, time.Time{}, fmt.Errorf("%w: body is not valid UTF-8", ErrBadInput)
+		return nil, time.Time{}, fmt.Errorf("%w: body is not valid UTF-8", outcome.ErrBadInput)
 	}
 	msg = body
 	if d != Raw {
@@ -137,11 +126,11 @@ func parse(body []byte, d Delivery) (msg []byte, published time.Time, err error)
 			}
 			msg, published = m, env.Timestamp.Time
 		} else if d == Envelope {
-			return nil, time.Time{}, fmt.Errorf("%w: body is not an SNS notification envelope", ErrBadInput)
+			return nil, time.Time{}, fmt.Errorf("%w: body is not an SNS notification envelope", outcome.ErrBadInput)
 		}
 	}
 	if !json.Valid(msg) {
-		return nil, time.Time{}, fmt.Errorf("%w: message is not JSON", ErrBadInput)
+		return nil, time.Time{}, fmt.Errorf("%w: message is not JSON", outcome.ErrBadInput)
 	}
 	return msg, published, nil
 }
@@ -150,7 +139,7 @@ func parse(body []byte, d Delivery) (msg []byte, published time.Time, err error)
 // in one pass (jsonesc.Unquote: the body is valid UTF-8 and JSON already).
 func envelopeMessage(raw json.RawMessage) ([]byte, error) {
 	if len(raw) == 0 || string(raw) == "null" {
-		return nil, fmt.Errorf("%w: SNS envelope has no Message", ErrBadInput)
+		return nil, fmt.Errorf("%w: SNS envelope has no Message", outcome.ErrBadInput)
 	}
 	msg, err := jsonesc.Unquote(raw)
 	switch {
@@ -159,9 +148,9 @@ func envelopeMessage(raw json.RawMessage) ([]byte, error) {
 		if i := jsonesc.LoneSurrogate(raw); i >= 0 {
 			escape = " (" + string(raw[i:i+6]) + ")"
 		}
-		return nil, fmt.Errorf("%w: SNS envelope Message holds a lone UTF-16 surrogate escape%s, which is not valid Unicode", ErrBadInput, escape)
+		return nil, fmt.Errorf("%w: SNS envelope Message holds a lone UTF-16 surrogate escape%s, which is not valid Unicode", outcome.ErrBadInput, escape)
 	case err != nil:
-		return nil, fmt.Errorf("%w: SNS envelope Message is not a string", ErrBadInput)
+		return nil, fmt.Errorf("%w: SNS envelope Message is not a string", outcome.ErrBadInput)
 	}
 	return msg, nil
 }

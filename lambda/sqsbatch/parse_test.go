@@ -13,6 +13,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
@@ -41,7 +42,7 @@ func TestParse(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			got, err := sqsbatch.Parse([]byte(c.body), c.d)
 			if c.want == "" {
-				if !errors.Is(err, sqsbatch.ErrBadInput) {
+				if !errors.Is(err, outcome.ErrBadInput) {
 					t.Fatalf("Parse = %q, %v; want ErrBadInput", got, err)
 				}
 				return
@@ -75,7 +76,7 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body string) {
 		msg, err := sqsbatch.Parse([]byte(body), sqsbatch.Auto)
 		if err != nil {
-			if !errors.Is(err, sqsbatch.ErrBadInput) {
+			if !errors.Is(err, outcome.ErrBadInput) {
 				t.Fatalf("error without ErrBadInput: %v", err)
 			}
 			return
@@ -112,11 +113,11 @@ func FuzzParse(f *testing.F) {
 // never "bad input: key: bad input: …".
 func TestKeyRefusalSaysBadInputOnce(t *testing.T) {
 	for _, err := range []error{
-		fmt.Errorf("%w: amount -1 must be positive", sqsbatch.ErrBadInput),
+		fmt.Errorf("%w: amount -1 must be positive", outcome.ErrBadInput),
 		errors.New("amount -1 must be positive"),
 	} {
-		got := sqsbatch.KeyRefusal(err)
-		if got.Error() != "bad input: key: amount -1 must be positive" || !errors.Is(got, sqsbatch.ErrBadInput) {
+		got := outcome.KeyRefusal(err)
+		if got.Error() != "bad input: key: amount -1 must be positive" || !errors.Is(got, outcome.ErrBadInput) {
 			t.Errorf("KeyRefusal(%q) = %q", err, got)
 		}
 	}

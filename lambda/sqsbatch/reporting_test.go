@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
@@ -131,8 +132,8 @@ func TestNotStartedOnTheLastReceive(t *testing.T) {
 			if line["outcome"] != "not_started" || line["level"] != c.level {
 				t.Fatalf("line %v, want not_started at %s", line, c.level)
 			}
-			if got := f.metric(t, sqsbatch.MetricDeadLetteredUnstarted); got != c.counted {
-				t.Errorf("%s = %v, want %v", sqsbatch.MetricDeadLetteredUnstarted, got, c.counted)
+			if got := f.metric(t, outcome.MetricDeadLetteredUnstarted); got != c.counted {
+				t.Errorf("%s = %v, want %v", outcome.MetricDeadLetteredUnstarted, got, c.counted)
 			}
 			if reason, _ := line["reason"].(string); (c.counted > 0) != strings.Contains(reason, "without its effect ever having run") {
 				t.Errorf("reason %q", reason)

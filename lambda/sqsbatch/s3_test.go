@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
@@ -230,7 +231,7 @@ func TestObjectKey(t *testing.T) {
 			t.Errorf("%+v: %q %v, want %q", c.o, got, err, c.want)
 		}
 	}
-	if _, err := sqsbatch.ObjectKey(sqsbatch.Object{EventName: "ObjectRestore:Delete", Bucket: "b", Key: "k"}); !errors.Is(err, sqsbatch.ErrBadInput) || !strings.Contains(err.Error(), "give a key function of your own") {
+	if _, err := sqsbatch.ObjectKey(sqsbatch.Object{EventName: "ObjectRestore:Delete", Bucket: "b", Key: "k"}); !errors.Is(err, outcome.ErrBadInput) || !strings.Contains(err.Error(), "give a key function of your own") {
 		t.Errorf("no version, sequencer or eTag: %v", err)
 	}
 }
@@ -388,7 +389,7 @@ func TestParseObjects(t *testing.T) {
 	if objs, test, err := sqsbatch.ParseObjects([]byte(s3TestEvent)); err != nil || !test || objs != nil {
 		t.Fatalf("test event: %v %v %v", objs, test, err)
 	}
-	if _, _, err := sqsbatch.ParseObjects([]byte(s3Body(s3Rec{bucket: "b", key: "%zz", size: 1, eTag: "e", sequencer: "01"}))); !errors.Is(err, sqsbatch.ErrBadInput) {
+	if _, _, err := sqsbatch.ParseObjects([]byte(s3Body(s3Rec{bucket: "b", key: "%zz", size: 1, eTag: "e", sequencer: "01"}))); !errors.Is(err, outcome.ErrBadInput) {
 		t.Fatalf("undecodable key: %v", err)
 	}
 	if _, err := sqsbatch.Parse([]byte(s3TestEvent), sqsbatch.S3); err == nil {

@@ -31,7 +31,7 @@ const (
 	// InProgressMargin is how long after the blocking lease's end a
 	// delivery found in progress comes back: the time for the holder's
 	// complete or release (it has ended by the lease's end; the lease is
-	// its invocation's deadline) and ClockSkewMargin.
+	// its invocation's deadline) and idempotency.ClockSkewMargin.
 	InProgressMargin = 2 * time.Second
 	// DefaultInProgressWait is the default Config.InProgressWait.
 	DefaultInProgressWait = 5 * time.Second

@@ -13,7 +13,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
 // Event is the kind of change a DynamoDB stream record carries.
@@ -116,7 +116,7 @@ func (h *DynamoDB[T]) Handle(ctx context.Context, ev events.DynamoDBEvent) (even
 
 // errView marks a record whose stream does not carry the image the
 // consumer needs: the stream's view type is wrong, which no retry fixes.
-var errView = fmt.Errorf("%w: the table's stream does not carry the images the consumer needs", sqsbatch.ErrMisconfigured)
+var errView = fmt.Errorf("%w: the table's stream does not carry the images the consumer needs", outcome.ErrMisconfigured)
 
 // decode turns a stream record into its Change and payload.
 func (h *DynamoDB[T]) decode(r *events.DynamoDBEventRecord) (Change[T], []byte, string, error) {
@@ -134,17 +134,17 @@ func (h *DynamoDB[T]) decode(r *events.DynamoDBEventRecord) (Change[T], []byte, 
 			return ch, nil, "a REMOVE record of a TTL expiry (userIdentity dynamodb.amazonaws.com), acknowledged without running: the consumer's choice (Removes skip-expired)", nil
 		}
 	default:
-		return ch, nil, "", fmt.Errorf("%w: eventName %q is not INSERT, MODIFY or REMOVE", sqsbatch.ErrBadInput, r.EventName)
+		return ch, nil, "", fmt.Errorf("%w: eventName %q is not INSERT, MODIFY or REMOVE", outcome.ErrBadInput, r.EventName)
 	}
 	if len(r.Change.Keys) == 0 {
-		return ch, nil, "", fmt.Errorf("%w: the record has no Keys", sqsbatch.ErrBadInput)
+		return ch, nil, "", fmt.Errorf("%w: the record has no Keys", outcome.ErrBadInput)
 	}
 	keys, err := attributesJSON(r.Change.Keys)
 	if err != nil {
-		return ch, nil, "", fmt.Errorf("%w: Keys: %v", sqsbatch.ErrBadInput, err)
+		return ch, nil, "", fmt.Errorf("%w: Keys: %v", outcome.ErrBadInput, err)
 	}
 	if err := json.Unmarshal(keys, &ch.Keys); err != nil {
-		return ch, nil, "", fmt.Errorf("%w: decode Keys: %v", sqsbatch.ErrBadInput, err)
+		return ch, nil, "", fmt.Errorf("%w: decode Keys: %v", outcome.ErrBadInput, err)
 	}
 	var buf bytes.Buffer
 	buf.WriteString(`{"event":`)
@@ -155,11 +155,11 @@ func (h *DynamoDB[T]) decode(r *events.DynamoDBEventRecord) (Change[T], []byte, 
 	image := func(name string, attrs map[string]events.DynamoDBAttributeValue) (*T, error) {
 		raw, err := attributesJSON(attrs)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", sqsbatch.ErrBadInput, name, err)
+			return nil, fmt.Errorf("%w: %s: %v", outcome.ErrBadInput, name, err)
 		}
 		v := new(T)
 		if err := json.Unmarshal(raw, v); err != nil {
-			return nil, fmt.Errorf("%w: decode %s: %v", sqsbatch.ErrBadInput, name, err)
+			return nil, fmt.Errorf("%w: decode %s: %v", outcome.ErrBadInput, name, err)
 		}
 		buf.WriteString(`,"` + strings.ToLower(name[:3]) + `":`)
 		buf.Write(raw)

@@ -15,7 +15,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/streambatch"
 )
 
@@ -215,7 +215,7 @@ func TestViewTypeWithoutTheImagesFailsTheInvocation(t *testing.T) {
 	newOnly.Change.StreamViewType = "NEW_IMAGE"
 	for _, r := range []events.DynamoDBEventRecord{keysOnly, newOnly} {
 		_, err := h.Handle(context.Background(), events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{r}})
-		if !errors.Is(err, sqsbatch.ErrMisconfigured) || !strings.Contains(err.Error(), "view type") {
+		if !errors.Is(err, outcome.ErrMisconfigured) || !strings.Contains(err.Error(), "view type") {
 			t.Errorf("%s: err %v, want misconfigured naming the view type", r.Change.StreamViewType, err)
 		}
 	}

@@ -20,7 +20,7 @@
 // Lambda resumes the shard from it (see ReportedSequenceNumber).
 //
 // The outcomes, their names and metrics are the queue adapter's
-// (sqsbatch.Outcome, sqsbatch.NewLogger, sqsbatch.MetricDimension): one
+// (outcome.Outcome, outcome.NewLogger, outcome.MetricDimension): one
 // dashboard and one set of alarms read every adapter of the library.
 package streambatch
 
@@ -38,6 +38,8 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/emf"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/flight"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/verdict"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
@@ -68,9 +70,9 @@ type Config struct {
 	// Consumer names the consumer in logs and metrics. Default: "consumer".
 	Consumer string
 	// MetricsNamespace is the CloudWatch namespace of the metrics.
-	// Default: sqsbatch.DefaultMetricsNamespace.
+	// Default: outcome.DefaultNamespace.
 	MetricsNamespace string
-	// Logger receives one line per record. Default: sqsbatch.NewLogger on
+	// Logger receives one line per record. Default: outcome.NewLogger on
 	// standard error at INFO.
 	Logger *slog.Logger
 	// Metrics receives one Embedded Metric Format line per batch. Default:
@@ -91,10 +93,10 @@ const (
 	// carries one (view type OLD_IMAGE or NEW_AND_OLD_IMAGES).
 	RemoveRun Removes = "run"
 	// RemoveSkip acknowledges REMOVE records without running anything:
-	// each is counted in MetricSkipped and logged at INFO, saying so.
+	// each is counted in outcome.MetricSkipped and logged at INFO, saying so.
 	RemoveSkip Removes = "skip"
 	// RemoveSkipExpired acknowledges the REMOVE records of Time to Live
-	// expiries without running anything, each counted in MetricSkipped and
+	// expiries without running anything, each counted in outcome.MetricSkipped and
 	// logged at INFO as a TTL expiry, and hands every other REMOVE (a
 	// caller's delete) to the business function as RemoveRun does. A TTL
 	// expiry is the record whose userIdentity is {type "Service",
@@ -105,11 +107,6 @@ const (
 	RemoveSkipExpired Removes = "skip-expired"
 )
 
-// MetricSkipped counts the records acknowledged without running the
-// business function, by the consumer's choice (RemoveSkip,
-// RemoveSkipExpired).
-const MetricSkipped = "Skipped"
-
 func (c Config) withDefaults(guard *idempotency.Guard) Config {
 	if c.MinRemaining <= 0 {
 		c.MinRemaining = sqsbatch.DefaultMinRemaining(guard.FinishBudget())
@@ -118,10 +115,10 @@ func (c Config) withDefaults(guard *idempotency.Guard) Config {
 		c.Consumer = "consumer"
 	}
 	if c.MetricsNamespace == "" {
-		c.MetricsNamespace = sqsbatch.DefaultMetricsNamespace
+		c.MetricsNamespace = outcome.DefaultNamespace
 	}
 	if c.Logger == nil {
-		c.Logger = sqsbatch.NewLogger(os.Stderr, slog.LevelInfo)
+		c.Logger = outcome.NewLogger(os.Stderr, slog.LevelInfo)
 	}
 	if c.Metrics == nil {
 		c.Metrics = os.Stdout
@@ -154,7 +151,7 @@ func (c Config) Problems(finishBudget time.Duration, dynamodb bool) []string {
 	case RemoveRun, RemoveSkip, RemoveSkipExpired:
 	case "":
 		if dynamodb {
-			out = append(out, fmt.Sprintf("Removes is not set: a DynamoDB stream delivers a REMOVE record for each deleted item (TTL deletions too), and the consumer must say what to do with them; give %q (hand them to the function, Change.Event Remove), %q (acknowledge them without running, counted as %s) or %q (acknowledge TTL expiries so, run a caller's deletes)", RemoveRun, RemoveSkip, MetricSkipped, RemoveSkipExpired))
+			out = append(out, fmt.Sprintf("Removes is not set: a DynamoDB stream delivers a REMOVE record for each deleted item (TTL deletions too), and the consumer must say what to do with them; give %q (hand them to the function, Change.Event Remove), %q (acknowledge them without running, counted as %s) or %q (acknowledge TTL expiries so, run a caller's deletes)", RemoveRun, RemoveSkip, outcome.MetricSkipped, RemoveSkipExpired))
 		}
 	default:
 		out = append(out, fmt.Sprintf("Removes %q is not one of %q, %q or %q", c.Removes, RemoveRun, RemoveSkip, RemoveSkipExpired))
@@ -176,7 +173,7 @@ type Func[M any] func(ctx context.Context, msg M, r idempotency.Reservation) (re
 type TxFunc[M, W any] func(ctx context.Context, msg M, r idempotency.Reservation) (writes W, result string, err error)
 
 // errNotStarted marks a record not started; it wraps
-// idempotency.ErrNotStarted, so that sqsbatch.OutcomeOf says NotStarted.
+// idempotency.ErrNotStarted, so that verdict.Of says NotStarted.
 var errNotStarted = fmt.Errorf("%w", idempotency.ErrNotStarted)
 
 // errNothingJudged is returned when no record of a non-empty batch could be
@@ -192,13 +189,13 @@ type record[M any] struct {
 	// decode returns the record's message and the payload whose hash is
 	// its fact's, or skip (a reason) for a record acknowledged without
 	// running, or an error (bad input, or an error wrapping
-	// sqsbatch.ErrMisconfigured).
+	// outcome.ErrMisconfigured).
 	decode func() (msg M, payload []byte, skip string, err error)
 }
 
 // report is what happened to one record.
 type report struct {
-	outcome  sqsbatch.Outcome
+	outcome  outcome.Outcome
 	skipped  string // the reason a record was acknowledged without running
 	key      string
 	err      error
@@ -271,7 +268,7 @@ func (c *core[M]) handle(ctx context.Context, recs []record[M]) (string, error) 
 		wg.Wait()
 	}
 
-	counts := make([]int, len(sqsbatch.Outcomes()))
+	counts := make([]int, int(outcome.Count))
 	capacity := make([]idempotency.Capacity, len(counts))
 	skipped := 0
 	judged := false
@@ -287,13 +284,13 @@ func (c *core[M]) handle(ctx context.Context, recs []record[M]) (string, error) 
 		if !r.succeeded() {
 			failedIdx = append(failedIdx, i)
 		}
-		if r.outcome != sqsbatch.NotStarted && !errors.As(r.err, new(*idempotency.StoreError)) {
+		if r.outcome != outcome.NotStarted && !errors.As(r.err, new(*idempotency.StoreError)) {
 			judged = true
 		}
 	}
 	c.emitMetrics(counts, skipped, capacity, time.Since(start))
 	for i, r := range reports {
-		if errors.Is(r.err, sqsbatch.ErrMisconfigured) {
+		if errors.Is(r.err, outcome.ErrMisconfigured) {
 			return "", fmt.Errorf("record %s of the batch: %w", recs[i].seq, r.err)
 		}
 	}
@@ -403,7 +400,7 @@ type batch[M any] struct {
 // the key failed (failed, which it updates).
 func (b *batch[M]) next(ctx context.Context, rec *record[M], failed *bool) report {
 	if *failed {
-		return report{outcome: sqsbatch.NotStarted, err: fmt.Errorf("%w: an earlier record of its %s failed in this batch; it runs after that record, when Lambda replays the shard from it", errNotStarted, b.c.groupName)}
+		return report{outcome: outcome.NotStarted, err: fmt.Errorf("%w: an earlier record of its %s failed in this batch; it runs after that record, when Lambda replays the shard from it", errNotStarted, b.c.groupName)}
 	}
 	r := b.one(ctx, rec)
 	*failed = !r.succeeded()
@@ -415,31 +412,31 @@ func (b *batch[M]) next(ctx context.Context, rec *record[M], failed *bool) repor
 func (b *batch[M]) one(ctx context.Context, rec *record[M]) (r report) {
 	defer func() {
 		if p := recover(); p != nil {
-			r = report{outcome: sqsbatch.Failed, key: r.key, err: fmt.Errorf("panic: %v", p)}
+			r = report{outcome: outcome.Failed, key: r.key, err: fmt.Errorf("panic: %v", p)}
 		}
 	}()
 	c := b.c
 	msg, payload, skip, err := rec.decode()
 	if err != nil {
-		if errors.Is(err, sqsbatch.ErrMisconfigured) {
-			return report{outcome: sqsbatch.Failed, err: err}
+		if errors.Is(err, outcome.ErrMisconfigured) {
+			return report{outcome: outcome.Failed, err: err}
 		}
-		return report{outcome: sqsbatch.BadInput, err: err}
+		return report{outcome: outcome.BadInput, err: err}
 	}
 	if skip != "" {
-		return report{outcome: sqsbatch.Processed, skipped: skip}
+		return report{outcome: outcome.Processed, skipped: skip}
 	}
 	key, err := c.key(msg)
 	if err != nil {
-		return report{outcome: sqsbatch.BadInput, err: sqsbatch.KeyRefusal(err)}
+		return report{outcome: outcome.BadInput, err: outcome.KeyRefusal(err)}
 	}
 	if key == "" {
-		return report{outcome: sqsbatch.BadInput, err: errEmptyKey}
+		return report{outcome: outcome.BadInput, err: errEmptyKey}
 	}
 	fact, err := c.guard.Fact(key, payload)
 	if err != nil {
 		pk, _ := c.guard.Key(key)
-		return report{outcome: sqsbatch.BadInput, key: pk, err: err}
+		return report{outcome: outcome.BadInput, key: pk, err: err}
 	}
 	fact.Sent = rec.origin
 	noOrigin := rec.origin.IsZero()
@@ -451,18 +448,18 @@ func (b *batch[M]) one(ctx context.Context, rec *record[M]) (r report) {
 		old = c.expiredReason(old)
 	}
 	if d, ok := ctx.Deadline(); ok && old == nil && time.Until(d) < c.cfg.MinRemaining {
-		return report{outcome: sqsbatch.NotStarted, key: fact.Key, noOrigin: noOrigin, err: fmt.Errorf("%w: %v before the deadline, less than %v", errNotStarted, time.Until(d).Round(time.Millisecond), c.cfg.MinRemaining)}
+		return report{outcome: outcome.NotStarted, key: fact.Key, noOrigin: noOrigin, err: fmt.Errorf("%w: %v before the deadline, less than %v", errNotStarted, time.Until(d).Round(time.Millisecond), c.cfg.MinRemaining)}
 	}
 
 	prior, led := b.flights.Join(fact.Key, fact.Hash, old == nil)
 	if prior != nil {
 		if res, err := prior.Wait(); err != nil {
-			return report{outcome: sqsbatch.OutcomeOf(res, err), key: fact.Key, noOrigin: noOrigin, err: fmt.Errorf("same fact as an earlier record of the batch: %w", err)}
+			return report{outcome: verdict.Of(res, err), key: fact.Key, noOrigin: noOrigin, err: fmt.Errorf("same fact as an earlier record of the batch: %w", err)}
 		}
-		return report{outcome: sqsbatch.Duplicate, key: fact.Key, noOrigin: noOrigin}
+		return report{outcome: outcome.Duplicate, key: fact.Key, noOrigin: noOrigin}
 	}
 	if old != nil {
-		return report{outcome: sqsbatch.Expired, key: fact.Key, err: old}
+		return report{outcome: outcome.Expired, key: fact.Key, err: old}
 	}
 	if led != nil {
 		defer led.Close()
@@ -475,21 +472,21 @@ func (b *batch[M]) one(ctx context.Context, rec *record[M]) (r report) {
 	if res.TookOver {
 		c.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "takeover", slog.String("consumer", c.cfg.Consumer), slog.String("sequence_number", rec.seq), slog.String("key", fact.Key), slog.Time("lapsed_lease", res.LapsedLease), slog.String("reason", "took over the reservation of a worker whose lease ended (it crashed or ran out of time): the effect ran again, and may have run before"))
 	}
-	if errors.Is(err, sqsbatch.ErrExpired) {
+	if errors.Is(err, idempotency.ErrExpired) {
 		err = c.expiredReason(err)
 	}
 	if err == nil && res.DroppedBytes > 0 {
 		err = fmt.Errorf("processed, but the result of %d bytes exceeds idempotency.DefaultMaxResultBytes (%d): stored without it, duplicates get an empty result", res.DroppedBytes, idempotency.DefaultMaxResultBytes)
 	}
-	return report{outcome: sqsbatch.OutcomeOf(res, err), key: fact.Key, err: err, capacity: used, noOrigin: noOrigin}
+	return report{outcome: verdict.Of(res, err), key: fact.Key, err: err, capacity: used, noOrigin: noOrigin}
 }
 
 // errEmptyKey is the bad input of a key function that returned "".
 var errEmptyKey = fmt.Errorf("%w: %w: the key function returned an empty key; keys come from the business message (an order id and its version), never from the stream's sequence numbers: check that the field it reads is in the record",
-	sqsbatch.ErrBadInput, idempotency.ErrInvalidKey)
+	outcome.ErrBadInput, idempotency.ErrInvalidKey)
 
 // expiredReason adds the origin and the fix to an error wrapping
-// sqsbatch.ErrExpired.
+// idempotency.ErrExpired.
 func (c *core[M]) expiredReason(err error) error {
 	return fmt.Errorf("%w; its origin time is the %s; it is reported failed until the event source's MaximumRetryAttempts or MaximumRecordAge sends it to the on-failure destination. "+
 		"Fix: a Window longer than the event source's MaximumRecordAge (the stream construct refuses one that is not), or settle the record by hand from the on-failure destination", err, c.originName)
@@ -500,11 +497,11 @@ func (c *core[M]) expiredReason(err error) error {
 // anything an operator must see ERROR.
 func (c *core[M]) log(ctx context.Context, rec *record[M], r report) {
 	level := slog.LevelInfo
-	outcome := r.outcome.String()
+	name := r.outcome.String()
 	switch {
 	case r.skipped != "":
-		outcome = "skipped"
-	case r.outcome == sqsbatch.InProgress || r.outcome == sqsbatch.NotStarted:
+		name = "skipped"
+	case r.outcome == outcome.InProgress || r.outcome == outcome.NotStarted:
 		level = slog.LevelWarn
 	case r.outcome.Succeeded():
 		if r.err != nil || r.noOrigin {
@@ -518,7 +515,7 @@ func (c *core[M]) log(ctx context.Context, rec *record[M], r report) {
 		slog.String("sequence_number", rec.seq),
 		slog.String("event_id", rec.id),
 		slog.String("key", r.key),
-		slog.String("outcome", outcome),
+		slog.String("outcome", name),
 	}
 	switch {
 	case r.err != nil:
@@ -533,13 +530,13 @@ func (c *core[M]) log(ctx context.Context, rec *record[M], r report) {
 }
 
 // emitMetrics writes the batch's Embedded Metric Format line: the queue
-// adapter's outcome counts and capacity, MetricSkipped, and the duration.
+// adapter's outcome counts and capacity, outcome.MetricSkipped, and the duration.
 func (c *core[M]) emitMetrics(counts []int, skipped int, capacity []idempotency.Capacity, took time.Duration) {
 	metrics := make([]emf.Metric, 0, len(counts)+9)
-	for _, o := range sqsbatch.Outcomes() {
+	for _, o := range outcome.Outcomes() {
 		metrics = append(metrics, emf.Metric{Name: o.MetricName(), Unit: "Count", Value: counts[o]})
 	}
-	metrics = append(metrics, emf.Metric{Name: MetricSkipped, Unit: "Count", Value: skipped})
+	metrics = append(metrics, emf.Metric{Name: outcome.MetricSkipped, Unit: "Count", Value: skipped})
 	var total idempotency.Capacity
 	for _, x := range capacity {
 		total.Add(x)
@@ -549,16 +546,16 @@ func (c *core[M]) emitMetrics(counts []int, skipped int, capacity []idempotency.
 		units float64
 	}{
 		{"ReadUnits", total.Read}, {"WriteUnits", total.Write},
-		{"ProcessedReadUnits", capacity[sqsbatch.Processed].Read}, {"ProcessedWriteUnits", capacity[sqsbatch.Processed].Write},
-		{"DuplicateReadUnits", capacity[sqsbatch.Duplicate].Read}, {"DuplicateWriteUnits", capacity[sqsbatch.Duplicate].Write},
+		{"ProcessedReadUnits", capacity[outcome.Processed].Read}, {"ProcessedWriteUnits", capacity[outcome.Processed].Write},
+		{"DuplicateReadUnits", capacity[outcome.Duplicate].Read}, {"DuplicateWriteUnits", capacity[outcome.Duplicate].Write},
 	} {
 		metrics = append(metrics, emf.Metric{Name: m.name, Unit: "Count", Value: m.units})
 	}
-	metrics = append(metrics, emf.Metric{Name: sqsbatch.MetricBatchDuration, Unit: "Milliseconds", Value: took.Milliseconds()})
+	metrics = append(metrics, emf.Metric{Name: outcome.MetricBatchDuration, Unit: "Milliseconds", Value: took.Milliseconds()})
 	err := emf.Write(c.cfg.Metrics, emf.Line{
 		Namespace: c.cfg.MetricsNamespace,
-		Dimension: sqsbatch.MetricDimension, Value: c.cfg.Consumer,
-		LevelKey: slog.LevelKey, Level: c.cfg.MetricsLevel, TimeKey: sqsbatch.LogTimeKey,
+		Dimension: outcome.MetricDimension, Value: c.cfg.Consumer,
+		LevelKey: slog.LevelKey, Level: c.cfg.MetricsLevel, TimeKey: outcome.LogTimeKey,
 		Metrics: metrics,
 	}, time.Now())
 	if err != nil {

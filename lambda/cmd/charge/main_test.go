@@ -19,6 +19,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
@@ -62,7 +63,7 @@ func TestChargePassesTheKeyDownstream(t *testing.T) {
 	}
 	f, _ := guard.Fact("42", []byte(strings.Replace(body, "%s", "x", 1)))
 	res, err := guard.Run(context.Background(), f, nil)
-	if err != nil || res.Outcome != idempotency.Duplicate || res.Value != "ch_1" {
+	if err != nil || res.Outcome != outcome.Duplicate || res.Value != "ch_1" {
 		t.Fatalf("the record: %+v, %v; want the payment id stored", res, err)
 	}
 }

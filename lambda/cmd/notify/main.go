@@ -22,7 +22,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/cmd/internal/provider"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/streambatch"
 )
 
@@ -46,9 +46,9 @@ type order struct {
 func key(c streambatch.Change[order]) (string, error) {
 	switch {
 	case c.New == nil:
-		return "", fmt.Errorf("%w: %s of %q without its new image", sqsbatch.ErrBadInput, c.Event, c.Keys.OrderID)
+		return "", fmt.Errorf("%w: %s of %q without its new image", outcome.ErrBadInput, c.Event, c.Keys.OrderID)
 	case c.New.OrderID == "" || c.New.Status == "":
-		return "", fmt.Errorf("%w: order item %q with no orderId or status", sqsbatch.ErrBadInput, c.New.OrderID)
+		return "", fmt.Errorf("%w: order item %q with no orderId or status", outcome.ErrBadInput, c.New.OrderID)
 	}
 	return c.New.OrderID + "/" + c.New.Status, nil
 }

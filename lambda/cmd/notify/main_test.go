@@ -15,7 +15,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/streambatch"
 )
 
@@ -68,7 +68,7 @@ func TestAChangeWithoutItsImageIsBadInput(t *testing.T) {
 		"no new image": {Event: streambatch.Modify, Keys: order{OrderID: "o-1"}},
 		"no status":    {Event: streambatch.Insert, New: &order{OrderID: "o-1"}},
 	} {
-		if _, err := key(c); !errors.Is(err, sqsbatch.ErrBadInput) {
+		if _, err := key(c); !errors.Is(err, outcome.ErrBadInput) {
 			t.Errorf("%s: %v, want bad input", name, err)
 		}
 	}

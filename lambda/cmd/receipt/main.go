@@ -20,7 +20,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/cmd/internal/provider"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
 func main() {
@@ -35,7 +35,7 @@ func main() {
 // without one is refused before the idempotency store.
 func key(o orders.Order) (string, error) {
 	if o.Email == "" {
-		return "", fmt.Errorf("%w: order %s: no email for the receipt", sqsbatch.ErrBadInput, o.OrderID)
+		return "", fmt.Errorf("%w: order %s: no email for the receipt", outcome.ErrBadInput, o.OrderID)
 	}
 	return orders.Key(o)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
@@ -35,7 +36,7 @@ func TestCreditIsOneIncrement(t *testing.T) {
 	if aws.ToString(u.TableName) != "Wallets" || key != "balance#c7" || n != "123" || aws.ToString(u.UpdateExpression) != "ADD #balance :n" || result != "credited 123" {
 		t.Fatalf("update %s %s +%s (%q), result %q", aws.ToString(u.TableName), key, n, aws.ToString(u.UpdateExpression), result)
 	}
-	if _, err := orders.Key(orders.Order{OrderID: "2", CustomerID: "c7", Amount: 0, Currency: "EUR"}); !errors.Is(err, sqsbatch.ErrBadInput) {
+	if _, err := orders.Key(orders.Order{OrderID: "2", CustomerID: "c7", Amount: 0, Currency: "EUR"}); !errors.Is(err, outcome.ErrBadInput) {
 		t.Fatalf("zero amount: %v, want bad input from the key function", err)
 	}
 	if got := cashback(orders.Order{Amount: 50}); got != 1 {

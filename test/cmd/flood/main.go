@@ -53,7 +53,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/httpkey"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/webhook/webhooktest"
 	"github.com/idempotent-consumer/idempotent-consumer/test/internal/kumotest"
 )
@@ -213,7 +213,7 @@ func newWebhook() (*webhook, error) {
 		}),
 		// The default logger's JSON lines, written nowhere: their cost
 		// counts, their bytes would drown the table.
-		handler.WithLogger(sqsbatch.NewLogger(io.Discard, slog.LevelInfo)),
+		handler.WithLogger(outcome.NewLogger(io.Discard, slog.LevelInfo)),
 		handler.WithMetrics(io.Discard))
 	if err != nil {
 		stop()

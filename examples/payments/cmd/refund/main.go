@@ -10,7 +10,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
 // Refund is the message on the refunds topic.
@@ -26,7 +26,7 @@ func main() {
 
 func key(r Refund) (string, error) {
 	if r.RefundID == "" || r.PaymentID == "" || r.Cents <= 0 {
-		return "", fmt.Errorf("%w: refundId, paymentId and positive cents are required", sqsbatch.ErrBadInput)
+		return "", fmt.Errorf("%w: refundId, paymentId and positive cents are required", outcome.ErrBadInput)
 	}
 	return r.RefundID, nil
 }

@@ -16,7 +16,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
 // Payment is the message on the payments topic.
@@ -35,9 +35,9 @@ func main() {
 func key(p Payment) (string, error) {
 	switch {
 	case p.PaymentID == "" || p.MerchantID == "":
-		return "", fmt.Errorf("%w: paymentId and merchantId are required", sqsbatch.ErrBadInput)
+		return "", fmt.Errorf("%w: paymentId and merchantId are required", outcome.ErrBadInput)
 	case p.Cents <= 0:
-		return "", fmt.Errorf("%w: cents %d must be positive", sqsbatch.ErrBadInput, p.Cents)
+		return "", fmt.Errorf("%w: cents %d must be positive", outcome.ErrBadInput, p.Cents)
 	}
 	return p.PaymentID, nil
 }

@@ -6,7 +6,7 @@ package orders
 import (
 	"fmt"
 
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
 // Order is an order placed. Amounts are in minor units (cents).
@@ -38,11 +38,11 @@ func Key(o Order) (string, error) {
 func (o Order) Validate() error {
 	switch {
 	case o.Amount <= 0:
-		return fmt.Errorf("%w: order %s: amount %d must be positive", sqsbatch.ErrBadInput, o.OrderID, o.Amount)
+		return fmt.Errorf("%w: order %s: amount %d must be positive", outcome.ErrBadInput, o.OrderID, o.Amount)
 	case len(o.Currency) != 3:
-		return fmt.Errorf("%w: order %s: currency %q is not an ISO 4217 code", sqsbatch.ErrBadInput, o.OrderID, o.Currency)
+		return fmt.Errorf("%w: order %s: currency %q is not an ISO 4217 code", outcome.ErrBadInput, o.OrderID, o.Currency)
 	case o.CustomerID == "":
-		return fmt.Errorf("%w: order %s: no customerId", sqsbatch.ErrBadInput, o.OrderID)
+		return fmt.Errorf("%w: order %s: no customerId", outcome.ErrBadInput, o.OrderID)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package sqsbatch
+package outcome
 
 import (
 	"io"
@@ -16,7 +16,7 @@ const LogTimeKey = "timestamp"
 // above, each with a "level" that Lambda names (TRACE, DEBUG, INFO, WARN,
 // ERROR or FATAL: see LevelName) and a "timestamp" in RFC 3339 (LogTimeKey),
 // so that Lambda's advanced logging controls keep each line at its own
-// level. It is the default Config.Logger (at INFO), and handler.New's.
+// level. It is every source's default logger (at INFO).
 func NewLogger(w io.Writer, level slog.Leveler) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{
 		Level: level,

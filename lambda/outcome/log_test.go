@@ -1,4 +1,4 @@
-package sqsbatch_test
+package outcome_test
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
 // TestLoggerLinesKeepTheirLevel: every line of NewLogger, the adapter's
@@ -19,7 +19,7 @@ import (
 // Lambda's levels, named as Lambda names them.
 func TestLoggerLinesKeepTheirLevel(t *testing.T) {
 	var buf bytes.Buffer
-	log := sqsbatch.NewLogger(&buf, slog.LevelDebug-4)
+	log := outcome.NewLogger(&buf, slog.LevelDebug-4)
 	for _, l := range []struct {
 		level slog.Level
 		name  string
