@@ -27,6 +27,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
 // common are the flags every command takes: where the consumer is.
@@ -197,7 +198,7 @@ func locate(ctx context.Context, o *options, c *common, needQueues bool) (*targe
 		return nil, err
 	}
 	if o.inspector != nil {
-		cfg := s.BatchConfig()
+		cfg := sqsbatch.ConfigOf(s)
 		cfg.Logger, cfg.Metrics = slog.New(slog.NewTextHandler(io.Discard, nil)), io.Discard
 		t.inspect = o.inspector(t.guard, cfg)
 	}

@@ -6,7 +6,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/stream"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/streambatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 )
 
 // OrdersTableVar is the variable that names the orders table to
@@ -42,7 +42,7 @@ func (p *OrdersPlatform) addOutbox(stack awscdk.Stack, entry func(string) *strin
 	p.Notify = stream.NewIdempotentStreamConsumer(stack, jsii.String("NotifyCharge"), &stream.IdempotentStreamConsumerProps{
 		Entry:       entry("notify"),
 		SourceTable: p.OrdersTable,
-		Removes:     streambatch.RemoveSkip,
+		Removes:     contract.RemoveSkip,
 		Namespace:   jsii.String("notify"),
 		// A rewrite of the same order (the charge's effect retried) is a
 		// MODIFY with the INSERT's image: the same fact.

@@ -29,7 +29,7 @@ import (
 // and of a completed one, and what a flood sends, refused 401 before any
 // store request: a request without a signature, one signed with a wrong
 // secret (the HMAC over the body runs), and the same with a body of 1 MiB,
-// the largest the handler reads (httpkey.DefaultMaxBodyBytes).
+// the largest the handler reads (contract.DefaultMaxRequestBytes).
 var httpCases = []struct {
 	name   string
 	status int
@@ -93,7 +93,7 @@ func buildWebhook(tb testing.TB, table string, next http.Handler, metrics io.Wri
 	const arn = "arn:aws:secretsmanager:us-east-1:123456789012:secret:stripe-AbCdEf"
 	s := contract.Defaults(30 * time.Second)
 	s.Table, s.Namespace, s.Consumer, s.Source = table, "stripe", "StripeHooks", contract.SourceHTTP
-	s.WebhookProvider, s.WebhookSecret, s.ClientAttribute = "stripe", arn, httpkey.ClientNone
+	s.WebhookProvider, s.WebhookSecret, s.ClientAttribute = "stripe", arn, contract.ClientNone
 	s.Window = contract.ProviderWindow("stripe")
 	env := s.Encode()
 	getenv := func(k string) string {
@@ -146,7 +146,7 @@ func webhookCase(name string) func(key string) events.LambdaFunctionURLRequest {
 		return func(string) events.LambdaFunctionURLRequest { return ev }
 	case "webhook-forged-1MiB":
 		body := stripeBody("evt_flood")
-		body = body[:len(body)-1] + `,"pad":"` + strings.Repeat("x", httpkey.DefaultMaxBodyBytes-len(body)-10) + `"}`
+		body = body[:len(body)-1] + `,"pad":"` + strings.Repeat("x", contract.DefaultMaxRequestBytes-len(body)-10) + `"}`
 		ev := webhookEvent(body, "whsec_guessed")
 		return func(string) events.LambdaFunctionURLRequest { return ev }
 	}

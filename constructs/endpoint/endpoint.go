@@ -44,7 +44,6 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/webhook"
 )
 
 // Construct ids of what the endpoint creates: a public contract (renaming
@@ -102,7 +101,7 @@ type IdempotentEndpointProps struct {
 	// Webhook is the provider whose signature every request must carry:
 	// "stripe", "github", "shopify", "standard-webhooks" (Svix and the
 	// senders of the Standard Webhooks scheme) or "slack"
-	// (webhook.Providers). With it the URL's
+	// (contract.Providers). With it the URL's
 	// auth is NONE (the signature authenticates); without it, AWS_IAM.
 	// Default: none, the client's Idempotency-Key behind IAM.
 	Webhook *string
@@ -134,7 +133,7 @@ type IdempotentEndpointProps struct {
 	MaxRequestBytes *float64
 	// Window is the business window, the expiry policy published in
 	// Idempotency-Window. With Webhook it must outlast the provider's
-	// redelivery period (webhook.RetryPeriod), or a late delivery of a
+	// redelivery period (contract.RetryPeriod), or a late delivery of a
 	// completed event would run again: a shorter one is refused. Default:
 	// 24 hours, or the provider's period when longer
 	// (contract.ProviderWindow: 72 hours for Stripe and GitHub, 27h35m5s
@@ -373,7 +372,7 @@ func (p *IdempotentEndpointProps) resolve(id string) (settings, error) {
 	case r.WebhookProvider != "" && p.WebhookSecret == nil:
 		bad("Webhook %q needs WebhookSecret, the Secrets Manager secret that holds its signing secret; give one (the function reads it at init)", r.WebhookProvider)
 	case r.WebhookProvider == "" && p.WebhookSecret != nil:
-		bad("WebhookSecret is given without Webhook; name the provider (%s), or leave the secret out", strings.Join(webhook.Providers, ", "))
+		bad("WebhookSecret is given without Webhook; name the provider (%s), or leave the secret out", strings.Join(contract.Providers, ", "))
 	}
 	if p.WebhookSecret != nil {
 		r.WebhookSecret = secretPlaceholder

@@ -6,7 +6,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/stream"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/streambatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 )
 
 // An outbox: the orders table's stream feeds a consumer that confirms each
@@ -25,7 +25,7 @@ func ExampleNewIdempotentStreamConsumer() {
 		Entry:       jsii.String("cmd/confirm"),
 		SourceTable: orders,
 		OldImage:    jsii.Bool(true), // the status it changed from, too
-		Removes:     streambatch.RemoveSkip,
+		Removes:     contract.RemoveSkip,
 	})
 	// Failed batches, with their records, to replay through the handler
 	// (streambatch.FailureEvent) once the cause is fixed.

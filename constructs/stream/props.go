@@ -9,8 +9,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskinesis"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
-
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/streambatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 )
 
 // Defaults of the props, in one place. Lambda's own defaults for a stream
@@ -73,7 +72,7 @@ type IdempotentStreamConsumerProps struct {
 	// logged as TTL expiries, and hand a caller's deletes to the function)
 	// or RemoveSkip (acknowledge them all, counted as Skipped). Required
 	// with SourceTable; not with Stream.
-	Removes streambatch.Removes
+	Removes contract.Removes
 
 	// StartingPosition is where a new event source starts reading. Default:
 	// TRIM_HORIZON, the oldest record the stream holds, so that nothing

@@ -17,7 +17,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/stream"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/consumertest"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/modroot"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/streambatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 )
 
 // handlerDir is a stream handler's main package, written by TestMain.
@@ -130,7 +130,7 @@ func TestDynamoDBStreamCustom(t *testing.T) {
 	cdktest.Must(t, func() {
 		stream.NewIdempotentStreamConsumer(s, jsii.String("Confirm"), &stream.IdempotentStreamConsumerProps{
 			Entry: jsii.String(handlerDir), SourceTable: ordersTable(s, awsdynamodb.StreamViewType_NEW_AND_OLD_IMAGES),
-			OldImage: jsii.Bool(true), Removes: streambatch.RemoveSkip,
+			OldImage: jsii.Bool(true), Removes: contract.RemoveSkip,
 			BatchSize: jsii.Number(50), MaxBatchingWindow: awscdk.Duration_Seconds(jsii.Number(2)), RetryAttempts: jsii.Number(3),
 			MaxRecordAge: awscdk.Duration_Hours(jsii.Number(1)), ParallelizationFactor: jsii.Number(4),
 			Namespace: jsii.String("confirm"), Dashboard: jsii.Bool(true),
@@ -152,7 +152,7 @@ func TestRemovesSkipExpired(t *testing.T) {
 	s := newStack(t)
 	cdktest.Must(t, func() {
 		stream.NewIdempotentStreamConsumer(s, jsii.String("Confirm"), &stream.IdempotentStreamConsumerProps{
-			Entry: jsii.String(handlerDir), SourceTable: ordersTable(s, awsdynamodb.StreamViewType_NEW_IMAGE), Removes: streambatch.RemoveSkipExpired,
+			Entry: jsii.String(handlerDir), SourceTable: ordersTable(s, awsdynamodb.StreamViewType_NEW_IMAGE), Removes: contract.RemoveSkipExpired,
 		})
 	})
 	env := fmt.Sprint(only(t, cdktest.Template(t, s), "AWS::Lambda::Function")["Environment"])
@@ -173,20 +173,20 @@ func TestRefusals(t *testing.T) {
 			return &stream.IdempotentStreamConsumerProps{Entry: jsii.String(handlerDir)}
 		}, []string{"neither Stream nor SourceTable"}},
 		{"a table without a stream", func(s awscdk.Stack) *stream.IdempotentStreamConsumerProps {
-			return &stream.IdempotentStreamConsumerProps{Entry: jsii.String(handlerDir), SourceTable: ordersTable(s, ""), Removes: streambatch.RemoveRun}
+			return &stream.IdempotentStreamConsumerProps{Entry: jsii.String(handlerDir), SourceTable: ordersTable(s, ""), Removes: contract.RemoveRun}
 		}, []string{"has no stream"}},
 		{"a view type without the images", func(s awscdk.Stack) *stream.IdempotentStreamConsumerProps {
-			return &stream.IdempotentStreamConsumerProps{Entry: jsii.String(handlerDir), SourceTable: ordersTable(s, awsdynamodb.StreamViewType_NEW_IMAGE), OldImage: jsii.Bool(true), Removes: streambatch.RemoveRun}
+			return &stream.IdempotentStreamConsumerProps{Entry: jsii.String(handlerDir), SourceTable: ordersTable(s, awsdynamodb.StreamViewType_NEW_IMAGE), OldImage: jsii.Bool(true), Removes: contract.RemoveRun}
 		}, []string{"view type NEW_IMAGE, but OldImage asks for the old image"}},
 		{"keys only", func(s awscdk.Stack) *stream.IdempotentStreamConsumerProps {
-			return &stream.IdempotentStreamConsumerProps{Entry: jsii.String(handlerDir), SourceTable: ordersTable(s, awsdynamodb.StreamViewType_KEYS_ONLY), Removes: streambatch.RemoveRun}
+			return &stream.IdempotentStreamConsumerProps{Entry: jsii.String(handlerDir), SourceTable: ordersTable(s, awsdynamodb.StreamViewType_KEYS_ONLY), Removes: contract.RemoveRun}
 		}, []string{"view type KEYS_ONLY"}},
 		{"no REMOVE choice", func(s awscdk.Stack) *stream.IdempotentStreamConsumerProps {
 			return &stream.IdempotentStreamConsumerProps{Entry: jsii.String(handlerDir), SourceTable: ordersTable(s, awsdynamodb.StreamViewType_NEW_IMAGE)}
 		}, []string{"StreamRemoves is not set"}},
 		{"stream limits", func(s awscdk.Stack) *stream.IdempotentStreamConsumerProps {
 			return &stream.IdempotentStreamConsumerProps{
-				Entry: jsii.String(handlerDir), Stream: awskinesis.NewStream(s, jsii.String("E"), nil), Removes: streambatch.RemoveRun, OldImage: jsii.Bool(true),
+				Entry: jsii.String(handlerDir), Stream: awskinesis.NewStream(s, jsii.String("E"), nil), Removes: contract.RemoveRun, OldImage: jsii.Bool(true),
 				BatchSize: jsii.Number(10001), RetryAttempts: jsii.Number(-1), ParallelizationFactor: jsii.Number(11),
 				MaxRecordAge: awscdk.Duration_Hours(jsii.Number(24)), MaxBatchingWindow: awscdk.Duration_Minutes(jsii.Number(6)),
 			}

@@ -11,7 +11,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest"
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest/nagtest"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/stream"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/streambatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 )
 
 // TestStreamConsumersAreNagClean: the stream consumer, on a Kinesis stream
@@ -31,7 +31,7 @@ func TestStreamConsumersAreNagClean(t *testing.T) {
 				PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{PointInTimeRecoveryEnabled: jsii.Bool(true)},
 			})
 			stream.NewIdempotentStreamConsumer(s, jsii.String("Confirm"), &stream.IdempotentStreamConsumerProps{
-				Entry: jsii.String(fixtures.Entry), SourceTable: orders, OldImage: jsii.Bool(true), Removes: streambatch.RemoveSkip, Dashboard: jsii.Bool(true),
+				Entry: jsii.String(fixtures.Entry), SourceTable: orders, OldImage: jsii.Bool(true), Removes: contract.RemoveSkip, Dashboard: jsii.Bool(true),
 			})
 		},
 	} {

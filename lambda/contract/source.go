@@ -5,8 +5,6 @@ import (
 	"strings"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/streambatch"
 )
 
 // Source says what feeds the consumer (Settings.Source): which handler entry
@@ -96,20 +94,6 @@ func isQueueOnly(name string) bool {
 	return false
 }
 
-// StreamConfig is the stream adapter's configuration for s, without what
-// is the handler's to choose (Logger, Metrics, MetricsLevel): the one place
-// where the contract's settings become streambatch.Config.
-func (s Settings) StreamConfig() streambatch.Config {
-	return streambatch.Config{
-		Concurrency:      s.BatchConcurrency,
-		MinRemaining:     s.MinRemaining,
-		OldImage:         s.StreamImages == ImagesNewAndOld,
-		Removes:          s.StreamRemoves,
-		Consumer:         s.Consumer,
-		MetricsNamespace: s.MetricsNamespace,
-	}
-}
-
 // adapterProblems are the rules of the adapter that s's source runs: the
 // queue adapter's for a queue, the stream adapter's for a stream (which
 // needs a choice for REMOVE records on a DynamoDB stream). Settings that
@@ -117,20 +101,9 @@ func (s Settings) StreamConfig() streambatch.Config {
 func (s Settings) adapterProblems() []string {
 	switch s.Source {
 	case SourceQueue:
-		return append(s.BatchConfig().Problems(s.FinishBudget), s.backoffProblems()...)
+		return append(s.sharedProblems(), s.queueProblems()...)
 	case SourceKinesis, SourceDynamoDBStreams:
-		out := s.StreamConfig().Problems(s.FinishBudget, s.Source == SourceDynamoDBStreams)
-		switch s.StreamImages {
-		case ImagesNew, ImagesNewAndOld:
-		default:
-			out = append(out, fmt.Sprintf("StreamImages %q is not one of %q or %q", s.StreamImages, ImagesNew, ImagesNewAndOld))
-		}
-		for i, p := range out {
-			if strings.HasPrefix(p, "Removes ") {
-				out[i] = "Stream" + p // the setting's name in the contract
-			}
-		}
-		return out
+		return append(s.sharedProblems(), s.streamProblems()...)
 	case SourceHTTP:
 		return s.httpProblems()
 	}
@@ -176,7 +149,7 @@ func EntryPoint(s Source) string {
 // knows the retention and the visibility timeout).
 func (s Settings) backoffProblems() []string {
 	if s.BackoffBase < 0 {
-		return []string{fmt.Sprintf("BackoffBase %s is negative; give 0 to turn the backoff off, or at least 1s (default %s)", Format(s.BackoffBase), Format(sqsbatch.DefaultBackoffBase))}
+		return []string{fmt.Sprintf("BackoffBase %s is negative; give 0 to turn the backoff off, or at least 1s (default %s)", Format(s.BackoffBase), Format(DefaultBackoffBase))}
 	}
 	b, capName := s.Backoff()
 	if b.Base <= 0 || s.MaxReceiveCount <= 1 {
@@ -193,8 +166,8 @@ func (s Settings) backoffProblems() []string {
 // Backoff is the schedule of s's failed records (its base is 0 when off),
 // and the name of the cap it takes: BackoffFIFOCap on a FIFO queue, when
 // shorter, else BackoffCap.
-func (s Settings) Backoff() (b sqsbatch.Backoff, capName string) {
-	b, capName = sqsbatch.Backoff{Base: s.BackoffBase, Cap: s.BackoffCap}, "BackoffCap"
+func (s Settings) Backoff() (b Backoff, capName string) {
+	b, capName = Backoff{Base: s.BackoffBase, Cap: s.BackoffCap}, "BackoffCap"
 	if s.FIFO && s.BackoffFIFOCap < b.Cap {
 		b.Cap, capName = s.BackoffFIFOCap, "BackoffFIFOCap"
 	}

@@ -27,7 +27,7 @@ func NewEvents[T any](key sqsbatch.KeyFunc[Event[T]], effect sqsbatch.Func[Event
 	if err != nil {
 		return nil, err
 	}
-	if err := delivery(cfg, sqsbatch.EventBridge, "NewEvents and StartEvents"); err != nil {
+	if err := delivery(cfg, contract.EventBridge, "NewEvents and StartEvents"); err != nil {
 		return nil, err
 	}
 	return sqsbatch.NewEvents(guard, key, effect, cfg), nil
@@ -52,7 +52,7 @@ func StartEvents[T any](key sqsbatch.KeyFunc[Event[T]], effect sqsbatch.Func[Eve
 
 // delivery refuses a contract whose delivery is not the one an entry point
 // reads.
-func delivery(cfg sqsbatch.Config, want sqsbatch.Delivery, entry string) error {
+func delivery(cfg sqsbatch.Config, want contract.Delivery, entry string) error {
 	if cfg.Delivery != want {
 		return fmt.Errorf("configuration: %s: %s read bodies of delivery %q, and the contract's is %q: use the entry point of the consumer's source (New or Start for an SNS topic or direct producers, NewEvents for an EventBridge rule, NewObjects for an S3 bucket)",
 			contract.DeliveryVar, entry, want, cfg.Delivery)

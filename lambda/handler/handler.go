@@ -188,7 +188,7 @@ func build(opts []Option, checkTx func(idempotency.TxStore) error) (*idempotency
 	if err != nil {
 		return nil, sqsbatch.Config{}, err
 	}
-	cfg := s.BatchConfig()
+	cfg := sqsbatch.ConfigOf(s)
 	cfg.Logger, cfg.Metrics, cfg.MetricsLevel = o.logger, o.metrics, outcome.LevelName(LogLevel(o.getenv))
 	cfg.Visibility = visibilityOf(o) // in-progress records come back when the lease can end
 	return guard, cfg, nil

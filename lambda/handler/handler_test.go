@@ -29,7 +29,6 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
 type order struct {
@@ -43,7 +42,7 @@ func orderKey(o order) (string, error) { return o.OrderID, nil }
 func settings() contract.Settings {
 	s := contract.Defaults(30 * time.Second)
 	s.Table, s.Namespace, s.Consumer = "idempotency", "charge", "ChargeOrder"
-	s.Delivery = sqsbatch.Raw
+	s.Delivery = contract.Raw
 	s.Window = time.Hour
 	s.BackoffBase, s.BackoffCap = 2*time.Minute, 10*time.Minute // a retry horizon (24m) within the hour
 	return s

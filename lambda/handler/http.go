@@ -40,7 +40,7 @@ func NewHTTP(next http.Handler, opts ...Option) (*httpkey.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := s.HTTPConfig()
+	cfg := httpkey.ConfigOf(s)
 	if cfg.Client, err = httpkey.ParseClient(s.ClientAttribute); err != nil {
 		return nil, fmt.Errorf("configuration: %s: %w", contract.ClientAttributeVar, err)
 	}

@@ -3,6 +3,7 @@ package handler
 import (
 	"github.com/aws/aws-lambda-go/lambda"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
@@ -26,7 +27,7 @@ func NewObjects(effect sqsbatch.Func[Object], opts ...Option) (*sqsbatch.Handler
 	if err != nil {
 		return nil, err
 	}
-	if err := delivery(cfg, sqsbatch.S3, "NewObjects and StartObjects"); err != nil {
+	if err := delivery(cfg, contract.S3, "NewObjects and StartObjects"); err != nil {
 		return nil, err
 	}
 	return sqsbatch.NewObjects(guard, effect, cfg), nil

@@ -14,7 +14,6 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
 func sqsRecord(id, body string) events.SQSMessage {
@@ -26,7 +25,7 @@ func sqsRecord(id, body string) events.SQSMessage {
 // on any other delivery it refuses to start, naming the variable.
 func TestStartEventsReadsTheContractsSource(t *testing.T) {
 	s := settings()
-	s.Delivery = sqsbatch.EventBridge
+	s.Delivery = contract.EventBridge
 	s.Window = 100 * 365 * 24 * time.Hour
 	store := storetest.NewMemoryStore()
 	runs := 0
@@ -49,7 +48,7 @@ func TestStartEventsReadsTheContractsSource(t *testing.T) {
 	if rec, _ := store.Get(context.Background(), "charge#shop/o-1"); rec == nil {
 		t.Fatal("no record charge#shop/o-1")
 	}
-	for _, d := range []sqsbatch.Delivery{sqsbatch.Raw, sqsbatch.S3} {
+	for _, d := range []contract.Delivery{contract.Raw, contract.S3} {
 		s.Delivery = d
 		_, err := handler.NewEvents(key, effect, getenv(s.Encode()), handler.WithStore(store))
 		if err == nil || !strings.Contains(err.Error(), contract.DeliveryVar) || !strings.Contains(err.Error(), `the contract's is "`+string(d)+`"`) {
@@ -63,7 +62,7 @@ func TestStartEventsReadsTheContractsSource(t *testing.T) {
 // other delivery it refuses to start.
 func TestStartObjectsReadsTheContractsSource(t *testing.T) {
 	s := settings()
-	s.Delivery = sqsbatch.S3
+	s.Delivery = contract.S3
 	s.Window = 100 * 365 * 24 * time.Hour
 	store := storetest.NewMemoryStore()
 	var got []handler.Object
@@ -87,7 +86,7 @@ func TestStartObjectsReadsTheContractsSource(t *testing.T) {
 	if rec, _ := store.Get(context.Background(), "charge#uploads/in/a b.pdf@v1"); rec == nil {
 		t.Fatal("no record charge#uploads/in/a b.pdf@v1")
 	}
-	s.Delivery = sqsbatch.Envelope
+	s.Delivery = contract.Envelope
 	if _, err := handler.NewObjects(effect, getenv(s.Encode()), handler.WithStore(store)); err == nil || !strings.Contains(err.Error(), "NewObjects and StartObjects read bodies of delivery \"s3\"") {
 		t.Errorf("delivery envelope: %v", err)
 	}

@@ -121,7 +121,7 @@ func buildStream(opts []Option, source contract.Source, entry string, checkTx fu
 	if err != nil {
 		return nil, streambatch.Config{}, err
 	}
-	cfg := s.StreamConfig()
+	cfg := streambatch.ConfigOf(s)
 	cfg.Logger, cfg.Metrics, cfg.MetricsLevel = o.logger, o.metrics, outcome.LevelName(LogLevel(o.getenv))
 	return guard, cfg, nil
 }

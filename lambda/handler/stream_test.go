@@ -24,7 +24,7 @@ func streamContract(src contract.Source) contract.Settings {
 	s := settings()
 	s.Source = src
 	if src == contract.SourceDynamoDBStreams {
-		s.StreamRemoves, s.StreamImages = streambatch.RemoveSkip, contract.ImagesNewAndOld
+		s.StreamRemoves, s.StreamImages = contract.RemoveSkip, contract.ImagesNewAndOld
 	}
 	return s
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
@@ -17,10 +18,6 @@ const (
 	// DefaultMaxKeyBytes bounds the key a client sends: 255 bytes, as long
 	// as Stripe's idempotency keys.
 	DefaultMaxKeyBytes = 255
-	// DefaultMaxBodyBytes bounds a request's body: 1 MiB. A larger body
-	// gets 413 and costs no store request. (A Lambda function URL or HTTP
-	// API carries at most 6 MB, in base64 when the body is binary.)
-	DefaultMaxBodyBytes = 1 << 20
 )
 
 // RepresentationHeaders are the response headers that every replay
@@ -103,7 +100,7 @@ type Config struct {
 	// and replayed to duplicates beside RepresentationHeaders, which always
 	// are. Default: none.
 	ReplayHeaders []string
-	// MaxBodyBytes bounds a request's body. Default: DefaultMaxBodyBytes.
+	// MaxBodyBytes bounds a request's body. Default: contract.DefaultMaxRequestBytes.
 	MaxBodyBytes int
 	// MetricsNamespace is the CloudWatch namespace of the metrics.
 	// Default: outcome.DefaultNamespace.
@@ -133,7 +130,7 @@ func (c Config) withDefaults() Config {
 	}
 	c.ReplayHeaders = append(append([]string(nil), RepresentationHeaders...), c.ReplayHeaders...)
 	if c.MaxBodyBytes <= 0 {
-		c.MaxBodyBytes = DefaultMaxBodyBytes
+		c.MaxBodyBytes = contract.DefaultMaxRequestBytes
 	}
 	if c.MetricsNamespace == "" {
 		c.MetricsNamespace = outcome.DefaultNamespace

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 )
 
 // FunctionURL serves a Lambda function URL event (payload 2.0, BUFFERED
@@ -168,26 +169,19 @@ func ClientHeader(name string) ClientFunc {
 	}
 }
 
-// ClientNone is the client attribute that scopes nothing: every client
-// shares the keys. It is a choice made by name, for an endpoint whose keys
-// are the callers' business facts whoever sends them, or one that a webhook
-// verifier authenticates (the provider is the one client).
-const ClientNone = "none"
-
-// ParseClient returns the ClientFunc that spec names: "iam" (ClientIAM),
-// "claim:<name>" (ClientClaim) or "header:<name>" (ClientHeader); nil for
-// ClientNone and "". It is how the handler reads the contract's setting.
+// ParseClient returns the ClientFunc that spec names (contract.ParseClient):
+// "iam" (ClientIAM), "claim:<name>" (ClientClaim) or "header:<name>"
+// (ClientHeader); nil for contract.ClientNone and "". It is how the handler
+// reads the contract's setting.
 func ParseClient(spec string) (ClientFunc, error) {
-	kind, arg, _ := strings.Cut(spec, ":")
-	switch {
-	case spec == "", spec == ClientNone:
-		return nil, nil
-	case spec == "iam":
-		return ClientIAM(), nil
-	case kind == "claim" && arg != "":
-		return ClientClaim(arg), nil
-	case kind == "header" && arg != "":
-		return ClientHeader(arg), nil
+	kind, name, err := contract.ParseClient(spec)
+	switch kind {
+	case "iam":
+		return ClientIAM(), err
+	case "claim":
+		return ClientClaim(name), err
+	case "header":
+		return ClientHeader(name), err
 	}
-	return nil, fmt.Errorf("client attribute %q: want \"iam\", \"claim:<name>\", \"header:<name>\" or %q", spec, ClientNone)
+	return nil, err
 }

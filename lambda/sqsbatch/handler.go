@@ -2,7 +2,7 @@
 // batches that runs each record under an idempotency.Guard and reports
 // partial batch failures.
 //
-// Bodies are what the consumer's source delivers (Delivery, from the
+// Bodies are what the consumer's source delivers (contract.Delivery, from the
 // contract): SNS notification envelopes or raw messages (an SNS topic, or
 // producers that send to the queue), EventBridge events (NewEvents: the
 // detail is the fact) or S3 event notifications (NewObjects: one fact per
@@ -39,19 +39,12 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/emf"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/flight"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/verdict"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
-)
-
-// Defaults of Config's zero values.
-const (
-	// DefaultEffectTime is the least time the effect gets by default: a
-	// record starts only with the guard's finishing budget plus this left.
-	DefaultEffectTime      = time.Second
-	DefaultMaxMessageBytes = 256 << 10
 )
 
 // Config configures a Handler. The zero value of every field means the
@@ -74,18 +67,18 @@ type Config struct {
 	// started; later records are reported failed and redelivered. The guard
 	// itself starts nothing with no more than its finishing budget left, so
 	// a MinRemaining below that budget gains nothing.
-	// Default: DefaultMinRemaining of the guard's FinishBudget (3s).
+	// Default: contract.DefaultMinRemaining of the guard's FinishBudget (3s).
 	MinRemaining time.Duration
 	// MaxMessageBytes is the largest business message accepted: the message
 	// as published, without the SNS envelope that may carry it (which can
-	// double it: see MaxEnvelopedMessageBytes); an EventBridge event's
-	// detail (at most MaxEventDetailBytes); an S3 record's fact (Object, as
+	// double it: see contract.MaxEnvelopedMessageBytes); an EventBridge event's
+	// detail (at most contract.MaxEventDetailBytes); an S3 record's fact (Object, as
 	// JSON). Larger messages are bad input; Problems says what is accepted.
-	// Default: DefaultMaxMessageBytes (256 KiB, what an SNS topic accepts
+	// Default: contract.DefaultMaxMessageBytes (256 KiB, what an SNS topic accepts
 	// by default).
 	MaxMessageBytes int
-	// Delivery says how bodies are delivered. Default: Auto.
-	Delivery Delivery
+	// contract.Delivery says how bodies are delivered. Default: contract.Auto.
+	Delivery contract.Delivery
 	// FIFO says the queue is a FIFO queue: the records of each message
 	// group (the MessageGroupId attribute) run in order, and after a record
 	// of a group fails the later records of that group in the batch are not
@@ -132,7 +125,7 @@ type Config struct {
 	// when that leaves MinRemaining before the deadline; negative: never.
 	// Default: DefaultInProgressWait.
 	InProgressWait time.Duration
-	// BackoffBase starts the backoff of failed records (Backoff): a record
+	// BackoffBase starts the backoff of failed records (contract.Backoff): a record
 	// reported failed (its effect failed, or the store did; not bad input,
 	// a mismatch, an expired or an in-progress record, which keep their own
 	// rules) has its message's visibility set from its
@@ -140,15 +133,15 @@ type Config struct {
 	// after the queue's visibility timeout; an effect's RetryAfter sets it
 	// instead, within the cap. Nothing changes on the last receive
 	// (MaxReceiveCount) or when MaxReceiveCount is unknown. Negative: no
-	// backoff. Default: DefaultBackoffBase.
+	// backoff. Default: contract.DefaultBackoffBase.
 	BackoffBase time.Duration
 	// BackoffCap bounds each delay: at least BackoffBase, at most
-	// MaxBackoff. Default: DefaultBackoffCap.
+	// contract.MaxBackoff. Default: contract.DefaultBackoffCap.
 	BackoffCap time.Duration
 	// BackoffFIFOCap bounds each delay on a FIFO queue, where a failed
 	// message holds its whole message group until it is visible again (the
 	// later records of its group in the batch wait with it): at most
-	// MaxBackoff. Default: DefaultBackoffFIFOCap.
+	// contract.MaxBackoff. Default: contract.DefaultBackoffFIFOCap.
 	BackoffFIFOCap time.Duration
 	// Random draws the jitter, uniform in [0, 1); it is called from the
 	// batch's goroutines at once. Default: math/rand/v2's
@@ -156,22 +149,15 @@ type Config struct {
 	Random func() float64
 }
 
-// DefaultMinRemaining is the default Config.MinRemaining for a guard's
-// finishing budget: the budget plus DefaultEffectTime, so that a record
-// starts only with at least that long for its effect.
-func DefaultMinRemaining(finishBudget time.Duration) time.Duration {
-	return finishBudget + DefaultEffectTime
-}
-
 func (c Config) withDefaults(guard *idempotency.Guard) Config {
 	if c.MinRemaining <= 0 {
-		c.MinRemaining = DefaultMinRemaining(guard.FinishBudget())
+		c.MinRemaining = contract.DefaultMinRemaining(guard.FinishBudget())
 	}
 	if c.MaxMessageBytes <= 0 {
-		c.MaxMessageBytes = DefaultMaxMessageBytes
+		c.MaxMessageBytes = contract.DefaultMaxMessageBytes
 	}
 	if c.Delivery == "" {
-		c.Delivery = Auto
+		c.Delivery = contract.Auto
 	}
 	if c.Consumer == "" {
 		c.Consumer = "consumer"
@@ -192,13 +178,13 @@ func (c Config) withDefaults(guard *idempotency.Guard) Config {
 		c.MetricsLevel = slog.LevelInfo.String()
 	}
 	if c.BackoffBase == 0 {
-		c.BackoffBase = DefaultBackoffBase
+		c.BackoffBase = contract.DefaultBackoffBase
 	}
 	if c.BackoffCap <= 0 {
-		c.BackoffCap = max(DefaultBackoffCap, c.BackoffBase)
+		c.BackoffCap = max(contract.DefaultBackoffCap, c.BackoffBase)
 	}
 	if c.BackoffFIFOCap <= 0 {
-		c.BackoffFIFOCap = DefaultBackoffFIFOCap
+		c.BackoffFIFOCap = contract.DefaultBackoffFIFOCap
 	}
 	if c.Random == nil {
 		c.Random = defaultRandom
@@ -244,7 +230,7 @@ type Handler[T any] struct {
 // but for an S3 notification: one per record.
 type item struct {
 	payload   []byte
-	published time.Time // the origin time in the body (SNS Timestamp, EventBridge time, S3 eventTime); zero when none
+	published time.Time // the origin time in the body (SNS Timestamp, contract.EventBridge time, S3 eventTime); zero when none
 	source    string    // what published is, for the expired line
 	event     eventMeta // an EventBridge event's other fields
 	err       error     // an S3 record that cannot be read: bad input, that record alone
@@ -548,7 +534,7 @@ func (b *batch[T]) next(ctx context.Context, rec *events.SQSMessage, failed *boo
 // one runs one message: its fact, or an S3 notification's, one per
 // record.
 func (b *batch[T]) one(ctx context.Context, rec *events.SQSMessage) report {
-	if b.h.cfg.Delivery == S3 {
+	if b.h.cfg.Delivery == contract.S3 {
 		if err := b.h.bounded(rec); err != nil {
 			return report{outcome: outcome.BadInput, err: err}
 		}
@@ -577,7 +563,7 @@ func (h *Handler[T]) message(rec *events.SQSMessage) (item, error) {
 	if err := h.bounded(rec); err != nil {
 		return item{}, err
 	}
-	if h.cfg.Delivery == EventBridge {
+	if h.cfg.Delivery == contract.EventBridge {
 		return eventItem([]byte(rec.Body))
 	}
 	it := item{source: "SNS Timestamp"}
@@ -705,10 +691,10 @@ func (b *batch[T]) start(ctx context.Context, rec *events.SQSMessage, fact idemp
 // MaxMessageBytes in c's delivery: an EventBridge event or an S3
 // notification is bounded by the queue alone (the event's resources, the
 // notification's records, are not the message's); an SNS envelope (or a raw
-// body, which Auto may find to be one) by envelopeBound.
+// body, which contract.Auto may find to be one) by envelopeBound.
 func (c Config) bodyBound() int {
-	if c.Delivery == EventBridge || c.Delivery == S3 {
-		return MaxQueueBodyBytes
+	if c.Delivery == contract.EventBridge || c.Delivery == contract.S3 {
+		return contract.MaxQueueBodyBytes
 	}
 	return envelopeBound(c.MaxMessageBytes)
 }
@@ -716,10 +702,10 @@ func (c Config) bodyBound() int {
 // envelopeBound is the largest body that can carry a message of at most n
 // bytes: an SNS envelope can double the message and adds its own fields.
 func envelopeBound(n int) int {
-	if n > (math.MaxInt-EnvelopeOverheadBytes)/2 {
+	if n > (math.MaxInt-contract.EnvelopeOverheadBytes)/2 {
 		return math.MaxInt
 	}
-	return 2*n + EnvelopeOverheadBytes
+	return 2*n + contract.EnvelopeOverheadBytes
 }
 
 // log writes the record's line: key, message id, outcome and, for failures,

@@ -5,6 +5,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 )
 
@@ -23,7 +24,7 @@ import (
 // message (the operator command's show --body and its redrive dry run):
 // each fact's key, and with the store's record, its outcome.
 func (h *Handler[T]) Inspect(rec *events.SQSMessage) ([]idempotency.Fact, error) {
-	if h.cfg.Delivery != S3 {
+	if h.cfg.Delivery != contract.S3 {
 		it, err := h.message(rec)
 		if err != nil {
 			return nil, err

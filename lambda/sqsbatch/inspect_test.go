@@ -11,6 +11,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
@@ -35,12 +36,12 @@ func TestInspectReadsWhatHandleJudges(t *testing.T) {
 		{"no key", `{"amount":5}`, true, time.Time{}},
 		{"key with a control character", `{"orderId":"o\u0001","amount":5}`, true, time.Time{}},
 		{"a member twice", `{"orderId":"o-3","orderId":"o-4"}`, true, time.Time{}},
-		{"too large", `{"orderId":"o-5","pad":"` + strings.Repeat("x", sqsbatch.DefaultMaxMessageBytes) + `"}`, true, time.Time{}},
+		{"too large", `{"orderId":"o-5","pad":"` + strings.Repeat("x", contract.DefaultMaxMessageBytes) + `"}`, true, time.Time{}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFixture(t)
-			h := sqsbatch.New(f.guard, orderKey, f.effect, f.config(sqsbatch.Auto))
+			h := sqsbatch.New(f.guard, orderKey, f.effect, f.config(contract.Auto))
 			rec := events.SQSMessage{MessageId: "m-1", Body: c.body, Attributes: map[string]string{"SentTimestamp": strconv.FormatInt(sent.UnixMilli(), 10), "ApproximateReceiveCount": "1"}}
 			facts, err := h.Inspect(&rec)
 			var fact idempotency.Fact

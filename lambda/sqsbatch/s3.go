@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/jsonesc"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
@@ -146,7 +147,7 @@ func parseObjects(body []byte) (items []item, test bool, err error) {
 		return nil, true, nil
 	}
 	if len(n.Records) == 0 {
-		return nil, false, fmt.Errorf("%w: %s: no Records (the consumer's delivery is %q: every body must be an S3 notification, or S3's s3:TestEvent)", outcome.ErrBadInput, errNotS3, S3)
+		return nil, false, fmt.Errorf("%w: %s: no Records (the consumer's delivery is %q: every body must be an S3 notification, or S3's s3:TestEvent)", outcome.ErrBadInput, errNotS3, contract.S3)
 	}
 	items = make([]item, len(n.Records))
 	for i, raw := range n.Records {
@@ -267,6 +268,6 @@ func (h *Handler[T]) logTestEvent(ctx context.Context, rec *events.SQSMessage) {
 // the default key ObjectKey. cfg.Delivery is set to S3. For a key of your
 // own, use New with T Object and cfg.Delivery S3.
 func NewObjects(guard *idempotency.Guard, fn Func[Object], cfg Config) *Handler[Object] {
-	cfg.Delivery = S3
+	cfg.Delivery = contract.S3
 	return New(guard, ObjectKey, fn, cfg)
 }

@@ -5,13 +5,13 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
@@ -67,7 +67,7 @@ type DynamoDB[T any] struct {
 }
 
 // NewDynamoDB returns a DynamoDB handler that runs fn once per fact under
-// guard. It refuses a Config that breaks a rule of Problems (Removes must
+// guard. It refuses a Config that breaks a rule of Problems (contract.Removes must
 // be chosen).
 func NewDynamoDB[T any](guard *idempotency.Guard, key KeyFunc[Change[T]], fn Func[Change[T]], cfg Config) (*DynamoDB[T], error) {
 	return newDynamoDB(guard, newCore(guard, key, fn, cfg))
@@ -80,8 +80,10 @@ func NewDynamoDBTx[T, W any](guard *idempotency.Guard, key KeyFunc[Change[T]], f
 }
 
 func newDynamoDB[T any](guard *idempotency.Guard, c *core[Change[T]]) (*DynamoDB[T], error) {
-	if p := c.cfg.Problems(guard.FinishBudget(), true); len(p) > 0 {
-		return nil, errors.New("streambatch: invalid configuration:\n  - " + strings.Join(p, "\n  - "))
+	switch c.cfg.Removes {
+	case contract.RemoveRun, contract.RemoveSkip, contract.RemoveSkipExpired:
+	default: // the contract's rule (StreamRemoves), for a Config not built from it
+		return nil, fmt.Errorf("streambatch: Removes %q is not one of %q, %q or %q: a DynamoDB stream delivers a REMOVE record for each deleted item, and the consumer must say what to do with them", c.cfg.Removes, contract.RemoveRun, contract.RemoveSkip, contract.RemoveSkipExpired)
 	}
 	c.originName = "DynamoDB ApproximateCreationDateTime"
 	c.groupName = "item key"
@@ -128,9 +130,9 @@ func (h *DynamoDB[T]) decode(r *events.DynamoDBEventRecord) (Change[T], []byte, 
 	case Remove:
 		ch.ByTTL = byTTL(r)
 		switch {
-		case cfg.Removes == RemoveSkip:
+		case cfg.Removes == contract.RemoveSkip:
 			return ch, nil, "a REMOVE record, acknowledged without running: the consumer's choice (Removes skip)", nil
-		case cfg.Removes == RemoveSkipExpired && ch.ByTTL:
+		case cfg.Removes == contract.RemoveSkipExpired && ch.ByTTL:
 			return ch, nil, "a REMOVE record of a TTL expiry (userIdentity dynamodb.amazonaws.com), acknowledged without running: the consumer's choice (Removes skip-expired)", nil
 		}
 	default:

@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/streambatch"
@@ -34,7 +35,7 @@ func Example() {
 		return "", nil
 	}
 	h, err := streambatch.NewDynamoDB(guard, key, confirm, streambatch.Config{
-		Removes: streambatch.RemoveSkip, // a deleted order confirms nothing: said, not assumed
+		Removes: contract.RemoveSkip, // a deleted order confirms nothing: said, not assumed
 		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)), Metrics: io.Discard,
 	})
 	if err != nil {

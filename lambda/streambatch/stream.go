@@ -35,16 +35,16 @@ import (
 	"sync"
 	"time"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/emf"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/flight"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/verdict"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
 // Config configures a Kinesis or DynamoDB handler. The zero value of every
-// field means the documented default, but for Removes, which a DynamoDB
+// field means the documented default, but for contract.Removes, which a DynamoDB
 // handler needs to be told.
 type Config struct {
 	// Concurrency bounds how many records of a batch run at once; records
@@ -54,19 +54,19 @@ type Config struct {
 	Concurrency int
 	// MinRemaining is the least time before the deadline for a record to be
 	// started; later records are not started, and reported. Default:
-	// sqsbatch.DefaultMinRemaining of the guard's FinishBudget.
+	// contract.DefaultMinRemaining of the guard's FinishBudget.
 	MinRemaining time.Duration
 	// OldImage hands a DynamoDB handler's function the item's old image
 	// too (Change.Old) on MODIFY records: the stream's view type must be
 	// NEW_AND_OLD_IMAGES. A REMOVE record's old image, when its stream
 	// carries one, is always handed over. Kinesis: not used.
 	OldImage bool
-	// Removes says what a DynamoDB handler does with REMOVE records (an
-	// item deleted, by a caller or by TTL): RemoveRun, RemoveSkip or
-	// RemoveSkipExpired.
+	// contract.Removes says what a DynamoDB handler does with REMOVE records (an
+	// item deleted, by a caller or by TTL): contract.RemoveRun, contract.RemoveSkip or
+	// contract.RemoveSkipExpired.
 	// Required for a DynamoDB handler: a REMOVE is never skipped without a
 	// word. Kinesis: not used.
-	Removes Removes
+	Removes contract.Removes
 	// Consumer names the consumer in logs and metrics. Default: "consumer".
 	Consumer string
 	// MetricsNamespace is the CloudWatch namespace of the metrics.
@@ -82,34 +82,9 @@ type Config struct {
 	MetricsLevel string
 }
 
-// Removes says what a DynamoDB handler does with a REMOVE record.
-type Removes string
-
-// The choices for REMOVE records.
-const (
-	// RemoveRun hands REMOVE records to the business function like any
-	// other change: Change.Event is Remove, Change.New is nil, Change.Keys
-	// holds the item's key and Change.Old its old image when the stream
-	// carries one (view type OLD_IMAGE or NEW_AND_OLD_IMAGES).
-	RemoveRun Removes = "run"
-	// RemoveSkip acknowledges REMOVE records without running anything:
-	// each is counted in outcome.MetricSkipped and logged at INFO, saying so.
-	RemoveSkip Removes = "skip"
-	// RemoveSkipExpired acknowledges the REMOVE records of Time to Live
-	// expiries without running anything, each counted in outcome.MetricSkipped and
-	// logged at INFO as a TTL expiry, and hands every other REMOVE (a
-	// caller's delete) to the business function as RemoveRun does. A TTL
-	// expiry is the record whose userIdentity is {type "Service",
-	// principalId "dynamodb.amazonaws.com"}, as the DynamoDB Streams API
-	// reference documents for items "deleted by the Time to Live process
-	// after expiration" (Record.userIdentity:
-	// https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_streams_Record.html).
-	RemoveSkipExpired Removes = "skip-expired"
-)
-
 func (c Config) withDefaults(guard *idempotency.Guard) Config {
 	if c.MinRemaining <= 0 {
-		c.MinRemaining = sqsbatch.DefaultMinRemaining(guard.FinishBudget())
+		c.MinRemaining = contract.DefaultMinRemaining(guard.FinishBudget())
 	}
 	if c.Consumer == "" {
 		c.Consumer = "consumer"
@@ -127,36 +102,6 @@ func (c Config) withDefaults(guard *idempotency.Guard) Config {
 		c.MetricsLevel = slog.LevelInfo.String()
 	}
 	return c
-}
-
-// Problems returns every rule that c breaks for a guard whose finishing
-// budget is finishBudget, one sentence each that names the setting, the
-// value given, the rule and the fix. Like sqsbatch.Config.Problems it
-// checks the fields as they are: call it on a complete Config. The rules
-// shared with the queue adapter (MinRemaining, Consumer, MetricsNamespace)
-// are that adapter's, in its words; dynamodb says whether Removes is
-// needed.
-func (c Config) Problems(finishBudget time.Duration, dynamodb bool) []string {
-	shared := sqsbatch.Config{
-		MinRemaining: c.MinRemaining, Consumer: c.Consumer, MetricsNamespace: c.MetricsNamespace,
-		// Queue settings that do not apply to a stream, at values that
-		// break no rule.
-		MaxMessageBytes: sqsbatch.DefaultMaxMessageBytes, Delivery: sqsbatch.Raw,
-	}
-	out := shared.Problems(finishBudget)
-	if c.Concurrency < 0 {
-		out = append(out, fmt.Sprintf("Concurrency %d is negative; give at least 1, or 0 for the whole batch", c.Concurrency))
-	}
-	switch c.Removes {
-	case RemoveRun, RemoveSkip, RemoveSkipExpired:
-	case "":
-		if dynamodb {
-			out = append(out, fmt.Sprintf("Removes is not set: a DynamoDB stream delivers a REMOVE record for each deleted item (TTL deletions too), and the consumer must say what to do with them; give %q (hand them to the function, Change.Event Remove), %q (acknowledge them without running, counted as %s) or %q (acknowledge TTL expiries so, run a caller's deletes)", RemoveRun, RemoveSkip, outcome.MetricSkipped, RemoveSkipExpired))
-		}
-	default:
-		out = append(out, fmt.Sprintf("Removes %q is not one of %q, %q or %q", c.Removes, RemoveRun, RemoveSkip, RemoveSkipExpired))
-	}
-	return out
 }
 
 // KeyFunc derives the idempotency key from a record's message: the business

@@ -16,6 +16,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
@@ -109,7 +110,7 @@ func (l *logBuf) outcomes(t *testing.T) map[string]string {
 }
 
 func config(logs io.Writer) streambatch.Config {
-	return streambatch.Config{Logger: outcome.NewLogger(logs, slog.LevelDebug), Metrics: io.Discard, Removes: streambatch.RemoveRun}
+	return streambatch.Config{Logger: outcome.NewLogger(logs, slog.LevelDebug), Metrics: io.Discard, Removes: contract.RemoveRun}
 }
 
 // TestOrderPerPartitionKey pins the order guarantee: the records of one

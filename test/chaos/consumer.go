@@ -13,6 +13,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
@@ -411,7 +412,7 @@ func (c *consumer) guardKeys(ev events.SQSEvent) []string {
 	keys := make([]string, len(ev.Records))
 	seen := make(map[string]bool)
 	for i, rec := range ev.Records {
-		payload, err := sqsbatch.Parse([]byte(rec.Body), sqsbatch.Auto)
+		payload, err := sqsbatch.Parse([]byte(rec.Body), contract.Auto)
 		if err != nil || len(payload) > maxMessageBytes {
 			continue
 		}

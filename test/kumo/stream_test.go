@@ -231,7 +231,7 @@ func TestDynamoDBStreamOnKumo(t *testing.T) {
 	}
 	s := contract.Defaults(time.Minute)
 	s.Table, s.Namespace, s.Consumer = idem, "confirm", "Confirm"
-	s.Source, s.StreamImages, s.StreamRemoves = contract.SourceDynamoDBStreams, contract.ImagesNewAndOld, streambatch.RemoveRun
+	s.Source, s.StreamImages, s.StreamRemoves = contract.SourceDynamoDBStreams, contract.ImagesNewAndOld, contract.RemoveRun
 	store, err := handler.NewStore(ddb, s)
 	if err != nil {
 		t.Fatal(err)

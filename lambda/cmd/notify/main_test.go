@@ -40,7 +40,7 @@ func TestAChangeReplayedOrRewrittenNotifiesOnce(t *testing.T) {
 	n := &notifier{provider.NewEffect(api.URL, "/notices", slog.New(slog.DiscardHandler))}
 	s := contract.Defaults(30 * time.Second)
 	s.Table, s.Namespace, s.Consumer = "example", "notify", "NotifyCharge"
-	s.Source, s.StreamImages, s.StreamRemoves, s.PayloadIgnore = contract.SourceDynamoDBStreams, contract.ImagesNew, streambatch.RemoveSkip, []string{"event"}
+	s.Source, s.StreamImages, s.StreamRemoves, s.PayloadIgnore = contract.SourceDynamoDBStreams, contract.ImagesNew, contract.RemoveSkip, []string{"event"}
 	env := s.Encode()
 	h, err := handler.NewDynamoDBStream(key, n.notify, handler.WithStore(storetest.NewMemoryStore()), handler.WithGetenv(func(k string) string { return env[k] }),
 		handler.WithLogger(slog.New(slog.DiscardHandler)), handler.WithMetrics(io.Discard))

@@ -10,6 +10,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/cmd/internal/orders"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/cmd/internal/orderstest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/cmd/internal/provider"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
@@ -19,7 +20,7 @@ import (
 func TestARetriedSendSettlesOnce(t *testing.T) {
 	api := orderstest.NewAPI(t)
 	s := &settler{provider.NewEffect(api.URL, "/settlements", slog.Default())}
-	h, err := handler.New(orders.Key, s.settle, orderstest.Options(sqsbatch.Raw)...)
+	h, err := handler.New(orders.Key, s.settle, orderstest.Options(contract.Raw)...)
 	if err != nil {
 		t.Fatal(err)
 	}

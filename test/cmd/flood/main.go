@@ -191,7 +191,7 @@ func newWebhook() (*webhook, error) {
 	}
 	s := contract.Defaults(30 * time.Second)
 	s.Table, s.Namespace, s.Consumer, s.Source = table, "stripe", "StripeHooks", contract.SourceHTTP
-	s.WebhookProvider, s.WebhookSecret, s.ClientAttribute = "stripe", secretARN, httpkey.ClientNone
+	s.WebhookProvider, s.WebhookSecret, s.ClientAttribute = "stripe", secretARN, contract.ClientNone
 	s.Window = contract.ProviderWindow("stripe")
 	env := s.Encode()
 	w := &webhook{stop: stop}
@@ -258,8 +258,8 @@ func event(body, key string) events.LambdaFunctionURLRequest {
 func floodEvent(forge string, size int) (events.LambdaFunctionURLRequest, error) {
 	body := stripeBody("evt_flood")
 	switch {
-	case size >= httpkey.DefaultMaxBodyBytes:
-		return events.LambdaFunctionURLRequest{}, fmt.Errorf("-body %d: the handler answers 413 from %d bytes", size, httpkey.DefaultMaxBodyBytes)
+	case size >= contract.DefaultMaxRequestBytes:
+		return events.LambdaFunctionURLRequest{}, fmt.Errorf("-body %d: the handler answers 413 from %d bytes", size, contract.DefaultMaxRequestBytes)
 	case size > len(body)+10:
 		body = body[:len(body)-1] + `,"pad":"` + strings.Repeat("x", size-len(body)-9) + `"}`
 	}

@@ -116,7 +116,7 @@ func run(orders, copies, pollers int, timeout, work time.Duration, after bool) (
 	queueARN := qattrs.Attributes["QueueArn"]
 
 	s := contract.Defaults(timeout)
-	s.Table, s.Namespace, s.Consumer, s.Delivery, s.MaxReceiveCount = table, "charge", "inprogress", sqsbatch.Raw, 5
+	s.Table, s.Namespace, s.Consumer, s.Delivery, s.MaxReceiveCount = table, "charge", "inprogress", contract.Raw, 5
 	store, err := handler.NewStore(cl.DynamoDB, s)
 	if err != nil {
 		return result{}, err
@@ -125,7 +125,7 @@ func run(orders, copies, pollers int, timeout, work time.Duration, after bool) (
 	if err != nil {
 		return result{}, err
 	}
-	cfg := s.BatchConfig()
+	cfg := sqsbatch.ConfigOf(s)
 	cfg.Logger, cfg.Metrics = slog.New(slog.NewJSONHandler(io.Discard, nil)), io.Discard
 	var changer *counting
 	if after {

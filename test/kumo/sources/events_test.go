@@ -26,7 +26,6 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 	"github.com/idempotent-consumer/idempotent-consumer/test/internal/kumotest"
 )
 
@@ -231,7 +230,7 @@ func TestEventBridgeRuleThroughKumo(t *testing.T) {
 
 	settings := contract.Defaults(30 * time.Second)
 	settings.Table, settings.Namespace, settings.Consumer = table, "ship", "Shipments/Book"
-	settings.Delivery = sqsbatch.EventBridge
+	settings.Delivery = contract.EventBridge
 	env := settings.Encode()
 	var eff effects
 	h, err := handler.NewEvents(func(e handler.Event[shipment]) (string, error) { return e.Detail.OrderID, nil },
@@ -329,7 +328,7 @@ func TestEventBridgeWhatKumoDoesNotModel(t *testing.T) {
 	build := func(fifo bool) func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) {
 		settings := contract.Defaults(30 * time.Second)
 		settings.Table, settings.Namespace, settings.Consumer = table, "ship", "Shipments/Book"
-		settings.Delivery, settings.FIFO = sqsbatch.EventBridge, fifo
+		settings.Delivery, settings.FIFO = contract.EventBridge, fifo
 		env := settings.Encode()
 		h, err := handler.NewEvents(func(e handler.Event[shipment]) (string, error) { return e.Detail.OrderID, nil },
 			func(ctx context.Context, e handler.Event[shipment], r idempotency.Reservation) (string, error) {

@@ -29,7 +29,7 @@ func objectsConsumer(t *testing.T, c kumotest.Clients, table string, eff *effect
 	t.Helper()
 	settings := contract.Defaults(30 * time.Second)
 	settings.Table, settings.Namespace, settings.Consumer = table, "uploads", "Uploads/Import"
-	settings.Delivery = sqsbatch.S3
+	settings.Delivery = contract.S3
 	env := settings.Encode()
 	h, err := handler.NewObjects(func(ctx context.Context, o handler.Object, r idempotency.Reservation) (string, error) {
 		k, _ := sqsbatch.ObjectKey(o)

@@ -59,7 +59,7 @@ func RefusedBeforeTheStore(t *testing.T, newHandler NewHandler, store func() ide
 			}
 			counter := storetest.NewCounter(inner)
 			settings := contract.Defaults(30 * time.Second)
-			settings.Table, settings.Namespace, settings.Consumer, settings.Delivery = "example", "example", "example", sqsbatch.Raw
+			settings.Table, settings.Namespace, settings.Consumer, settings.Delivery = "example", "example", "example", contract.Raw
 			env := settings.Encode()
 			var logs strings.Builder
 			h, err := newHandler(handler.WithStore(counter), handler.WithGetenv(func(k string) string { return env[k] }),

@@ -14,7 +14,6 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
 // API is a fake external API with no idempotency of its own: every POST is
@@ -53,7 +52,7 @@ func (a *API) Effects() map[string]int {
 
 // Options are a handler's options for a consumer of delivery on an
 // in-memory store, with discarded logs and metrics.
-func Options(delivery sqsbatch.Delivery) []handler.Option {
+func Options(delivery contract.Delivery) []handler.Option {
 	settings := contract.Defaults(30 * time.Second)
 	settings.Table, settings.Namespace, settings.Consumer, settings.Delivery = "example", "example", "example", delivery
 	env := settings.Encode()
