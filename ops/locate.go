@@ -25,7 +25,6 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
@@ -191,7 +190,7 @@ func locate(ctx context.Context, o *options, c *common, needQueues bool) (*targe
 	if err := checkTable(ctx, cl.ddb, s); err != nil {
 		return nil, err
 	}
-	if t.store, err = handler.NewStore(cl.ddb, s); err != nil {
+	if t.store, err = dynamostore.FromSettings(cl.ddb, s); err != nil {
 		return nil, err
 	}
 	if t.guard, err = idempotency.NewGuard(t.store, s.GuardConfig()); err != nil {

@@ -1,5 +1,5 @@
 // Package e2e measures what one record costs end to end: the batch handler
-// built as a deployed consumer builds it (handler.New: the AWS SDK's
+// built as a deployed consumer builds it (sqsbatch.FromEnv: the AWS SDK's
 // DynamoDB client from the default configuration, the DynamoDB store, the
 // guard, the adapter, the default JSON logger), against a DynamoDB-compatible
 // server in another process (cmd/ddbserver: kumo behind TLS), so that the
@@ -74,7 +74,7 @@ func TestMain(m *testing.M) {
 	} {
 		os.Setenv(k, v)
 	}
-	// What handler.Start does before it builds the handler, for a function
+	// What sqsbatch.Start does before it builds the handler, for a function
 	// of 256 MB.
 	os.Setenv("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", "256")
 	handler.TuneGC()
@@ -210,7 +210,7 @@ func newConsumer(sc scenario) (*consumer, string, error) {
 		if err != nil {
 			return nil, "", err
 		}
-		c.h, err = handler.NewTx(orderKey, func(_ context.Context, o order, r idempotency.Reservation) (any, string, error) {
+		c.h, err = sqsbatch.FromEnvTx(orderKey, func(_ context.Context, o order, r idempotency.Reservation) (any, string, error) {
 			return []types.TransactWriteItem{{Put: &types.Put{
 				TableName: aws.String(wallets),
 				Item: map[string]types.AttributeValue{
@@ -221,7 +221,7 @@ func newConsumer(sc scenario) (*consumer, string, error) {
 		}, opts...)
 		return c, table, err
 	}
-	c.h, err = handler.New(orderKey, func(_ context.Context, o order, r idempotency.Reservation) (string, error) {
+	c.h, err = sqsbatch.FromEnv(orderKey, func(_ context.Context, o order, r idempotency.Reservation) (string, error) {
 		if sc.fail {
 			return "", errPaymentAPI
 		}

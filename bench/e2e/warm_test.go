@@ -56,7 +56,7 @@ type warmResult struct {
 }
 
 // BenchmarkWarm runs -warm.records records of each case through
-// handler.New in a fresh process, as one warm execution environment would
+// sqsbatch.FromEnv in a fresh process, as one warm execution environment would
 // receive them (batches of batchSize), under each -warm.gc policy.
 func BenchmarkWarm(b *testing.B) { benchmarkWarm(b, "library") }
 
@@ -163,7 +163,7 @@ func warmChild(spec string) int {
 		return fail(fmt.Errorf("E2E_SERVER=%q", os.Getenv("E2E_SERVER")))
 	}
 	srv = &server{endpoint: s[0], control: s[1], certFile: s[2]}
-	// What handler.Start does before it builds the handler, for a function
+	// What sqsbatch.Start does before it builds the handler, for a function
 	// of 256 MB (the parent's environment, inherited).
 	handler.TuneGC()
 	var err error

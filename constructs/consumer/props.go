@@ -751,7 +751,7 @@ type IdempotentConsumerProps struct {
 	Dashboard *bool
 
 	// TransactionalTables are the tables a transactional effect
-	// (handler.StartTx, handler.NewTx) writes in the same TransactWriteItems
+	// (sqsbatch.StartTx, sqsbatch.FromEnvTx) writes in the same TransactWriteItems
 	// as its idempotency record. Each is granted as GrantTransactionalWrites
 	// grants it (PutItem, UpdateItem, DeleteItem and ConditionCheckItem, and
 	// its customer-managed key), the consumer's own shared Table too: the

@@ -19,7 +19,7 @@ import (
 )
 
 // txHandler is a handler main package whose effect is transactional: it
-// calls sqsbatch.NewTx, as handler.StartTx and handler.NewTx do, in a
+// calls sqsbatch.NewTx, as sqsbatch.StartTx and sqsbatch.FromEnvTx do, in a
 // module of its own on this working tree's library.
 var txHandler struct {
 	once sync.Once

@@ -1,6 +1,6 @@
 // Package endpoint is the IdempotentEndpoint construct: an HTTP endpoint or
 // webhook receiver on a Lambda function URL, or on an API Gateway HTTP API
-// route (Route), whose handler (handler.StartHTTP, over package httpkey) runs
+// route (Route), whose handler (endpoint.Start, over package httpkey) runs
 // once per Idempotency-Key or per webhook event.
 //
 // It is a member of the consumer family, composed of the same building
@@ -88,7 +88,7 @@ const (
 // IdempotentEndpointProps configure an IdempotentEndpoint.
 type IdempotentEndpointProps struct {
 	// Entry is the directory of the handler's main package, which calls
-	// handler.StartHTTP. Required.
+	// endpoint.Start. Required.
 	Entry *string
 	// EntryRoot resolves a relative Entry. Default: the root of the Go
 	// module of the working directory.
@@ -144,7 +144,7 @@ type IdempotentEndpointProps struct {
 	// authorization (a JWT authorizer with JwtIssuer) unless Webhook, the
 	// stage throttled (ThrottlingRateLimit,
 	// ThrottlingBurstLimit) and its access logs kept. The handler's main is
-	// the same (handler.StartHTTP serves both). Default: a function URL.
+	// the same (endpoint.Start serves both). Default: a function URL.
 	Route *string
 	// JwtIssuer, with Route, authorizes the route with a JWT authorizer
 	// instead of IAM: the issuer's URL (an OpenID Connect provider's, such
@@ -337,7 +337,7 @@ func (p *IdempotentEndpointProps) resolve(id string) (settings, error) {
 	}
 	s.entry, s.entryRoot = str(p.Entry), str(p.EntryRoot)
 	if s.entry == "" {
-		bad("Entry is empty; give the directory of the handler's main package (one that calls handler.StartHTTP)")
+		bad("Entry is empty; give the directory of the handler's main package (one that calls endpoint.Start)")
 	}
 	timeout := dur("Timeout", p.Timeout, DefaultTimeout)
 	r := contract.Defaults(timeout)

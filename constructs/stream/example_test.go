@@ -11,7 +11,7 @@ import (
 
 // An outbox: the orders table's stream feeds a consumer that confirms each
 // order's status change once. The handler's main package (cmd/confirm)
-// calls handler.StartDynamoDBStream; a deleted order confirms nothing, and
+// calls streambatch.StartDynamoDB; a deleted order confirms nothing, and
 // says so (RemoveSkip).
 func ExampleNewIdempotentStreamConsumer() {
 	app := awscdk.NewApp(nil)

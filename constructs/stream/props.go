@@ -46,7 +46,7 @@ type IdempotentStreamConsumerProps struct {
 	// Entry is the directory of the handler's Go main package (absolute, or
 	// relative to EntryRoot, by default the root of the Go module of the
 	// working directory), built at synth as the queue consumer's is. Its
-	// main calls handler.StartKinesis or handler.StartDynamoDBStream: the
+	// main calls streambatch.StartKinesis or streambatch.StartDynamoDB: the
 	// contract names the source, and the other entry points refuse it at
 	// init. Required.
 	Entry *string

@@ -156,7 +156,7 @@ func (s *settings) problems(p *IdempotentStreamConsumerProps) []string {
 	out := append([]string(nil), s.unreadable...)
 	bad := func(f string, args ...any) { out = append(out, fmt.Sprintf(f, args...)) }
 	if s.entry == "" {
-		bad("Entry is empty; give the directory of the handler's Go main package (it calls handler.StartKinesis or handler.StartDynamoDBStream)")
+		bad("Entry is empty; give the directory of the handler's Go main package (it calls streambatch.StartKinesis or streambatch.StartDynamoDB)")
 	}
 	if s.goarch == "" {
 		bad("Architecture %s is not one the construct builds for; give ARM_64 or X86_64", *s.architecture.Name())

@@ -28,6 +28,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
 func TestMain(m *testing.M) { os.Exit(run(m)) }
@@ -163,7 +164,7 @@ func TestMetricsAreTheHandlersOwn(t *testing.T) {
 	})
 	env[contract.TableVar] = "idempotency" // a Ref in the template
 	var emf bytes.Buffer
-	h, err := handler.New(func(o struct{ ID string }) (string, error) { return o.ID, nil },
+	h, err := sqsbatch.FromEnv(func(o struct{ ID string }) (string, error) { return o.ID, nil },
 		func(context.Context, struct{ ID string }, idempotency.Reservation) (string, error) { return "", nil },
 		handler.WithGetenv(func(k string) string { return env[k] }), handler.WithStore(storetest.NewMemoryStore()), handler.WithMetrics(&emf))
 	if err != nil {

@@ -117,7 +117,7 @@ var ErrSource = fmt.Errorf("contract source mismatch")
 
 // CheckSource returns an error wrapping ErrSource, in one line that names
 // the fix, unless s is a contract of the source want; entry names the
-// handler's entry point ("handler.StartKinesis").
+// handler's entry point ("streambatch.StartKinesis").
 func (s Settings) CheckSource(want Source, entry string) error {
 	if s.Source == want {
 		return nil
@@ -130,13 +130,13 @@ func (s Settings) CheckSource(want Source, entry string) error {
 func EntryPoint(s Source) string {
 	switch s {
 	case SourceKinesis:
-		return "handler.StartKinesis"
+		return "streambatch.StartKinesis"
 	case SourceDynamoDBStreams:
-		return "handler.StartDynamoDBStream"
+		return "streambatch.StartDynamoDB"
 	case SourceQueue:
-		return "handler.Start or handler.StartTx"
+		return "sqsbatch.Start, StartTx, StartEvents or StartObjects"
 	case SourceHTTP:
-		return "handler.StartHTTP"
+		return "endpoint.Start"
 	}
 	return "the entry point of source " + string(s)
 }

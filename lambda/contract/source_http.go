@@ -10,7 +10,7 @@ import (
 
 // SourceHTTP: HTTP requests, through a Lambda function URL or an API
 // Gateway HTTP API route (the endpoint construct's): the handler is
-// handler.StartHTTP, over package httpkey.
+// endpoint.Start, over package httpkey.
 const SourceHTTP Source = "http"
 
 // Variables of the HTTP endpoint's settings (SourceHTTP). None is written

@@ -320,7 +320,7 @@ func TestTryAgain(t *testing.T) {
 }
 
 // Under the endpoint's bound (idempotency.LargestResultBytes, which
-// handler.NewHTTP sets), a 300 KB response is replayed whole, so the client
+// endpoint.FromEnv sets), a 300 KB response is replayed whole, so the client
 // whose first attempt timed out gets its body; one over the bound completes
 // the fact, and its duplicate gets the status, Location and a body that
 // says it was not kept, never an empty success.

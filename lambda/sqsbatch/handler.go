@@ -92,7 +92,7 @@ type Config struct {
 	// ARN ends in ".fifo" and it carries a MessageGroupId; a standard queue's
 	// MessageGroupId (SQS fair queues) does not order records.
 	FIFO bool
-	// Consumer names the consumer in logs and metrics (handler.New gives
+	// Consumer names the consumer in logs and metrics (sqsbatch.FromEnv gives
 	// it the contract's CONSUMER_NAME, the construct's path). Default:
 	// "consumer".
 	Consumer string
@@ -117,7 +117,7 @@ type Config struct {
 	MaxReceiveCount int
 	// Visibility, when set, brings a record found in progress elsewhere
 	// back when the blocking lease can have ended, rather than after the
-	// queue's visibility timeout (see VisibilityChanger; handler.New sets
+	// queue's visibility timeout (see VisibilityChanger; sqsbatch.FromEnv sets
 	// it). It needs MaxReceiveCount. Default: none.
 	Visibility VisibilityChanger
 	// InProgressWait is the longest a record found in progress waits in
@@ -212,7 +212,7 @@ type Func[T any] func(ctx context.Context, msg T, r idempotency.Reservation) (re
 // must not have effects of its own.
 //
 // W is the type of the writes, the one the store commits (for DynamoDB,
-// []types.TransactWriteItem): handler.NewTx checks it at init.
+// []types.TransactWriteItem): sqsbatch.FromEnvTx checks it at init.
 type TxFunc[T, W any] func(ctx context.Context, msg T, r idempotency.Reservation) (writes W, result string, err error)
 
 // Handler is a Lambda handler for SQS batches of messages of type T

@@ -16,7 +16,7 @@ import (
 
 // An outbox consumer: an orders table's stream feeds a function that
 // publishes each order's confirmation once. In a Lambda main package
-// handler.StartDynamoDBStream builds the guard, its store and the handler
+// streambatch.StartDynamoDB builds the guard, its store and the handler
 // from the environment the stream construct sets.
 func Example() {
 	type Order struct {

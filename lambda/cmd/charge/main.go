@@ -26,6 +26,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/cmd/internal/provider"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
 func main() {
@@ -41,7 +42,7 @@ func main() {
 		}
 		p.outbox = &outbox{api: dynamodb.NewFromConfig(cfg), table: table}
 	}
-	handler.Start(orders.Key, p.charge)
+	sqsbatch.Start(orders.Key, p.charge)
 }
 
 type payments struct {

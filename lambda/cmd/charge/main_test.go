@@ -83,6 +83,6 @@ func TestSandboxCharge(t *testing.T) {
 func TestInvalidOrdersCostNoStoreRequest(t *testing.T) {
 	p := &payments{logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	orderstest.RefusedBeforeTheStore(t, func(opts ...handler.Option) (*sqsbatch.Handler[orders.Order], error) {
-		return handler.New(orders.Key, p.charge, opts...)
+		return sqsbatch.FromEnv(orders.Key, p.charge, opts...)
 	}, nil, nil)
 }

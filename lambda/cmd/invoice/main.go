@@ -20,19 +20,19 @@ import (
 	"os"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/cmd/internal/provider"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
 func main() {
 	i := &importer{provider.NewEffect(os.Getenv("INVOICE_API_URL"), "/invoices", slog.Default())}
-	handler.StartObjects(i.importObject)
+	sqsbatch.StartObjects(i.importObject)
 }
 
 type importer struct{ effect *provider.Effect }
 
 // importObject imports the uploaded object; r.Key is the accounting API's
 // idempotency key.
-func (i *importer) importObject(ctx context.Context, o handler.Object, r idempotency.Reservation) (string, error) {
+func (i *importer) importObject(ctx context.Context, o sqsbatch.Object, r idempotency.Reservation) (string, error) {
 	return i.effect.Do(ctx, r.Key, map[string]any{"bucket": o.Bucket, "key": o.Key, "versionId": o.VersionID, "eTag": o.ETag, "size": o.Size})
 }

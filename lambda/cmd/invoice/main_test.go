@@ -10,7 +10,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/cmd/internal/orderstest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/cmd/internal/provider"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
 // TestUploadsImportEachVersionOnce: a repeated notification of one version
@@ -19,7 +19,7 @@ import (
 func TestUploadsImportEachVersionOnce(t *testing.T) {
 	api := orderstest.NewAPI(t)
 	i := &importer{provider.NewEffect(api.URL, "/invoices", slog.Default())}
-	h, err := handler.NewObjects(i.importObject, orderstest.Options(contract.S3)...)
+	h, err := sqsbatch.ObjectsFromEnv(i.importObject, orderstest.Options(contract.S3)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,6 @@ import (
 	"os"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/cmd/internal/provider"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/streambatch"
@@ -28,7 +27,7 @@ import (
 
 func main() {
 	n := &notifier{provider.NewEffect(os.Getenv("NOTICE_API_URL"), "/notices", slog.Default())}
-	handler.StartDynamoDBStream(key, n.notify)
+	streambatch.StartDynamoDB(key, n.notify)
 }
 
 // order is an item of the orders table, as ChargeOrder writes it.

@@ -42,7 +42,7 @@ func TestAChangeReplayedOrRewrittenNotifiesOnce(t *testing.T) {
 	s.Table, s.Namespace, s.Consumer = "example", "notify", "NotifyCharge"
 	s.Source, s.StreamImages, s.StreamRemoves, s.PayloadIgnore = contract.SourceDynamoDBStreams, contract.ImagesNew, contract.RemoveSkip, []string{"event"}
 	env := s.Encode()
-	h, err := handler.NewDynamoDBStream(key, n.notify, handler.WithStore(storetest.NewMemoryStore()), handler.WithGetenv(func(k string) string { return env[k] }),
+	h, err := streambatch.DynamoDBFromEnv(key, n.notify, handler.WithStore(storetest.NewMemoryStore()), handler.WithGetenv(func(k string) string { return env[k] }),
 		handler.WithLogger(slog.New(slog.DiscardHandler)), handler.WithMetrics(io.Discard))
 	if err != nil {
 		t.Fatal(err)

@@ -19,12 +19,12 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/cmd/internal/orders"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/cmd/internal/provider"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/endpoint"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/httpkey"
 )
 
 func main() {
-	handler.StartHTTP(&api{provider.NewEffect(os.Getenv("BOOKING_API_URL"), "/bookings", slog.Default())})
+	endpoint.Start(&api{provider.NewEffect(os.Getenv("BOOKING_API_URL"), "/bookings", slog.Default())})
 }
 
 type api struct{ effect *provider.Effect }

@@ -13,6 +13,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/cmd/internal/orderstest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/cmd/internal/provider"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/endpoint"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/httpkey"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
@@ -27,7 +28,7 @@ func TestOneKeyPerCaller(t *testing.T) {
 	s := contract.Defaults(10 * time.Second)
 	s.Table, s.Namespace, s.Consumer, s.Source = "example", "orders", "OrdersPlatform/OrdersApi", contract.SourceHTTP
 	env := s.Encode() // ClientAttribute: the default behind IAM, "iam"
-	h, err := handler.NewHTTP(&api{provider.NewEffect(book.URL, "/bookings", slog.Default())},
+	h, err := endpoint.FromEnv(&api{provider.NewEffect(book.URL, "/bookings", slog.Default())},
 		handler.WithStore(storetest.NewMemoryStore()), handler.WithGetenv(func(k string) string { return env[k] }),
 		handler.WithLogger(slog.New(slog.DiscardHandler)), handler.WithMetrics(io.Discard))
 	if err != nil {

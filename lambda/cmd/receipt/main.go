@@ -18,9 +18,9 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/cmd/internal/orders"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/cmd/internal/provider"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
 func main() {
@@ -28,7 +28,7 @@ func main() {
 	if url := os.Getenv("RECEIPT_API_URL"); url != "" {
 		m.api = provider.New(url)
 	}
-	handler.Start(key, m.send)
+	sqsbatch.Start(key, m.send)
 }
 
 // key is orders.Key for a receipt, which also needs an address: an order

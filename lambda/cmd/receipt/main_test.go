@@ -17,7 +17,7 @@ import (
 func TestInvalidOrdersCostNoStoreRequest(t *testing.T) {
 	m := &mailer{logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	orderstest.RefusedBeforeTheStore(t, func(opts ...handler.Option) (*sqsbatch.Handler[orders.Order], error) {
-		return handler.New(key, m.send, opts...)
+		return sqsbatch.FromEnv(key, m.send, opts...)
 	}, nil, map[string]string{
 		"no email": `{"orderId":"o-mail","customerId":"c1","amount":5,"currency":"EUR"}`,
 	})

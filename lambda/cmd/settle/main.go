@@ -19,13 +19,13 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/cmd/internal/orders"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/cmd/internal/provider"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
 func main() {
 	s := &settler{provider.NewEffect(os.Getenv("SETTLEMENT_API_URL"), "/settlements", slog.Default())}
-	handler.Start(orders.Key, s.settle)
+	sqsbatch.Start(orders.Key, s.settle)
 }
 
 type settler struct{ effect *provider.Effect }

@@ -20,7 +20,7 @@ import (
 func TestARetriedSendSettlesOnce(t *testing.T) {
 	api := orderstest.NewAPI(t)
 	s := &settler{provider.NewEffect(api.URL, "/settlements", slog.Default())}
-	h, err := handler.New(orders.Key, s.settle, orderstest.Options(contract.Raw)...)
+	h, err := sqsbatch.FromEnv(orders.Key, s.settle, orderstest.Options(contract.Raw)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,6 +40,6 @@ func TestARetriedSendSettlesOnce(t *testing.T) {
 func TestInvalidOrdersCostNoStoreRequest(t *testing.T) {
 	s := &settler{provider.NewEffect("", "/settlements", slog.New(slog.DiscardHandler))}
 	orderstest.RefusedBeforeTheStore(t, func(opts ...handler.Option) (*sqsbatch.Handler[orders.Order], error) {
-		return handler.New(orders.Key, s.settle, opts...)
+		return sqsbatch.FromEnv(orders.Key, s.settle, opts...)
 	}, nil, nil)
 }

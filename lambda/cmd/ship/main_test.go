@@ -10,7 +10,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/cmd/internal/orderstest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/cmd/internal/provider"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
 // TestAProducersRetryBooksOneShipment: a producer's retry is a new event
@@ -19,7 +19,7 @@ import (
 func TestAProducersRetryBooksOneShipment(t *testing.T) {
 	api := orderstest.NewAPI(t)
 	s := &shipper{provider.NewEffect(api.URL, "/shipments", slog.Default())}
-	h, err := handler.NewEvents(key, s.book, orderstest.Options(contract.EventBridge)...)
+	h, err := sqsbatch.EventsFromEnv(key, s.book, orderstest.Options(contract.EventBridge)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,6 @@
 // Command stripehook is the example platform's Stripe webhook receiver, on
 // a function URL (auth NONE: every request must carry Stripe's signature,
-// which handler.StartHTTP verifies with the signing secret it reads at init
+// which endpoint.Start verifies with the signing secret it reads at init
 // from Secrets Manager). For each payment_intent.succeeded event it
 // releases the paid order to fulfilment (POST /fulfilments), once per event
 // id however often Stripe delivers it: Stripe retries an event it saw no
@@ -21,12 +21,12 @@ import (
 	"os"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/cmd/internal/provider"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/endpoint"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/httpkey"
 )
 
 func main() {
-	handler.StartHTTP(&receiver{provider.NewEffect(os.Getenv("FULFILMENT_API_URL"), "/fulfilments", slog.Default())})
+	endpoint.Start(&receiver{provider.NewEffect(os.Getenv("FULFILMENT_API_URL"), "/fulfilments", slog.Default())})
 }
 
 // event is what the receiver reads of a Stripe event.

@@ -16,6 +16,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/cmd/internal/orderstest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/cmd/internal/provider"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/endpoint"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/httpkey"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
@@ -34,9 +35,9 @@ func TestStripesRetryReleasesTheOrderOnce(t *testing.T) {
 	s.Source, s.WebhookProvider, s.WebhookSecret, s.ClientAttribute = contract.SourceHTTP, "stripe", secretARN, "none"
 	s.Window = contract.ProviderWindow("stripe") // Stripe retries for 3 days
 	env := s.Encode()
-	h, err := handler.NewHTTP(&receiver{provider.NewEffect(api.URL, "/fulfilments", slog.Default())},
+	h, err := endpoint.FromEnv(&receiver{provider.NewEffect(api.URL, "/fulfilments", slog.Default())},
 		handler.WithStore(storetest.NewMemoryStore()), handler.WithGetenv(func(k string) string { return env[k] }),
-		handler.WithSecrets(func(_ context.Context, arn string) (string, error) {
+		endpoint.WithSecrets(func(_ context.Context, arn string) (string, error) {
 			if arn != secretARN {
 				return "", fmt.Errorf("unknown secret %s", arn)
 			}

@@ -20,15 +20,15 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/cmd/internal/orders"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
 func main() {
 	// The balances live in the idempotency table, beside the records
 	// (shared-table mode), so that a credit and its record commit together.
 	w := wallets{table: os.Getenv(contract.TableVar)}
-	handler.StartTx(orders.Key, w.credit)
+	sqsbatch.StartTx(orders.Key, w.credit)
 }
 
 type wallets struct{ table string }

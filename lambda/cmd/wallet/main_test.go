@@ -48,7 +48,7 @@ func TestCreditIsOneIncrement(t *testing.T) {
 // input before the store, on every delivery.
 func TestInvalidOrdersCostNoStoreRequest(t *testing.T) {
 	orderstest.RefusedBeforeTheStore(t, func(opts ...handler.Option) (*sqsbatch.Handler[orders.Order], error) {
-		return handler.NewTx(orders.Key, wallets{table: "Wallets"}.credit, opts...)
+		return sqsbatch.FromEnvTx(orders.Key, wallets{table: "Wallets"}.credit, opts...)
 	}, func() idempotency.TxStore { return dropWrites{storetest.NewMemoryStore()} }, nil)
 }
 

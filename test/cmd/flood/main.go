@@ -1,6 +1,6 @@
 // Command flood measures what a flood of unsigned (or forged) requests does
 // to a webhook's signed deliveries at the endpoint construct's defaults. The
-// webhook is a Stripe endpoint built as deployed (handler.NewHTTP from the
+// webhook is a Stripe endpoint built as deployed (endpoint.FromEnv from the
 // contract: WebhookProvider "stripe", ClientAttribute "none", the provider's
 // window, the secret read at init, the default JSON logger), its store on
 // kumo's DynamoDB started in process. In front of it stands a model of
@@ -51,6 +51,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/endpoint"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/httpkey"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
@@ -136,7 +137,7 @@ func run(c config, rates, overheads string, out io.Writer) error {
 	if c.envRPS > 0 {
 		limit = fmt.Sprintf("and an invoke rate quota of %.0f/s", c.envRPS*float64(c.slots))
 	}
-	fmt.Fprintf(out, "flood: Stripe webhook as deployed (handler.NewHTTP, kumo DynamoDB in process); %d slots %s; flood %q of %d bytes; %.0f signed/s; %s a run; Poisson arrivals\n",
+	fmt.Fprintf(out, "flood: Stripe webhook as deployed (endpoint.FromEnv, kumo DynamoDB in process); %d slots %s; flood %q of %d bytes; %.0f signed/s; %s a run; Poisson arrivals\n",
 		c.slots, limit, c.forge, len(flood.Body), c.signed, c.duration)
 	const row = "%8s %6s %8s %7s %9s %8s %7s %7s %9s %9s %6s %9s\n"
 	fmt.Fprintf(out, row, "overhead", "N/s", "flood", "signed", "signed", "signed", "all", "Erlang", "refusal", "refusal", "slots", "gen lag")
@@ -199,13 +200,13 @@ func newWebhook() (*webhook, error) {
 		Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
 			return aws.Credentials{AccessKeyID: "test", SecretAccessKey: "test", Source: "flood"}, nil
 		})}
-	w.h, err = handler.NewHTTP(http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) {
+	w.h, err = endpoint.FromEnv(http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) {
 		w.effects.Add(1)
 		rw.WriteHeader(http.StatusOK)
 	}),
 		handler.WithGetenv(func(k string) string { return env[k] }),
 		handler.WithAWSConfig(cfg),
-		handler.WithSecrets(func(_ context.Context, arn string) (string, error) {
+		endpoint.WithSecrets(func(_ context.Context, arn string) (string, error) {
 			if arn != secretARN {
 				return "", fmt.Errorf("no secret %s", arn)
 			}

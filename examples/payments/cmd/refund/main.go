@@ -8,9 +8,9 @@ import (
 	"fmt"
 	"log/slog"
 
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
 // Refund is the message on the refunds topic.
@@ -21,7 +21,7 @@ type Refund struct {
 }
 
 func main() {
-	handler.Start(key, refund)
+	sqsbatch.Start(key, refund)
 }
 
 func key(r Refund) (string, error) {

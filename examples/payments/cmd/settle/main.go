@@ -14,9 +14,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
 // Payment is the message on the payments topic.
@@ -28,7 +28,7 @@ type Payment struct {
 
 func main() {
 	s := settler{balances: os.Getenv("BALANCES_TABLE")}
-	handler.StartTx(key, s.settle)
+	sqsbatch.StartTx(key, s.settle)
 }
 
 // key is the payment's id; a payment no retry can fix is bad input.

@@ -33,8 +33,8 @@ var Invalid = map[string]string{
 // Valid is an order every example consumer processes.
 const Valid = `{"orderId":"o-ok","customerId":"c1","amount":5000,"currency":"EUR","email":"a@example.com"}`
 
-// NewHandler builds a consumer's handler with opts (handler.New or
-// handler.NewTx with the consumer's key function and effect).
+// NewHandler builds a consumer's handler with opts (sqsbatch.FromEnv or
+// sqsbatch.FromEnvTx with the consumer's key function and effect).
 type NewHandler func(opts ...handler.Option) (*sqsbatch.Handler[orders.Order], error)
 
 // RefusedBeforeTheStore delivers a valid order, then each invalid order

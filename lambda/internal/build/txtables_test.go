@@ -1,4 +1,4 @@
-package handler_test
+package build_test
 
 import (
 	"context"
@@ -19,6 +19,8 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/build"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
 // dynamoWrites is a TxStore that takes DynamoDB's writes, as the DynamoDB
@@ -56,7 +58,7 @@ func TestUndeclaredTableIsLoud(t *testing.T) {
 		s.TxTables = declared
 		store := &dynamoWrites{MemoryStore: storetest.NewMemoryStore()}
 		var logs strings.Builder
-		h, err := handler.NewTx(orderKey, func(_ context.Context, o order, _ idempotency.Reservation) ([]types.TransactWriteItem, string, error) {
+		h, err := sqsbatch.FromEnvTx(orderKey, func(_ context.Context, o order, _ idempotency.Reservation) ([]types.TransactWriteItem, string, error) {
 			var w []types.TransactWriteItem
 			for _, table := range tables(o) {
 				w = append(w, types.TransactWriteItem{Put: &types.Put{TableName: aws.String(table)}})
@@ -81,7 +83,7 @@ func TestUndeclaredTableIsLoud(t *testing.T) {
 			}
 			return []string{"Stock"}
 		})
-		if !errors.Is(err, handler.ErrUndeclaredTable) {
+		if !errors.Is(err, build.ErrUndeclaredTable) {
 			t.Fatalf("Handle: %v; want ErrUndeclaredTable", err)
 		}
 		for _, want := range []string{`the consumer's idempotency table`, `"idempotency"`, `add "idempotency" to the construct's TransactionalTables prop`} {
@@ -101,7 +103,7 @@ func TestUndeclaredTableIsLoud(t *testing.T) {
 			return []string{"Stock"}
 		})
 		var se *idempotency.StoreError
-		if !errors.As(err, &se) || !errors.Is(err, handler.ErrUndeclaredTable) {
+		if !errors.As(err, &se) || !errors.Is(err, build.ErrUndeclaredTable) {
 			t.Fatalf("Handle: %v; want a function error, a store error wrapping ErrUndeclaredTable", err)
 		}
 		for _, want := range []string{`the table "Orders"`, "IDEMPOTENCY_TX_TABLES=Stock", `add "Orders" to the construct's TransactionalTables prop`} {
@@ -142,7 +144,7 @@ func TestNoDeclaredTablesWarns(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			var logs strings.Builder
-			if _, err := handler.NewTx(orderKey, effect, getenv(settings().Encode()), opt,
+			if _, err := sqsbatch.FromEnvTx(orderKey, effect, getenv(settings().Encode()), opt,
 				handler.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil)))); err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package handler
+package build
 
 import (
 	"crypto/tls"
@@ -19,7 +19,7 @@ var errNoEnvCredentials = errors.New("no credentials in the environment (AWS_ACC
 	"the default configuration reads only the environment Lambda provides; outside Lambda (profiles, SSO, web identity, container or instance credentials), " +
 	"build the configuration with config.LoadDefaultConfig and pass it with handler.WithAWSConfig")
 
-// lambdaConfig is the AWS configuration of the default client: the
+// LambdaConfig is the AWS configuration of the default client: the
 // environment Lambda provides, read as the SDK reads it (lambdaEnv: the
 // variables of config.NewEnvConfig that configure a client, parsed the same
 // way), and nothing else. A function's region and its role's credentials
@@ -37,7 +37,7 @@ var errNoEnvCredentials = errors.New("no credentials in the environment (AWS_ACC
 // settings (the client reads the last ones from the environment itself,
 // through ConfigSources). No file is read: a Lambda function has none.
 // WithAWSConfig takes a configuration of any other origin.
-func lambdaConfig() (aws.Config, error) {
+func LambdaConfig() (aws.Config, error) {
 	env, err := readLambdaEnv()
 	if err != nil {
 		return aws.Config{}, err
@@ -98,14 +98,14 @@ func caBundle(path string) (*x509.CertPool, error) {
 
 // awsConfigOf is the AWS configuration of o's clients other than the
 // store's: the caller's (WithAWSConfig), the one the store was built on, or
-// lambdaConfig's.
-func awsConfigOf(o *options) (aws.Config, error) {
-	if o.awsConfig == nil {
-		cfg, err := lambdaConfig()
+// LambdaConfig's.
+func awsConfigOf(o *Options) (aws.Config, error) {
+	if o.AWSConfig == nil {
+		cfg, err := LambdaConfig()
 		if err != nil {
 			return aws.Config{}, fmt.Errorf("aws configuration: %w", err)
 		}
-		o.awsConfig = &cfg
+		o.AWSConfig = &cfg
 	}
-	return *o.awsConfig, nil
+	return *o.AWSConfig, nil
 }

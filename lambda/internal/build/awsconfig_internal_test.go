@@ -1,4 +1,4 @@
-package handler
+package build
 
 import (
 	"errors"
@@ -31,7 +31,7 @@ func setLambdaEnv(t *testing.T, vars map[string]string) {
 // default chain takes them there.
 func TestLambdaConfigReadsWhatLambdaProvides(t *testing.T) {
 	setLambdaEnv(t, nil)
-	cfg, err := lambdaConfig()
+	cfg, err := LambdaConfig()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func TestLambdaConfigHonoursTheClientVariables(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			setLambdaEnv(t, c.vars)
-			cfg, err := lambdaConfig()
+			cfg, err := LambdaConfig()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -102,19 +102,19 @@ func TestLambdaConfigHonoursTheClientVariables(t *testing.T) {
 // fix (WithAWSConfig), never a client that fails every request.
 func TestLambdaConfigRefusesWhatItDoesNotRead(t *testing.T) {
 	setLambdaEnv(t, map[string]string{"AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "", "AWS_PROFILE": "dev"})
-	if _, err := lambdaConfig(); !errors.Is(err, errNoEnvCredentials) || !strings.Contains(err.Error(), "WithAWSConfig") {
+	if _, err := LambdaConfig(); !errors.Is(err, errNoEnvCredentials) || !strings.Contains(err.Error(), "WithAWSConfig") {
 		t.Errorf("no credentials: %v", err)
 	}
 	setLambdaEnv(t, map[string]string{"AWS_REGION": ""})
-	if _, err := lambdaConfig(); err == nil || !strings.Contains(err.Error(), "AWS_REGION") || !strings.Contains(err.Error(), "WithAWSConfig") {
+	if _, err := LambdaConfig(); err == nil || !strings.Contains(err.Error(), "AWS_REGION") || !strings.Contains(err.Error(), "WithAWSConfig") {
 		t.Errorf("no region: %v", err)
 	}
 	setLambdaEnv(t, map[string]string{"AWS_REGION": "", "AWS_DEFAULT_REGION": "us-east-2"})
-	if cfg, err := lambdaConfig(); err != nil || cfg.Region != "us-east-2" {
+	if cfg, err := LambdaConfig(); err != nil || cfg.Region != "us-east-2" {
 		t.Errorf("AWS_DEFAULT_REGION: %q, %v", cfg.Region, err)
 	}
 	setLambdaEnv(t, map[string]string{"AWS_CA_BUNDLE": t.TempDir() + "/missing.pem"})
-	if _, err := lambdaConfig(); err == nil || !strings.Contains(err.Error(), "AWS_CA_BUNDLE") {
+	if _, err := LambdaConfig(); err == nil || !strings.Contains(err.Error(), "AWS_CA_BUNDLE") {
 		t.Errorf("missing CA bundle: %v", err)
 	}
 }

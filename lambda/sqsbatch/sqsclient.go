@@ -1,4 +1,4 @@
-package handler
+package sqsbatch
 
 import (
 	"context"
@@ -11,15 +11,19 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
-
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/build"
 )
 
-// WithVisibility brings records found in progress back through v instead
-// of the SQS client that New builds (sqsbatch.Config.Visibility).
-func WithVisibility(v sqsbatch.VisibilityChanger) Option {
-	return func(o *options) { o.visibility = v }
+// WithVisibility brings records found in progress, and failed records on
+// the backoff, back through v instead of the SQS client that FromEnv builds
+// (Config.Visibility).
+func WithVisibility(v VisibilityChanger) handler.Option {
+	return func(o *build.Options) { o.Source[visibilityOption] = v }
 }
+
+// visibilityOption is WithVisibility's key in build.Options.Source.
+const visibilityOption = "sqs.visibility"
 
 // SQSAPI is the part of the SQS client the visibility changer calls;
 // *sqs.Client implements it.
@@ -29,14 +33,14 @@ type SQSAPI interface {
 	ChangeMessageVisibility(ctx context.Context, in *sqs.ChangeMessageVisibilityInput, optFns ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityOutput, error)
 }
 
-// NewVisibility returns the sqsbatch.VisibilityChanger over api: it finds
+// NewVisibility returns the VisibilityChanger over api: it finds
 // the queue's URL from the event source ARN (GetQueueUrl) and its
 // visibility timeout (GetQueueAttributes) once per queue, then calls
 // ChangeMessageVisibility. The construct's role grants both on
 // the consumer's queue (CDK's SqsEventSource grants the queue's consume
 // actions: sqs:ReceiveMessage, sqs:ChangeMessageVisibility,
 // sqs:GetQueueUrl, sqs:DeleteMessage, sqs:GetQueueAttributes).
-func NewVisibility(api SQSAPI) sqsbatch.VisibilityChanger {
+func NewVisibility(api SQSAPI) VisibilityChanger {
 	return &visibility{api: api}
 }
 
@@ -94,16 +98,16 @@ func (v *visibility) url(ctx context.Context, queueARN string) (string, error) {
 	return aws.ToString(out.QueueUrl), nil
 }
 
-// visibilityOf is the changer New gives the adapter: the caller's
+// visibilityOf is the changer FromEnv gives the adapter: the caller's
 // (WithVisibility), none with a store of the caller's (a test's, which
 // talks to no AWS), or an SQS client of the configuration that built the
 // DynamoDB client.
-func visibilityOf(o *options) sqsbatch.VisibilityChanger {
-	switch {
-	case o.visibility != nil:
-		return o.visibility
-	case o.store != nil || o.awsConfig == nil:
+func visibilityOf(env *build.Env) VisibilityChanger {
+	switch v, _ := env.Opts.Source[visibilityOption].(VisibilityChanger); {
+	case v != nil:
+		return v
+	case env.Opts.Store != nil || env.Opts.AWSConfig == nil:
 		return nil
 	}
-	return NewVisibility(sqs.NewFromConfig(*o.awsConfig))
+	return NewVisibility(sqs.NewFromConfig(*env.Opts.AWSConfig))
 }

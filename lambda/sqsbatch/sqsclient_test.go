@@ -1,4 +1,4 @@
-package handler
+package sqsbatch
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/build"
 )
 
 type fakeSQS struct {
@@ -58,13 +59,13 @@ func TestVisibilityFindsTheQueueOnce(t *testing.T) {
 // of the AWS configuration otherwise.
 func TestNewWiresTheVisibilityOfItsConfiguration(t *testing.T) {
 	mine := NewVisibility(&fakeSQS{})
-	if got := visibilityOf(&options{visibility: mine}); got != mine {
+	if got := visibilityOf(&build.Env{Opts: &build.Options{Source: map[string]any{visibilityOption: mine}}}); got != mine {
 		t.Errorf("WithVisibility: %v", got)
 	}
-	if got := visibilityOf(&options{store: storetest.NewMemoryStore(), awsConfig: &aws.Config{Region: "eu-west-1"}}); got != nil {
+	if got := visibilityOf(&build.Env{Opts: &build.Options{Store: storetest.NewMemoryStore(), AWSConfig: &aws.Config{Region: "eu-west-1"}}}); got != nil {
 		t.Errorf("with a store of the caller's: %v", got)
 	}
-	if got := visibilityOf(&options{awsConfig: &aws.Config{Region: "eu-west-1"}}); got == nil {
+	if got := visibilityOf(&build.Env{Opts: &build.Options{AWSConfig: &aws.Config{Region: "eu-west-1"}}}); got == nil {
 		t.Error("no changer over the AWS configuration")
 	}
 }

@@ -1,4 +1,4 @@
-package handler_test
+package endpoint_test
 
 import (
 	"context"
@@ -19,10 +19,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/endpoint"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/httpkey"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
 const secretARN = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:github-AbCdEf"
@@ -39,7 +41,7 @@ func endpointSettings() contract.Settings {
 }
 
 func secrets(values map[string]string) handler.Option {
-	return handler.WithSecrets(func(_ context.Context, arn string) (string, error) {
+	return endpoint.WithSecrets(func(_ context.Context, arn string) (string, error) {
 		v, ok := values[arn]
 		if !ok {
 			return "", errors.New("ResourceNotFoundException: Secrets Manager can't find the specified secret")
@@ -70,7 +72,7 @@ func TestNewHTTPRunsTheContractsEndpoint(t *testing.T) {
 		w.WriteHeader(http.StatusAccepted)
 	})
 	var metrics strings.Builder
-	h, err := handler.NewHTTP(next, getenv(endpointSettings().Encode()), handler.WithStore(storetest.NewMemoryStore()),
+	h, err := endpoint.FromEnv(next, getenv(endpointSettings().Encode()), handler.WithStore(storetest.NewMemoryStore()),
 		secrets(map[string]string{secretARN: `["new-secret","old-secret"]`}), handler.WithLogger(slog.New(slog.DiscardHandler)), handler.WithMetrics(&metrics))
 	if err != nil {
 		t.Fatal(err)
@@ -111,7 +113,7 @@ func TestNewHTTPRefuses(t *testing.T) {
 		}(), nil, "HTTP_WEBHOOK_PROVIDER: WebhookProvider \"github\" needs WebhookSecret"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := handler.NewHTTP(http.NotFoundHandler(), getenv(tc.env), handler.WithStore(storetest.NewMemoryStore()), secrets(tc.secrets))
+			_, err := endpoint.FromEnv(http.NotFoundHandler(), getenv(tc.env), handler.WithStore(storetest.NewMemoryStore()), secrets(tc.secrets))
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want %q in it", err, tc.want)
 			}
@@ -145,7 +147,7 @@ func TestGetSecretValue(t *testing.T) {
 	cfg := aws.Config{Region: "us-east-1", BaseEndpoint: aws.String(srv.URL), Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
 		return aws.Credentials{AccessKeyID: "AKIDEXAMPLE", SecretAccessKey: "secret", Source: "test"}, nil
 	})}
-	v, err := handler.GetSecretValue(context.Background(), cfg, secretARN)
+	v, err := endpoint.GetSecretValue(context.Background(), cfg, secretARN)
 	if err != nil || v != `["s1","s2"]` {
 		t.Fatalf("GetSecretValue = %q, %v", v, err)
 	}
@@ -154,11 +156,11 @@ func TestGetSecretValue(t *testing.T) {
 		!strings.HasPrefix(auth, "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/") || !strings.Contains(auth, "/eu-west-1/secretsmanager/aws4_request") || gotBody != `{"SecretId":"`+secretARN+`"}` {
 		t.Fatalf("request %s %v %q", got.Method, got.Header, gotBody)
 	}
-	_, err = handler.GetSecretValue(context.Background(), cfg, strings.Replace(secretARN, "github", "gone", 1))
+	_, err = endpoint.GetSecretValue(context.Background(), cfg, strings.Replace(secretARN, "github", "gone", 1))
 	if err == nil || !strings.Contains(err.Error(), "StatusCode: 400") || !strings.Contains(err.Error(), "ResourceNotFoundException: Secrets Manager can't find") {
 		t.Fatalf("error answer: %v", err)
 	}
-	if _, err := handler.GetSecretValue(context.Background(), cfg, "whsec_plain"); err == nil || strings.Contains(err.Error(), "whsec") {
+	if _, err := endpoint.GetSecretValue(context.Background(), cfg, "whsec_plain"); err == nil || strings.Contains(err.Error(), "whsec") {
 		t.Fatalf("not an ARN: %v", err)
 	}
 }
@@ -166,9 +168,9 @@ func TestGetSecretValue(t *testing.T) {
 // The queue entry points refuse an HTTP endpoint's contract at init: a
 // function URL event read as an SQS batch would answer 200 with no work done.
 func TestQueueHandlerRefusesAnEndpointsContract(t *testing.T) {
-	_, err := handler.New(orderKey, func(context.Context, order, idempotency.Reservation) (string, error) { return "", nil },
+	_, err := sqsbatch.FromEnv(orderKey, func(context.Context, order, idempotency.Reservation) (string, error) { return "", nil },
 		getenv(endpointSettings().Encode()), handler.WithStore(storetest.NewMemoryStore()))
-	if err == nil || !strings.Contains(err.Error(), "CONSUMER_SOURCE=http") || !strings.Contains(err.Error(), "handler.StartHTTP") {
+	if err == nil || !strings.Contains(err.Error(), "CONSUMER_SOURCE=http") || !strings.Contains(err.Error(), "endpoint.Start") {
 		t.Fatalf("err = %v", err)
 	}
 }
@@ -210,7 +212,7 @@ func TestNewHTTPScopesKeysToTheCallerByDefault(t *testing.T) {
 		if tc.client != "" {
 			env[contract.ClientAttributeVar] = tc.client
 		}
-		h, err := handler.NewHTTP(callerHeader(next), getenv(env), handler.WithStore(storetest.NewMemoryStore()), handler.WithLogger(slog.New(slog.DiscardHandler)), handler.WithMetrics(io.Discard))
+		h, err := endpoint.FromEnv(callerHeader(next), getenv(env), handler.WithStore(storetest.NewMemoryStore()), handler.WithLogger(slog.New(slog.DiscardHandler)), handler.WithMetrics(io.Discard))
 		if err != nil {
 			t.Fatal(err)
 		}

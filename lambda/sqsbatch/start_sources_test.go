@@ -1,4 +1,4 @@
-package handler_test
+package sqsbatch_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
 func sqsRecord(id, body string) events.SQSMessage {
@@ -29,12 +30,12 @@ func TestStartEventsReadsTheContractsSource(t *testing.T) {
 	s.Window = 100 * 365 * 24 * time.Hour
 	store := storetest.NewMemoryStore()
 	runs := 0
-	key := func(e handler.Event[order]) (string, error) { return e.Source + "/" + e.Detail.OrderID, nil }
-	effect := func(_ context.Context, e handler.Event[order], _ idempotency.Reservation) (string, error) {
+	key := func(e sqsbatch.Event[order]) (string, error) { return e.Source + "/" + e.Detail.OrderID, nil }
+	effect := func(_ context.Context, e sqsbatch.Event[order], _ idempotency.Reservation) (string, error) {
 		runs++
 		return "", nil
 	}
-	h, err := handler.NewEvents(key, effect, getenv(s.Encode()), handler.WithStore(store), handler.WithMetrics(io.Discard), handler.WithLogger(slog.New(slog.NewJSONHandler(io.Discard, nil))))
+	h, err := sqsbatch.EventsFromEnv(key, effect, getenv(s.Encode()), handler.WithStore(store), handler.WithMetrics(io.Discard), handler.WithLogger(slog.New(slog.NewJSONHandler(io.Discard, nil))))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +51,7 @@ func TestStartEventsReadsTheContractsSource(t *testing.T) {
 	}
 	for _, d := range []contract.Delivery{contract.Raw, contract.S3} {
 		s.Delivery = d
-		_, err := handler.NewEvents(key, effect, getenv(s.Encode()), handler.WithStore(store))
+		_, err := sqsbatch.EventsFromEnv(key, effect, getenv(s.Encode()), handler.WithStore(store))
 		if err == nil || !strings.Contains(err.Error(), contract.DeliveryVar) || !strings.Contains(err.Error(), `the contract's is "`+string(d)+`"`) {
 			t.Errorf("delivery %s: %v", d, err)
 		}
@@ -65,12 +66,12 @@ func TestStartObjectsReadsTheContractsSource(t *testing.T) {
 	s.Delivery = contract.S3
 	s.Window = 100 * 365 * 24 * time.Hour
 	store := storetest.NewMemoryStore()
-	var got []handler.Object
-	effect := func(_ context.Context, o handler.Object, _ idempotency.Reservation) (string, error) {
+	var got []sqsbatch.Object
+	effect := func(_ context.Context, o sqsbatch.Object, _ idempotency.Reservation) (string, error) {
 		got = append(got, o)
 		return "", nil
 	}
-	h, err := handler.NewObjects(effect, getenv(s.Encode()), handler.WithStore(store), handler.WithMetrics(io.Discard), handler.WithLogger(slog.New(slog.NewJSONHandler(io.Discard, nil))))
+	h, err := sqsbatch.ObjectsFromEnv(effect, getenv(s.Encode()), handler.WithStore(store), handler.WithMetrics(io.Discard), handler.WithLogger(slog.New(slog.NewJSONHandler(io.Discard, nil))))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +88,7 @@ func TestStartObjectsReadsTheContractsSource(t *testing.T) {
 		t.Fatal("no record charge#uploads/in/a b.pdf@v1")
 	}
 	s.Delivery = contract.Envelope
-	if _, err := handler.NewObjects(effect, getenv(s.Encode()), handler.WithStore(store)); err == nil || !strings.Contains(err.Error(), "NewObjects and StartObjects read bodies of delivery \"s3\"") {
+	if _, err := sqsbatch.ObjectsFromEnv(effect, getenv(s.Encode()), handler.WithStore(store)); err == nil || !strings.Contains(err.Error(), "this entry point reads bodies of delivery \"s3\"") {
 		t.Errorf("delivery envelope: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package handler_test
+package build_test
 
 import (
 	"os/exec"
@@ -14,7 +14,7 @@ import (
 // DESIGN.md, "What a consumer process costs"). WithAWSConfig takes a
 // configuration loaded by the user's own import of config.
 func TestTheEntryPointsLinkNoConfigPackage(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", "../cmd/charge").CombinedOutput()
+	out, err := exec.Command("go", "list", "-deps", "../../cmd/charge").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list: %v\n%s", err, out)
 	}

@@ -1,4 +1,4 @@
-package handler_test
+package streambatch_test
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/streambatch"
 )
 
@@ -53,21 +54,21 @@ func TestEntryPointsRefuseAnotherSource(t *testing.T) {
 		fix   string
 	}{
 		{"New on a Kinesis contract", func(env map[string]string) error {
-			_, err := handler.New(orderKey, noEffect[order], getenv(env), store, quiet)
+			_, err := sqsbatch.FromEnv(orderKey, noEffect[order], getenv(env), store, quiet)
 			return err
-		}, contract.SourceKinesis, "handler.StartKinesis"},
+		}, contract.SourceKinesis, "streambatch.StartKinesis"},
 		{"NewTx on a DynamoDB stream contract", func(env map[string]string) error {
-			_, err := handler.NewTx(orderKey, func(context.Context, order, idempotency.Reservation) (any, string, error) { return nil, "", nil }, getenv(env), store, quiet)
+			_, err := sqsbatch.FromEnvTx(orderKey, func(context.Context, order, idempotency.Reservation) (any, string, error) { return nil, "", nil }, getenv(env), store, quiet)
 			return err
-		}, contract.SourceDynamoDBStreams, "handler.StartDynamoDBStream"},
+		}, contract.SourceDynamoDBStreams, "streambatch.StartDynamoDB"},
 		{"NewKinesis on a queue contract", func(env map[string]string) error {
-			_, err := handler.NewKinesis(orderKey, noEffect[order], getenv(env), store, quiet)
+			_, err := streambatch.KinesisFromEnv(orderKey, noEffect[order], getenv(env), store, quiet)
 			return err
-		}, contract.SourceQueue, "handler.Start"},
+		}, contract.SourceQueue, "sqsbatch.Start"},
 		{"NewDynamoDBStream on a Kinesis contract", func(env map[string]string) error {
-			_, err := handler.NewDynamoDBStream(rowKey, noEffect[streambatch.Change[row]], getenv(env), store, quiet)
+			_, err := streambatch.DynamoDBFromEnv(rowKey, noEffect[streambatch.Change[row]], getenv(env), store, quiet)
 			return err
-		}, contract.SourceKinesis, "handler.StartKinesis"},
+		}, contract.SourceKinesis, "streambatch.StartKinesis"},
 	} {
 		err := c.build(streamContract(c.src).Encode())
 		if !errors.Is(err, contract.ErrSource) || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), c.fix) || !strings.Contains(err.Error(), contract.SourceVar) {
@@ -83,13 +84,13 @@ func TestNewKinesisRunsTheContractsSettings(t *testing.T) {
 	memory := storetest.NewMemoryStore()
 	var logs, metrics bytes.Buffer
 	runs := 0
-	h, err := handler.NewKinesis(orderKey, func(context.Context, order, idempotency.Reservation) (string, error) { runs++; return "", nil },
+	h, err := streambatch.KinesisFromEnv(orderKey, func(context.Context, order, idempotency.Reservation) (string, error) { runs++; return "", nil },
 		getenv(streamContract(contract.SourceKinesis).Encode()), handler.WithStore(memory),
 		handler.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))), handler.WithMetrics(&metrics))
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, _ := json.Marshal(order{OrderID: "o-1", Amount: 5})
+	data, _ := json.Marshal(order{ID: "o-1", Seq: 5})
 	ev := events.KinesisEvent{Records: []events.KinesisEventRecord{{Kinesis: events.KinesisRecord{
 		SequenceNumber: "1", PartitionKey: "o-1", Data: data, ApproximateArrivalTimestamp: events.SecondsEpochTime{Time: time.Now()},
 	}}}}
@@ -98,7 +99,7 @@ func TestNewKinesisRunsTheContractsSettings(t *testing.T) {
 			t.Fatalf("%+v, %v", resp, err)
 		}
 	}
-	rec, _ := memory.Get(context.Background(), "charge#o-1")
+	rec, _ := memory.Get(context.Background(), "charge#o-1/5")
 	if runs != 1 || rec == nil || rec.Status != idempotency.StatusCompleted {
 		t.Fatalf("ran %d times, record %+v", runs, rec)
 	}
@@ -112,7 +113,7 @@ func TestNewKinesisRunsTheContractsSettings(t *testing.T) {
 func TestNewDynamoDBStreamRunsTheContractsSettings(t *testing.T) {
 	var got []streambatch.Change[row]
 	var logs bytes.Buffer
-	h, err := handler.NewDynamoDBStream(rowKey, func(ctx context.Context, c streambatch.Change[row], r idempotency.Reservation) (string, error) {
+	h, err := streambatch.DynamoDBFromEnv(rowKey, func(ctx context.Context, c streambatch.Change[row], r idempotency.Reservation) (string, error) {
 		got = append(got, c)
 		return "", nil
 	}, getenv(streamContract(contract.SourceDynamoDBStreams).Encode()), handler.WithStore(storetest.NewMemoryStore()),
@@ -142,12 +143,12 @@ func TestNewDynamoDBStreamRunsTheContractsSettings(t *testing.T) {
 // TestNewKinesisTxChecksTheWrites: a transactional stream handler checks
 // the store's writes at init, as NewTx does.
 func TestNewKinesisTxChecksTheWrites(t *testing.T) {
-	_, err := handler.NewKinesisTx(orderKey, func(context.Context, order, idempotency.Reservation) (int, string, error) { return 0, "", nil },
+	_, err := streambatch.KinesisFromEnvTx(orderKey, func(context.Context, order, idempotency.Reservation) (int, string, error) { return 0, "", nil },
 		getenv(streamContract(contract.SourceKinesis).Encode()), handler.WithStore(storetest.NewMemoryStore()), handler.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	if !errors.Is(err, idempotency.ErrTxInvalid) {
 		t.Errorf("NewKinesisTx with int writes: %v; want the writes refused at init", err)
 	}
-	_, err = handler.NewKinesisTx(orderKey, func(context.Context, order, idempotency.Reservation) (storetest.MemoryWrites, string, error) {
+	_, err = streambatch.KinesisFromEnvTx(orderKey, func(context.Context, order, idempotency.Reservation) (storetest.MemoryWrites, string, error) {
 		return nil, "", nil
 	},
 		getenv(streamContract(contract.SourceKinesis).Encode()), handler.WithStore(storetest.NewMemoryStore()), handler.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))

@@ -1,4 +1,4 @@
-package handler_test
+package dynamostore_test
 
 import (
 	"context"
@@ -13,7 +13,6 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 )
 
@@ -60,7 +59,7 @@ func TestNewStoreMapsTheDesign(t *testing.T) {
 				t.Fatal(err)
 			}
 			api := &puts{}
-			store, err := handler.NewStore(api, s)
+			store, err := dynamostore.FromSettings(api, s)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -100,13 +99,13 @@ func sorted(s []string) []string { s = slices.Clone(s); slices.Sort(s); return s
 func TestNewStoreNamesTheVariables(t *testing.T) {
 	s := settings()
 	s.TablePartitionKey = "status"
-	_, err := handler.NewStore(&puts{}, s)
+	_, err := dynamostore.FromSettings(&puts{}, s)
 	if err == nil || !strings.Contains(err.Error(), contract.PartitionKeyVar+`="status"`) || !strings.Contains(err.Error(), `partition key "status" is an attribute of the record`) {
 		t.Fatalf("err %v; want one that names %s and the store's reason", err, contract.PartitionKeyVar)
 	}
 	s = settings()
 	s.TableSortKey = "sk"
-	if _, err := handler.NewStore(&puts{}, s); err == nil || !strings.Contains(err.Error(), contract.FixedKeyValueVar) {
+	if _, err := dynamostore.FromSettings(&puts{}, s); err == nil || !strings.Contains(err.Error(), contract.FixedKeyValueVar) {
 		t.Fatalf("a sort key without a value: %v", err)
 	}
 }
@@ -131,7 +130,7 @@ func TestTheContractRefusesTheDesignsTheStoreCannotUse(t *testing.T) {
 						s.TableFixedKeyValue = "v"
 					}
 					refused := len(s.Problems()) > 0
-					_, err := handler.NewStore(&puts{}, s)
+					_, err := dynamostore.FromSettings(&puts{}, s)
 					if refused != (err != nil) {
 						t.Errorf("partition key %q, sort key %q, TTL %q, record key in %s: the contract refuses it: %t (%q), the store: %v", pk, sk, ttl, in, refused, s.Problems(), err)
 					}
@@ -139,4 +138,14 @@ func TestTheContractRefusesTheDesignsTheStoreCannotUse(t *testing.T) {
 			}
 		}
 	}
+}
+
+// settings are valid queue settings that differ from the defaults.
+func settings() contract.Settings {
+	s := contract.Defaults(30 * time.Second)
+	s.Table, s.Namespace, s.Consumer = "idempotency", "charge", "ChargeOrder"
+	s.Delivery = contract.Raw
+	s.Window = time.Hour
+	s.BackoffBase, s.BackoffCap = 2*time.Minute, 10*time.Minute // a retry horizon (24m) within the hour
+	return s
 }

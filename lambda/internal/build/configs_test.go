@@ -1,4 +1,4 @@
-package handler
+package build_test
 
 import (
 	"reflect"
@@ -145,7 +145,7 @@ func TestEverySettingReachesItsUser(t *testing.T) {
 	}
 	handlers := []string{"Table", "Timeout", "TxTables", "Source", // Source: each entry point's CheckSource (the handler's TestEntryPointsRefuseAnotherSource)
 		"WebhookProvider", "WebhookSecret", "ClientAttribute", // the HTTP handler's verifier and client (handler/http_test.go)
-		// the table's design, which handler.NewStore maps onto the store's
+		// the table's design, which dynamostore.FromSettings maps onto the store's
 		// options (pinned by the handler's TestNewStoreMapsTheDesign)
 		"TablePartitionKey", "TableSortKey", "TableRecordKeyIn", "TableFixedKeyValue", "TableTTLAttribute"}
 	for _, f := range contract.Fields() {

@@ -1,4 +1,4 @@
-package handler
+package build
 
 import (
 	"math"
@@ -23,7 +23,7 @@ func TestTuneGC(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			debug.SetGCPercent(100)
 			debug.SetMemoryLimit(math.MaxInt64)
-			tuneGC(func(k string) string { return tc.env[k] })
+			TuneGC(func(k string) string { return tc.env[k] })
 			if got := debug.SetGCPercent(100); got != tc.percent {
 				t.Errorf("GC percent %d, want %d", got, tc.percent)
 			}

@@ -1,4 +1,4 @@
-package handler_test
+package sqsbatch_test
 
 import (
 	"bytes"
@@ -29,14 +29,8 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
-
-type order struct {
-	OrderID string `json:"orderId"`
-	Amount  int    `json:"amount"`
-}
-
-func orderKey(o order) (string, error) { return o.OrderID, nil }
 
 // settings are valid settings that differ from the defaults.
 func settings() contract.Settings {
@@ -59,7 +53,7 @@ func TestNewRunsTheContractsSettings(t *testing.T) {
 	store := storetest.NewMemoryStore()
 	var logs bytes.Buffer
 	runs := 0
-	h, err := handler.New(orderKey, func(context.Context, order, idempotency.Reservation) (string, error) { runs++; return "ch_1", nil },
+	h, err := sqsbatch.FromEnv(orderKey, func(context.Context, order, idempotency.Reservation) (string, error) { runs++; return "ch_1", nil },
 		getenv(settings().Encode()), handler.WithStore(store), handler.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
 	if err != nil {
 		t.Fatal(err)
@@ -92,7 +86,7 @@ func TestNewTellsTheAdapterItIsFIFO(t *testing.T) {
 			s.FIFO = fifo
 			var mu sync.Mutex
 			var ran []string
-			h, err := handler.New(orderKey, func(_ context.Context, o order, _ idempotency.Reservation) (string, error) {
+			h, err := sqsbatch.FromEnv(orderKey, func(_ context.Context, o order, _ idempotency.Reservation) (string, error) {
 				mu.Lock()
 				ran = append(ran, o.OrderID)
 				mu.Unlock()
@@ -140,14 +134,14 @@ func TestNewRefuses(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			env := settings().Encode()
 			tc.change(env)
-			_, err := handler.New(orderKey, func(context.Context, order, idempotency.Reservation) (string, error) { return "", nil },
+			_, err := sqsbatch.FromEnv(orderKey, func(context.Context, order, idempotency.Reservation) (string, error) { return "", nil },
 				getenv(env), handler.WithStore(storetest.NewMemoryStore()))
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err %v; want one that contains %q", err, tc.want)
 			}
 		})
 	}
-	_, err := handler.New(orderKey, nil, getenv(map[string]string{contract.VersionVar: "99"}))
+	_, err := sqsbatch.FromEnv(orderKey, nil, getenv(map[string]string{contract.VersionVar: "99"}))
 	if !errors.Is(err, contract.ErrVersion) {
 		t.Fatalf("err %v; want ErrVersion", err)
 	}
@@ -157,7 +151,7 @@ func TestNewRefuses(t *testing.T) {
 // cannot commit transactions, at init.
 func TestNewTxNeedsATxStore(t *testing.T) {
 	type plain struct{ idempotency.Store }
-	_, err := handler.NewTx(orderKey, func(context.Context, order, idempotency.Reservation) (any, string, error) { return nil, "", nil },
+	_, err := sqsbatch.FromEnvTx(orderKey, func(context.Context, order, idempotency.Reservation) (any, string, error) { return nil, "", nil },
 		getenv(settings().Encode()), handler.WithStore(plain{storetest.NewMemoryStore()}))
 	if !errors.Is(err, idempotency.ErrNoTransactions) {
 		t.Fatalf("err %v; want ErrNoTransactions", err)
@@ -171,7 +165,7 @@ func TestNewTxNeedsATxStore(t *testing.T) {
 // that handler, in a process of its own.
 func TestStartExitsWithOneLine(t *testing.T) {
 	if os.Getenv("HANDLER_TEST_START") == "1" {
-		handler.Start(orderKey, func(context.Context, order, idempotency.Reservation) (string, error) { return "", nil })
+		sqsbatch.Start(orderKey, func(context.Context, order, idempotency.Reservation) (string, error) { return "", nil })
 		return
 	}
 	for _, level := range []string{"", "INFO", "ERROR", "FATAL"} {
@@ -210,7 +204,7 @@ var lambdaLevels = []string{"TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL"}
 // line of the function's output, by their documented rule: a JSON line
 // with a valid "level" and a "timestamp" in RFC 3339 keeps its level; any
 // other line is INFO.
-func lambdaLevel(line string) string {
+func lambdaLevelOf(line string) string {
 	var l struct {
 		Level     string `json:"level"`
 		Timestamp string `json:"timestamp"`
@@ -232,7 +226,7 @@ func lambdaKeeps(t *testing.T, line, level string) bool {
 	if level == "" {
 		level = "INFO"
 	}
-	got := lambdaLevel(line)
+	got := lambdaLevelOf(line)
 	var own struct{ Level string }
 	if err := json.Unmarshal([]byte(line), &own); err != nil || got != own.Level {
 		t.Errorf("Lambda takes %q for %s, not its own level %q", line, got, own.Level)
@@ -255,7 +249,7 @@ func ExampleStart() {
 	charge := func(ctx context.Context, o Order, r idempotency.Reservation) (string, error) {
 		return "ch_" + o.OrderID, nil // call the payment API with r.Key as its idempotency key
 	}
-	handler.Start(key, charge)
+	sqsbatch.Start(key, charge)
 }
 
 // TestNewTxRefusesWritesTheStoreCannotCommit: a transactional effect whose
@@ -263,12 +257,12 @@ func ExampleStart() {
 // message.
 func TestNewTxRefusesWritesTheStoreCannotCommit(t *testing.T) {
 	type myWrites []string
-	_, err := handler.NewTx(orderKey, func(context.Context, order, idempotency.Reservation) (myWrites, string, error) { return nil, "", nil },
+	_, err := sqsbatch.FromEnvTx(orderKey, func(context.Context, order, idempotency.Reservation) (myWrites, string, error) { return nil, "", nil },
 		getenv(settings().Encode()), handler.WithStore(storetest.NewMemoryStore()))
-	if !errors.Is(err, idempotency.ErrTxInvalid) || !strings.Contains(err.Error(), "handler_test.myWrites") {
+	if !errors.Is(err, idempotency.ErrTxInvalid) || !strings.Contains(err.Error(), "sqsbatch_test.myWrites") {
 		t.Fatalf("err %v; want ErrTxInvalid naming the writes type", err)
 	}
-	if _, err := handler.NewTx(orderKey, func(context.Context, order, idempotency.Reservation) (storetest.MemoryWrites, string, error) {
+	if _, err := sqsbatch.FromEnvTx(orderKey, func(context.Context, order, idempotency.Reservation) (storetest.MemoryWrites, string, error) {
 		return nil, "", nil
 	},
 		getenv(settings().Encode()), handler.WithStore(storetest.NewMemoryStore())); err != nil {
@@ -297,7 +291,7 @@ func TestDefaultClientKeepsTheCABundle(t *testing.T) {
 	} {
 		t.Setenv(k, v)
 	}
-	h, err := handler.New(orderKey, func(context.Context, order, idempotency.Reservation) (string, error) { return "", nil },
+	h, err := sqsbatch.FromEnv(orderKey, func(context.Context, order, idempotency.Reservation) (string, error) { return "", nil },
 		getenv(settings().Encode()), handler.WithLogger(slog.New(slog.DiscardHandler)), handler.WithMetrics(io.Discard))
 	if err != nil {
 		t.Fatal(err)
@@ -318,7 +312,7 @@ func TestDefaultClientKeepsTheCABundle(t *testing.T) {
 // own, for its standard error and output.
 func TestLogLevels(t *testing.T) {
 	if os.Getenv("HANDLER_TEST_LEVELS") == "1" {
-		h, err := handler.New(orderKey, func(_ context.Context, o order, _ idempotency.Reservation) (string, error) {
+		h, err := sqsbatch.FromEnv(orderKey, func(_ context.Context, o order, _ idempotency.Reservation) (string, error) {
 			if o.Amount < 0 {
 				return "", errors.New("payment declined")
 			}
