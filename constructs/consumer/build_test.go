@@ -159,14 +159,14 @@ func TestSynthRefusesAHandlerWithoutTheLibrary(t *testing.T) {
 	}
 }
 
-// TestSynthAcceptsTheExampleHandler bundles lambda/cmd/charge, built in the
+// TestSynthAcceptsTheExampleHandler bundles app/cmd/charge, built in the
 // library's own module: a working tree, accepted.
 func TestSynthAcceptsTheExampleHandler(t *testing.T) {
 	root, err := cdktest.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if msg, panicked := construct(t, "charge", filepath.Join(root, "lambda", "cmd", "charge")); panicked {
+	if msg, panicked := construct(t, "charge", filepath.Join(root, "app", "cmd", "charge")); panicked {
 		t.Fatal(msg)
 	}
 }
@@ -227,7 +227,7 @@ func TestTwoCheckoutsGiveTheSameAssetHash(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		dir, err := consumer.BuildBootstrap(filepath.Join(checkout, "lambda", "cmd", "charge"), "arm64")
+		dir, err := consumer.BuildBootstrap(filepath.Join(checkout, "app", "cmd", "charge"), "arm64")
 		if err != nil {
 			t.Fatal(err)
 		}

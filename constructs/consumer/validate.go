@@ -70,7 +70,7 @@ func (p *IdempotentConsumerProps) problems(s *settings) []string {
 	problems = append(problems, p.sourceProblems(s)...) // source.go
 	problems = append(problems, p.fifoProblems(s)...)
 	if p.Entry == nil || strings.TrimSpace(*p.Entry) == "" {
-		bad("Entry is required: set it to the directory of the handler's main package, for example jsii.String(\"lambda/cmd/charge\")")
+		bad("Entry is required: set it to the directory of the handler's main package, for example jsii.String(\"app/cmd/charge\")")
 	}
 	problems = append(problems, p.queueProblems(s)...)
 	problems = append(problems, p.functionProblems(s)...)

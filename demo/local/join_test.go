@@ -50,7 +50,7 @@ func TestTransactionalTablesResolveLocally(t *testing.T) {
 		}
 		stock, orders := table("Stock"), table("Orders")
 		consumercdk.NewIdempotentConsumer(stack, jsii.String("Reserve"), &consumercdk.IdempotentConsumerProps{
-			Entry:               jsii.String(filepath.Join(root, "lambda", "cmd", "charge")),
+			Entry:               jsii.String(filepath.Join(root, "app", "cmd", "charge")),
 			TransactionalTables: &[]awsdynamodb.ITable{stock, orders},
 		})
 		app.Synth(nil)

@@ -41,7 +41,7 @@ const sampleSize = 8
 // TestBootstrapStartsWithSynthesizedSettings proves, for a sample of valid
 // props, that what the construct writes is what the handler starts with:
 // each props value is synthesized into a stack with NewIdempotentConsumer
-// around the example handler lambda/cmd/charge; the template is provisioned
+// around the example handler app/cmd/charge; the template is provisioned
 // on kumo as the local run does (its table becomes a real table); the
 // handler, built for this machine as the local run builds it, starts under
 // the Lambda runtime interface emulator with exactly the function's
@@ -72,7 +72,7 @@ func TestBootstrapStartsWithSynthesizedSettings(t *testing.T) {
 	defer srv.Close()
 	c := newClients(srv.URL)
 	outDir, binDir := t.TempDir(), t.TempDir()
-	entry := filepath.Join(root, "lambda", "cmd", "charge")
+	entry := filepath.Join(root, "app", "cmd", "charge")
 
 	var (
 		bin      string       // the handler built for this machine, once

@@ -7,14 +7,14 @@ import (
 )
 
 // TestTheEntryPointsLinkNoConfigPackage: no entry point's package graph (a
-// consumer's bootstrap: handler and what it imports, as lambda/cmd/charge
+// consumer's bootstrap: handler and what it imports, as app/cmd/charge
 // builds it) holds the SDK's package config or the credential providers it
 // imports (STS, SSO, the container and instance metadata), which the
 // default clients do not use (lambdaEnv reads the environment instead;
 // DESIGN.md, "What a consumer process costs"). WithAWSConfig takes a
 // configuration loaded by the user's own import of config.
 func TestTheEntryPointsLinkNoConfigPackage(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", "../../cmd/charge").CombinedOutput()
+	out, err := exec.Command("go", "list", "-deps", "../../../app/cmd/charge").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list: %v\n%s", err, out)
 	}
@@ -24,7 +24,7 @@ func TestTheEntryPointsLinkNoConfigPackage(t *testing.T) {
 		dynamodb = dynamodb || p == "github.com/aws/aws-sdk-go-v2/service/dynamodb"
 		if p == "github.com/aws/aws-sdk-go-v2/config" || strings.HasPrefix(p, "github.com/aws/aws-sdk-go-v2/credentials/") ||
 			p == "github.com/aws/aws-sdk-go-v2/service/sts" || p == "github.com/aws/aws-sdk-go-v2/feature/ec2/imds" {
-			t.Errorf("lambda/cmd/charge links %s", p)
+			t.Errorf("app/cmd/charge links %s", p)
 		}
 	}
 	if !dynamodb {
