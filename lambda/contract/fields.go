@@ -257,9 +257,25 @@ func entry[T any](name, setting, prop, defaultDoc, example, doc string, p func(*
 		typ: reflect.TypeFor[T]()}
 	var enc func(T) string
 	var dec func(string) (T, error)
+	f.Encoding, enc, dec = codec[T](name, setting)
+	f.encode = func(s Settings) string { return enc(*p(&s)) }
+	f.decode = func(s *Settings, v string) error {
+		x, err := dec(v)
+		if err == nil {
+			*p(s) = x
+		}
+		return err
+	}
+	return f
+}
+
+// codec is the encoding of a setting of type T, carried in the variable
+// name: its name in the contract's table, and how a value is written and
+// read back.
+func codec[T any](name, setting string) (encoding string, enc func(T) string, dec func(string) (T, error)) {
 	switch any(new(T)).(type) {
 	case *time.Duration:
-		f.Encoding = "duration"
+		encoding = "duration"
 		enc = func(v T) string { return Format(any(v).(time.Duration)) }
 		dec = func(v string) (T, error) {
 			d, err := time.ParseDuration(v)
@@ -269,7 +285,7 @@ func entry[T any](name, setting, prop, defaultDoc, example, doc string, p func(*
 			return any(d).(T), nil
 		}
 	case *int:
-		f.Encoding = "count"
+		encoding = "count"
 		enc = func(v T) string { return strconv.Itoa(any(v).(int)) }
 		dec = func(v string) (T, error) {
 			n, err := strconv.Atoi(v)
@@ -282,7 +298,7 @@ func entry[T any](name, setting, prop, defaultDoc, example, doc string, p func(*
 		// Exactly as Encode writes them: a variable that says more is a
 		// mistake to report, not a truth value to guess (strconv.ParseBool
 		// would take "1", "t" and "TRUE").
-		f.Encoding = "bool"
+		encoding = "bool"
 		enc = func(v T) string { return strconv.FormatBool(any(v).(bool)) }
 		dec = func(v string) (T, error) {
 			if v != "true" && v != "false" {
@@ -291,43 +307,22 @@ func entry[T any](name, setting, prop, defaultDoc, example, doc string, p func(*
 			return any(v == "true").(T), nil
 		}
 	case *[]string:
-		f.Encoding = "list"
+		encoding = "list"
 		enc = func(v T) string { return strings.Join(any(v).([]string), ",") }
 		dec = func(v string) (T, error) { return any(strings.Split(v, ",")).(T), nil }
-	case *string:
-		f.Encoding = "text"
-		enc = func(v T) string { return any(v).(string) }
-		dec = func(v string) (T, error) { return any(v).(T), nil }
-	case *KeyPlace:
-		f.Encoding = "text"
-		enc = func(v T) string { return string(any(v).(KeyPlace)) }
-		dec = func(v string) (T, error) { return any(KeyPlace(v)).(T), nil }
-	case *Source:
-		f.Encoding = "text"
-		enc = func(v T) string { return string(any(v).(Source)) }
-		dec = func(v string) (T, error) { return any(Source(v)).(T), nil }
-	case *Images:
-		f.Encoding = "text"
-		enc = func(v T) string { return string(any(v).(Images)) }
-		dec = func(v string) (T, error) { return any(Images(v)).(T), nil }
-	case *Removes:
-		f.Encoding = "text"
-		enc = func(v T) string { return string(any(v).(Removes)) }
-		dec = func(v string) (T, error) { return any(Removes(v)).(T), nil }
-	case *Delivery:
-		f.Encoding = "text"
-		enc = func(v T) string { return string(any(v).(Delivery)) }
-		dec = func(v string) (T, error) { return any(Delivery(v)).(T), nil }
 	default:
-		panic(fmt.Sprintf("contract: no encoding for the type of %s", setting)) // a programming error in the list above, caught by every test
-	}
-	f.encode = func(s Settings) string { return enc(*p(&s)) }
-	f.decode = func(s *Settings, v string) error {
-		x, err := dec(v)
-		if err == nil {
-			*p(s) = x
+		// A string, or a type of string kind (KeyPlace, Source, Images,
+		// Removes, Delivery): the text as it is.
+		if reflect.TypeFor[T]().Kind() != reflect.String {
+			panic(fmt.Sprintf("contract: no encoding for the type of %s", setting)) // a programming error in the list above, caught by every test
 		}
-		return err
+		encoding = "text"
+		enc = func(v T) string { return reflect.ValueOf(v).String() }
+		dec = func(v string) (T, error) {
+			var x T
+			reflect.ValueOf(&x).Elem().SetString(v)
+			return x, nil
+		}
 	}
-	return f
+	return encoding, enc, dec
 }

@@ -192,26 +192,7 @@ func (c *core[M]) handle(ctx context.Context, recs []record[M]) (string, error) 
 		limit = max(len(recs), 1)
 	}
 	b.slots = make(chan struct{}, limit)
-	groups := groupsOf(recs)
-	if limit == 1 {
-		failed := make(map[string]bool, len(groups))
-		for i := range recs {
-			f := failed[recs[i].group]
-			reports[i] = b.next(ctx, &recs[i], &f)
-			failed[recs[i].group] = f
-		}
-	} else {
-		var wg sync.WaitGroup
-		for _, g := range groups {
-			wg.Go(func() {
-				failed := false
-				for _, i := range g {
-					reports[i] = b.next(ctx, &recs[i], &failed)
-				}
-			})
-		}
-		wg.Wait()
-	}
+	b.run(ctx, recs, reports, limit)
 
 	counts := make([]int, int(outcome.Count))
 	capacity := make([]idempotency.Capacity, len(counts))
@@ -245,28 +226,7 @@ func (c *core[M]) handle(ctx context.Context, recs []record[M]) (string, error) 
 	if len(failedIdx) == 0 {
 		return "", nil
 	}
-	seqs := make([]string, len(failedIdx))
-	for j, i := range failedIdx {
-		seqs[j] = recs[i].seq
-	}
-	reported, err := ReportedSequenceNumber(seqs)
-	if err != nil {
-		// A sequence number that is not a number (never from Lambda): the
-		// batch's first record is reported, which replays all of it; the
-		// guard absorbs what had completed.
-		reported = recs[0].seq
-		c.cfg.Logger.LogAttrs(ctx, slog.LevelError, "checkpoint",
-			slog.String("consumer", c.cfg.Consumer),
-			slog.String("sequence_number", reported),
-			slog.String("reason", err.Error()+": the batch's first record is reported, so that Lambda replays the whole batch"))
-		return reported, nil
-	}
-	c.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "checkpoint",
-		slog.String("consumer", c.cfg.Consumer),
-		slog.String("sequence_number", reported),
-		slog.Int("failed", len(failedIdx)),
-		slog.String("reason", "the lowest sequence number of the batch's failed or not started records: Lambda resumes the shard from it, and the guard absorbs the later records that had completed"))
-	return reported, nil
+	return c.checkpoint(ctx, recs, failedIdx), nil
 }
 
 // ReportedSequenceNumber returns the sequence number a stream handler
@@ -506,4 +466,57 @@ func (c *core[M]) emitMetrics(counts []int, skipped int, capacity []idempotency.
 	if err != nil {
 		c.cfg.Logger.Error("metrics", slog.String("reason", err.Error()))
 	}
+}
+
+// run runs the batch's records: one after another in batch order with a
+// limit of 1, else each group (shard partition key, item key) in order in a
+// goroutine of its own, within the batch's slots.
+func (b *batch[M]) run(ctx context.Context, recs []record[M], reports []report, limit int) {
+	groups := groupsOf(recs)
+	if limit == 1 {
+		failed := make(map[string]bool, len(groups))
+		for i := range recs {
+			f := failed[recs[i].group]
+			reports[i] = b.next(ctx, &recs[i], &f)
+			failed[recs[i].group] = f
+		}
+	} else {
+		var wg sync.WaitGroup
+		for _, g := range groups {
+			wg.Go(func() {
+				failed := false
+				for _, i := range g {
+					reports[i] = b.next(ctx, &recs[i], &failed)
+				}
+			})
+		}
+		wg.Wait()
+	}
+}
+
+// checkpoint is the sequence number the batch reports, from which Lambda
+// resumes the shard: the lowest of the failed or not started records.
+func (c *core[M]) checkpoint(ctx context.Context, recs []record[M], failedIdx []int) string {
+	seqs := make([]string, len(failedIdx))
+	for j, i := range failedIdx {
+		seqs[j] = recs[i].seq
+	}
+	reported, err := ReportedSequenceNumber(seqs)
+	if err != nil {
+		// A sequence number that is not a number (never from Lambda): the
+		// batch's first record is reported, which replays all of it; the
+		// guard absorbs what had completed.
+		reported = recs[0].seq
+		c.cfg.Logger.LogAttrs(ctx, slog.LevelError, "checkpoint",
+			slog.String("consumer", c.cfg.Consumer),
+			slog.String("sequence_number", reported),
+			slog.String("reason", err.Error()+": the batch's first record is reported, so that Lambda replays the whole batch"))
+		return reported
+	}
+	c.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "checkpoint",
+		slog.String("consumer", c.cfg.Consumer),
+		slog.String("sequence_number", reported),
+		slog.Int("failed", len(failedIdx)),
+		slog.String("reason", "the lowest sequence number of the batch's failed or not started records: Lambda resumes the shard from it, and the guard absorbs the later records that had completed"))
+	return reported
 }

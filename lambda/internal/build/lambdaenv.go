@@ -85,51 +85,7 @@ func readLambdaEnv() (lambdaEnv, error) {
 		}
 		return fmt.Errorf("must be preferred/required/disabled")
 	})
-	read("AWS_REQUEST_CHECKSUM_CALCULATION", func(v string) error {
-		supported, err := whenSupported(v)
-		e.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
-		if supported {
-			e.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenSupported
-		}
-		return err
-	})
-	read("AWS_RESPONSE_CHECKSUM_VALIDATION", func(v string) error {
-		supported, err := whenSupported(v)
-		e.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
-		if supported {
-			e.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenSupported
-		}
-		return err
-	})
-	read("AWS_USE_FIPS_ENDPOINT", func(v string) error {
-		b, err := trueOrFalse(v)
-		e.UseFIPSEndpoint = aws.FIPSEndpointStateDisabled
-		if b {
-			e.UseFIPSEndpoint = aws.FIPSEndpointStateEnabled
-		}
-		return err
-	})
-	read("AWS_USE_DUALSTACK_ENDPOINT", func(v string) error {
-		b, err := trueOrFalse(v)
-		e.UseDualStackEndpoint = aws.DualStackEndpointStateDisabled
-		if b {
-			e.UseDualStackEndpoint = aws.DualStackEndpointStateEnabled
-		}
-		return err
-	})
-	read("AWS_ENABLE_ENDPOINT_DISCOVERY", func(v string) error {
-		switch {
-		case strings.EqualFold(v, "true"):
-			e.EnableEndpointDiscovery = aws.EndpointDiscoveryEnabled
-		case strings.EqualFold(v, "false"):
-			e.EnableEndpointDiscovery = aws.EndpointDiscoveryDisabled
-		case strings.EqualFold(v, "auto"):
-			e.EnableEndpointDiscovery = aws.EndpointDiscoveryAuto
-		default:
-			return fmt.Errorf("need true, false or auto")
-		}
-		return nil
-	})
+	e.readEndpointSettings(read)
 	return e, err
 }
 
@@ -201,4 +157,55 @@ func (e lambdaEnv) GetUseDualStackEndpoint(context.Context) (aws.DualStackEndpoi
 // DynamoDB client (ConfigSources).
 func (e lambdaEnv) GetEnableEndpointDiscovery(context.Context) (aws.EndpointDiscoveryEnableState, bool, error) {
 	return e.EnableEndpointDiscovery, e.EnableEndpointDiscovery != aws.EndpointDiscoveryUnset, nil
+}
+
+// readEndpointSettings reads the checksum and endpoint variables (FIPS,
+// dual-stack, endpoint discovery) through read, as readLambdaEnv reads the
+// others.
+func (e *lambdaEnv) readEndpointSettings(read func(name string, parse func(string) error)) {
+	read("AWS_REQUEST_CHECKSUM_CALCULATION", func(v string) error {
+		supported, err := whenSupported(v)
+		e.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
+		if supported {
+			e.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenSupported
+		}
+		return err
+	})
+	read("AWS_RESPONSE_CHECKSUM_VALIDATION", func(v string) error {
+		supported, err := whenSupported(v)
+		e.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
+		if supported {
+			e.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenSupported
+		}
+		return err
+	})
+	read("AWS_USE_FIPS_ENDPOINT", func(v string) error {
+		b, err := trueOrFalse(v)
+		e.UseFIPSEndpoint = aws.FIPSEndpointStateDisabled
+		if b {
+			e.UseFIPSEndpoint = aws.FIPSEndpointStateEnabled
+		}
+		return err
+	})
+	read("AWS_USE_DUALSTACK_ENDPOINT", func(v string) error {
+		b, err := trueOrFalse(v)
+		e.UseDualStackEndpoint = aws.DualStackEndpointStateDisabled
+		if b {
+			e.UseDualStackEndpoint = aws.DualStackEndpointStateEnabled
+		}
+		return err
+	})
+	read("AWS_ENABLE_ENDPOINT_DISCOVERY", func(v string) error {
+		switch {
+		case strings.EqualFold(v, "true"):
+			e.EnableEndpointDiscovery = aws.EndpointDiscoveryEnabled
+		case strings.EqualFold(v, "false"):
+			e.EnableEndpointDiscovery = aws.EndpointDiscoveryDisabled
+		case strings.EqualFold(v, "auto"):
+			e.EnableEndpointDiscovery = aws.EndpointDiscoveryAuto
+		default:
+			return fmt.Errorf("need true, false or auto")
+		}
+		return nil
+	})
 }
