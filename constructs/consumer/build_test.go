@@ -212,7 +212,7 @@ func TestTwoCheckoutsGiveTheSameAssetHash(t *testing.T) {
 	var binaries [][]byte
 	for _, checkout := range []string{filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "deeper", "b")} {
 		// The part of the module the handler builds from (lambda/sqsbatch
-		// imports internal/jsonesc).
+		// imports lambda/internal/jsonesc).
 		for _, d := range []string{"lambda", "internal"} {
 			if err := os.CopyFS(filepath.Join(checkout, d), os.DirFS(filepath.Join(root, d))); err != nil {
 				t.Fatal(err)
