@@ -250,11 +250,11 @@ const (
 // Defaults and bounds that are the contract's own (the guard's and the
 // adapter's are theirs, in packages idempotency and sqsbatch).
 const (
-	// DefaultTimeout is the Timeout of a handler whose environment does not
+	// defaultTimeout is the Timeout of a handler whose environment does not
 	// say it: Lambda's longest.
-	DefaultTimeout = 15 * time.Minute
-	// MaxTimeout is Lambda's longest timeout.
-	MaxTimeout = 15 * time.Minute
+	defaultTimeout = 15 * time.Minute
+	// maxTimeout is Lambda's longest timeout.
+	maxTimeout = 15 * time.Minute
 	// DefaultMaxConcurrency caps the default BatchConcurrency: a batch of
 	// thousands of records (with a batching window) runs this many at once,
 	// not thousands of requests, within Lambda's 1,024 file descriptors.

@@ -73,8 +73,8 @@ const (
 // The target queue takes bodies of at most MaxQueueBodyBytes, so the detail
 // that always reaches the queue is the body less those fields.
 const (
-	// MaxEventEntryBytes is EventBridge's largest PutEvents entry: 1 MB.
-	MaxEventEntryBytes = 1 << 20
+	// maxEventEntryBytes is EventBridge's largest PutEvents entry: 1 MB.
+	maxEventEntryBytes = 1 << 20
 	// EventOverheadBytes bounds what an EventBridge event adds to its
 	// detail: version, id, detail-type (at most 128 characters), source
 	// (at most 256), account, time, region, a few resource ARNs and the
@@ -85,7 +85,7 @@ const (
 	// 1040384 bytes. An event with a larger detail (or more resources than
 	// EventOverheadBytes counts) may be refused by the queue: the rule
 	// retries it and then sends it to its dead-letter queue.
-	MaxEventDetailBytes = min(MaxEventEntryBytes, MaxQueueBodyBytes) - EventOverheadBytes
+	MaxEventDetailBytes = min(maxEventEntryBytes, MaxQueueBodyBytes) - EventOverheadBytes
 )
 
 // Defaults of the backoff of failed records (Config.BackoffBase,

@@ -123,11 +123,11 @@ func (s Settings) CheckSource(want Source, entry string) error {
 		return nil
 	}
 	return fmt.Errorf("%w: %s runs a %s consumer, but the function's contract is a %s consumer's (%s=%s): start the handler with the entry point of its source (%s), or deploy it with the construct of %s",
-		ErrSource, entry, want, s.Source, SourceVar, s.Source, EntryPoint(s.Source), want)
+		ErrSource, entry, want, s.Source, SourceVar, s.Source, entryPoint(s.Source), want)
 }
 
-// EntryPoint is the handler entry point of a source.
-func EntryPoint(s Source) string {
+// entryPoint is the handler entry point of a source.
+func entryPoint(s Source) string {
 	switch s {
 	case SourceKinesis:
 		return "streambatch.StartKinesis"

@@ -35,9 +35,9 @@ func (s Settings) Problems() []string {
 	}
 	out = append(out, s.designProblems()...)
 	guard := s.GuardConfig()
-	timeoutOK := s.Timeout >= time.Second && s.Timeout <= MaxTimeout && s.Timeout%time.Second == 0
+	timeoutOK := s.Timeout >= time.Second && s.Timeout <= maxTimeout && s.Timeout%time.Second == 0
 	if !timeoutOK {
-		bad("Timeout %s is out of range: Lambda takes whole seconds from 1s to %s; give one in that range", Format(s.Timeout), Format(MaxTimeout))
+		bad("Timeout %s is out of range: Lambda takes whole seconds from 1s to %s; give one in that range", Format(s.Timeout), Format(maxTimeout))
 	}
 	if least, short := s.shortTimeout(); timeoutOK && short {
 		bad("Timeout %s is too short: a record starts only with %s left before the deadline (%s to complete its record, %s for its effect); give at least %s",

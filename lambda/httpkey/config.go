@@ -13,11 +13,11 @@ import (
 
 // Defaults of Config's zero values.
 const (
-	// DefaultHeader is the request header that carries the client's key.
-	DefaultHeader = "Idempotency-Key"
-	// DefaultMaxKeyBytes bounds the key a client sends: 255 bytes, as long
+	// defaultHeader is the request header that carries the client's key.
+	defaultHeader = "Idempotency-Key"
+	// defaultMaxKeyBytes bounds the key a client sends: 255 bytes, as long
 	// as Stripe's idempotency keys.
-	DefaultMaxKeyBytes = 255
+	defaultMaxKeyBytes = 255
 )
 
 // RepresentationHeaders are the response headers that every replay
@@ -33,13 +33,13 @@ const (
 	// HeaderReplayed marks a replayed response: "true" on every response
 	// answered from the fact's record instead of the handler.
 	HeaderReplayed = "Idempotency-Replayed"
-	// HeaderDropped is set, with the size in bytes of the body that was not
+	// headerDropped is set, with the size in bytes of the body that was not
 	// kept, on the replay of a response too large to store (see Handler).
-	HeaderDropped = "Idempotency-Body-Dropped"
-	// HeaderWindow publishes the expiry policy: how many seconds a key
+	headerDropped = "Idempotency-Body-Dropped"
+	// headerWindow publishes the expiry policy: how many seconds a key
 	// stays bound to its first request, from that request's completion (the
 	// business window). It is on every response that a key decided.
-	HeaderWindow = "Idempotency-Window"
+	headerWindow = "Idempotency-Window"
 )
 
 // Verifier authenticates a webhook before any store request and names the
@@ -71,9 +71,9 @@ type Config struct {
 	// outcome.MetricDimension). Default: "endpoint".
 	Name string
 	// Header is the request header that carries the client's key.
-	// Default: DefaultHeader. Ignored with Verifier or Key.
+	// Default: defaultHeader. Ignored with Verifier or Key.
 	Header string
-	// MaxKeyBytes bounds the client's key. Default: DefaultMaxKeyBytes.
+	// MaxKeyBytes bounds the client's key. Default: defaultMaxKeyBytes.
 	MaxKeyBytes int
 	// Optional serves a request without a key by the handler alone, with no
 	// idempotency; by default a POST or PATCH without a key gets 400, as the
@@ -123,10 +123,10 @@ func (c Config) withDefaults() Config {
 		c.Name = "endpoint"
 	}
 	if c.Header == "" {
-		c.Header = DefaultHeader
+		c.Header = defaultHeader
 	}
 	if c.MaxKeyBytes <= 0 {
-		c.MaxKeyBytes = DefaultMaxKeyBytes
+		c.MaxKeyBytes = defaultMaxKeyBytes
 	}
 	c.ReplayHeaders = append(append([]string(nil), RepresentationHeaders...), c.ReplayHeaders...)
 	if c.MaxBodyBytes <= 0 {

@@ -85,12 +85,12 @@ func ReservationFrom(ctx context.Context) (idempotency.Reservation, bool) {
 // names the others reuse: processed, duplicate, in_progress, mismatch,
 // bad_input, failed, lease_lost, not_started).
 const (
-	// OutcomeUnauthorized: the Verifier or the Client refused the request
+	// outcomeUnauthorized: the Verifier or the Client refused the request
 	// (401): nothing stored, no store request.
-	OutcomeUnauthorized = "unauthorized"
-	// OutcomeUnkeyed: a request without a key served with no idempotency
+	outcomeUnauthorized = "unauthorized"
+	// outcomeUnkeyed: a request without a key served with no idempotency
 	// (Config.Optional).
-	OutcomeUnkeyed = "unkeyed"
+	outcomeUnkeyed = "unkeyed"
 )
 
 // errTryAgain is the effect's error for a response of the wrapped handler
@@ -156,7 +156,7 @@ func (x *exchange) serve() {
 		return
 	}
 	if key == "" { // Optional, no key
-		x.outcome, x.level = OutcomeUnkeyed, slog.LevelInfo
+		x.outcome, x.level = outcomeUnkeyed, slog.LevelInfo
 		rec := newRecorder()
 		r2 := r.Clone(r.Context())
 		r2.Body = io.NopCloser(bytes.NewReader(body))
@@ -174,7 +174,7 @@ func (x *exchange) serve() {
 			err = errors.New("the client attribute is empty")
 		}
 		if err != nil {
-			x.problem(http.StatusUnauthorized, OutcomeUnauthorized, "Unknown client", "client: "+err.Error())
+			x.problem(http.StatusUnauthorized, outcomeUnauthorized, "Unknown client", "client: "+err.Error())
 			return
 		}
 		key = strconv.Itoa(len(client)) + ":" + client + ":" + key // unambiguous: the length says where the client ends
@@ -207,7 +207,7 @@ func (x *exchange) requestKey(body []byte) (string, bool) {
 			err = errors.New("the verifier gave no key")
 		}
 		if err != nil {
-			x.problem(http.StatusUnauthorized, OutcomeUnauthorized, "Unauthorized", err.Error())
+			x.problem(http.StatusUnauthorized, outcomeUnauthorized, "Unauthorized", err.Error())
 			return "", false
 		}
 		return key, true
@@ -228,7 +228,7 @@ func (x *exchange) requestKey(body []byte) (string, bool) {
 	if len(values) == 0 && (h.cfg.Optional || idempotentMethod(r.Method)) {
 		return "", true
 	}
-	key, err := ParseKey(values, h.cfg.MaxKeyBytes)
+	key, err := parseKey(values, h.cfg.MaxKeyBytes)
 	if err != nil {
 		x.problem(http.StatusBadRequest, outcome.BadInput.String(), "Bad Idempotency-Key", fmt.Sprintf("%s: %v", h.cfg.Header, err))
 		return "", false
@@ -330,7 +330,7 @@ func (x *exchange) run(fact idempotency.Fact, body []byte) {
 			x.reason = "took over the lapsed reservation of another request (lease ended " + res.LapsedLease.UTC().Format(time.RFC3339Nano) + "): the handler may have run before, in part or in full"
 			x.level = slog.LevelWarn
 		}
-		rec.header.Set(HeaderWindow, h.window)
+		rec.header.Set(headerWindow, h.window)
 		x.status = rec.flush(x.w)
 	case err == nil:
 		x.replay(res.Value)
@@ -350,7 +350,7 @@ func (x *exchange) run(fact idempotency.Fact, body []byte) {
 		x.retryAfter("1")
 		x.problem(http.StatusConflict, outcome.InProgress.String(), "Request in progress", "a request with this key is being processed; retry after it")
 	case errors.Is(err, idempotency.ErrPayloadMismatch):
-		x.w.Header().Set(HeaderWindow, h.window)
+		x.w.Header().Set(headerWindow, h.window)
 		x.problem(http.StatusUnprocessableEntity, outcome.Mismatch.String(), "Idempotency-Key reused", "this key was used for another request (another method, target, body or hashed header); send a new key for a new request")
 		x.reason = err.Error()
 	case errors.Is(err, idempotency.ErrInvalidKey), errors.Is(err, idempotency.ErrInvalidPayload):
@@ -393,11 +393,11 @@ func (x *exchange) replay(value string) {
 		hd[name] = vs
 	}
 	hd.Set(HeaderReplayed, "true")
-	hd.Set(HeaderWindow, h.window)
+	hd.Set(headerWindow, h.window)
 	if s.Dropped > 0 {
 		// Never an empty success: the body says that the request was
 		// processed and that its response was not kept.
-		hd.Set(HeaderDropped, strconv.Itoa(s.Dropped))
+		hd.Set(headerDropped, strconv.Itoa(s.Dropped))
 		hd.Set("Content-Type", "application/problem+json")
 		hd.Del("Content-Encoding")
 		body, _ = json.Marshal(map[string]any{"title": "Response not stored", "status": s.Status,

@@ -113,7 +113,7 @@ type identity struct {
 	claims map[string]string
 }
 
-// ClientIAM scopes keys to the caller's stable IAM identity (StableIAM of
+// ClientIAM scopes keys to the caller's stable IAM identity (stableIAM of
 // the userArn of a function URL with AWS_IAM auth, or of an HTTP API route
 // with IAM authorization, which Lambda's event carries): the account and the
 // role or user, never an assumed role's session name, which changes each
@@ -124,11 +124,11 @@ func ClientIAM() ClientFunc {
 		if id.iam == "" {
 			return "", fmt.Errorf("the request carries no IAM identity (a function URL with AWS_IAM auth, or an IAM-authorized route, gives one)")
 		}
-		return StableIAM(id.iam), nil
+		return stableIAM(id.iam), nil
 	}
 }
 
-// StableIAM returns the identity of an IAM principal's ARN that survives a
+// stableIAM returns the identity of an IAM principal's ARN that survives a
 // refresh of its credentials: for an assumed role's session
 // (arn:aws:sts::123456789012:assumed-role/Payments/aws-go-sdk-1700000000),
 // the role in its account (arn:aws:sts::123456789012:assumed-role/Payments),
@@ -136,7 +136,7 @@ func ClientIAM() ClientFunc {
 // root, a federated user) as it is. Two sessions of one role are one
 // client: a role is the unit that IAM grants, and a session's name is
 // chosen by whoever assumes the role.
-func StableIAM(arn string) string {
+func stableIAM(arn string) string {
 	const marker = ":assumed-role/"
 	i := strings.Index(arn, marker)
 	if i < 0 || !strings.HasPrefix(arn, "arn:") {

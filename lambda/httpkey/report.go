@@ -54,9 +54,9 @@ func (h *Handler) report(x *exchange, took time.Duration) {
 		}
 	}
 	switch x.outcome {
-	case OutcomeUnauthorized:
+	case outcomeUnauthorized:
 		name = outcome.MetricUnauthorized
-	case OutcomeUnkeyed:
+	case outcomeUnkeyed:
 		name = outcome.MetricUnkeyed
 	}
 	if name != "" {

@@ -39,7 +39,7 @@ const (
 	DefaultWindow         = 24 * time.Hour
 	DefaultTTLAfterWindow = 24 * time.Hour
 	DefaultLeaseMax       = 15 * time.Minute
-	DefaultExpiryRetries  = 3
+	defaultExpiryRetries  = 3
 	// DefaultFinishBudget is the default of Config.FinishBudget.
 	DefaultFinishBudget = 2 * time.Second
 	// MaxCacheSize is the largest Config.CacheSize accepted. The cache also

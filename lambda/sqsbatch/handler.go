@@ -123,7 +123,7 @@ type Config struct {
 	// InProgressWait is the longest a record found in progress waits in
 	// the invocation for the blocking lease to end, and then runs again,
 	// when that leaves MinRemaining before the deadline; negative: never.
-	// Default: DefaultInProgressWait.
+	// Default: defaultInProgressWait.
 	InProgressWait time.Duration
 	// BackoffBase starts the backoff of failed records (contract.Backoff): a record
 	// reported failed (its effect failed, or the store did; not bad input,
@@ -172,7 +172,7 @@ func (c Config) withDefaults(guard *idempotency.Guard) Config {
 		c.Metrics = os.Stdout
 	}
 	if c.InProgressWait == 0 {
-		c.InProgressWait = DefaultInProgressWait
+		c.InProgressWait = defaultInProgressWait
 	}
 	if c.MetricsLevel == "" {
 		c.MetricsLevel = slog.LevelInfo.String()

@@ -17,7 +17,7 @@
 // (NotStarted), so that no effect of a key overtakes an earlier one that
 // has not happened yet. The response names one record, the failed (or not
 // started) record with the lowest sequence number, compared as a number:
-// Lambda resumes the shard from it (see ReportedSequenceNumber).
+// Lambda resumes the shard from it (see reportedSequenceNumber).
 //
 // The outcomes, their names and metrics are the queue adapter's
 // (outcome.Outcome, outcome.NewLogger, outcome.MetricDimension): one
@@ -229,7 +229,7 @@ func (c *core[M]) handle(ctx context.Context, recs []record[M]) (string, error) 
 	return c.checkpoint(ctx, recs, failedIdx), nil
 }
 
-// ReportedSequenceNumber returns the sequence number a stream handler
+// reportedSequenceNumber returns the sequence number a stream handler
 // reports for the failed records whose sequence numbers are seqs: the
 // lowest, compared as a number (sequence numbers are decimal strings of up
 // to 128 digits, whose lexical order is not their order: "99" < "100").
@@ -243,7 +243,7 @@ func (c *core[M]) handle(ctx context.Context, recs []record[M]) (string, error) 
 // one item is reported, the lowest: what Lambda would take of a longer list,
 // with nothing for a reader of the response to misread. A sequence number
 // that is not a decimal number is an error.
-func ReportedSequenceNumber(seqs []string) (string, error) {
+func reportedSequenceNumber(seqs []string) (string, error) {
 	var low *big.Int
 	lowest := ""
 	for _, s := range seqs {
@@ -501,7 +501,7 @@ func (c *core[M]) checkpoint(ctx context.Context, recs []record[M], failedIdx []
 	for j, i := range failedIdx {
 		seqs[j] = recs[i].seq
 	}
-	reported, err := ReportedSequenceNumber(seqs)
+	reported, err := reportedSequenceNumber(seqs)
 	if err != nil {
 		// A sequence number that is not a number (never from Lambda): the
 		// batch's first record is reported, which replays all of it; the
