@@ -111,8 +111,8 @@ func judge(rec *idempotency.Record, f idempotency.Fact, expired error, now time.
 	return Verdict{outcome.InProgress.String(), fmt.Sprintf("a worker holds the reservation for %s more: a delivery is retried after it (a payload other than the recorded one is a mismatch)", rec.LeaseUntil.Sub(now).Round(time.Millisecond))}
 }
 
-// RecordView is what show writes of a fact's record (--json).
-type RecordView struct {
+// recordView is what show writes of a fact's record (--json).
+type recordView struct {
 	Consumer  string `json:"consumer"`
 	Namespace string `json:"namespace"`
 	Table     string `json:"table"`
@@ -135,8 +135,8 @@ type RecordView struct {
 	Verdict Verdict `json:"verdict"`
 }
 
-func viewOf(t *target, f idempotency.Fact, rec *idempotency.Record, now time.Time) RecordView {
-	v := RecordView{Consumer: t.s.Consumer, Namespace: t.s.Namespace, Table: t.s.Table, Key: f.Key, Hashed: t.s.KeySecret != "",
+func viewOf(t *target, f idempotency.Fact, rec *idempotency.Record, now time.Time) recordView {
+	v := recordView{Consumer: t.s.Consumer, Namespace: t.s.Namespace, Table: t.s.Table, Key: f.Key, Hashed: t.s.KeySecret != "",
 		Verdict: judge(rec, f, t.guard.Expired(f), now)}
 	if rec == nil {
 		return v
@@ -151,7 +151,7 @@ func viewOf(t *target, f idempotency.Fact, rec *idempotency.Record, now time.Tim
 }
 
 // write writes v in words.
-func (v RecordView) write(w io.Writer, now time.Time) {
+func (v recordView) write(w io.Writer, now time.Time) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	when := func(tm *time.Time) string {
 		if tm == nil {
