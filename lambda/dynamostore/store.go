@@ -712,29 +712,8 @@ func (s *Store) unmarshal(item map[string]types.AttributeValue) (*idempotency.Re
 	return rec, nil
 }
 
-// attributeType names the DynamoDB type of v ("S", "N", "BOOL"...).
+// attributeType names the DynamoDB type of v ("S", "N", "BOOL"...): the
+// SDK's member type names it, *types.AttributeValueMember<type>.
 func attributeType(v types.AttributeValue) string {
-	switch v.(type) {
-	case *types.AttributeValueMemberS:
-		return "S"
-	case *types.AttributeValueMemberN:
-		return "N"
-	case *types.AttributeValueMemberB:
-		return "B"
-	case *types.AttributeValueMemberBOOL:
-		return "BOOL"
-	case *types.AttributeValueMemberNULL:
-		return "NULL"
-	case *types.AttributeValueMemberL:
-		return "L"
-	case *types.AttributeValueMemberM:
-		return "M"
-	case *types.AttributeValueMemberSS:
-		return "SS"
-	case *types.AttributeValueMemberNS:
-		return "NS"
-	case *types.AttributeValueMemberBS:
-		return "BS"
-	}
-	return fmt.Sprintf("%T", v)
+	return strings.TrimPrefix(fmt.Sprintf("%T", v), "*types.AttributeValueMember")
 }

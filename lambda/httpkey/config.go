@@ -4,11 +4,10 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"os"
 	"time"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/emf"
 )
 
 // Defaults of Config's zero values.
@@ -132,18 +131,7 @@ func (c Config) withDefaults() Config {
 	if c.MaxBodyBytes <= 0 {
 		c.MaxBodyBytes = contract.DefaultMaxRequestBytes
 	}
-	if c.MetricsNamespace == "" {
-		c.MetricsNamespace = outcome.DefaultNamespace
-	}
-	if c.Logger == nil {
-		c.Logger = outcome.NewLogger(os.Stderr, slog.LevelInfo)
-	}
-	if c.Metrics == nil {
-		c.Metrics = os.Stdout
-	}
-	if c.MetricsLevel == "" {
-		c.MetricsLevel = "INFO"
-	}
+	emf.Defaults(&c.MetricsNamespace, &c.Logger, &c.Metrics, &c.MetricsLevel)
 	if c.Now == nil {
 		c.Now = time.Now
 	}

@@ -31,7 +31,6 @@ import (
 	"io"
 	"log/slog"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -162,20 +161,9 @@ func (c Config) withDefaults(guard *idempotency.Guard) Config {
 	if c.Consumer == "" {
 		c.Consumer = "consumer"
 	}
-	if c.MetricsNamespace == "" {
-		c.MetricsNamespace = outcome.DefaultNamespace
-	}
-	if c.Logger == nil {
-		c.Logger = outcome.NewLogger(os.Stderr, slog.LevelInfo)
-	}
-	if c.Metrics == nil {
-		c.Metrics = os.Stdout
-	}
+	emf.Defaults(&c.MetricsNamespace, &c.Logger, &c.Metrics, &c.MetricsLevel)
 	if c.InProgressWait == 0 {
 		c.InProgressWait = defaultInProgressWait
-	}
-	if c.MetricsLevel == "" {
-		c.MetricsLevel = slog.LevelInfo.String()
 	}
 	if c.BackoffBase == 0 {
 		c.BackoffBase = contract.DefaultBackoffBase

@@ -31,7 +31,6 @@ import (
 	"io"
 	"log/slog"
 	"math/big"
-	"os"
 	"sync"
 	"time"
 
@@ -89,18 +88,7 @@ func (c Config) withDefaults(guard *idempotency.Guard) Config {
 	if c.Consumer == "" {
 		c.Consumer = "consumer"
 	}
-	if c.MetricsNamespace == "" {
-		c.MetricsNamespace = outcome.DefaultNamespace
-	}
-	if c.Logger == nil {
-		c.Logger = outcome.NewLogger(os.Stderr, slog.LevelInfo)
-	}
-	if c.Metrics == nil {
-		c.Metrics = os.Stdout
-	}
-	if c.MetricsLevel == "" {
-		c.MetricsLevel = slog.LevelInfo.String()
-	}
+	emf.Defaults(&c.MetricsNamespace, &c.Logger, &c.Metrics, &c.MetricsLevel)
 	return c
 }
 
