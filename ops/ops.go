@@ -77,12 +77,6 @@ func withOutput(stdout, stderr io.Writer) Option {
 	return func(o *options) { o.stdout, o.stderr = stdout, stderr }
 }
 
-// withClock reads the time from now instead of time.Now: the clock of
-// show's verdicts, forget's condition and the redrive's dry run.
-func withClock(now func() time.Time) Option {
-	return func(o *options) { o.now = now }
-}
-
 // Exit statuses of Main.
 const (
 	// exitOK: done.
