@@ -26,15 +26,38 @@ const (
 	SourceDynamoDBStreams Source = "dynamodb-streams"
 )
 
-// sources are the sources of the library, in the order messages name them.
-var sources = []Source{SourceQueue, SourceKinesis, SourceDynamoDBStreams, SourceHTTP}
+// sources are the sources of the library, in the order messages name them:
+// each with its entry point (named in a refusal) and the rules of its
+// settings (Problems). A new source is one row here, and its package.
+var sources = []struct {
+	source   Source
+	entry    string
+	problems func(Settings) []string
+}{
+	{SourceQueue, "sqsbatch.Start, StartTx, StartEvents or StartObjects", Settings.queueSourceProblems},
+	{SourceKinesis, "streambatch.StartKinesis", Settings.streamSourceProblems},
+	{SourceDynamoDBStreams, "streambatch.StartDynamoDB", Settings.streamSourceProblems},
+	{SourceHTTP, "endpoint.Start", Settings.httpProblems},
+}
+
+// queueSourceProblems are a queue consumer's rules: the batch's and the
+// queue's.
+func (s Settings) queueSourceProblems() []string {
+	return append(s.sharedProblems(), s.queueProblems()...)
+}
+
+// streamSourceProblems are a stream consumer's rules: the batch's and the
+// stream's (a choice for REMOVE records on a DynamoDB stream).
+func (s Settings) streamSourceProblems() []string {
+	return append(s.sharedProblems(), s.streamProblems()...)
+}
 
 // sourceNames names the sources as a message or a document lists them:
 // "queue, kinesis, dynamodb-streams or http".
 func sourceNames() string {
 	names := make([]string, len(sources))
 	for i, s := range sources {
-		names[i] = string(s)
+		names[i] = string(s.source)
 	}
 	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
@@ -99,13 +122,10 @@ func isQueueOnly(name string) bool {
 // needs a choice for REMOVE records on a DynamoDB stream). Settings that
 // the source's adapter does not read are not judged.
 func (s Settings) adapterProblems() []string {
-	switch s.Source {
-	case SourceQueue:
-		return append(s.sharedProblems(), s.queueProblems()...)
-	case SourceKinesis, SourceDynamoDBStreams:
-		return append(s.sharedProblems(), s.streamProblems()...)
-	case SourceHTTP:
-		return s.httpProblems()
+	for _, src := range sources {
+		if src.source == s.Source {
+			return src.problems(s)
+		}
 	}
 	return []string{fmt.Sprintf("Source %q is not a source of this library; give %s", s.Source, sourceNames())}
 }
@@ -128,15 +148,10 @@ func (s Settings) CheckSource(want Source, entry string) error {
 
 // entryPoint is the handler entry point of a source.
 func entryPoint(s Source) string {
-	switch s {
-	case SourceKinesis:
-		return "streambatch.StartKinesis"
-	case SourceDynamoDBStreams:
-		return "streambatch.StartDynamoDB"
-	case SourceQueue:
-		return "sqsbatch.Start, StartTx, StartEvents or StartObjects"
-	case SourceHTTP:
-		return "endpoint.Start"
+	for _, src := range sources {
+		if src.source == s {
+			return src.entry
+		}
 	}
 	return "the entry point of source " + string(s)
 }
