@@ -7,11 +7,7 @@
 // names from one place.
 package outcome
 
-import (
-	"errors"
-	"fmt"
-	"strings"
-)
+import "errors"
 
 // Outcome is how one record of a batch, or one request, ended.
 type Outcome int
@@ -51,19 +47,17 @@ const (
 	// takes it (see idempotency.ErrExpired).
 	Expired
 
-	// Count is one more than the last outcome: the size of an array indexed
-	// by Outcome.
-	Count
+	count // one more than the last outcome
 )
 
-var names = [Count]string{"unknown", "processed", "duplicate", "in_progress", "mismatch", "bad_input", "failed", "lease_lost", "not_started", "expired"}
+var names = [count]string{"unknown", "processed", "duplicate", "in_progress", "mismatch", "bad_input", "failed", "lease_lost", "not_started", "expired"}
 
-var metricNames = [Count]string{"", "Processed", "Duplicate", "InProgress", "Mismatch", "BadInput", "Failed", "LeaseLost", "NotStarted", "Expired"}
+var metricNames = [count]string{"", "Processed", "Duplicate", "InProgress", "Mismatch", "BadInput", "Failed", "LeaseLost", "NotStarted", "Expired"}
 
 // Outcomes returns every outcome, in the order of the outcome table.
 func Outcomes() []Outcome {
-	out := make([]Outcome, 0, Count-1)
-	for o := Processed; o < Count; o++ {
+	out := make([]Outcome, 0, count-1)
+	for o := Processed; o < count; o++ {
 		out = append(out, o)
 	}
 	return out
@@ -72,7 +66,7 @@ func Outcomes() []Outcome {
 // MetricName is the outcome's count in the metrics ("Processed",
 // "Duplicate", …), or "" for a value that is not an outcome.
 func (o Outcome) MetricName() string {
-	if o < Processed || o >= Count {
+	if o < Processed || o >= count {
 		return ""
 	}
 	return metricNames[o]
@@ -80,7 +74,7 @@ func (o Outcome) MetricName() string {
 
 // String is the outcome's name in log lines ("processed", "bad_input", …).
 func (o Outcome) String() string {
-	if o < Processed || o >= Count {
+	if o < Processed || o >= count {
 		return "unknown"
 	}
 	return names[o]
@@ -102,10 +96,3 @@ var ErrBadInput = errors.New("bad input")
 // error that the errors alarm sees, instead of a partial failure of that
 // record alone.
 var ErrMisconfigured = errors.New("misconfigured")
-
-// KeyRefusal is the bad input of a key function's error: "bad input: key: "
-// and the error, whose own "bad input: " (a key function that wraps
-// ErrBadInput, as it should) is not said twice.
-func KeyRefusal(err error) error {
-	return fmt.Errorf("%w: key: %s", ErrBadInput, strings.TrimPrefix(err.Error(), ErrBadInput.Error()+": "))
-}

@@ -363,8 +363,8 @@ func (h *Handler[T]) Handle(ctx context.Context, ev events.SQSEvent) (events.SQS
 // tally is what a batch's reports add up to: the metrics' counts, and
 // whether any fact was judged.
 type tally struct {
-	counts    [outcome.Count]int
-	capacity  [outcome.Count]idempotency.Capacity
+	counts    [verdict.Count]int
+	capacity  [verdict.Count]idempotency.Capacity
 	unstarted int
 	judged    bool
 }
@@ -602,7 +602,7 @@ func (h *Handler[T]) judge(rec *events.SQSMessage, it *item) (j judged[T], bad *
 	}
 	key, err := h.key(j.msg)
 	if err != nil {
-		return fail(report{outcome: outcome.BadInput, err: outcome.KeyRefusal(err)})
+		return fail(report{outcome: outcome.BadInput, err: verdict.KeyRefusal(err)})
 	}
 	if key == "" {
 		return fail(report{outcome: outcome.BadInput, err: errEmptyKey})
@@ -761,8 +761,8 @@ func (h *Handler[T]) log(ctx context.Context, rec *events.SQSMessage, r report, 
 // Lambda's log-level filtering reads a JSON line's level only when it also
 // has a valid RFC 3339 timestamp, and takes any other line for INFO, which
 // it drops at a higher application log level.
-func (h *Handler[T]) emitMetrics(counts [outcome.Count]int, unstarted int, capacity [outcome.Count]idempotency.Capacity, took time.Duration) {
-	metrics := make([]emf.Metric, 0, outcome.Count+8)
+func (h *Handler[T]) emitMetrics(counts [verdict.Count]int, unstarted int, capacity [verdict.Count]idempotency.Capacity, took time.Duration) {
+	metrics := make([]emf.Metric, 0, verdict.Count+8)
 	for _, o := range outcome.Outcomes() {
 		metrics = append(metrics, emf.Metric{Name: o.MetricName(), Unit: "Count", Value: counts[o]})
 	}

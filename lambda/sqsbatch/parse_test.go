@@ -14,6 +14,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/verdict"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
@@ -117,7 +118,7 @@ func TestKeyRefusalSaysBadInputOnce(t *testing.T) {
 		fmt.Errorf("%w: amount -1 must be positive", outcome.ErrBadInput),
 		errors.New("amount -1 must be positive"),
 	} {
-		got := outcome.KeyRefusal(err)
+		got := verdict.KeyRefusal(err)
 		if got.Error() != "bad input: key: amount -1 must be positive" || !errors.Is(got, outcome.ErrBadInput) {
 			t.Errorf("KeyRefusal(%q) = %q", err, got)
 		}

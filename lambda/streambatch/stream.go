@@ -182,7 +182,7 @@ func (c *core[M]) handle(ctx context.Context, recs []record[M]) (string, error) 
 	b.slots = make(chan struct{}, limit)
 	b.run(ctx, recs, reports, limit)
 
-	counts := make([]int, int(outcome.Count))
+	counts := make([]int, int(verdict.Count))
 	capacity := make([]idempotency.Capacity, len(counts))
 	skipped := 0
 	judged := false
@@ -321,7 +321,7 @@ func (b *batch[M]) one(ctx context.Context, rec *record[M]) (r report) {
 	}
 	key, err := c.key(msg)
 	if err != nil {
-		return report{outcome: outcome.BadInput, err: outcome.KeyRefusal(err)}
+		return report{outcome: outcome.BadInput, err: verdict.KeyRefusal(err)}
 	}
 	if key == "" {
 		return report{outcome: outcome.BadInput, err: errEmptyKey}

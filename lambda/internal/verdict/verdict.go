@@ -4,6 +4,8 @@ package verdict
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
@@ -38,4 +40,15 @@ func Of(res idempotency.Result, err error) outcome.Outcome {
 		return outcome.NotStarted
 	}
 	return outcome.Failed
+}
+
+// Count is one more than the last outcome: the size of an array indexed by
+// outcome.Outcome.
+const Count = outcome.Expired + 1
+
+// KeyRefusal is the bad input of a key function's error: "bad input: key: "
+// and the error, whose own "bad input: " (a key function that wraps
+// outcome.ErrBadInput, as it should) is not said twice.
+func KeyRefusal(err error) error {
+	return fmt.Errorf("%w: key: %s", outcome.ErrBadInput, strings.TrimPrefix(err.Error(), outcome.ErrBadInput.Error()+": "))
 }
