@@ -211,9 +211,9 @@ func TestTwoCheckoutsGiveTheSameAssetHash(t *testing.T) {
 	}
 	var binaries [][]byte
 	for _, checkout := range []string{filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "deeper", "b")} {
-		// The part of the module the handler builds from (lambda/sqsbatch
-		// imports lambda/internal/jsonesc).
-		for _, d := range []string{"lambda", "internal"} {
+		// The part of the module the handler builds from: the example
+		// handler (app/cmd) and the library (lambda).
+		for _, d := range []string{"lambda", "app"} {
 			if err := os.CopyFS(filepath.Join(checkout, d), os.DirFS(filepath.Join(root, d))); err != nil {
 				t.Fatal(err)
 			}
