@@ -73,7 +73,7 @@ test: lint synth
 
 ## check: the fast inner loop (well under a minute warm): gofmt, go vet and
 ## the tests of the packages that need no emulator, CDK synth or Node.js.
-CHECK_PACKAGES := ./lambda/idempotency/... ./lambda/sqsbatch/... ./lambda/contract/... ./lambda/handler/... ./lambda/cmd/...
+CHECK_PACKAGES := ./lambda/idempotency/... ./lambda/sqsbatch/... ./lambda/contract/... ./lambda/handler/... ./app/cmd/...
 check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './node_modules/*')); \
 	  if [ -n "$$out" ]; then echo "gofmt would change: $$out"; exit 1; fi
@@ -106,14 +106,14 @@ bench: tools .tools/bin/benchstat
 	benchstat -col .name -row /case bench-e2e.txt
 	@echo; echo "== Warm runs, per record and peak RSS, a fresh process per run: Warm is the handler as deployed, WarmFloor the minimal signed client =="
 	benchstat -col .name -row /records,/case bench-warm.txt
-	@echo; echo "== Cold init and bootstrap size (lambda/cmd/charge, built as the construct builds it) =="
-	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -buildvcs=false -ldflags "-s -w" -o .tools/bootstrap-arm64 ./lambda/cmd/charge
+	@echo; echo "== Cold init and bootstrap size (app/cmd/charge, built as the construct builds it) =="
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -buildvcs=false -ldflags "-s -w" -o .tools/bootstrap-arm64 ./app/cmd/charge
 	@echo "arm64 bootstrap: $$(wc -c < .tools/bootstrap-arm64) bytes"
 	cd bench && CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -buildvcs=false -ldflags "-s -w" -o ../.tools/minimal-arm64 ./cmd/minimal
 	cd bench && CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags "lambda.norpc chain" -trimpath -buildvcs=false -ldflags "-s -w" -o ../.tools/minimal-chain-arm64 ./cmd/minimal
 	cd bench && CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags "lambda.norpc bare" -trimpath -buildvcs=false -ldflags "-s -w" -o ../.tools/minimal-bare-arm64 ./cmd/minimal
 	@echo "minimal hand-written consumer (bench/cmd/minimal), arm64: $$(wc -c < .tools/minimal-arm64) bytes from the environment (config.NewEnvConfig), $$(wc -c < .tools/minimal-chain-arm64) bytes with config.LoadDefaultConfig, $$(wc -c < .tools/minimal-bare-arm64) bytes from os.Getenv of the region and credentials alone"
-	CGO_ENABLED=0 go build -tags lambda.norpc -trimpath -buildvcs=false -ldflags "-s -w" -o .tools/bootstrap-host ./lambda/cmd/charge
+	CGO_ENABLED=0 go build -tags lambda.norpc -trimpath -buildvcs=false -ldflags "-s -w" -o .tools/bootstrap-host ./app/cmd/charge
 	cd bench && go run ./cmd/coldstart -n 30 ../.tools/bootstrap-host
 
 .tools/bin/benchstat:

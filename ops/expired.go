@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
@@ -34,7 +35,7 @@ func (t *target) replayExpired(ctx context.Context, o *options, r *redriveFlags)
 	if n := len(sqsbatch.Replay{By: by, Reason: r.reason, At: now, MessageID: strings.Repeat("x", 100)}.Encode()); n > sqsbatch.MaxReplayBytes {
 		return fmt.Errorf("--reason: the replay's audit would take %d bytes, more than %d: give a shorter reason", n, sqsbatch.MaxReplayBytes)
 	}
-	audit := sqsbatch.NewLogger(o.stdout, slog.LevelInfo)
+	audit := outcome.NewLogger(o.stdout, slog.LevelInfo)
 	fifo := strings.HasSuffix(t.queueURL, ".fifo")
 	var (
 		handles       []string // received and left in the dead-letter queue
@@ -99,7 +100,7 @@ func (t *target) replayOne(ctx context.Context, audit *slog.Logger, m sqstypes.M
 	j := t.judgeRedriven(ctx, m, a.At)
 	attrs := []slog.Attr{slog.String("consumer", t.s.Consumer), slog.String("message_id", a.MessageID), slog.String("key", j.Key),
 		slog.String("operator", a.By), slog.String("reason", a.Reason), slog.String("verdict", j.Verdict.Outcome)}
-	if j.Verdict.Outcome != sqsbatch.Expired.String() {
+	if j.Verdict.Outcome != outcome.Expired.String() {
 		audit.LogAttrs(ctx, slog.LevelWarn, "replay", append(attrs, slog.String("refused",
 			fmt.Sprintf("not replayed, left in the dead-letter queue: a plain redrive would not expire it (%s: %s); idemctl redrive handles it", j.Verdict.Outcome, j.Verdict.Reason)))...)
 		return false, nil

@@ -16,7 +16,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 	"github.com/idempotent-consumer/idempotent-consumer/ops"
 )
@@ -45,7 +47,7 @@ func newConsumer(w *world) *consumer {
 		}
 		c.effects[o.OrderID].Add(1)
 		return "charged", nil
-	}, sqsbatch.Config{Delivery: sqsbatch.EventBridge, Consumer: "Shop/Charge", Logger: sqsbatch.NewLogger(&c.logs, slog.LevelInfo), Metrics: io.Discard, Concurrency: 1})
+	}, sqsbatch.Config{Delivery: contract.EventBridge, Consumer: "Shop/Charge", Logger: outcome.NewLogger(&c.logs, slog.LevelInfo), Metrics: io.Discard, Concurrency: 1})
 	return c
 }
 

@@ -11,12 +11,12 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
-// DefaultForgetMargin is forget's default margin: an IN_PROGRESS record is
+// defaultForgetMargin is forget's default margin: an IN_PROGRESS record is
 // forgotten only once its lease ended this long before the command's clock.
-const DefaultForgetMargin = 30 * time.Second
+const defaultForgetMargin = 30 * time.Second
 
 func runForget(ctx context.Context, o *options, args []string) error {
 	fs := flag.NewFlagSet("forget", flag.ContinueOnError)
@@ -27,7 +27,7 @@ func runForget(ctx context.Context, o *options, args []string) error {
 	ff.register(fs)
 	reason := fs.String("reason", "", "why the fact must run again (required): written in the audit line")
 	dryRun := fs.Bool("dry-run", false, "say what would be deleted, and delete nothing")
-	margin := fs.Duration("margin", DefaultForgetMargin, fmt.Sprintf("an IN_PROGRESS record is forgotten only once its lease ended this long ago (at least %s): the skew allowed between this clock and the functions'", dynamostore.MinForgetMargin))
+	margin := fs.Duration("margin", defaultForgetMargin, fmt.Sprintf("an IN_PROGRESS record is forgotten only once its lease ended this long ago (at least %s): the skew allowed between this clock and the functions'", dynamostore.MinForgetMargin))
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -46,7 +46,7 @@ func runForget(ctx context.Context, o *options, args []string) error {
 		return err
 	}
 	now := o.now()
-	audit := sqsbatch.NewLogger(o.stdout, slog.LevelInfo)
+	audit := outcome.NewLogger(o.stdout, slog.LevelInfo)
 	attrs := []slog.Attr{
 		slog.String("consumer", t.s.Consumer), slog.String("table", t.s.Table), slog.String("key", f.Key),
 		slog.String("reason", *reason), slog.Bool("dry_run", *dryRun), slog.String("operator", t.operator(ctx)),

@@ -25,8 +25,8 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
 // common are the flags every command takes: where the consumer is.
@@ -136,24 +136,12 @@ func locate(ctx context.Context, o *options, c *common, needQueues bool) (*targe
 		sources = append(sources, "stack "+c.stack)
 	}
 	if c.function != "" {
-		out, err := cl.lambda.GetFunctionConfiguration(ctx, &lambda.GetFunctionConfigurationInput{FunctionName: aws.String(c.function)})
-		var nf *lambdatypes.ResourceNotFoundException
-		switch {
-		case errors.As(err, &nf):
-			return nil, fmt.Errorf("unknown consumer: no function %q in region %s; give the consumer's function name (its construct's Function), or --table and --namespace", c.function, cl.ddb.Options().Region)
-		case err != nil:
-			return nil, fmt.Errorf("read the configuration of function %s: %w", c.function, err)
+		name, err := functionEnv(ctx, cl, c.function, env)
+		if err != nil {
+			return nil, err
 		}
-		if out.Environment != nil {
-			for k, v := range out.Environment.Variables {
-				env[k] = v
-			}
-		}
-		if env[contract.TableVar] == "" && env[contract.VersionVar] == "" {
-			return nil, fmt.Errorf("unknown consumer: function %s has no idempotent consumer's contract in its environment (no %s, no %s); is it the consumer's function?", c.function, contract.TableVar, contract.VersionVar)
-		}
-		t.function = aws.ToString(out.FunctionName)
-		sources = append(sources, "function "+t.function)
+		t.function = name
+		sources = append(sources, "function "+name)
 	}
 	for k, v := range c.env {
 		env[k] = v
@@ -190,14 +178,14 @@ func locate(ctx context.Context, o *options, c *common, needQueues bool) (*targe
 	if err := checkTable(ctx, cl.ddb, s); err != nil {
 		return nil, err
 	}
-	if t.store, err = handler.NewStore(cl.ddb, s); err != nil {
+	if t.store, err = dynamostore.FromSettings(cl.ddb, s); err != nil {
 		return nil, err
 	}
 	if t.guard, err = idempotency.NewGuard(t.store, s.GuardConfig()); err != nil {
 		return nil, err
 	}
 	if o.inspector != nil {
-		cfg := s.BatchConfig()
+		cfg := sqsbatch.ConfigOf(s)
 		cfg.Logger, cfg.Metrics = slog.New(slog.NewTextHandler(io.Discard, nil)), io.Discard
 		t.inspect = o.inspector(t.guard, cfg)
 	}
@@ -372,4 +360,27 @@ func functionOfStack(ctx context.Context, cl *clients, stack, consumer string) (
 		return "", fmt.Errorf("unknown consumer: stack %s has no consumer %q; its consumers: %s", stack, consumer, strings.Join(names, ", "))
 	}
 	return "", fmt.Errorf("stack %s has %d consumers; give --consumer, one of: %s", stack, len(found), strings.Join(names, ", "))
+}
+
+// functionEnv reads the environment of the consumer's function into env,
+// refusing a function without a consumer's contract, and returns the
+// function's name.
+func functionEnv(ctx context.Context, cl *clients, function string, env map[string]string) (string, error) {
+	out, err := cl.lambda.GetFunctionConfiguration(ctx, &lambda.GetFunctionConfigurationInput{FunctionName: aws.String(function)})
+	var nf *lambdatypes.ResourceNotFoundException
+	switch {
+	case errors.As(err, &nf):
+		return "", fmt.Errorf("unknown consumer: no function %q in region %s; give the consumer's function name (its construct's Function), or --table and --namespace", function, cl.ddb.Options().Region)
+	case err != nil:
+		return "", fmt.Errorf("read the configuration of function %s: %w", function, err)
+	}
+	if out.Environment != nil {
+		for k, v := range out.Environment.Variables {
+			env[k] = v
+		}
+	}
+	if env[contract.TableVar] == "" && env[contract.VersionVar] == "" {
+		return "", fmt.Errorf("unknown consumer: function %s has no idempotent consumer's contract in its environment (no %s, no %s); is it the consumer's function?", function, contract.TableVar, contract.VersionVar)
+	}
+	return aws.ToString(out.FunctionName), nil
 }

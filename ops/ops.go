@@ -65,35 +65,29 @@ func WithKey[T any](key sqsbatch.KeyFunc[T]) Option {
 	}
 }
 
-// WithAWSConfig makes the clients from cfg instead of the SDK's default
+// withAWSConfig makes the clients from cfg instead of the SDK's default
 // configuration (config.LoadDefaultConfig).
-func WithAWSConfig(cfg aws.Config) Option {
+func withAWSConfig(cfg aws.Config) Option {
 	return func(o *options) { o.awsConfig = &cfg }
 }
 
-// WithOutput writes the command's output to stdout and its errors and
+// withOutput writes the command's output to stdout and its errors and
 // progress to stderr, instead of the process's.
-func WithOutput(stdout, stderr io.Writer) Option {
+func withOutput(stdout, stderr io.Writer) Option {
 	return func(o *options) { o.stdout, o.stderr = stdout, stderr }
-}
-
-// WithClock reads the time from now instead of time.Now: the clock of
-// show's verdicts, forget's condition and the redrive's dry run.
-func WithClock(now func() time.Time) Option {
-	return func(o *options) { o.now = now }
 }
 
 // Exit statuses of Main.
 const (
-	// ExitOK: done.
-	ExitOK = 0
-	// ExitRefused: the command refused to change something (forget of a
+	// exitOK: done.
+	exitOK = 0
+	// exitRefused: the command refused to change something (forget of a
 	// live lease, a redrive while a move task runs): nothing changed.
-	ExitRefused = 1
-	// ExitUsage: bad input (an unknown consumer, a table without the
+	exitRefused = 1
+	// exitUsage: bad input (an unknown consumer, a table without the
 	// layout, a key the consumer's rules refuse, a bad flag): nothing
 	// changed.
-	ExitUsage = 2
+	exitUsage = 2
 )
 
 // errRefused marks an error of a command that refused to change anything.
@@ -118,7 +112,7 @@ the rest of the contract). Run "idemctl COMMAND -h" for every flag.
 `
 
 // Main runs the command with args (without the program's name) and returns
-// the process's exit status: ExitOK, ExitRefused or ExitUsage.
+// the process's exit status: exitOK, exitRefused or exitUsage.
 func Main(args []string, opts ...Option) int {
 	o := &options{stdout: os.Stdout, stderr: os.Stderr, now: time.Now}
 	for _, opt := range opts {
@@ -127,9 +121,9 @@ func Main(args []string, opts ...Option) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		fmt.Fprint(o.stderr, usage)
 		if len(args) == 0 {
-			return ExitUsage
+			return exitUsage
 		}
-		return ExitOK
+		return exitOK
 	}
 	commands := map[string]func(context.Context, *options, []string) error{
 		"show": runShow, "forget": runForget, "redrive": runRedrive, "stats": runStats,
@@ -137,20 +131,20 @@ func Main(args []string, opts ...Option) int {
 	run, ok := commands[args[0]]
 	if !ok {
 		fmt.Fprintf(o.stderr, "idemctl: unknown command %q\n\n%s", args[0], usage)
-		return ExitUsage
+		return exitUsage
 	}
 	err := run(context.Background(), o, args[1:])
 	switch {
 	case err == nil:
-		return ExitOK
+		return exitOK
 	case errors.Is(err, flag.ErrHelp):
-		return ExitOK
+		return exitOK
 	case errors.Is(err, errRefused):
 		fmt.Fprintf(o.stderr, "idemctl %s: %v\n", args[0], err)
-		return ExitRefused
+		return exitRefused
 	}
 	fmt.Fprintf(o.stderr, "idemctl %s: %v\n", args[0], err)
-	return ExitUsage
+	return exitUsage
 }
 
 // envFlag collects --env VAR=VALUE.

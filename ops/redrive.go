@@ -20,13 +20,13 @@ import (
 
 // The redrive's methods.
 const (
-	// MethodMove is SQS's message move task (StartMessageMoveTask): SQS
+	// methodMove is SQS's message move task (StartMessageMoveTask): SQS
 	// moves the messages itself, at most one task per queue at a time.
-	MethodMove = "move"
-	// MethodCopy receives each message from the dead-letter queue, sends it
+	methodMove = "move"
+	// methodCopy receives each message from the dead-letter queue, sends it
 	// to the queue with its attributes (and, on FIFO queues, its group and
 	// deduplication ids), then deletes it from the dead-letter queue.
-	MethodCopy = "copy"
+	methodCopy = "copy"
 )
 
 // maxMoveRate is the largest MaxNumberOfMessagesPerSecond of a message
@@ -66,7 +66,7 @@ func runRedrive(ctx context.Context, o *options, args []string) error {
 	r := redriveFlags{messageIDs: idSet{}}
 	c.register(fs)
 	fs.BoolVar(&r.dryRun, "dry-run", false, "say per message what the consumer will do with it once redriven, and move nothing")
-	fs.StringVar(&r.method, "method", MethodMove, "move (SQS's message move task) or copy (receive, send, delete; keeps attributes, FIFO group and deduplication ids)")
+	fs.StringVar(&r.method, "method", methodMove, "move (SQS's message move task) or copy (receive, send, delete; keeps attributes, FIFO group and deduplication ids)")
 	fs.IntVar(&r.rate, "rate", 0, fmt.Sprintf("at most this many messages a second (move: 1 to %d; 0: SQS's own rate, or no limit for copy)", maxMoveRate))
 	fs.IntVar(&r.max, "max", 0, "at most this many messages (copy and dry run; 0: all)")
 	fs.DurationVar(&r.poll, "poll", 2*time.Second, "how often a move task's progress is read")
@@ -85,15 +85,15 @@ func runRedrive(ctx context.Context, o *options, args []string) error {
 	switch {
 	case r.replayExpired && strings.TrimSpace(r.reason) == "":
 		return errors.New("--replay-expired: give --reason, why the expired messages must run (an archive replayed on purpose, after checking that their facts did not happen); it goes into the audit")
-	case r.replayExpired && methodSet && r.method != MethodCopy:
+	case r.replayExpired && methodSet && r.method != methodCopy:
 		return errors.New("--replay-expired copies each message (a message move task cannot add the replay's attribute): leave out --method, or give copy")
 	case !r.replayExpired && (r.reason != "" || len(r.messageIDs) > 0):
 		return errors.New("--reason and --message-id go with --replay-expired")
 	}
-	if r.method != MethodMove && r.method != MethodCopy {
+	if r.method != methodMove && r.method != methodCopy {
 		return fmt.Errorf("--method %q: give move or copy", r.method)
 	}
-	if r.method == MethodMove && (r.rate < 0 || r.rate > maxMoveRate) {
+	if r.method == methodMove && (r.rate < 0 || r.rate > maxMoveRate) {
 		return fmt.Errorf("--rate %d: a message move task takes 1 to %d messages a second (0: SQS's own rate)", r.rate, maxMoveRate)
 	}
 	t, err := locate(ctx, o, &c, true)
@@ -105,7 +105,7 @@ func runRedrive(ctx context.Context, o *options, args []string) error {
 		return t.dryRun(ctx, o, &r, c.json)
 	case r.replayExpired:
 		return t.replayExpired(ctx, o, &r)
-	case r.method == MethodMove:
+	case r.method == methodMove:
 		return t.move(ctx, o, &r)
 	}
 	return t.copy(ctx, o, &r)
@@ -128,8 +128,8 @@ func (t *target) receive(ctx context.Context, r *redriveFlags, n int) ([]sqstype
 	return out.Messages, nil
 }
 
-// JudgedMessage is what the redrive's dry run says of one message.
-type JudgedMessage struct {
+// judgedMessage is what the redrive's dry run says of one message.
+type judgedMessage struct {
 	MessageID string `json:"message_id"`
 	// Key is the fact's record key ("" when the message cannot be read).
 	Key string `json:"key,omitempty"`
@@ -140,8 +140,8 @@ type JudgedMessage struct {
 // judgeRedriven says what the consumer will do with m once redriven: a new
 // message (new id, new SentTimestamp, now), whose SNS envelope, if any, keeps
 // its publish time, so that its age starts again only with raw delivery.
-func (t *target) judgeRedriven(ctx context.Context, m sqstypes.Message, now time.Time) JudgedMessage {
-	j := JudgedMessage{MessageID: aws.ToString(m.MessageId)}
+func (t *target) judgeRedriven(ctx context.Context, m sqstypes.Message, now time.Time) judgedMessage {
+	j := judgedMessage{MessageID: aws.ToString(m.MessageId)}
 	if t.inspect == nil {
 		j.Verdict = Verdict{"unknown", "build the command with the consumer's key function (ops.WithKey) to judge each message"}
 		return j
@@ -192,7 +192,7 @@ func (t *target) judgeRedriven(ctx context.Context, m sqstypes.Message, now time
 // visible again.
 func (t *target) dryRun(ctx context.Context, o *options, r *redriveFlags, asJSON bool) error {
 	var (
-		judged  []JudgedMessage
+		judged  []judgedMessage
 		handles []string
 		seen    = map[string]bool{}
 	)
@@ -229,7 +229,7 @@ func (t *target) dryRun(ctx context.Context, o *options, r *redriveFlags, asJSON
 		return json.NewEncoder(o.stdout).Encode(struct {
 			DeadLetterQueue string          `json:"dead_letter_queue"`
 			Queue           string          `json:"queue"`
-			Messages        []JudgedMessage `json:"messages"`
+			Messages        []judgedMessage `json:"messages"`
 			Counts          map[string]int  `json:"counts"`
 		}{t.dlqURL, t.queueURL, judged, counts})
 	}

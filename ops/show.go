@@ -15,7 +15,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
 // factFlags are how show and forget name a fact: a business key, or a
@@ -71,7 +71,7 @@ func (f *factFlags) fact(t *target, args []string) (idempotency.Fact, error) {
 // Verdict is what the consumer's guard does with a delivery of a fact, now.
 type Verdict struct {
 	// Outcome is the record's outcome in the handler's words
-	// (sqsbatch.Outcome's names: "processed", "duplicate", "in_progress",
+	// (outcome.Outcome's names: "processed", "duplicate", "in_progress",
 	// "mismatch", "expired", "bad_input").
 	Outcome string `json:"outcome"`
 	// Reason says why, in words.
@@ -85,10 +85,10 @@ type Verdict struct {
 // applies them. expired is the guard's Expired for the delivery.
 func judge(rec *idempotency.Record, f idempotency.Fact, expired error, now time.Time) Verdict {
 	if expired != nil {
-		return Verdict{sqsbatch.Expired.String(), "never run: " + expired.Error()}
+		return Verdict{outcome.Expired.String(), "never run: " + expired.Error()}
 	}
 	if rec == nil {
-		return Verdict{sqsbatch.Processed.String(), "no record holds the key: a delivery runs the effect"}
+		return Verdict{outcome.Processed.String(), "no record holds the key: a delivery runs the effect"}
 	}
 	hash, which := f.Hash, "this payload"
 	if hash == "" {
@@ -97,22 +97,22 @@ func judge(rec *idempotency.Record, f idempotency.Fact, expired error, now time.
 	if !rec.Holds(hash, now) {
 		switch {
 		case rec.Status == idempotency.StatusInProgress && rec.PayloadHash == hash:
-			return Verdict{sqsbatch.Processed.String(), fmt.Sprintf("the reservation's lease ended %s ago: a delivery of %s takes it over and runs the effect, which may have run before (a takeover)", now.Sub(rec.LeaseUntil).Round(time.Second), which)}
+			return Verdict{outcome.Processed.String(), fmt.Sprintf("the reservation's lease ended %s ago: a delivery of %s takes it over and runs the effect, which may have run before (a takeover)", now.Sub(rec.LeaseUntil).Round(time.Second), which)}
 		default:
-			return Verdict{sqsbatch.Processed.String(), fmt.Sprintf("the record's business window ended %s ago: a delivery runs the effect again", now.Sub(rec.ExpiresAt).Round(time.Second))}
+			return Verdict{outcome.Processed.String(), fmt.Sprintf("the record's business window ended %s ago: a delivery runs the effect again", now.Sub(rec.ExpiresAt).Round(time.Second))}
 		}
 	}
 	switch {
 	case rec.PayloadHash != hash:
-		return Verdict{sqsbatch.Mismatch.String(), "the key is recorded with another payload: never run, the message goes to the dead-letter queue"}
+		return Verdict{outcome.Mismatch.String(), "the key is recorded with another payload: never run, the message goes to the dead-letter queue"}
 	case rec.Status == idempotency.StatusCompleted:
-		return Verdict{sqsbatch.Duplicate.String(), fmt.Sprintf("completed: a delivery of %s is skipped and gets the stored result, until the window ends in %s", which, rec.ExpiresAt.Sub(now).Round(time.Second))}
+		return Verdict{outcome.Duplicate.String(), fmt.Sprintf("completed: a delivery of %s is skipped and gets the stored result, until the window ends in %s", which, rec.ExpiresAt.Sub(now).Round(time.Second))}
 	}
-	return Verdict{sqsbatch.InProgress.String(), fmt.Sprintf("a worker holds the reservation for %s more: a delivery is retried after it (a payload other than the recorded one is a mismatch)", rec.LeaseUntil.Sub(now).Round(time.Millisecond))}
+	return Verdict{outcome.InProgress.String(), fmt.Sprintf("a worker holds the reservation for %s more: a delivery is retried after it (a payload other than the recorded one is a mismatch)", rec.LeaseUntil.Sub(now).Round(time.Millisecond))}
 }
 
-// RecordView is what show writes of a fact's record (--json).
-type RecordView struct {
+// recordView is what show writes of a fact's record (--json).
+type recordView struct {
 	Consumer  string `json:"consumer"`
 	Namespace string `json:"namespace"`
 	Table     string `json:"table"`
@@ -135,8 +135,8 @@ type RecordView struct {
 	Verdict Verdict `json:"verdict"`
 }
 
-func viewOf(t *target, f idempotency.Fact, rec *idempotency.Record, now time.Time) RecordView {
-	v := RecordView{Consumer: t.s.Consumer, Namespace: t.s.Namespace, Table: t.s.Table, Key: f.Key, Hashed: t.s.KeySecret != "",
+func viewOf(t *target, f idempotency.Fact, rec *idempotency.Record, now time.Time) recordView {
+	v := recordView{Consumer: t.s.Consumer, Namespace: t.s.Namespace, Table: t.s.Table, Key: f.Key, Hashed: t.s.KeySecret != "",
 		Verdict: judge(rec, f, t.guard.Expired(f), now)}
 	if rec == nil {
 		return v
@@ -151,7 +151,7 @@ func viewOf(t *target, f idempotency.Fact, rec *idempotency.Record, now time.Tim
 }
 
 // write writes v in words.
-func (v RecordView) write(w io.Writer, now time.Time) {
+func (v recordView) write(w io.Writer, now time.Time) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	when := func(tm *time.Time) string {
 		if tm == nil {

@@ -13,8 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
-
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
 // Stats are a consumer's outcome counts over a period, from the metrics its
@@ -28,8 +27,8 @@ type Stats struct {
 	// the granularity CloudWatch keeps for a start time that far back
 	// (statsWindow), so From may be earlier than --since asked.
 	PeriodSeconds int32 `json:"period_seconds"`
-	// Counts has one entry per outcome metric (sqsbatch.Outcome.MetricName)
-	// and sqsbatch.MetricDeadLetteredUnstarted: the sum over the period.
+	// Counts has one entry per outcome metric (outcome.Outcome.MetricName)
+	// and outcome.MetricDeadLetteredUnstarted: the sum over the period.
 	Counts map[string]float64 `json:"counts"`
 	// NoData is true when CloudWatch returned no data point of any of these
 	// metrics: Counts are then zeros by default, not by measure (the
@@ -77,10 +76,10 @@ func statsWindow(now time.Time, since time.Duration) (from, to time.Time, period
 // not started on their last receive.
 func statsMetrics() []string {
 	var names []string
-	for _, o := range sqsbatch.Outcomes() {
+	for _, o := range outcome.Outcomes() {
 		names = append(names, o.MetricName())
 	}
-	return append(names, sqsbatch.MetricDeadLetteredUnstarted)
+	return append(names, outcome.MetricDeadLetteredUnstarted)
 }
 
 func runStats(ctx context.Context, o *options, args []string) error {
@@ -114,7 +113,7 @@ func runStats(ctx context.Context, o *options, args []string) error {
 		ids[id] = name
 		queries = append(queries, cwtypes.MetricDataQuery{Id: aws.String(id), MetricStat: &cwtypes.MetricStat{
 			Metric: &cwtypes.Metric{Namespace: aws.String(st.Namespace), MetricName: aws.String(name),
-				Dimensions: []cwtypes.Dimension{{Name: aws.String(sqsbatch.MetricDimension), Value: aws.String(st.Consumer)}}},
+				Dimensions: []cwtypes.Dimension{{Name: aws.String(outcome.MetricDimension), Value: aws.String(st.Consumer)}}},
 			Period: aws.Int32(period), Stat: aws.String("Sum"),
 		}})
 		st.Counts[name] = 0
@@ -138,7 +137,7 @@ func runStats(ctx context.Context, o *options, args []string) error {
 	fmt.Fprintf(o.stdout, "%s (metrics namespace %s), %s to %s (one period of %d s):\n", st.Consumer, st.Namespace, st.From.Format(time.RFC3339), st.To.Format(time.RFC3339), st.PeriodSeconds)
 	if st.NoData {
 		fmt.Fprintf(o.stdout, "no data: CloudWatch has no data point of any of these metrics (%s) for %s=%s in %s over the period, so there are no counts to show.\n",
-			strings.Join(statsMetrics(), ", "), sqsbatch.MetricDimension, st.Consumer, st.Namespace)
+			strings.Join(statsMetrics(), ", "), outcome.MetricDimension, st.Consumer, st.Namespace)
 		fmt.Fprintln(o.stdout, "Either the consumer handled nothing, or --namespace/--consumer are not the ones its metrics carry (see the EMF lines of its log).")
 		return nil
 	}

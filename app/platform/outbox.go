@@ -7,7 +7,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/stream"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/streambatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 )
 
 // OrdersTableVar is the variable that names the orders table to
@@ -43,7 +43,7 @@ func (p *OrdersPlatform) addOutbox(stack awscdk.Stack, entry func(string) *strin
 	p.Notify = stream.NewIdempotentStreamConsumer(stack, jsii.String("NotifyCharge"), &stream.IdempotentStreamConsumerProps{
 		Props:         core.Props{Entry: entry("notify"), Namespace: jsii.String("notify")},
 		SourceTable:   p.OrdersTable,
-		Removes:       streambatch.RemoveSkip,
+		Removes:       contract.RemoveSkip,
 		PayloadIgnore: jsii.Strings("event"),
 	})
 }

@@ -98,7 +98,7 @@ func NewOrdersPlatform(scope constructs.Construct, id *string, props *Props) *Or
 	}
 	// Relative to this module's root, wherever the app or a test runs.
 	entry := func(name string) *string {
-		return jsii.String(filepath.Join("lambda", "cmd", name))
+		return jsii.String(filepath.Join("app", "cmd", name))
 	}
 
 	stack := awscdk.NewStack(scope, id, &props.StackProps)

@@ -4,7 +4,7 @@ import (
 	"maps"
 	"testing"
 
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
 // wantRequests are the requests one batch of each case makes, by operation,
@@ -48,7 +48,7 @@ func TestCases(t *testing.T) {
 			}
 			if sc.prepare {
 				for range 2 {
-					if err := c.batch(sc.keys(0), sqsbatch.Processed); err != nil {
+					if err := c.batch(sc.keys(0), outcome.Processed); err != nil {
 						t.Fatal(err)
 					}
 				}

@@ -1,5 +1,5 @@
 // Package e2e measures what one record costs end to end: the batch handler
-// built as a deployed consumer builds it (handler.New: the AWS SDK's
+// built as a deployed consumer builds it (sqsbatch.FromEnv: the AWS SDK's
 // DynamoDB client from the default configuration, the DynamoDB store, the
 // guard, the adapter, the default JSON logger), against a DynamoDB-compatible
 // server in another process (cmd/ddbserver: kumo behind TLS), so that the
@@ -33,6 +33,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
@@ -73,7 +74,7 @@ func TestMain(m *testing.M) {
 	} {
 		os.Setenv(k, v)
 	}
-	// What handler.Start does before it builds the handler, for a function
+	// What sqsbatch.Start does before it builds the handler, for a function
 	// of 256 MB.
 	os.Setenv("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", "256")
 	handler.TuneGC()
@@ -101,7 +102,7 @@ type order struct {
 
 func orderKey(o order) (string, error) {
 	if o.Amount <= 0 {
-		return "", fmt.Errorf("%w: amount %d", sqsbatch.ErrBadInput, o.Amount)
+		return "", fmt.Errorf("%w: amount %d", outcome.ErrBadInput, o.Amount)
 	}
 	return o.OrderID, nil
 }
@@ -138,7 +139,7 @@ type scenario struct {
 	tx      bool // a transactional effect (one TransactWriteItems)
 	fail    bool // the effect fails: reserve + release
 	cache   int  // the completed-key cache
-	want    sqsbatch.Outcome
+	want    outcome.Outcome
 	keys    func(iter int) []string // the orders of one batch
 	prepare bool                    // complete the keys once before measuring
 }
@@ -170,12 +171,12 @@ func fixedKeys() func(int) []string {
 
 func scenarios() []scenario {
 	return []scenario{
-		{name: "new", want: sqsbatch.Processed, keys: freshKeys(batchSize)},
-		{name: "duplicate", want: sqsbatch.Duplicate, keys: fixedKeys(), prepare: true},
-		{name: "cached-duplicate", cache: 1024, want: sqsbatch.Duplicate, keys: fixedKeys(), prepare: true},
-		{name: "transactional", tx: true, want: sqsbatch.Processed, keys: freshKeys(batchSize)},
-		{name: "effect-failure", fail: true, want: sqsbatch.Failed, keys: freshKeys(batchSize)},
-		{name: "same-batch-duplicate", want: sqsbatch.Processed, keys: freshKeys(batchSize / 2)},
+		{name: "new", want: outcome.Processed, keys: freshKeys(batchSize)},
+		{name: "duplicate", want: outcome.Duplicate, keys: fixedKeys(), prepare: true},
+		{name: "cached-duplicate", cache: 1024, want: outcome.Duplicate, keys: fixedKeys(), prepare: true},
+		{name: "transactional", tx: true, want: outcome.Processed, keys: freshKeys(batchSize)},
+		{name: "effect-failure", fail: true, want: outcome.Failed, keys: freshKeys(batchSize)},
+		{name: "same-batch-duplicate", want: outcome.Processed, keys: freshKeys(batchSize / 2)},
 	}
 }
 
@@ -209,7 +210,7 @@ func newConsumer(sc scenario) (*consumer, string, error) {
 		if err != nil {
 			return nil, "", err
 		}
-		c.h, err = handler.NewTx(orderKey, func(_ context.Context, o order, r idempotency.Reservation) (any, string, error) {
+		c.h, err = sqsbatch.FromEnvTx(orderKey, func(_ context.Context, o order, r idempotency.Reservation) (any, string, error) {
 			return []types.TransactWriteItem{{Put: &types.Put{
 				TableName: aws.String(wallets),
 				Item: map[string]types.AttributeValue{
@@ -220,7 +221,7 @@ func newConsumer(sc scenario) (*consumer, string, error) {
 		}, opts...)
 		return c, table, err
 	}
-	c.h, err = handler.New(orderKey, func(_ context.Context, o order, r idempotency.Reservation) (string, error) {
+	c.h, err = sqsbatch.FromEnv(orderKey, func(_ context.Context, o order, r idempotency.Reservation) (string, error) {
 		if sc.fail {
 			return "", errPaymentAPI
 		}
@@ -230,7 +231,7 @@ func newConsumer(sc scenario) (*consumer, string, error) {
 }
 
 // batch runs one batch of keys and returns how many records ended as want.
-func (c *consumer) batch(keys []string, want sqsbatch.Outcome) error {
+func (c *consumer) batch(keys []string, want outcome.Outcome) error {
 	ev := events.SQSEvent{Records: make([]events.SQSMessage, len(keys))}
 	for i, k := range keys {
 		ev.Records[i] = message(i, k)
@@ -294,7 +295,7 @@ func BenchmarkEndToEnd(b *testing.B) {
 			}
 			if sc.prepare {
 				for range 2 { // complete, then (with a cache) fill the cache
-					if err := c.batch(sc.keys(0), sqsbatch.Processed); err != nil {
+					if err := c.batch(sc.keys(0), outcome.Processed); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	lambdaendpoint "github.com/idempotent-consumer/idempotent-consumer/lambda/endpoint"
 	"io"
 	"maps"
 	"net/http"
@@ -29,7 +30,7 @@ import (
 // and of a completed one, and what a flood sends, refused 401 before any
 // store request: a request without a signature, one signed with a wrong
 // secret (the HMAC over the body runs), and the same with a body of 1 MiB,
-// the largest the handler reads (httpkey.DefaultMaxBodyBytes).
+// the largest the handler reads (contract.DefaultMaxRequestBytes).
 var httpCases = []struct {
 	name   string
 	status int
@@ -46,7 +47,7 @@ var httpCases = []struct {
 }
 
 // endpoint is an HTTP handler built as a deployed endpoint builds it
-// (handler.NewHTTP from the contract: the SDK's client, the DynamoDB store),
+// (endpoint.FromEnv from the contract: the SDK's client, the DynamoDB store),
 // on a table of its own; release ends what a case's preparation holds.
 type endpoint struct {
 	h       *httpkey.Handler
@@ -86,14 +87,14 @@ func newEndpoint(tb testing.TB, name string) *endpoint {
 const stripeSecret = "whsec_benchmark"
 
 // buildWebhook builds a Stripe webhook as the endpoint construct deploys
-// one (handler.NewHTTP from the contract: WebhookProvider "stripe", keys
+// one (endpoint.FromEnv from the contract: WebhookProvider "stripe", keys
 // shared by every caller, the provider's window, the secret read at init).
 func buildWebhook(tb testing.TB, table string, next http.Handler, metrics io.Writer) *httpkey.Handler {
 	tb.Helper()
 	const arn = "arn:aws:secretsmanager:us-east-1:123456789012:secret:stripe-AbCdEf"
 	s := contract.Defaults(30 * time.Second)
 	s.Table, s.Namespace, s.Consumer, s.Source = table, "stripe", "StripeHooks", contract.SourceHTTP
-	s.WebhookProvider, s.WebhookSecret, s.ClientAttribute = "stripe", arn, httpkey.ClientNone
+	s.WebhookProvider, s.WebhookSecret, s.ClientAttribute = "stripe", arn, contract.ClientNone
 	s.Window = contract.ProviderWindow("stripe")
 	env := s.Encode()
 	getenv := func(k string) string {
@@ -102,8 +103,8 @@ func buildWebhook(tb testing.TB, table string, next http.Handler, metrics io.Wri
 		}
 		return os.Getenv(k)
 	}
-	h, err := handler.NewHTTP(next, handler.WithGetenv(getenv), handler.WithMetrics(metrics),
-		handler.WithSecrets(func(_ context.Context, got string) (string, error) {
+	h, err := lambdaendpoint.FromEnv(next, handler.WithGetenv(getenv), handler.WithMetrics(metrics),
+		lambdaendpoint.WithSecrets(func(_ context.Context, got string) (string, error) {
 			if got != arn {
 				return "", fmt.Errorf("no secret %s", got)
 			}
@@ -146,7 +147,7 @@ func webhookCase(name string) func(key string) events.LambdaFunctionURLRequest {
 		return func(string) events.LambdaFunctionURLRequest { return ev }
 	case "webhook-forged-1MiB":
 		body := stripeBody("evt_flood")
-		body = body[:len(body)-1] + `,"pad":"` + strings.Repeat("x", httpkey.DefaultMaxBodyBytes-len(body)-10) + `"}`
+		body = body[:len(body)-1] + `,"pad":"` + strings.Repeat("x", contract.DefaultMaxRequestBytes-len(body)-10) + `"}`
 		ev := webhookEvent(body, "whsec_guessed")
 		return func(string) events.LambdaFunctionURLRequest { return ev }
 	}
@@ -164,7 +165,7 @@ func buildHTTP(tb testing.TB, table string, next http.Handler, metrics io.Writer
 		}
 		return os.Getenv(k)
 	}
-	h, err := handler.NewHTTP(next, handler.WithGetenv(getenv), handler.WithMetrics(metrics))
+	h, err := lambdaendpoint.FromEnv(next, handler.WithGetenv(getenv), handler.WithMetrics(metrics))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -244,7 +245,7 @@ func TestHTTPCases(t *testing.T) {
 }
 
 // BenchmarkHTTP is the endpoint's path, one HTTP request per op (a function
-// URL event through handler.NewHTTP's handler, the SDK, TLS, the server in
+// URL event through endpoint.FromEnv's handler, the SDK, TLS, the server in
 // another process): CPU, allocations, DynamoDB requests, bytes on the wire,
 // log and metrics bytes per request.
 func BenchmarkHTTP(b *testing.B) {

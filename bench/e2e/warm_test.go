@@ -15,7 +15,7 @@ import (
 	"testing"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
 // The warm run: what a long-lived execution environment costs per record,
@@ -38,7 +38,7 @@ const warmChildVar = "E2E_WARM_CHILD"
 // live heap grows with the run (the cache's entries), so that what the GC
 // policy makes of a growing heap shows.
 func warmScenarios() []scenario {
-	return append(scenarios(), scenario{name: "new-into-cache", cache: 10000, want: sqsbatch.Processed, keys: freshKeys(batchSize)})
+	return append(scenarios(), scenario{name: "new-into-cache", cache: 10000, want: outcome.Processed, keys: freshKeys(batchSize)})
 }
 
 // warmRuns counts the children started.
@@ -56,7 +56,7 @@ type warmResult struct {
 }
 
 // BenchmarkWarm runs -warm.records records of each case through
-// handler.New in a fresh process, as one warm execution environment would
+// sqsbatch.FromEnv in a fresh process, as one warm execution environment would
 // receive them (batches of batchSize), under each -warm.gc policy.
 func BenchmarkWarm(b *testing.B) { benchmarkWarm(b, "library") }
 
@@ -163,7 +163,7 @@ func warmChild(spec string) int {
 		return fail(fmt.Errorf("E2E_SERVER=%q", os.Getenv("E2E_SERVER")))
 	}
 	srv = &server{endpoint: s[0], control: s[1], certFile: s[2]}
-	// What handler.Start does before it builds the handler, for a function
+	// What sqsbatch.Start does before it builds the handler, for a function
 	// of 256 MB (the parent's environment, inherited).
 	handler.TuneGC()
 	var err error
@@ -252,7 +252,7 @@ func warmBatches(side string, sc scenario) (func(int) error, error) {
 	}
 	if sc.prepare {
 		for range 2 {
-			if err := c.batch(sc.keys(0), sqsbatch.Processed); err != nil {
+			if err := c.batch(sc.keys(0), outcome.Processed); err != nil {
 				return nil, err
 			}
 		}

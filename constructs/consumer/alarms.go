@@ -8,7 +8,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/monitor"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
 // Alarms are the alarms of an IdempotentConsumer. Each fires on the first
@@ -112,16 +112,16 @@ func (c *idempotentConsumer) addAlarms(s *settings) {
 			c.MetricThrottles(nil), 0),
 		PayloadMismatch: alarm(core.IDPayloadMismatchAlarm,
 			fmt.Sprintf("%s: a fact's key arrived with another payload than the one recorded; the effect did not run and the message goes to the dead-letter queue. A producer reuses keys for other facts, or PayloadIgnore misses a field that changes between retries.", id),
-			c.MetricOutcome(sqsbatch.Mismatch, nil), 0),
+			c.MetricOutcome(outcome.Mismatch, nil), 0),
 		LeaseLost: alarm(core.IDLeaseLostAlarm,
 			fmt.Sprintf("%s: an effect outlived its lease and another worker took the fact over, so the effect may have run twice. Raise Timeout (and LeaseMax), or make the effect faster.", id),
-			c.MetricOutcome(sqsbatch.LeaseLost, nil), 0),
+			c.MetricOutcome(outcome.LeaseLost, nil), 0),
 		BadInput: alarm(core.IDBadInputAlarm,
 			fmt.Sprintf("%s: the handler refused messages no retry can fix (not JSON, no key, too large, refused by the key function); they go to the dead-letter queue.", id),
-			c.MetricOutcome(sqsbatch.BadInput, nil), 0),
+			c.MetricOutcome(outcome.BadInput, nil), 0),
 		Expired: alarm(core.IDExpiredAlarm,
 			fmt.Sprintf("%s: the handler refused messages as old as the business window (Window %s, less the clock-skew margin): their facts' records may have left the window, so their effects did not run, since they may have run already; they go to the dead-letter queue. A backlog, an outage or a late redelivery kept them in the queue that long. Redrive one only once its effect is known not to have run (a raw message then runs; one in an SNS envelope expires again).", id, contract.Format(s.Runtime.Window)),
-			c.MetricOutcome(sqsbatch.Expired, nil), 0),
+			c.MetricOutcome(outcome.Expired, nil), 0),
 		DeadLetteredUnstarted: alarm(IDDeadLetteredUnstartedAlarm,
 			fmt.Sprintf("%s: messages reached the dead-letter queue without their effect ever having run: not started on their last receive, too close to the invocation's deadline or, on a FIFO queue, behind a failing message of their group. Fix the cause, then redrive them.%s", id, unknownReceives(s)),
 			c.MetricDeadLetteredUnstarted(nil), 0),
@@ -147,10 +147,10 @@ func unknownReceives(s *settings) string {
 // ended with outcome (sum), from the Embedded Metric Format line the handler
 // writes per batch, in MetricsNamespace with the dimension Consumer, the
 // consumer's construct path. It panics for a value that is not an outcome.
-func (c *idempotentConsumer) MetricOutcome(outcome sqsbatch.Outcome, props *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+func (c *idempotentConsumer) MetricOutcome(outcome outcome.Outcome, props *awscloudwatch.MetricOptions) awscloudwatch.Metric {
 	m := c.handler().Outcome(outcome, props)
 	if m == nil {
-		panic(fmt.Sprintf("IdempotentConsumer %s: MetricOutcome(%d): not an outcome; give one of sqsbatch.Outcomes()", *c.Node().Path(), int(outcome)))
+		panic(fmt.Sprintf("IdempotentConsumer %s: MetricOutcome(%d): not an outcome; give one of outcome.Outcomes()", *c.Node().Path(), int(outcome)))
 	}
 	return m
 }

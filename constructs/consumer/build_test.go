@@ -160,14 +160,14 @@ func TestSynthRefusesAHandlerWithoutTheLibrary(t *testing.T) {
 	}
 }
 
-// TestSynthAcceptsTheExampleHandler bundles lambda/cmd/charge, built in the
+// TestSynthAcceptsTheExampleHandler bundles app/cmd/charge, built in the
 // library's own module: a working tree, accepted.
 func TestSynthAcceptsTheExampleHandler(t *testing.T) {
 	root, err := cdktest.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if msg, panicked := construct(t, "charge", filepath.Join(root, "lambda", "cmd", "charge")); panicked {
+	if msg, panicked := construct(t, "charge", filepath.Join(root, "app", "cmd", "charge")); panicked {
 		t.Fatal(msg)
 	}
 }
@@ -212,9 +212,9 @@ func TestTwoCheckoutsGiveTheSameAssetHash(t *testing.T) {
 	}
 	var binaries [][]byte
 	for _, checkout := range []string{filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "deeper", "b")} {
-		// The part of the module the handler builds from (lambda/sqsbatch
-		// imports internal/jsonesc).
-		for _, d := range []string{"lambda", "internal"} {
+		// The part of the module the handler builds from: the example
+		// handler (app/cmd) and the library (lambda).
+		for _, d := range []string{"lambda", "app"} {
 			if err := os.CopyFS(filepath.Join(checkout, d), os.DirFS(filepath.Join(root, d))); err != nil {
 				t.Fatal(err)
 			}
@@ -228,7 +228,7 @@ func TestTwoCheckoutsGiveTheSameAssetHash(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		dir, err := consumer.BuildBootstrap(filepath.Join(checkout, "lambda", "cmd", "charge"), "arm64")
+		dir, err := consumer.BuildBootstrap(filepath.Join(checkout, "app", "cmd", "charge"), "arm64")
 		if err != nil {
 			t.Fatal(err)
 		}

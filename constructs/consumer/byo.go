@@ -7,7 +7,6 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
 // queueProblems checks the props about the queues: a given Queue (and what
@@ -158,7 +157,7 @@ func (p *IdempotentConsumerProps) overrideProblems(name string, o *awssqs.QueueP
 	if o.EncryptionMasterKey != nil && p.EncryptionKey != nil {
 		bad("%s.EncryptionMasterKey and EncryptionKey are both given: two keys for one queue; give the key once, as EncryptionKey for every queue of the construct or as %s.EncryptionMasterKey for this one", name, name)
 	}
-	if o.ContentBasedDeduplication != nil && *o.ContentBasedDeduplication && s.Runtime.Delivery == sqsbatch.Envelope {
+	if o.ContentBasedDeduplication != nil && *o.ContentBasedDeduplication && s.Runtime.Delivery == contract.Envelope {
 		bad("%s.ContentBasedDeduplication is set, but the queue receives the SNS envelope, whose MessageId, Timestamp and Signature are new on every delivery, so a hash of the body would deduplicate nothing; leave it nil (SNS hands a FIFO topic's deduplication id on to the queue)", name)
 	}
 	return problems

@@ -19,7 +19,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/consumer"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
 func TestDashboardShowsOutcomesQueuesAndFunction(t *testing.T) {
@@ -63,7 +63,7 @@ func TestDashboardShowsOutcomesQueuesAndFunction(t *testing.T) {
 
 func TestMetricOutcomeRefusesWhatIsNotAnOutcome(t *testing.T) {
 	f := dashboard(t)
-	msg, panicked := cdktest.Panics(func() { f.consumer.MetricOutcome(sqsbatch.Outcome(99), nil) })
+	msg, panicked := cdktest.Panics(func() { f.consumer.MetricOutcome(outcome.Outcome(99), nil) })
 	if !panicked || !strings.Contains(msg, "MetricOutcome(99): not an outcome") {
 		t.Errorf("panic %q", msg)
 	}
@@ -119,7 +119,7 @@ func TestAnImportedQueueIsTakenWithItsDeclarations(t *testing.T) {
 	// Without the queue's maxReceiveCount the handler cannot count the
 	// records it dead-letters unstarted: the alarm on them says so.
 	has(t, f, "AWS::CloudWatch::Alarm", map[string]any{
-		"MetricName":       sqsbatch.MetricDeadLetteredUnstarted,
+		"MetricName":       outcome.MetricDeadLetteredUnstarted,
 		"AlarmDescription": assertions.Match_StringLikeRegexp(jsii.String(`maxReceiveCount is unknown .*this alarm cannot fire: declare MaxReceiveCount\.$`)),
 	})
 }

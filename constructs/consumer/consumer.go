@@ -48,7 +48,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/bundle"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/function"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
 // Construct ids of the resources an IdempotentConsumer adds to the
@@ -74,7 +74,7 @@ const (
 	// IDOldestMessageAlarm is the alarm on the age of the oldest message.
 	IDOldestMessageAlarm = "OldestMessageAlarm"
 	// IDDeadLetteredUnstartedAlarm is the alarm on records dead-lettered
-	// without having started (sqsbatch.MetricDeadLetteredUnstarted).
+	// without having started (outcome.MetricDeadLetteredUnstarted).
 	IDDeadLetteredUnstartedAlarm = "DeadLetteredUnstartedAlarm"
 )
 
@@ -157,10 +157,10 @@ type IdempotentConsumer interface {
 	// consumer's construct path). Duplicate is the number of deliveries
 	// absorbed: their effect did not run again. It panics for a value that
 	// is not an outcome.
-	MetricOutcome(outcome sqsbatch.Outcome, props *awscloudwatch.MetricOptions) awscloudwatch.Metric
+	MetricOutcome(outcome outcome.Outcome, props *awscloudwatch.MetricOptions) awscloudwatch.Metric
 	// MetricDeadLetteredUnstarted is the number of records the handler did
 	// not start on their message's last receive (sum; the handler's
-	// DeadLetteredUnstarted, sqsbatch.MetricDeadLetteredUnstarted, a count
+	// DeadLetteredUnstarted, outcome.MetricDeadLetteredUnstarted, a count
 	// beside the outcomes): SQS moves them to the dead-letter queue without
 	// their effect ever having run. On a FIFO queue these are the messages
 	// behind a failing message of their group. The handler counts them only

@@ -17,7 +17,7 @@ import (
 
 // A platform stack subscribes a consumer to its orders topic. Entry is the
 // directory of the handler's main package, for example
-// "lambda/cmd/charge"; this example builds a stub handler.
+// "app/cmd/charge"; this example builds a stub handler.
 func ExampleNewIdempotentConsumer() {
 	app := awscdk.NewApp(nil)
 	stack := awscdk.NewStack(app, jsii.String("Orders"), nil)

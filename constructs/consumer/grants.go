@@ -12,7 +12,7 @@ import (
 
 // GrantTransactionalWrites lets grantee write items of table in the same
 // TransactWriteItems as an idempotency record, as an effect that is itself
-// a DynamoDB write does (handler.StartTx): PutItem, UpdateItem, DeleteItem
+// a DynamoDB write does (sqsbatch.StartTx): PutItem, UpdateItem, DeleteItem
 // and ConditionCheckItem on that table, and the use of its key if it has a
 // customer-managed one. It is shaped like aws-cdk-lib's grants, the
 // resource's grant to a grantee (table.GrantWriteData(grantee)); the

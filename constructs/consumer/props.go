@@ -19,7 +19,7 @@ import (
 // duration strings.
 type IdempotentConsumerProps struct {
 	// Props are the settings every construct of the family shares: Entry
-	// (its main calls handler.Start, StartTx, StartEvents or StartObjects),
+	// (its main calls sqsbatch.Start, StartTx, StartEvents or StartObjects),
 	// the table and its design, Namespace, Window, the function, its logs
 	// and alarms (see core.Props).
 	core.Props
@@ -433,7 +433,7 @@ type IdempotentConsumerProps struct {
 	// SQS, Lambda or Firehose); every queue of the construct takes 1 MiB, the
 	// largest SQS body, so that no delivery is refused on the way. With the
 	// SNS envelope (RawMessageDelivery false) JSON escaping can double a
-	// message, so at most 520192 bytes (sqsbatch.MaxEnvelopedMessageBytes)
+	// message, so at most 520192 bytes (contract.MaxEnvelopedMessageBytes)
 	// always fit an SQS body; with raw delivery, up to 1048576. A given Topic
 	// whose MaximumMessageSize the app sets (or leaves at SNS's 262144) must
 	// not accept more than this; an imported topic cannot be checked: keep

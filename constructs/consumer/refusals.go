@@ -10,7 +10,6 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/family"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
 // This file holds the rules about settings that deploy and then lose
@@ -176,13 +175,13 @@ func backoffRetentionProblems(queue retention, rt contract.Settings, visibility 
 // deliveredBodyBytes is the largest SQS body the subscription delivers for
 // a topic that accepts messages of up to topicMax bytes: the message itself
 // with raw delivery, else its SNS envelope, which JSON escaping can double
-// (sqsbatch.EnvelopeOverheadBytes for the envelope's own fields), at most
+// (contract.EnvelopeOverheadBytes for the envelope's own fields), at most
 // SQS's largest body.
 func deliveredBodyBytes(topicMax int, raw bool) int {
 	if raw {
-		return min(topicMax, sqsbatch.MaxQueueBodyBytes)
+		return min(topicMax, contract.MaxQueueBodyBytes)
 	}
-	return min(2*topicMax+sqsbatch.EnvelopeOverheadBytes, sqsbatch.MaxQueueBodyBytes)
+	return min(2*topicMax+contract.EnvelopeOverheadBytes, contract.MaxQueueBodyBytes)
 }
 
 // queueSize is a given Queue's MaximumMessageSize as the construct can
@@ -221,10 +220,10 @@ func queueSizeProblems(path string, size queueSize, need int) (problems []string
 	switch {
 	case size.set && size.bytes < need:
 		problems = append(problems, fmt.Sprintf("Queue %s takes messages of up to %d bytes (its MaximumMessageSize), less than the largest body the subscription delivers, %d bytes (the topic's largest message, in its SNS envelope unless RawMessageDelivery): SNS cannot deliver a larger one into the queue and moves it to the subscription's dead-letter queue; set the queue's MaxMessageSizeBytes to %d (SQS's largest), or at least %d",
-			path, size.bytes, need, sqsbatch.MaxQueueBodyBytes, need))
+			path, size.bytes, need, contract.MaxQueueBodyBytes, need))
 	case size.unset && need > sqsDefaultMaxMessageBytes:
 		warnings = append(warnings, synthWarning{ID: WarnQueueSizeUnset, Message: fmt.Sprintf("Queue %s sets no MaximumMessageSize: a queue SQS creates now takes 1 MiB, but a queue created before SQS's default became 1 MiB keeps %d bytes, less than the largest body the subscription delivers (%d bytes), and SNS would move larger ones to the subscription's dead-letter queue; set the queue's MaxMessageSizeBytes to %d to say it.",
-			path, sqsDefaultMaxMessageBytes, need, sqsbatch.MaxQueueBodyBytes)})
+			path, sqsDefaultMaxMessageBytes, need, contract.MaxQueueBodyBytes)})
 	}
 	return problems, warnings
 }
@@ -306,10 +305,10 @@ func refusals(s *settings) (problems []string, warnings []synthWarning) {
 	add(backoffRetentionProblems(queue, s.Runtime, s.visibilityTimeout), nil)
 	add(nil, windowRetentionWarnings(s.Runtime.Window, s.WindowIsDefault, queue))
 
-	need := deliveredBodyBytes(deliveredTopicMax(s), s.Runtime.Delivery != sqsbatch.Envelope)
-	if s.Runtime.Delivery == sqsbatch.EventBridge {
-		// The event around the detail (sqsbatch.EventOverheadBytes).
-		need = min(s.Runtime.MaxMessageBytes+sqsbatch.EventOverheadBytes, sqsbatch.MaxQueueBodyBytes)
+	need := deliveredBodyBytes(deliveredTopicMax(s), s.Runtime.Delivery != contract.Envelope)
+	if s.Runtime.Delivery == contract.EventBridge {
+		// The event around the detail (contract.EventOverheadBytes).
+		need = min(s.Runtime.MaxMessageBytes+contract.EventOverheadBytes, contract.MaxQueueBodyBytes)
 	}
 	if s.queue != nil {
 		if size := s.queueSize; size.set || size.unset {

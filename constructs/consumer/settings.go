@@ -11,7 +11,6 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/family"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
 // The construct computes, then checks, then builds (DESIGN.md, "Compute,
@@ -230,7 +229,7 @@ func (p *IdempotentConsumerProps) computeQueues(s *settings, rd *propReader) {
 		// FIFO target (eb-rule-dlq).
 		edlq := queueDefaults(key)
 		edlq.RetentionPeriod = dlqRetention
-		edlq.MaxMessageSizeBytes = jsii.Number(sqsbatch.MaxQueueBodyBytes)
+		edlq.MaxMessageSizeBytes = jsii.Number(contract.MaxQueueBodyBytes)
 		s.eventDLQProps = edlq
 	}
 }
@@ -278,7 +277,7 @@ func (s *settings) fixed(p *awssqs.QueueProps) *awssqs.QueueProps {
 	if s.fifo.queue {
 		p.Fifo = jsii.Bool(true)
 	}
-	p.MaxMessageSizeBytes = jsii.Number(sqsbatch.MaxQueueBodyBytes)
+	p.MaxMessageSizeBytes = jsii.Number(contract.MaxQueueBodyBytes)
 	return p
 }
 

@@ -16,7 +16,6 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/family"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
 // This file holds the consumer's source (DESIGN.md, "Sources"): which one
@@ -155,19 +154,19 @@ func (p *IdempotentConsumerProps) computeSource(rd *propReader) source {
 
 // delivery is the contract's MESSAGE_DELIVERY for the source: what the
 // handler reads the body as.
-func (s *settings) delivery() sqsbatch.Delivery {
+func (s *settings) delivery() contract.Delivery {
 	switch s.source.kind {
 	case sourceEventBus:
-		return sqsbatch.EventBridge
+		return contract.EventBridge
 	case sourceBucket:
-		return sqsbatch.S3
+		return contract.S3
 	case sourceDirect:
-		return sqsbatch.Raw
+		return contract.Raw
 	}
 	if s.rawDelivery {
-		return sqsbatch.Raw
+		return contract.Raw
 	}
-	return sqsbatch.Envelope
+	return contract.Envelope
 }
 
 // queueFifo is whether the queue of a source other than a topic is FIFO:

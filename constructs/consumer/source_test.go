@@ -21,7 +21,6 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/consumer"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
 // The fixtures of package consumertest's sources other than a topic.
@@ -619,7 +618,7 @@ func TestSourcePolicyUnwritableWarns(t *testing.T) {
 
 // TestEventBridgeQueueSizeTakesTheEvent: a given queue must take the
 // largest event the rule delivers, the detail (MaxMessageBytes) and the
-// event's other fields (sqsbatch.EventOverheadBytes).
+// event's other fields (contract.EventOverheadBytes).
 func TestEventBridgeQueueSizeTakesTheEvent(t *testing.T) {
 	stack := awscdk.NewStack(nil, jsii.String("Sizes"), nil)
 	failsWhen(t, []refusal{{
@@ -630,6 +629,6 @@ func TestEventBridgeQueueSizeTakesTheEvent(t *testing.T) {
 			p.Queue = awssqs.NewQueue(stack, jsii.String("Q"), &awssqs.QueueProps{MaxMessageSizeBytes: jsii.Number(262144),
 				VisibilityTimeout: awscdk.Duration_Minutes(jsii.Number(3)), DeadLetterQueue: &awssqs.DeadLetterQueue{Queue: dlq, MaxReceiveCount: jsii.Number(5)}})
 		},
-		want: []string{"262144", fmt.Sprint(262144 + sqsbatch.EventOverheadBytes)},
+		want: []string{"262144", fmt.Sprint(262144 + contract.EventOverheadBytes)},
 	}})
 }

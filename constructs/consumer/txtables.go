@@ -23,7 +23,7 @@ func undeclaredTxProblem(id string, linked bool, declared int) []string {
 	if !linked || declared > 0 {
 		return nil
 	}
-	return []string{fmt.Sprintf("IdempotentConsumer %q: the handler makes transactional writes (its bootstrap links sqsbatch.NewTx, which handler.StartTx and handler.NewTx call), but the consumer declares no table for them, so the function may write none: in AWS every write would be denied (AccessDenied) and every record end in the dead-letter queue; rule: a transactional effect's tables are declared on the consumer, which grants them and names them to the handler; fix: set TransactionalTables to the tables the effect writes (the consumer's shared Table too, if the effect writes its business items: that grant excludes the records of the table's other consumers), or call consumer.GrantTransactionalWrites(table, theConsumer) for each",
+	return []string{fmt.Sprintf("IdempotentConsumer %q: the handler makes transactional writes (its bootstrap links sqsbatch.NewTx, which sqsbatch.StartTx and sqsbatch.FromEnvTx call), but the consumer declares no table for them, so the function may write none: in AWS every write would be denied (AccessDenied) and every record end in the dead-letter queue; rule: a transactional effect's tables are declared on the consumer, which grants them and names them to the handler; fix: set TransactionalTables to the tables the effect writes (the consumer's shared Table too, if the effect writes its business items: that grant excludes the records of the table's other consumers), or call consumer.GrantTransactionalWrites(table, theConsumer) for each",
 		id)}
 }
 

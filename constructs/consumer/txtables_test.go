@@ -20,7 +20,7 @@ import (
 )
 
 // txHandler is a handler main package whose effect is transactional: it
-// calls sqsbatch.NewTx, as handler.StartTx and handler.NewTx do, in a
+// calls sqsbatch.NewTx, as sqsbatch.StartTx and sqsbatch.FromEnvTx do, in a
 // module of its own on this working tree's library.
 var txHandler struct {
 	once sync.Once
@@ -38,7 +38,14 @@ func txHandlerDir(t *testing.T) string {
 		}
 		const lib = "github.com/idempotent-consumer/idempotent-consumer"
 		dir := filepath.Join(filepath.Dir(outRoot), "txhandler")
-		mod := "require (\n\t" + lib + " v0.0.0-00010101000000-000000000000\n\tgithub.com/aws/aws-lambda-go v1.55.1\n)\n\nreplace " + lib + " => " + root + "\n"
+		// The modules sqsbatch's entry points bring (the DynamoDB and SQS
+		// clients of lambda/internal/build), as go mod tidy lists them.
+		mod := "require (\n\t" + lib + " v0.0.0-00010101000000-000000000000\n\tgithub.com/aws/aws-lambda-go v1.55.1\n" +
+			"\tgithub.com/aws/aws-sdk-go-v2 v1.48.0\n\tgithub.com/aws/aws-sdk-go-v2/credentials v1.21.0\n" +
+			"\tgithub.com/aws/aws-sdk-go-v2/internal/configsources v1.5.12\n\tgithub.com/aws/aws-sdk-go-v2/internal/endpoints/v2 v2.8.12\n" +
+			"\tgithub.com/aws/aws-sdk-go-v2/service/dynamodb v1.74.0\n\tgithub.com/aws/aws-sdk-go-v2/service/internal/accept-encoding v1.13.25\n" +
+			"\tgithub.com/aws/aws-sdk-go-v2/service/internal/endpoint-discovery v1.13.12\n\tgithub.com/aws/aws-sdk-go-v2/service/sqs v1.53.0\n" +
+			"\tgithub.com/aws/smithy-go v1.28.9\n)\n\nreplace " + lib + " => " + root + "\n"
 		src := `package main
 
 import (

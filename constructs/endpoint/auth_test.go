@@ -10,7 +10,6 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/endpoint"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/httpkey"
 )
 
 // env is the function's environment in tpl (its one function), the
@@ -62,10 +61,10 @@ func TestCallerIsolationByDefault(t *testing.T) {
 	}{
 		{"function URL", endpoint.IdempotentEndpointProps{}, "iam"},
 		{"route", endpoint.IdempotentEndpointProps{Route: jsii.String("/charges")}, "iam"},
-		{"webhook", endpoint.IdempotentEndpointProps{Webhook: jsii.String("stripe")}, httpkey.ClientNone},
-		{"webhook on a route", endpoint.IdempotentEndpointProps{Webhook: jsii.String("stripe"), Route: jsii.String("/hooks")}, httpkey.ClientNone},
-		{"none by name", endpoint.IdempotentEndpointProps{ClientAttribute: jsii.String("none")}, httpkey.ClientNone},
-		{"none by name with a webhook", endpoint.IdempotentEndpointProps{Webhook: jsii.String("stripe"), ClientAttribute: jsii.String("none")}, httpkey.ClientNone},
+		{"webhook", endpoint.IdempotentEndpointProps{Webhook: jsii.String("stripe")}, contract.ClientNone},
+		{"webhook on a route", endpoint.IdempotentEndpointProps{Webhook: jsii.String("stripe"), Route: jsii.String("/hooks")}, contract.ClientNone},
+		{"none by name", endpoint.IdempotentEndpointProps{ClientAttribute: jsii.String("none")}, contract.ClientNone},
+		{"none by name with a webhook", endpoint.IdempotentEndpointProps{Webhook: jsii.String("stripe"), ClientAttribute: jsii.String("none")}, contract.ClientNone},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st, _ := stack(t, &tc.props, false)

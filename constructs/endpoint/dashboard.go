@@ -10,8 +10,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/monitor"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/httpkey"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
 // Widgets returns the endpoint's dashboard, row by row (24 units wide), for
@@ -37,18 +36,18 @@ func (e *idempotentEndpoint) Widgets() [][]awscloudwatch.IWidget {
 		h.OutcomeRow(),
 		{
 			monitor.Graph("Answers of the adapter", 12, monitor.Metrics(
-				label(sqsbatch.InProgress.MetricName(), "409 in progress"),
-				label(sqsbatch.Mismatch.MetricName(), "422 key reused"),
-				label(sqsbatch.BadInput.MetricName(), "400/413 bad request"),
-				label(httpkey.MetricUnauthorized, "401 unauthorized"),
-				label(httpkey.MetricServerErrors, "5xx"),
-				label(httpkey.MetricUnkeyed, "served unkeyed"))),
+				label(outcome.InProgress.MetricName(), "409 in progress"),
+				label(outcome.Mismatch.MetricName(), "422 key reused"),
+				label(outcome.BadInput.MetricName(), "400/413 bad request"),
+				label(outcome.MetricUnauthorized, "401 unauthorized"),
+				label(outcome.MetricServerErrors, "5xx"),
+				label(outcome.MetricUnkeyed, "served unkeyed"))),
 			monitor.Graph("Invocation errors and throttles", 6, monitor.Metrics(
 				h.Errors(&awscloudwatch.MetricOptions{Label: jsii.String("Errors")}),
 				h.Throttles(&awscloudwatch.MetricOptions{Label: jsii.String("Throttles (429)")}))),
 			monitor.Graph("Duration (ms)", 6, monitor.Metrics(
 				h.Duration(&awscloudwatch.MetricOptions{Label: jsii.String("Invocation p99")}),
-				e.metric(httpkey.MetricRequestDuration, &awscloudwatch.MetricOptions{Label: jsii.String("Request max (handler)"), Statistic: jsii.String("Maximum")})),
+				e.metric(outcome.MetricRequestDuration, &awscloudwatch.MetricOptions{Label: jsii.String("Request max (handler)"), Statistic: jsii.String("Maximum")})),
 				&awscloudwatch.HorizontalAnnotation{Value: jsii.Number(float64(h.Timeout.Milliseconds())), Label: jsii.String("timeout " + contract.Format(h.Timeout))}),
 		},
 		{

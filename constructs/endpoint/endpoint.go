@@ -1,6 +1,6 @@
 // Package endpoint is the IdempotentEndpoint construct: an HTTP endpoint or
 // webhook receiver on a Lambda function URL, or on an API Gateway HTTP API
-// route (Route), whose handler (handler.StartHTTP, over package httpkey) runs
+// route (Route), whose handler (endpoint.Start, over package httpkey) runs
 // once per Idempotency-Key or per webhook event.
 //
 // It is a member of the consumer family, composed of the same building
@@ -39,9 +39,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/monitor"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/nag"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/httpkey"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/webhook"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
 // Construct ids of what the endpoint creates: a public contract (renaming
@@ -77,7 +75,7 @@ const (
 // IdempotentEndpointProps configure an IdempotentEndpoint.
 type IdempotentEndpointProps struct {
 	// Props are the settings every construct of the family shares (see
-	// core.Props): Entry (its main calls handler.StartHTTP), the table and
+	// core.Props): Entry (its main calls endpoint.Start), the table and
 	// its design (the handler gets the key schema's variables as every
 	// construct's does), Namespace, Window (with Webhook at least the
 	// provider's redelivery period, webhook.RetryPeriod: a shorter one is
@@ -92,7 +90,7 @@ type IdempotentEndpointProps struct {
 	// Webhook is the provider whose signature every request must carry:
 	// "stripe", "github", "shopify", "standard-webhooks" (Svix and the
 	// senders of the Standard Webhooks scheme) or "slack"
-	// (webhook.Providers). With it the URL's
+	// (contract.Providers). With it the URL's
 	// auth is NONE (the signature authenticates); without it, AWS_IAM.
 	// Default: none, the client's Idempotency-Key behind IAM.
 	Webhook *string
@@ -127,7 +125,7 @@ type IdempotentEndpointProps struct {
 	// authorization (a JWT authorizer with JwtIssuer) unless Webhook, the
 	// stage throttled (ThrottlingRateLimit,
 	// ThrottlingBurstLimit) and its access logs kept. The handler's main is
-	// the same (handler.StartHTTP serves both). Default: a function URL.
+	// the same (endpoint.Start serves both). Default: a function URL.
 	Route *string
 	// JwtIssuer, with Route, authorizes the route with a JWT authorizer
 	// instead of IAM: the issuer's URL (an OpenID Connect provider's, such
@@ -337,7 +335,7 @@ func webhookProblems(s *settings) []string {
 	case provider != "" && s.p.WebhookSecret == nil:
 		return []string{fmt.Sprintf("Webhook %q needs WebhookSecret, the Secrets Manager secret that holds its signing secret; give one (the function reads it at init)", provider)}
 	case provider == "" && s.p.WebhookSecret != nil:
-		return []string{fmt.Sprintf("WebhookSecret is given without Webhook; name the provider (%s), or leave the secret out", strings.Join(webhook.Providers, ", "))}
+		return []string{fmt.Sprintf("WebhookSecret is given without Webhook; name the provider (%s), or leave the secret out", strings.Join(contract.Providers, ", "))}
 	}
 	return nil
 }
@@ -531,7 +529,7 @@ func (e *idempotentEndpoint) metric(name string, props *awscloudwatch.MetricOpti
 	return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
 		Namespace:     jsii.String(e.mns),
 		MetricName:    jsii.String(name),
-		DimensionsMap: &map[string]*string{sqsbatch.MetricDimension: jsii.String(e.handler.Consumer)},
+		DimensionsMap: &map[string]*string{outcome.MetricDimension: jsii.String(e.handler.Consumer)},
 	}).With(monitor.WithStatistic(props, "Sum"))
 }
 
@@ -545,10 +543,10 @@ func (e *idempotentEndpoint) addAlarms(s *settings) {
 	e.alarms = Alarms{
 		ServerErrors: monitor.NewAlarm(e, IDServerErrorsAlarm,
 			fmt.Sprintf("Idempotent endpoint %s answered 5xx (the handler's, a store failure or a lost lease): its key was released or left to its lease; see the request lines with status >= 500", path),
-			metric(httpkey.MetricServerErrors), 0, s.AlarmAction),
+			metric(outcome.MetricServerErrors), 0, s.AlarmAction),
 		InProgress: monitor.NewAlarm(e, IDInProgressAlarm,
 			fmt.Sprintf("Idempotent endpoint %s answered 409 more than %v times in 5 minutes: clients retry against requests still running (a slow effect, or retries that ignore Retry-After)", path, s.inFlight),
-			metric(sqsbatch.InProgress.MetricName()), s.inFlight, s.AlarmAction),
+			metric(outcome.InProgress.MetricName()), s.inFlight, s.AlarmAction),
 		Errors: monitor.NewAlarm(e, core.IDErrorsAlarm,
 			fmt.Sprintf("Idempotent endpoint %s: the function failed (an init error, a timeout, a crash)", path),
 			h.Errors(five), 0, s.AlarmAction),
@@ -562,6 +560,6 @@ func (e *idempotentEndpoint) addAlarms(s *settings) {
 		// them before it runs, and the alarm could never fire.
 		e.alarms.SignatureFailures = monitor.NewAlarm(e, IDSignatureAlarm,
 			fmt.Sprintf("Idempotent endpoint %s refused more than %v requests in 5 minutes with 401 (a signature, timestamp, header or event id check failed): a rotated secret not listed, or forged deliveries; the lines of outcome unauthorized say which check", path, s.signatureFail),
-			metric(httpkey.MetricUnauthorized), s.signatureFail, s.AlarmAction)
+			metric(outcome.MetricUnauthorized), s.signatureFail, s.AlarmAction)
 	}
 }

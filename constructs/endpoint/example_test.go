@@ -15,7 +15,7 @@ import (
 // Secrets Manager (the function reads it at init), the URL is public because
 // the handler verifies every signature, and Stripe's retries of an event run
 // the handler once. Entry is the directory of a main package that calls
-// handler.StartHTTP; this example builds a stub.
+// endpoint.Start; this example builds a stub.
 func ExampleNewIdempotentEndpoint() {
 	app := awscdk.NewApp(nil)
 	stack := awscdk.NewStack(app, jsii.String("Payments"), nil)

@@ -11,7 +11,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/monitor"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/step/states"
 )
 
@@ -57,9 +57,9 @@ type logged struct{ field, value string }
 
 // The log lines the alarms watch, with the metric each filter writes.
 var (
-	loggedMismatch  = logged{"outcome", sqsbatch.Mismatch.String()}
-	loggedLeaseLost = logged{"outcome", sqsbatch.LeaseLost.String()}
-	loggedBadInput  = logged{"outcome", sqsbatch.BadInput.String()}
+	loggedMismatch  = logged{"outcome", outcome.Mismatch.String()}
+	loggedLeaseLost = logged{"outcome", outcome.LeaseLost.String()}
+	loggedBadInput  = logged{"outcome", outcome.BadInput.String()}
 	loggedNotStored = logged{"error", states.ErrorOutputNotStored}
 	loggedStore     = logged{"error", states.ErrorStore}
 	watched         = []logged{loggedMismatch, loggedLeaseLost, loggedBadInput, loggedNotStored, loggedStore}
@@ -73,7 +73,7 @@ func (l logged) metricName() string {
 	case loggedStore:
 		return "StepStoreFailed"
 	}
-	return "Step" + sqsbatch.Outcomes()[slices.IndexFunc(sqsbatch.Outcomes(), func(o sqsbatch.Outcome) bool { return o.String() == l.value })].MetricName()
+	return "Step" + outcome.Outcomes()[slices.IndexFunc(outcome.Outcomes(), func(o outcome.Outcome) bool { return o.String() == l.value })].MetricName()
 }
 
 // addFilters adds a metric filter on the log group for each watched line

@@ -17,7 +17,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/step"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/consumertest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/step/states"
 )
 
@@ -126,7 +126,7 @@ func TestStepAndItsTask(t *testing.T) {
 		}
 	}
 	filters := js(resources(tpl, "AWS::Logs::MetricFilter"))
-	for _, want := range []string{`$.outcome = \"` + sqsbatch.Mismatch.String() + `\"`, `$.outcome = \"` + sqsbatch.LeaseLost.String() + `\"`, `$.error = \"` + states.ErrorStore + `\"`, `$.step = \"reserve-stock\"`} {
+	for _, want := range []string{`$.outcome = \"` + outcome.Mismatch.String() + `\"`, `$.outcome = \"` + outcome.LeaseLost.String() + `\"`, `$.error = \"` + states.ErrorStore + `\"`, `$.step = \"reserve-stock\"`} {
 		if !strings.Contains(filters, want) {
 			t.Errorf("no metric filter on %s: %s", want, filters)
 		}

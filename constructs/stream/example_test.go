@@ -7,12 +7,12 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/stream"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/streambatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 )
 
 // An outbox: the orders table's stream feeds a consumer that confirms each
 // order's status change once. The handler's main package (cmd/confirm)
-// calls handler.StartDynamoDBStream; a deleted order confirms nothing, and
+// calls streambatch.StartDynamoDB; a deleted order confirms nothing, and
 // says so (RemoveSkip).
 func ExampleNewIdempotentStreamConsumer() {
 	app := awscdk.NewApp(nil)
@@ -26,7 +26,7 @@ func ExampleNewIdempotentStreamConsumer() {
 		Props:       core.Props{Entry: jsii.String("cmd/confirm")},
 		SourceTable: orders,
 		OldImage:    jsii.Bool(true),
-		Removes:     streambatch.RemoveSkip,
+		Removes:     contract.RemoveSkip,
 	})
 	// Failed batches, with their records, to replay through the handler
 	// (streambatch.FailureEvent) once the cause is fixed.

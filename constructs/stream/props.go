@@ -9,7 +9,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/streambatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 )
 
 // Defaults of the props, in one place. Lambda's own defaults for a stream
@@ -46,7 +46,7 @@ const (
 // Every optional prop documents its default as behaviour.
 type IdempotentStreamConsumerProps struct {
 	// Props are the settings every construct of the family shares: Entry
-	// (its main calls handler.StartKinesis or handler.StartDynamoDBStream,
+	// (its main calls streambatch.StartKinesis or streambatch.StartDynamoDB,
 	// or their Tx forms with TransactionalTables), the table and its
 	// design, Namespace, Window, the function, its logs and alarms. The
 	// RemovalPolicy applies to the on-failure bucket too.
@@ -70,7 +70,7 @@ type IdempotentStreamConsumerProps struct {
 	// logged as TTL expiries, and hand a caller's deletes to the function)
 	// or RemoveSkip (acknowledge them all, counted as Skipped). Required
 	// with SourceTable; not with Stream.
-	Removes streambatch.Removes
+	Removes contract.Removes
 
 	// StartingPosition is where a new event source starts reading. Default:
 	// TRIM_HORIZON, the oldest record the stream holds, so that nothing

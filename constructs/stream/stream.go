@@ -7,7 +7,7 @@
 //
 // On a stream, replays are guaranteed: after a failure Lambda resumes the
 // shard from the reported checkpoint, delivering every later record again.
-// The handler (handler.StartKinesis, handler.StartDynamoDBStream) absorbs
+// The handler (streambatch.StartKinesis, streambatch.StartDynamoDB) absorbs
 // them through the guard. The event source reports batch item failures,
 // bisects a failing batch, retries it a bounded number of times and sends
 // what it gives up on, whole (Lambda writes the invocation record with its
@@ -37,8 +37,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/monitor"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/nag"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/streambatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
 // Construct ids of what an IdempotentStreamConsumer adds to the family's
@@ -95,7 +94,7 @@ type IdempotentStreamConsumer interface {
 	// MetricOutcome is the number of records that ended with outcome
 	// (sum), in the handler's metrics. It panics for a value that is not an
 	// outcome.
-	MetricOutcome(outcome sqsbatch.Outcome, props *awscloudwatch.MetricOptions) awscloudwatch.Metric
+	MetricOutcome(outcome outcome.Outcome, props *awscloudwatch.MetricOptions) awscloudwatch.Metric
 	// MetricSkipped is the number of REMOVE records acknowledged without
 	// running (Removes skip, or skip-expired for TTL expiries; sum).
 	MetricSkipped(props *awscloudwatch.MetricOptions) awscloudwatch.Metric
@@ -273,16 +272,16 @@ func (c *streamConsumer) addAlarms(s *settings) {
 		Throttles: alarm(core.IDThrottlesAlarm, fmt.Sprintf("%s: invocations were throttled.", id), c.handler().Throttles(nil), 0),
 		PayloadMismatch: alarm(core.IDPayloadMismatchAlarm,
 			fmt.Sprintf("%s: a fact's key arrived with another payload than the one recorded; the record is retried, then sent to the failure bucket. The key function gives two facts one key.", id),
-			c.MetricOutcome(sqsbatch.Mismatch, nil), 0),
+			c.MetricOutcome(outcome.Mismatch, nil), 0),
 		LeaseLost: alarm(core.IDLeaseLostAlarm,
 			fmt.Sprintf("%s: an effect outlived its lease and another worker took the fact over, so the effect may have run twice. Raise Timeout, or make the effect faster.", id),
-			c.MetricOutcome(sqsbatch.LeaseLost, nil), 0),
+			c.MetricOutcome(outcome.LeaseLost, nil), 0),
 		BadInput: alarm(core.IDBadInputAlarm,
 			fmt.Sprintf("%s: the handler refused records no retry can fix (not JSON, a KPL aggregate, no key); they block their key's later records until the event source sends the batch to the failure bucket.", id),
-			c.MetricOutcome(sqsbatch.BadInput, nil), 0),
+			c.MetricOutcome(outcome.BadInput, nil), 0),
 		Expired: alarm(core.IDExpiredAlarm,
 			fmt.Sprintf("%s: the handler refused records as old as the business window: their facts' records may be gone, so their effects did not run. A replay of an old failure-bucket object does this; settle such records by hand.", id),
-			c.MetricOutcome(sqsbatch.Expired, nil), 0),
+			c.MetricOutcome(outcome.Expired, nil), 0),
 	}
 }
 
@@ -322,16 +321,16 @@ func (c *streamConsumer) Alarms() Alarms                     { return c.alarms }
 func (c *streamConsumer) Dashboard() awscloudwatch.Dashboard { return c.dashboard }
 func (c *streamConsumer) GrantPrincipal() awsiam.IPrincipal  { return c.fn.Role.GrantPrincipal() }
 
-func (c *streamConsumer) MetricOutcome(outcome sqsbatch.Outcome, props *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+func (c *streamConsumer) MetricOutcome(outcome outcome.Outcome, props *awscloudwatch.MetricOptions) awscloudwatch.Metric {
 	m := c.handler().Outcome(outcome, props)
 	if m == nil {
-		panic(fmt.Sprintf("IdempotentStreamConsumer %s: MetricOutcome(%d): not an outcome; give one of sqsbatch.Outcomes()", *c.Node().Path(), int(outcome)))
+		panic(fmt.Sprintf("IdempotentStreamConsumer %s: MetricOutcome(%d): not an outcome; give one of outcome.Outcomes()", *c.Node().Path(), int(outcome)))
 	}
 	return m
 }
 
 func (c *streamConsumer) MetricSkipped(props *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return c.handler().Count(streambatch.MetricSkipped, props)
+	return c.handler().Count(outcome.MetricSkipped, props)
 }
 
 func (c *streamConsumer) MetricIteratorAge(props *awscloudwatch.MetricOptions) awscloudwatch.Metric {

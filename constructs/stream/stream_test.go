@@ -18,7 +18,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/stream"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/consumertest"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/modroot"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/streambatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 )
 
 // handlerDir is a stream handler's main package, written by TestMain.
@@ -133,7 +133,7 @@ func TestDynamoDBStreamCustom(t *testing.T) {
 			Props:                 core.Props{Entry: jsii.String(handlerDir), Namespace: jsii.String("confirm"), Dashboard: jsii.Bool(true)},
 			SourceTable:           ordersTable(s, awsdynamodb.StreamViewType_NEW_AND_OLD_IMAGES),
 			OldImage:              jsii.Bool(true),
-			Removes:               streambatch.RemoveSkip,
+			Removes:               contract.RemoveSkip,
 			BatchSize:             jsii.Number(50),
 			MaxBatchingWindow:     awscdk.Duration_Seconds(jsii.Number(2)),
 			RetryAttempts:         jsii.Number(3),
@@ -159,7 +159,7 @@ func TestRemovesSkipExpired(t *testing.T) {
 		stream.NewIdempotentStreamConsumer(s, jsii.String("Confirm"), &stream.IdempotentStreamConsumerProps{
 			Props:       core.Props{Entry: jsii.String(handlerDir)},
 			SourceTable: ordersTable(s, awsdynamodb.StreamViewType_NEW_IMAGE),
-			Removes:     streambatch.RemoveSkipExpired,
+			Removes:     contract.RemoveSkipExpired,
 		})
 	})
 	env := fmt.Sprint(only(t, cdktest.Template(t, s), "AWS::Lambda::Function")["Environment"])
@@ -180,13 +180,13 @@ func TestRefusals(t *testing.T) {
 			return &stream.IdempotentStreamConsumerProps{Props: core.Props{Entry: jsii.String(handlerDir)}}
 		}, []string{"neither Stream nor SourceTable"}},
 		{"a table without a stream", func(s awscdk.Stack) *stream.IdempotentStreamConsumerProps {
-			return &stream.IdempotentStreamConsumerProps{Props: core.Props{Entry: jsii.String(handlerDir)}, SourceTable: ordersTable(s, ""), Removes: streambatch.RemoveRun}
+			return &stream.IdempotentStreamConsumerProps{Props: core.Props{Entry: jsii.String(handlerDir)}, SourceTable: ordersTable(s, ""), Removes: contract.RemoveRun}
 		}, []string{"has no stream"}},
 		{"a view type without the images", func(s awscdk.Stack) *stream.IdempotentStreamConsumerProps {
-			return &stream.IdempotentStreamConsumerProps{Props: core.Props{Entry: jsii.String(handlerDir)}, SourceTable: ordersTable(s, awsdynamodb.StreamViewType_NEW_IMAGE), OldImage: jsii.Bool(true), Removes: streambatch.RemoveRun}
+			return &stream.IdempotentStreamConsumerProps{Props: core.Props{Entry: jsii.String(handlerDir)}, SourceTable: ordersTable(s, awsdynamodb.StreamViewType_NEW_IMAGE), OldImage: jsii.Bool(true), Removes: contract.RemoveRun}
 		}, []string{"view type NEW_IMAGE, but OldImage asks for the old image"}},
 		{"keys only", func(s awscdk.Stack) *stream.IdempotentStreamConsumerProps {
-			return &stream.IdempotentStreamConsumerProps{Props: core.Props{Entry: jsii.String(handlerDir)}, SourceTable: ordersTable(s, awsdynamodb.StreamViewType_KEYS_ONLY), Removes: streambatch.RemoveRun}
+			return &stream.IdempotentStreamConsumerProps{Props: core.Props{Entry: jsii.String(handlerDir)}, SourceTable: ordersTable(s, awsdynamodb.StreamViewType_KEYS_ONLY), Removes: contract.RemoveRun}
 		}, []string{"view type KEYS_ONLY"}},
 		{"no REMOVE choice", func(s awscdk.Stack) *stream.IdempotentStreamConsumerProps {
 			return &stream.IdempotentStreamConsumerProps{Props: core.Props{Entry: jsii.String(handlerDir)}, SourceTable: ordersTable(s, awsdynamodb.StreamViewType_NEW_IMAGE)}
@@ -195,7 +195,7 @@ func TestRefusals(t *testing.T) {
 			return &stream.IdempotentStreamConsumerProps{
 				Props:                 core.Props{Entry: jsii.String(handlerDir)},
 				Stream:                awskinesis.NewStream(s, jsii.String("E"), nil),
-				Removes:               streambatch.RemoveRun,
+				Removes:               contract.RemoveRun,
 				OldImage:              jsii.Bool(true),
 				BatchSize:             jsii.Number(10001),
 				RetryAttempts:         jsii.Number(-1),

@@ -18,7 +18,6 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/webhook"
 )
 
 // Region is the region the local resources live in.
@@ -209,7 +208,7 @@ const minFinishBudget = 300 * time.Millisecond
 // time scale, keeping the rules the handler checks: the function's timeout
 // in whole seconds, as seconds does; Window and LeaseMax at least a second,
 // the lease within the timeout; a webhook's Window at least its provider's
-// redelivery period, which the rule reads unscaled (webhook.RetryPeriod);
+// redelivery period, which the rule reads unscaled (contract.RetryPeriod);
 // the finishing budget at least minFinishBudget; the backoff's base and
 // caps in whole seconds.
 func (d *deployment) scaleContract(env map[string]string) error {
@@ -219,7 +218,7 @@ func (d *deployment) scaleContract(env map[string]string) error {
 	}
 	s.Timeout = time.Duration(d.seconds(s.Timeout)) * time.Second
 	s.Window = max(d.scaled(s.Window), time.Second)
-	if period, ok := webhook.RetryPeriod(s.WebhookProvider); ok {
+	if period, ok := contract.RetryPeriod(s.WebhookProvider); ok {
 		s.Window = max(s.Window, period)
 	}
 	s.TTLAfterWindow = max(d.scaled(s.TTLAfterWindow), time.Second)

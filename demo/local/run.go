@@ -720,7 +720,7 @@ func (sc *scenario) publishState() string {
 // visibility timeout run out while the consumer works on it (the payment API
 // makes the charge consumer wait).
 func (sc *scenario) expireVisibility(queue, body string) bool {
-	msg, err := sqsbatch.Parse([]byte(body), sqsbatch.Auto)
+	msg, err := sqsbatch.Parse([]byte(body), contract.Auto)
 	if err != nil {
 		return false
 	}

@@ -17,6 +17,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/sivchari/kumo"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
@@ -35,11 +36,11 @@ func TestLargestMessageThroughSNSAndSQS(t *testing.T) {
 	c := newClients(srv.URL)
 	ctx := context.Background()
 	for _, m := range []struct {
-		delivery sqsbatch.Delivery
+		delivery contract.Delivery
 		limit    int
 	}{
-		{sqsbatch.Raw, sqsbatch.MaxQueueBodyBytes},
-		{sqsbatch.Envelope, sqsbatch.MaxEnvelopedMessageBytes},
+		{contract.Raw, contract.MaxQueueBodyBytes},
+		{contract.Envelope, contract.MaxEnvelopedMessageBytes},
 	} {
 		t.Run(string(m.delivery), func(t *testing.T) {
 			topic, err := c.sns.CreateTopic(ctx, &sns.CreateTopicInput{Name: aws.String("sizes-" + string(m.delivery))})
@@ -47,7 +48,7 @@ func TestLargestMessageThroughSNSAndSQS(t *testing.T) {
 				t.Fatal(err)
 			}
 			q, err := c.sqs.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("sizes-" + string(m.delivery)),
-				Attributes: map[string]string{"MaximumMessageSize": strconv.Itoa(sqsbatch.MaxQueueBodyBytes)}})
+				Attributes: map[string]string{"MaximumMessageSize": strconv.Itoa(contract.MaxQueueBodyBytes)}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -57,7 +58,7 @@ func TestLargestMessageThroughSNSAndSQS(t *testing.T) {
 			}
 			if _, err := c.sns.Subscribe(ctx, &sns.SubscribeInput{TopicArn: topic.TopicArn, Protocol: aws.String("sqs"),
 				Endpoint:   aws.String(attrs.Attributes[string(sqstypes.QueueAttributeNameQueueArn)]),
-				Attributes: map[string]string{"RawMessageDelivery": strconv.FormatBool(m.delivery == sqsbatch.Raw)}}); err != nil {
+				Attributes: map[string]string{"RawMessageDelivery": strconv.FormatBool(m.delivery == contract.Raw)}}); err != nil {
 				t.Fatal(err)
 			}
 			guard, err := idempotency.NewGuard(storetest.NewMemoryStore(), idempotency.Config{Namespace: "sizes"})
@@ -91,8 +92,8 @@ func TestLargestMessageThroughSNSAndSQS(t *testing.T) {
 				if line.Outcome != want || (want == "processed") != (len(resp.BatchItemFailures) == 0) {
 					t.Fatalf("message of %d bytes, delivered in a body of %d: %s (%s), want %s", size, len(body), line.Outcome, line.Reason, want)
 				}
-				if want == "processed" && len(body) > sqsbatch.MaxQueueBodyBytes {
-					t.Fatalf("SNS delivered a body of %d bytes, more than SQS takes (%d)", len(body), sqsbatch.MaxQueueBodyBytes)
+				if want == "processed" && len(body) > contract.MaxQueueBodyBytes {
+					t.Fatalf("SNS delivered a body of %d bytes, more than SQS takes (%d)", len(body), contract.MaxQueueBodyBytes)
 				}
 				t.Logf("%s: published %d bytes, SNS delivered a body of %d bytes: %s", m.delivery, size, len(body), line.Outcome)
 			}

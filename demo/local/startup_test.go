@@ -29,7 +29,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
 // sampleSeed chooses the drawn props; the sample is the same on every run.
@@ -41,7 +41,7 @@ const sampleSize = 8
 // TestBootstrapStartsWithSynthesizedSettings proves, for a sample of valid
 // props, that what the construct writes is what the handler starts with:
 // each props value is synthesized into a stack with NewIdempotentConsumer
-// around the example handler lambda/cmd/charge; the template is provisioned
+// around the example handler app/cmd/charge; the template is provisioned
 // on kumo as the local run does (its table becomes a real table); the
 // handler, built for this machine as the local run builds it, starts under
 // the Lambda runtime interface emulator with exactly the function's
@@ -72,7 +72,7 @@ func TestBootstrapStartsWithSynthesizedSettings(t *testing.T) {
 	defer srv.Close()
 	c := newClients(srv.URL)
 	outDir, binDir := t.TempDir(), t.TempDir()
-	entry := filepath.Join(root, "lambda", "cmd", "charge")
+	entry := filepath.Join(root, "app", "cmd", "charge")
 
 	var (
 		bin      string       // the handler built for this machine, once
@@ -333,7 +333,7 @@ func (sc *startedCase) deliver(ctx context.Context, c *clients, o order) (events
 	}
 	event := sqsEvent(sc.dep.queueARN[m.Queue], out.Messages)
 	body := event.Records[0].Body
-	raw := sc.env[contract.DeliveryVar] == string(sqsbatch.Raw)
+	raw := sc.env[contract.DeliveryVar] == string(contract.Raw)
 	if unwrap(body) != string(msg) || raw != (body == string(msg)) {
 		return events.SQSEvent{}, fmt.Errorf("%s=%q, but SNS delivered the body %.300s", contract.DeliveryVar, sc.env[contract.DeliveryVar], body)
 	}
@@ -405,14 +405,14 @@ func (sc *startedCase) sameAsDefault() []string {
 		{"PayloadIgnore", len(s.PayloadIgnore) == 0},
 		{"KeySecret", s.KeySecret == ""},
 		{"BatchConcurrency", s.BatchConcurrency == contract.DefaultConcurrency(sc.batchSize())},
-		{"MinRemaining", s.MinRemaining == sqsbatch.DefaultMinRemaining(s.FinishBudget)},
-		{"MaxMessageBytes", s.MaxMessageBytes == sqsbatch.DefaultMaxMessageBytes},
-		{"Delivery", s.Delivery == sqsbatch.Envelope},
-		{"MetricsNamespace", s.MetricsNamespace == sqsbatch.DefaultMetricsNamespace},
+		{"MinRemaining", s.MinRemaining == contract.DefaultMinRemaining(s.FinishBudget)},
+		{"MaxMessageBytes", s.MaxMessageBytes == contract.DefaultMaxMessageBytes},
+		{"Delivery", s.Delivery == contract.Envelope},
+		{"MetricsNamespace", s.MetricsNamespace == outcome.DefaultNamespace},
 		{"FIFO", !s.FIFO},
-		{"BackoffBase", s.BackoffBase == sqsbatch.DefaultBackoffBase},
-		{"BackoffCap", s.BackoffCap == sqsbatch.DefaultBackoffCap},
-		{"BackoffFIFOCap", s.BackoffFIFOCap == sqsbatch.DefaultBackoffFIFOCap},
+		{"BackoffBase", s.BackoffBase == contract.DefaultBackoffBase},
+		{"BackoffCap", s.BackoffCap == contract.DefaultBackoffCap},
+		{"BackoffFIFOCap", s.BackoffFIFOCap == contract.DefaultBackoffFIFOCap},
 	}
 	var same []string
 	// Table and Consumer name the table and the construct; the generator
@@ -497,9 +497,9 @@ func drawProps(rng *rand.Rand, every bool) *consumercdk.IdempotentConsumerProps 
 		if every {
 			c = min(c, b.fifo)
 		}
-		return sqsbatch.Backoff{Base: b.base, Cap: c}.Horizon(contract.DefaultMaxReceiveCount) < window-sqsbatch.ClockSkewMargin
+		return contract.Backoff{Base: b.base, Cap: c}.Horizon(contract.DefaultMaxReceiveCount) < window-idempotency.ClockSkewMargin
 	}
-	if given() || !fits(backoff{sqsbatch.DefaultBackoffBase, sqsbatch.DefaultBackoffCap, sqsbatch.DefaultBackoffFIFOCap}) {
+	if given() || !fits(backoff{contract.DefaultBackoffBase, contract.DefaultBackoffCap, contract.DefaultBackoffFIFOCap}) {
 		b := backoff{0, s, s} // off
 		if fit := slices.DeleteFunc([]backoff{{s, 10 * s, 5 * s}, {30 * s, 5 * time.Minute, 2 * time.Minute}, {2 * time.Minute, 10 * time.Minute, 5 * time.Minute}, {5 * time.Minute, 12 * time.Hour, time.Hour}},
 			func(b backoff) bool { return !fits(b) }); len(fit) > 0 && (every || rng.IntN(4) > 0) {
@@ -538,9 +538,9 @@ func drawProps(rng *rand.Rand, every bool) *consumercdk.IdempotentConsumerProps 
 		p.RawMessageDelivery = jsii.Bool(true)
 	}
 	if given() {
-		sizes := []int{sqsbatch.MinMessageBytes, 65_536, sqsbatch.MaxEnvelopedMessageBytes}
+		sizes := []int{contract.MinMessageBytes, 65_536, contract.MaxEnvelopedMessageBytes}
 		if raw {
-			sizes = append(sizes, sqsbatch.MaxQueueBodyBytes)
+			sizes = append(sizes, contract.MaxQueueBodyBytes)
 		}
 		p.MaxMessageBytes = jsii.Number(pick(rng, sizes...))
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
@@ -163,7 +164,7 @@ func TestMetricsAreTheHandlersOwn(t *testing.T) {
 	})
 	env[contract.TableVar] = "idempotency" // a Ref in the template
 	var emf bytes.Buffer
-	h, err := handler.New(func(o struct{ ID string }) (string, error) { return o.ID, nil },
+	h, err := sqsbatch.FromEnv(func(o struct{ ID string }) (string, error) { return o.ID, nil },
 		func(context.Context, struct{ ID string }, idempotency.Reservation) (string, error) { return "", nil },
 		handler.WithGetenv(func(k string) string { return env[k] }), handler.WithStore(storetest.NewMemoryStore()), handler.WithMetrics(&emf))
 	if err != nil {
@@ -199,7 +200,7 @@ func TestMetricsAreTheHandlersOwn(t *testing.T) {
 		names[m.Name] = true
 	}
 	metrics := map[string]awscdkMetric{}
-	for _, o := range sqsbatch.Outcomes() {
+	for _, o := range outcome.Outcomes() {
 		metrics[o.String()] = f.consumer.MetricOutcome(o, nil)
 	}
 	metrics["batch duration"] = f.consumer.MetricBatchDuration(nil)

@@ -23,6 +23,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/endpoint"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
+	lambdaendpoint "github.com/idempotent-consumer/idempotent-consumer/lambda/endpoint"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/httpkey"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
@@ -95,9 +96,9 @@ func TestEndpointContractRunsTheHandler(t *testing.T) {
 	tpl := cdktest.Template(t, endpointStack(t, false))
 	env := functionEnv(t, tpl, func(vars map[string]any) bool { return vars[contract.WebhookProviderVar] == "github" })
 	read := func(_ context.Context, arn string) (string, error) { return "It's a Secret to Everybody", nil }
-	h, err := handler.NewHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(204) }),
+	h, err := lambdaendpoint.FromEnv(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(204) }),
 		handler.WithGetenv(func(k string) string { return env[k] }), handler.WithStore(storetest.NewMemoryStore()),
-		handler.WithSecrets(read), handler.WithLogger(slog.New(slog.DiscardHandler)), handler.WithMetrics(io.Discard))
+		lambdaendpoint.WithSecrets(read), handler.WithLogger(slog.New(slog.DiscardHandler)), handler.WithMetrics(io.Discard))
 	if err != nil {
 		t.Fatalf("the construct's environment does not start the handler: %v", err)
 	}
@@ -159,7 +160,7 @@ func TestJWTRouteRunsTheHandler(t *testing.T) {
 	tpl := cdktest.Template(t, endpointStack(t, false))
 	env := functionEnv(t, tpl, func(vars map[string]any) bool { return vars[contract.ClientAttributeVar] == "claim:sub" })
 	runs := 0
-	h, err := handler.NewHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { runs++; w.WriteHeader(201) }),
+	h, err := lambdaendpoint.FromEnv(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { runs++; w.WriteHeader(201) }),
 		handler.WithGetenv(func(k string) string { return env[k] }), handler.WithStore(storetest.NewMemoryStore()),
 		handler.WithLogger(slog.New(slog.DiscardHandler)), handler.WithMetrics(io.Discard))
 	if err != nil {

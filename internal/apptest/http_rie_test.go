@@ -31,7 +31,7 @@ import (
 const secretARN = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:github-AbCdEf"
 
 // TestHTTPUnderTheRuntimeEmulator runs the real bootstrap of an HTTP
-// endpoint (testdata/httpmain: handler.StartHTTP) under aws-lambda-rie, as
+// endpoint (testdata/httpmain: endpoint.Start) under aws-lambda-rie, as
 // Lambda runs it: its contract in the environment, its webhook secret read
 // at init from a Secrets Manager endpoint (a fake that checks the signed
 // GetSecretValue), its records in DynamoDB (dynalite). Function URL events

@@ -32,10 +32,14 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/stream"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/dynalite"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
+	lambdaendpoint "github.com/idempotent-consumer/idempotent-consumer/lambda/endpoint"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/httpkey"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 	lambdastep "github.com/idempotent-consumer/idempotent-consumer/lambda/step"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/streambatch"
 )
 
 // setting is a column of the matrix: shared props set on a construct,
@@ -356,7 +360,7 @@ func options(env func(string) string, cfg aws.Config) []handler.Option {
 
 func runQueue(t *testing.T, env func(string) string, cfg aws.Config) (int, bool) {
 	runs := 0
-	h, err := handler.New(func(f fact) (string, error) { return f.ID, nil },
+	h, err := sqsbatch.FromEnv(func(f fact) (string, error) { return f.ID, nil },
 		func(context.Context, fact, idempotency.Reservation) (string, error) { runs++; return "paid", nil }, options(env, cfg)...)
 	if err != nil {
 		t.Errorf("the synthesized environment does not start the queue handler: %v", err)
@@ -377,7 +381,7 @@ func runQueue(t *testing.T, env func(string) string, cfg aws.Config) (int, bool)
 
 func runKinesis(t *testing.T, env func(string) string, cfg aws.Config) (int, bool) {
 	runs := 0
-	h, err := handler.NewKinesis(func(f fact) (string, error) { return f.ID, nil },
+	h, err := streambatch.KinesisFromEnv(func(f fact) (string, error) { return f.ID, nil },
 		func(context.Context, fact, idempotency.Reservation) (string, error) { runs++; return "paid", nil }, options(env, cfg)...)
 	if err != nil {
 		t.Errorf("the synthesized environment does not start the Kinesis handler: %v", err)
@@ -403,7 +407,7 @@ func runStep(t *testing.T, env func(string) string, cfg aws.Config) (int, bool) 
 		t.Errorf("the synthesized environment is not a contract: %v", err)
 		return 0, false
 	}
-	store, err := handler.NewStore(dynamodb.NewFromConfig(cfg), settings)
+	store, err := dynamostore.FromSettings(dynamodb.NewFromConfig(cfg), settings)
 	if err != nil {
 		t.Errorf("the synthesized design gives no store: %v", err)
 		return 0, false
@@ -411,7 +415,7 @@ func runStep(t *testing.T, env func(string) string, cfg aws.Config) (int, bool) 
 	h, err := lambdastep.FromEnv(lambdastep.Field("id"), func(context.Context, json.RawMessage, idempotency.Reservation) (json.RawMessage, error) {
 		runs++
 		return json.RawMessage(`{"chargeId":"ch_1"}`), nil
-	}, lambdastep.WithGetenv(env), lambdastep.WithStore(store), lambdastep.WithLogger(slog.New(slog.DiscardHandler)))
+	}, handler.WithGetenv(env), handler.WithStore(store), handler.WithLogger(slog.New(slog.DiscardHandler)))
 	if err != nil {
 		t.Errorf("the synthesized environment does not start the step: %v", err)
 		return 0, false
@@ -430,7 +434,7 @@ func runStep(t *testing.T, env func(string) string, cfg aws.Config) (int, bool) 
 
 func runEndpoint(t *testing.T, env func(string) string, cfg aws.Config) (int, bool) {
 	runs := 0
-	h, err := handler.NewHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { runs++; w.WriteHeader(201) }), options(env, cfg)...)
+	h, err := lambdaendpoint.FromEnv(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { runs++; w.WriteHeader(201) }), options(env, cfg)...)
 	if err != nil {
 		t.Errorf("the synthesized environment does not start the HTTP handler: %v", err)
 		return 0, false

@@ -12,7 +12,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest/nagtest"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/stream"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/streambatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 )
 
 // TestStreamConsumersAreNagClean: the stream consumer, on a Kinesis stream
@@ -35,7 +35,7 @@ func TestStreamConsumersAreNagClean(t *testing.T) {
 				Props:       core.Props{Entry: jsii.String(fixtures.Entry), Dashboard: jsii.Bool(true)},
 				SourceTable: orders,
 				OldImage:    jsii.Bool(true),
-				Removes:     streambatch.RemoveSkip,
+				Removes:     contract.RemoveSkip,
 			})
 		},
 	} {

@@ -29,13 +29,13 @@ import (
 
 // Entries are the handlers' main packages.
 type Entries struct {
-	// Webhook calls handler.StartHTTP with the Stripe verifier's config.
+	// Webhook calls endpoint.Start with the Stripe verifier's config.
 	Webhook string
-	// API calls handler.StartHTTP: POST /payments with an Idempotency-Key.
+	// API calls endpoint.Start: POST /payments with an Idempotency-Key.
 	API string
-	// Ledger calls handler.StartKinesis.
+	// Ledger calls streambatch.StartKinesis.
 	Ledger string
-	// Events calls handler.StartEvents, Receipts handler.StartObjects.
+	// Events calls sqsbatch.StartEvents, Receipts sqsbatch.StartObjects.
 	Events, Receipts string
 }
 

@@ -26,9 +26,11 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/internal/dynalite"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/paymentsapp"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/endpoint"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/httpkey"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/streambatch"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/webhook/webhooktest"
 )
 
@@ -164,7 +166,7 @@ func shared(t *testing.T) (string, aws.Config, *dynamodb.Client) {
 func options(get func(string) string, cfg aws.Config) []handler.Option {
 	return []handler.Option{handler.WithGetenv(get), handler.WithAWSConfig(cfg),
 		handler.WithLogger(slog.New(slog.DiscardHandler)), handler.WithMetrics(io.Discard),
-		handler.WithSecrets(func(context.Context, string) (string, error) { return "whsec_test", nil })}
+		endpoint.WithSecrets(func(context.Context, string) (string, error) { return "whsec_test", nil })}
 }
 
 // TestEndpointsAndLedgerProcessOnTheSharedTable: on one table of the app's
@@ -180,7 +182,7 @@ func TestEndpointsAndLedgerProcessOnTheSharedTable(t *testing.T) {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { runs[name]++; w.WriteHeader(200) })
 	}
 
-	stripe, err := handler.NewHTTP(count("stripe"), options(env(t, "StripeHooks", table), cfg)...)
+	stripe, err := endpoint.FromEnv(count("stripe"), options(env(t, "StripeHooks", table), cfg)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +199,7 @@ func TestEndpointsAndLedgerProcessOnTheSharedTable(t *testing.T) {
 		}
 	}
 
-	api, err := handler.NewHTTP(count("payments"), options(env(t, "PaymentsApi", table), cfg)...)
+	api, err := endpoint.FromEnv(count("payments"), options(env(t, "PaymentsApi", table), cfg)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +214,7 @@ func TestEndpointsAndLedgerProcessOnTheSharedTable(t *testing.T) {
 		}
 	}
 
-	ledger, err := handler.NewKinesis(func(p struct{ ID string }) (string, error) { return p.ID, nil },
+	ledger, err := streambatch.KinesisFromEnv(func(p struct{ ID string }) (string, error) { return p.ID, nil },
 		func(context.Context, struct{ ID string }, idempotency.Reservation) (string, error) {
 			runs["ledger"]++
 			return "booked", nil

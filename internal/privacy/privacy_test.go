@@ -21,9 +21,11 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/httpkey"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/streambatch"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/webhook"
@@ -57,7 +59,7 @@ func (w lockedWriter) Write(p []byte) (int, error) {
 }
 
 func (w *world) logger() *slog.Logger {
-	return sqsbatch.NewLogger(lockedWriter{&w.mu, &w.logs}, slog.LevelDebug)
+	return outcome.NewLogger(lockedWriter{&w.mu, &w.logs}, slog.LevelDebug)
 }
 func (w *world) metricsOut() io.Writer { return lockedWriter{&w.mu, &w.metrics} }
 
@@ -115,7 +117,7 @@ func sqsMessage(id, body string) events.SQSMessage {
 		Attributes: map[string]string{"ApproximateReceiveCount": "1", "SentTimestamp": strconv.FormatInt(time.Now().UnixMilli(), 10)}}
 }
 
-func queueSource(name string, d sqsbatch.Delivery, wrap func(string) string) source {
+func queueSource(name string, d contract.Delivery, wrap func(string) string) source {
 	return source{name: name, mismatch: true, run: func(t *testing.T, w *world) ([]string, []string) {
 		h := sqsbatch.New(w.guard, func(o orderMsg) (string, error) { return o.OrderID, nil },
 			func(context.Context, orderMsg, idempotency.Reservation) (string, error) { return "ok", nil },
@@ -148,8 +150,8 @@ func envelope(msg string) string {
 }
 
 var sources = []source{
-	queueSource("queue (raw)", sqsbatch.Raw, func(s string) string { return s }),
-	queueSource("queue (SNS envelope)", sqsbatch.Envelope, envelope),
+	queueSource("queue (raw)", contract.Raw, func(s string) string { return s }),
+	queueSource("queue (SNS envelope)", contract.Envelope, envelope),
 	{name: "EventBridge", mismatch: true, run: func(t *testing.T, w *world) ([]string, []string) {
 		h := sqsbatch.NewEvents(w.guard, func(e sqsbatch.Event[orderMsg]) (string, error) { return e.Detail.OrderID, nil },
 			func(context.Context, sqsbatch.Event[orderMsg], idempotency.Reservation) (string, error) {
@@ -198,7 +200,7 @@ var sources = []source{
 			func(context.Context, streambatch.Change[orderMsg], idempotency.Reservation) (string, error) {
 				return "ok", nil
 			},
-			streambatch.Config{Consumer: "notify", Removes: streambatch.RemoveRun, Logger: w.logger(), Metrics: w.metricsOut()})
+			streambatch.Config{Consumer: "notify", Removes: contract.RemoveRun, Logger: w.logger(), Metrics: w.metricsOut()})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -29,8 +29,6 @@ import (
 	"time"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/streambatch"
 )
 
 // Version is the version of the contract that this library writes and
@@ -157,9 +155,9 @@ type Settings struct {
 	// from 1 to MaxBatchConcurrency.
 	BatchConcurrency int
 	// MaxMessageBytes is the largest business message accepted: from
-	// sqsbatch.MinMessageBytes to sqsbatch.MaxQueueBodyBytes (1 MiB), at most
-	// sqsbatch.MaxEnvelopedMessageBytes with SNS envelopes (Envelope, Auto)
-	// and sqsbatch.MaxEventDetailBytes for an EventBridge event's detail.
+	// contract.MinMessageBytes to contract.MaxQueueBodyBytes (1 MiB), at most
+	// contract.MaxEnvelopedMessageBytes with SNS envelopes (Envelope, Auto)
+	// and contract.MaxEventDetailBytes for an EventBridge event's detail.
 	MaxMessageBytes int
 	// Source says what feeds the consumer: SourceQueue (the default),
 	// SourceKinesis, SourceDynamoDBStreams or SourceHTTP. Each entry point
@@ -172,14 +170,14 @@ type Settings struct {
 	// not read it.
 	StreamImages Images
 	// StreamRemoves says what a DynamoDB stream consumer does with REMOVE
-	// records: streambatch.RemoveRun, RemoveSkip or RemoveSkipExpired;
+	// records: contract.RemoveRun, RemoveSkip or RemoveSkipExpired;
 	// required with SourceDynamoDBStreams, not read by other sources.
-	StreamRemoves streambatch.Removes
+	StreamRemoves Removes
 	// Delivery says what the queue's bodies are, from the consumer's
-	// source: sqsbatch.Envelope (SNS notifications), Raw (raw SNS delivery,
+	// source: contract.Envelope (SNS notifications), Raw (raw SNS delivery,
 	// or producers that send to the queue directly), Auto, EventBridge
 	// (events of an EventBridge rule) or S3 (S3 event notifications).
-	Delivery sqsbatch.Delivery
+	Delivery Delivery
 	// FIFO says the queue is a FIFO queue: records run in order per message
 	// group, whatever their event source ARN says (see
 	// sqsbatch.Config.FIFO).
@@ -189,17 +187,17 @@ type Settings struct {
 	// is unknown (a queue the construct imports without MaxReceiveCount).
 	MaxReceiveCount int
 	// BackoffBase starts the backoff of a queue's failed records
-	// (sqsbatch.Backoff: capped exponential with equal jitter, from the
+	// (contract.Backoff: capped exponential with equal jitter, from the
 	// message's receive count): 0 turns it off (a failed record comes back
 	// after the queue's visibility timeout), else at least 1s. The retry
 	// horizon (Backoff.Horizon of MaxReceiveCount) must be shorter than
 	// Window.
 	BackoffBase time.Duration
 	// BackoffCap bounds each delay of the backoff: at least BackoffBase, at
-	// most sqsbatch.MaxBackoff (12h, SQS's longest visibility timeout).
+	// most contract.MaxBackoff (12h, SQS's longest visibility timeout).
 	BackoffCap time.Duration
 	// BackoffFIFOCap bounds each delay on a FIFO queue, where a failed
-	// message holds its group: 1s to sqsbatch.MaxBackoff.
+	// message holds its group: 1s to contract.MaxBackoff.
 	BackoffFIFOCap time.Duration
 	// Consumer names the consumer in logs and metrics. Required.
 	Consumer string
@@ -209,7 +207,7 @@ type Settings struct {
 	MetricsNamespace string
 	// WebhookProvider is the webhook provider of an HTTP endpoint
 	// (SourceHTTP) whose signature every request must carry: one of
-	// webhook.Providers, or empty for the client's Idempotency-Key. With a
+	// contract.Providers, or empty for the client's Idempotency-Key. With a
 	// provider, WebhookSecret is required, and the Window must outlast the
 	// provider's redelivery period (ProviderWindow).
 	WebhookProvider string
@@ -219,7 +217,7 @@ type Settings struct {
 	WebhookSecret string
 	// ClientAttribute scopes an HTTP endpoint's keys to a client attribute:
 	// "iam", "claim:<name>" or "header:<name>" (httpkey.ParseClient), or
-	// "none" (httpkey.ClientNone) for keys shared by every client. Default:
+	// "none" (contract.ClientNone) for keys shared by every client. Default:
 	// "iam" for an endpoint, "none" for a webhook.
 	ClientAttribute string
 	// ReplayHeaders are the response headers stored and replayed beside
@@ -230,7 +228,7 @@ type Settings struct {
 	// names; default none.
 	HashHeaders []string
 	// MaxRequestBytes is the largest request body an HTTP endpoint
-	// accepts: 1 to MaxRequestBytes; default httpkey.DefaultMaxBodyBytes.
+	// accepts: 1 to MaxRequestBytes; default contract.DefaultMaxRequestBytes.
 	MaxRequestBytes int
 	// StepName is a step's name (SourceStep), part of every record key:
 	// required for a step, states.NameProblem's rule.
@@ -255,11 +253,11 @@ const (
 // Defaults and bounds that are the contract's own (the guard's and the
 // adapter's are theirs, in packages idempotency and sqsbatch).
 const (
-	// DefaultTimeout is the Timeout of a handler whose environment does not
+	// defaultTimeout is the Timeout of a handler whose environment does not
 	// say it: Lambda's longest.
-	DefaultTimeout = 15 * time.Minute
-	// MaxTimeout is Lambda's longest timeout.
-	MaxTimeout = 15 * time.Minute
+	defaultTimeout = 15 * time.Minute
+	// maxTimeout is Lambda's longest timeout.
+	maxTimeout = 15 * time.Minute
 	// DefaultMaxConcurrency caps the default BatchConcurrency: a batch of
 	// thousands of records (with a batching window) runs this many at once,
 	// not thousands of requests, within Lambda's 1,024 file descriptors.
@@ -305,33 +303,4 @@ func (s Settings) GuardConfig() idempotency.Config {
 		KeySecret:      secret,
 		MaxResultBytes: s.maxResultBytes(),
 	}
-}
-
-// BatchConfig is the batch adapter's configuration for s, without what is
-// the handler's to choose (Logger, Metrics, MetricsLevel): the one place
-// where the contract's settings become sqsbatch.Config.
-func (s Settings) BatchConfig() sqsbatch.Config {
-	return sqsbatch.Config{
-		Concurrency:      s.BatchConcurrency,
-		MinRemaining:     s.MinRemaining,
-		MaxMessageBytes:  s.MaxMessageBytes,
-		Delivery:         s.Delivery,
-		FIFO:             s.FIFO,
-		MaxReceiveCount:  s.MaxReceiveCount,
-		BackoffBase:      backoffBase(s.BackoffBase),
-		BackoffCap:       s.BackoffCap,
-		BackoffFIFOCap:   s.BackoffFIFOCap,
-		Consumer:         s.Consumer,
-		MetricsNamespace: s.MetricsNamespace,
-	}
-}
-
-// backoffBase is sqsbatch.Config.BackoffBase for the setting: the
-// setting's zero (off) is the adapter's negative, whose zero is its
-// default.
-func backoffBase(d time.Duration) time.Duration {
-	if d == 0 {
-		return -1
-	}
-	return d
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
 // randomSettings draws valid Settings: every field within its bounds and
@@ -47,15 +46,15 @@ func randomSettings(r *rand.Rand) contract.Settings {
 		s.KeySecret = strings.Repeat("k", idempotency.MinKeySecretBytes+r.IntN(40))
 	}
 	s.BatchConcurrency = 1 + r.IntN(contract.MaxBatchConcurrency)
-	s.Delivery = []sqsbatch.Delivery{sqsbatch.Envelope, sqsbatch.Raw, sqsbatch.Auto, sqsbatch.EventBridge, sqsbatch.S3}[r.IntN(5)]
-	limit := sqsbatch.MaxEnvelopedMessageBytes
+	s.Delivery = []contract.Delivery{contract.Envelope, contract.Raw, contract.Auto, contract.EventBridge, contract.S3}[r.IntN(5)]
+	limit := contract.MaxEnvelopedMessageBytes
 	switch s.Delivery {
-	case sqsbatch.Raw, sqsbatch.S3:
-		limit = sqsbatch.MaxQueueBodyBytes
-	case sqsbatch.EventBridge:
-		limit = sqsbatch.MaxEventDetailBytes
+	case contract.Raw, contract.S3:
+		limit = contract.MaxQueueBodyBytes
+	case contract.EventBridge:
+		limit = contract.MaxEventDetailBytes
 	}
-	s.MaxMessageBytes = sqsbatch.MinMessageBytes + r.IntN(limit-sqsbatch.MinMessageBytes+1)
+	s.MaxMessageBytes = contract.MinMessageBytes + r.IntN(limit-contract.MinMessageBytes+1)
 	s.MetricsNamespace = []string{"IdempotentConsumer", "Orders/Wallets"}[r.IntN(2)]
 	s.FIFO = r.IntN(2) == 0
 	if r.IntN(2) == 0 {
@@ -65,9 +64,9 @@ func randomSettings(r *rand.Rand) contract.Settings {
 	}
 	s.MaxReceiveCount = r.IntN(1001)
 	s.BackoffBase = []time.Duration{0, time.Second, 90 * time.Second, 10 * time.Minute}[r.IntN(4)]
-	s.BackoffCap = max(s.BackoffBase, time.Second) + time.Duration(r.Int64N(int64(sqsbatch.MaxBackoff-max(s.BackoffBase, time.Second))+1)).Truncate(time.Second)
-	s.BackoffFIFOCap = time.Second + time.Duration(r.Int64N(int64(sqsbatch.MaxBackoff-time.Second)+1)).Truncate(pick(time.Second, time.Minute))
-	if b, _ := s.Backoff(); b.Horizon(s.MaxReceiveCount) >= s.Window-sqsbatch.ClockSkewMargin {
+	s.BackoffCap = max(s.BackoffBase, time.Second) + time.Duration(r.Int64N(int64(contract.MaxBackoff-max(s.BackoffBase, time.Second))+1)).Truncate(time.Second)
+	s.BackoffFIFOCap = time.Second + time.Duration(r.Int64N(int64(contract.MaxBackoff-time.Second)+1)).Truncate(pick(time.Second, time.Minute))
+	if b, _ := s.Backoff(); b.Horizon(s.MaxReceiveCount) >= s.Window-idempotency.ClockSkewMargin {
 		s.BackoffBase = 0 // off: a horizon this long is refused (TestBackoffRules)
 	}
 	return s
@@ -148,11 +147,11 @@ func TestInvalidSettings(t *testing.T) {
 		{"more receives than SQS counts", func(s *contract.Settings) { s.MaxReceiveCount = 1001 }, "MaxReceiveCount 1001 is out of range"},
 		{"an empty table name", func(s *contract.Settings) { s.TxTables = []string{"Stock", ""} }, `TxTables has the table name ""`},
 		{"message larger than an envelope holds", func(s *contract.Settings) { s.MaxMessageBytes = 600_000 }, "MaxMessageBytes 600000 is more than 520192"},
-		{"message larger than SQS takes", func(s *contract.Settings) { s.Delivery = sqsbatch.Raw; s.MaxMessageBytes = 2 << 20 }, "MaxMessageBytes 2097152 is out of range"},
+		{"message larger than SQS takes", func(s *contract.Settings) { s.Delivery = contract.Raw; s.MaxMessageBytes = 2 << 20 }, "MaxMessageBytes 2097152 is out of range"},
 		{"unknown delivery", func(s *contract.Settings) { s.Delivery = "smoke" }, `Delivery "smoke" is not one of`},
 		{"event detail larger than an SQS body can carry", func(s *contract.Settings) {
-			s.Delivery = sqsbatch.EventBridge
-			s.MaxMessageBytes = sqsbatch.MaxQueueBodyBytes
+			s.Delivery = contract.EventBridge
+			s.MaxMessageBytes = contract.MaxQueueBodyBytes
 		},
 			"MaxMessageBytes 1048576 is more than 1040384, the largest event detail"},
 		{"namespace with a wildcard", func(s *contract.Settings) { s.Namespace = "ord*" }, `Namespace "ord*" contains '*' or '?'`},

@@ -9,8 +9,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore/schema"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/streambatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
 // fields is the contract: one entry per setting, in the order in which
@@ -50,9 +49,9 @@ var fields = []Field{
 		"the prefix of every key, \"<namespace>#<key>\"",
 		func(s *Settings) *string { return &s.Namespace }, none[string]),
 	entry(TimeoutVar, "Timeout", "Timeout",
-		Format(DefaultTimeout), "12m",
+		Format(defaultTimeout), "12m",
 		"the function's timeout",
-		func(s *Settings) *time.Duration { return &s.Timeout }, func(Settings) time.Duration { return DefaultTimeout }),
+		func(s *Settings) *time.Duration { return &s.Timeout }, func(Settings) time.Duration { return defaultTimeout }),
 	entry(WindowVar, "Window", "Window",
 		Format(idempotency.DefaultWindow), "36h",
 		"the business window, from a fact's completion",
@@ -70,9 +69,9 @@ var fields = []Field{
 		"the time kept at the end of a lease to complete or release it",
 		func(s *Settings) *time.Duration { return &s.FinishBudget }, func(Settings) time.Duration { return idempotency.DefaultFinishBudget }),
 	entry(MinRemainingVar, "MinRemaining", "MinRemaining",
-		fmt.Sprintf("FinishBudget + %s", Format(sqsbatch.DefaultEffectTime)), "4s",
+		fmt.Sprintf("FinishBudget + %s", Format(DefaultEffectTime)), "4s",
 		"the least time left before the deadline for a record to start",
-		func(s *Settings) *time.Duration { return &s.MinRemaining }, func(s Settings) time.Duration { return sqsbatch.DefaultMinRemaining(s.FinishBudget) }),
+		func(s *Settings) *time.Duration { return &s.MinRemaining }, func(s Settings) time.Duration { return DefaultMinRemaining(s.FinishBudget) }),
 	entry(CacheSizeVar, "CacheSize", "CacheSize",
 		"0 (no cache)", "1000",
 		"how many completed keys are kept in memory",
@@ -94,9 +93,9 @@ var fields = []Field{
 		"how many records of a batch run at once",
 		func(s *Settings) *int { return &s.BatchConcurrency }, func(Settings) int { return DefaultMaxConcurrency }),
 	entry(MaxMessageBytesVar, "MaxMessageBytes", "MaxMessageBytes",
-		strconv.Itoa(sqsbatch.DefaultMaxMessageBytes), "65536",
+		strconv.Itoa(DefaultMaxMessageBytes), "65536",
 		"the largest business message accepted, in bytes",
-		func(s *Settings) *int { return &s.MaxMessageBytes }, func(Settings) int { return sqsbatch.DefaultMaxMessageBytes }),
+		func(s *Settings) *int { return &s.MaxMessageBytes }, func(Settings) int { return DefaultMaxMessageBytes }),
 	quietDefault(entry(SourceVar, "Source", "the construct (IdempotentConsumer: queue; IdempotentStreamConsumer: its stream's; IdempotentEndpoint: http)",
 		string(SourceQueue), string(SourceKinesis),
 		"what feeds the consumer: "+sourceNames(),
@@ -106,13 +105,13 @@ var fields = []Field{
 		"the images of a DynamoDB stream record handed to the function: new, or new-and-old",
 		func(s *Settings) *Images { return &s.StreamImages }, func(Settings) Images { return ImagesNew })),
 	entry(StreamRemovesVar, "StreamRemoves", "Removes",
-		"none: required for a DynamoDB stream", string(streambatch.RemoveRun),
+		"none: required for a DynamoDB stream", string(RemoveRun),
 		"what a DynamoDB stream consumer does with REMOVE records: run, skip, or skip-expired (skip TTL expiries, run the deletes of callers)",
-		func(s *Settings) *streambatch.Removes { return &s.StreamRemoves }, none[streambatch.Removes]),
+		func(s *Settings) *Removes { return &s.StreamRemoves }, none[Removes]),
 	entry(DeliveryVar, "Delivery", "RawMessageDelivery",
-		string(sqsbatch.Envelope), string(sqsbatch.Raw),
+		string(Envelope), string(Raw),
 		"what the bodies are: envelope (SNS notifications), raw (raw SNS delivery, or producers that send to the queue), auto, eventbridge (events of an EventBridge rule) or s3 (S3 event notifications)",
-		func(s *Settings) *sqsbatch.Delivery { return &s.Delivery }, func(Settings) sqsbatch.Delivery { return sqsbatch.Envelope }),
+		func(s *Settings) *Delivery { return &s.Delivery }, func(Settings) Delivery { return Envelope }),
 	entry(FIFOVar, "FIFO", "FifoTopic (or StandardQueue)",
 		"false", "true",
 		"whether the queue is a FIFO queue",
@@ -122,25 +121,25 @@ var fields = []Field{
 		"the queue's maxReceiveCount, after which SQS moves a message to the dead-letter queue",
 		func(s *Settings) *int { return &s.MaxReceiveCount }, func(Settings) int { return DefaultMaxReceiveCount }),
 	entry(BackoffBaseVar, "BackoffBase", "BackoffBase",
-		Format(sqsbatch.DefaultBackoffBase), "2m",
+		Format(DefaultBackoffBase), "2m",
 		"the first delay of a failed record's backoff, doubled on each receive (0: off, back after the queue's visibility timeout)",
-		func(s *Settings) *time.Duration { return &s.BackoffBase }, func(Settings) time.Duration { return sqsbatch.DefaultBackoffBase }),
+		func(s *Settings) *time.Duration { return &s.BackoffBase }, func(Settings) time.Duration { return DefaultBackoffBase }),
 	entry(BackoffCapVar, "BackoffCap", "BackoffCap",
-		Format(sqsbatch.DefaultBackoffCap), "30m",
+		Format(DefaultBackoffCap), "30m",
 		"the longest delay of a failed record's backoff (at most 12h)",
-		func(s *Settings) *time.Duration { return &s.BackoffCap }, func(Settings) time.Duration { return sqsbatch.DefaultBackoffCap }),
+		func(s *Settings) *time.Duration { return &s.BackoffCap }, func(Settings) time.Duration { return DefaultBackoffCap }),
 	entry(BackoffFIFOCapVar, "BackoffFIFOCap", "BackoffFIFOCap",
-		Format(sqsbatch.DefaultBackoffFIFOCap), "5m",
+		Format(DefaultBackoffFIFOCap), "5m",
 		"the longest delay of a failed record's backoff on a FIFO queue, where it holds its message group",
-		func(s *Settings) *time.Duration { return &s.BackoffFIFOCap }, func(Settings) time.Duration { return sqsbatch.DefaultBackoffFIFOCap }),
+		func(s *Settings) *time.Duration { return &s.BackoffFIFOCap }, func(Settings) time.Duration { return DefaultBackoffFIFOCap }),
 	entry(ConsumerVar, "Consumer", "the construct id",
 		"the Lambda function's name", "Shop/ReserveStock",
 		"the consumer's name in logs and metrics",
 		func(s *Settings) *string { return &s.Consumer }, none[string]),
 	entry(MetricsNamespaceVar, "MetricsNamespace", "MetricsNamespace",
-		sqsbatch.DefaultMetricsNamespace, "Shop",
+		outcome.DefaultNamespace, "Shop",
 		"the CloudWatch namespace of the metrics",
-		func(s *Settings) *string { return &s.MetricsNamespace }, func(Settings) string { return sqsbatch.DefaultMetricsNamespace }),
+		func(s *Settings) *string { return &s.MetricsNamespace }, func(Settings) string { return outcome.DefaultNamespace }),
 }
 
 func init() { fields = append(fields, httpFields...) } // source_http.go
@@ -220,7 +219,7 @@ func FieldOf(name string) (Field, bool) {
 // values given above it (LeaseMax defaults to the Timeout given,
 // MinRemaining to the FinishBudget given). A value is of the type of the
 // Settings field (time.Duration, int, string, []string, bool or
-// sqsbatch.Delivery); another is a programming error of the caller, on
+// Delivery); another is a programming error of the caller, on
 // which Fill panics. Fill checks no rule: Problems does.
 //
 // It is how the construct maps its props onto the settings: one code path
@@ -258,9 +257,25 @@ func entry[T any](name, setting, prop, defaultDoc, example, doc string, p func(*
 		typ: reflect.TypeFor[T]()}
 	var enc func(T) string
 	var dec func(string) (T, error)
+	f.Encoding, enc, dec = codec[T](name, setting)
+	f.encode = func(s Settings) string { return enc(*p(&s)) }
+	f.decode = func(s *Settings, v string) error {
+		x, err := dec(v)
+		if err == nil {
+			*p(s) = x
+		}
+		return err
+	}
+	return f
+}
+
+// codec is the encoding of a setting of type T, carried in the variable
+// name: its name in the contract's table, and how a value is written and
+// read back.
+func codec[T any](name, setting string) (encoding string, enc func(T) string, dec func(string) (T, error)) {
 	switch any(new(T)).(type) {
 	case *time.Duration:
-		f.Encoding = "duration"
+		encoding = "duration"
 		enc = func(v T) string { return Format(any(v).(time.Duration)) }
 		dec = func(v string) (T, error) {
 			d, err := time.ParseDuration(v)
@@ -270,7 +285,7 @@ func entry[T any](name, setting, prop, defaultDoc, example, doc string, p func(*
 			return any(d).(T), nil
 		}
 	case *int:
-		f.Encoding = "count"
+		encoding = "count"
 		enc = func(v T) string { return strconv.Itoa(any(v).(int)) }
 		dec = func(v string) (T, error) {
 			n, err := strconv.Atoi(v)
@@ -283,7 +298,7 @@ func entry[T any](name, setting, prop, defaultDoc, example, doc string, p func(*
 		// Exactly as Encode writes them: a variable that says more is a
 		// mistake to report, not a truth value to guess (strconv.ParseBool
 		// would take "1", "t" and "TRUE").
-		f.Encoding = "bool"
+		encoding = "bool"
 		enc = func(v T) string { return strconv.FormatBool(any(v).(bool)) }
 		dec = func(v string) (T, error) {
 			if v != "true" && v != "false" {
@@ -292,43 +307,22 @@ func entry[T any](name, setting, prop, defaultDoc, example, doc string, p func(*
 			return any(v == "true").(T), nil
 		}
 	case *[]string:
-		f.Encoding = "list"
+		encoding = "list"
 		enc = func(v T) string { return strings.Join(any(v).([]string), ",") }
 		dec = func(v string) (T, error) { return any(strings.Split(v, ",")).(T), nil }
-	case *string:
-		f.Encoding = "text"
-		enc = func(v T) string { return any(v).(string) }
-		dec = func(v string) (T, error) { return any(v).(T), nil }
-	case *KeyPlace:
-		f.Encoding = "text"
-		enc = func(v T) string { return string(any(v).(KeyPlace)) }
-		dec = func(v string) (T, error) { return any(KeyPlace(v)).(T), nil }
-	case *Source:
-		f.Encoding = "text"
-		enc = func(v T) string { return string(any(v).(Source)) }
-		dec = func(v string) (T, error) { return any(Source(v)).(T), nil }
-	case *Images:
-		f.Encoding = "text"
-		enc = func(v T) string { return string(any(v).(Images)) }
-		dec = func(v string) (T, error) { return any(Images(v)).(T), nil }
-	case *streambatch.Removes:
-		f.Encoding = "text"
-		enc = func(v T) string { return string(any(v).(streambatch.Removes)) }
-		dec = func(v string) (T, error) { return any(streambatch.Removes(v)).(T), nil }
-	case *sqsbatch.Delivery:
-		f.Encoding = "text"
-		enc = func(v T) string { return string(any(v).(sqsbatch.Delivery)) }
-		dec = func(v string) (T, error) { return any(sqsbatch.Delivery(v)).(T), nil }
 	default:
-		panic(fmt.Sprintf("contract: no encoding for the type of %s", setting)) // a programming error in the list above, caught by every test
-	}
-	f.encode = func(s Settings) string { return enc(*p(&s)) }
-	f.decode = func(s *Settings, v string) error {
-		x, err := dec(v)
-		if err == nil {
-			*p(s) = x
+		// A string, or a type of string kind (KeyPlace, Source, Images,
+		// Removes, Delivery): the text as it is.
+		if reflect.TypeFor[T]().Kind() != reflect.String {
+			panic(fmt.Sprintf("contract: no encoding for the type of %s", setting)) // a programming error in the list above, caught by every test
 		}
-		return err
+		encoding = "text"
+		enc = func(v T) string { return reflect.ValueOf(v).String() }
+		dec = func(v string) (T, error) {
+			var x T
+			reflect.ValueOf(&x).Elem().SetString(v)
+			return x, nil
+		}
 	}
-	return f
+	return encoding, enc, dec
 }

@@ -14,7 +14,6 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
 // TestEverySettingHasAnEntry: every field of Settings has exactly one entry
@@ -113,22 +112,16 @@ func TestDefaultsAreTheEntries(t *testing.T) {
 			t.Errorf("%s defaults to %q, its entry says %q", f.Var, v, f.Default)
 		}
 	}
-	if env[contract.WindowVar] != contract.Format(idempotency.DefaultWindow) || env[contract.MinRemainingVar] != contract.Format(sqsbatch.DefaultMinRemaining(idempotency.DefaultFinishBudget)) {
+	if env[contract.WindowVar] != contract.Format(idempotency.DefaultWindow) || env[contract.MinRemainingVar] != contract.Format(contract.DefaultMinRemaining(idempotency.DefaultFinishBudget)) {
 		t.Errorf("defaults %v: want the guard's window and the adapter's MinRemaining", env)
 	}
 }
 
-// guardFrom and batchFrom say which setting each field of the guard's and
-// the adapter's config carries.
+// guardFrom says which setting each field of the guard's config carries.
 var (
 	guardFrom = map[string]string{
 		"Namespace": "Namespace", "Window": "Window", "TTLAfterWindow": "TTLAfterWindow", "LeaseMax": "LeaseMax",
 		"FinishBudget": "FinishBudget", "PayloadIgnore": "PayloadIgnore", "CacheSize": "CacheSize", "KeySecret": "KeySecret",
-	}
-	batchFrom = map[string]string{
-		"Concurrency": "BatchConcurrency", "MinRemaining": "MinRemaining", "MaxMessageBytes": "MaxMessageBytes", "Delivery": "Delivery",
-		"FIFO": "FIFO", "MaxReceiveCount": "MaxReceiveCount", "Consumer": "Consumer", "MetricsNamespace": "MetricsNamespace",
-		"BackoffBase": "BackoffBase", "BackoffCap": "BackoffCap", "BackoffFIFOCap": "BackoffFIFOCap",
 	}
 )
 
@@ -166,7 +159,6 @@ func TestMappingIsFieldByField(t *testing.T) {
 		sourceSets  []string
 	}{
 		{s.GuardConfig(), guardFrom, []string{"ExpiryRetries", "Now"}, []string{"MaxResultBytes"}},
-		{s.BatchConfig(), batchFrom, []string{"Logger", "Metrics", "MetricsLevel", "Visibility", "InProgressWait", "Random"}, nil},
 	} {
 		cv := reflect.ValueOf(tc.config)
 		for i := range cv.NumField() {
@@ -205,30 +197,6 @@ func TestResultBoundIsTheSources(t *testing.T) {
 	s.Source = contract.SourceHTTP
 	if got := s.GuardConfig().MaxResultBytes; got != idempotency.LargestResultBytes {
 		t.Errorf("an endpoint's guard stores %d bytes, want %d", got, idempotency.LargestResultBytes)
-	}
-}
-
-// TestEverySettingReachesItsUser: every setting is carried into a config
-// (guardFrom, batchFrom), or is one that the handler reads
-// itself (the table, the timeout the other rules are checked against, the
-// declared tables), so that a new setting cannot be forgotten by both.
-func TestEverySettingReachesItsUser(t *testing.T) {
-	var mapped []string
-	for _, m := range []map[string]string{guardFrom, batchFrom, streamFrom, httpFrom} {
-		for _, setting := range m {
-			mapped = append(mapped, setting)
-		}
-	}
-	handlers := []string{"Table", "Timeout", "TxTables", "Source", // Source: each entry point's CheckSource (the handler's TestEntryPointsRefuseAnotherSource)
-		"WebhookProvider", "WebhookSecret", "ClientAttribute", // the HTTP handler's verifier and client (handler/http_test.go)
-		"StepName", // step.FromEnv (step/start_test.go)
-		// the table's design, which handler.NewStore maps onto the store's
-		// options (pinned by the handler's TestNewStoreMapsTheDesign)
-		"TablePartitionKey", "TableSortKey", "TableRecordKeyIn", "TableFixedKeyValue", "TableTTLAttribute"}
-	for _, f := range contract.Fields() {
-		if !slices.Contains(mapped, f.Setting) && !slices.Contains(handlers, f.Setting) {
-			t.Errorf("the setting %s reaches neither the guard, the adapter, nor the handler", f.Setting)
-		}
 	}
 }
 
@@ -412,7 +380,7 @@ func TestFillIsDecodeOfTypedValues(t *testing.T) {
 		}
 		return nil, false
 	})
-	if lease.LeaseMax != 10*time.Minute || lease.MinRemaining != sqsbatch.DefaultMinRemaining(3*time.Second) {
+	if lease.LeaseMax != 10*time.Minute || lease.MinRemaining != contract.DefaultMinRemaining(3*time.Second) {
 		t.Errorf("LeaseMax %s, MinRemaining %s: want the defaults of the Timeout and FinishBudget given", lease.LeaseMax, lease.MinRemaining)
 	}
 	if d := contract.Defaults(time.Minute); !reflect.DeepEqual(d, contract.Fill(func(f contract.Field) (any, bool) { return time.Minute, f.Setting == "Timeout" })) {

@@ -4,8 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/streambatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 )
 
 // Source says what feeds the consumer (Settings.Source): which handler entry
@@ -27,15 +26,39 @@ const (
 	SourceDynamoDBStreams Source = "dynamodb-streams"
 )
 
-// sources are the sources of the library, in the order messages name them.
-var sources = []Source{SourceQueue, SourceKinesis, SourceDynamoDBStreams, SourceHTTP, SourceStep}
+// sources are the sources of the library, in the order messages name them:
+// each with its entry point (named in a refusal) and the rules of its
+// settings (Problems). A new source is one row here, and its package.
+var sources = []struct {
+	source   Source
+	entry    string
+	problems func(Settings) []string
+}{
+	{SourceQueue, "sqsbatch.Start, StartTx, StartEvents or StartObjects", Settings.queueSourceProblems},
+	{SourceKinesis, "streambatch.StartKinesis", Settings.streamSourceProblems},
+	{SourceDynamoDBStreams, "streambatch.StartDynamoDB", Settings.streamSourceProblems},
+	{SourceHTTP, "endpoint.Start", Settings.httpProblems},
+	{SourceStep, "step.Start", Settings.stepProblems},
+}
+
+// queueSourceProblems are a queue consumer's rules: the batch's and the
+// queue's.
+func (s Settings) queueSourceProblems() []string {
+	return append(s.sharedProblems(), s.queueProblems()...)
+}
+
+// streamSourceProblems are a stream consumer's rules: the batch's and the
+// stream's (a choice for REMOVE records on a DynamoDB stream).
+func (s Settings) streamSourceProblems() []string {
+	return append(s.sharedProblems(), s.streamProblems()...)
+}
 
 // sourceNames names the sources as a message or a document lists them:
 // "queue, kinesis, dynamodb-streams or http".
 func sourceNames() string {
 	names := make([]string, len(sources))
 	for i, s := range sources {
-		names[i] = string(s)
+		names[i] = string(s.source)
 	}
 	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
@@ -95,45 +118,15 @@ func isQueueOnly(name string) bool {
 	return false
 }
 
-// StreamConfig is the stream adapter's configuration for s, without what
-// is the handler's to choose (Logger, Metrics, MetricsLevel): the one place
-// where the contract's settings become streambatch.Config.
-func (s Settings) StreamConfig() streambatch.Config {
-	return streambatch.Config{
-		Concurrency:      s.BatchConcurrency,
-		MinRemaining:     s.MinRemaining,
-		OldImage:         s.StreamImages == ImagesNewAndOld,
-		Removes:          s.StreamRemoves,
-		Consumer:         s.Consumer,
-		MetricsNamespace: s.MetricsNamespace,
-	}
-}
-
 // adapterProblems are the rules of the adapter that s's source runs: the
 // queue adapter's for a queue, the stream adapter's for a stream (which
 // needs a choice for REMOVE records on a DynamoDB stream). Settings that
 // the source's adapter does not read are not judged.
 func (s Settings) adapterProblems() []string {
-	switch s.Source {
-	case SourceQueue:
-		return append(s.BatchConfig().Problems(s.FinishBudget), s.backoffProblems()...)
-	case SourceKinesis, SourceDynamoDBStreams:
-		out := s.StreamConfig().Problems(s.FinishBudget, s.Source == SourceDynamoDBStreams)
-		switch s.StreamImages {
-		case ImagesNew, ImagesNewAndOld:
-		default:
-			out = append(out, fmt.Sprintf("StreamImages %q is not one of %q or %q", s.StreamImages, ImagesNew, ImagesNewAndOld))
+	for _, src := range sources {
+		if src.source == s.Source {
+			return src.problems(s)
 		}
-		for i, p := range out {
-			if strings.HasPrefix(p, "Removes ") {
-				out[i] = "Stream" + p // the setting's name in the contract
-			}
-		}
-		return out
-	case SourceHTTP:
-		return s.httpProblems()
-	case SourceStep:
-		return s.stepProblems()
 	}
 	return []string{fmt.Sprintf("Source %q is not a source of this library; give %s", s.Source, sourceNames())}
 }
@@ -145,28 +138,21 @@ var ErrSource = fmt.Errorf("contract source mismatch")
 
 // CheckSource returns an error wrapping ErrSource, in one line that names
 // the fix, unless s is a contract of the source want; entry names the
-// handler's entry point ("handler.StartKinesis").
+// handler's entry point ("streambatch.StartKinesis").
 func (s Settings) CheckSource(want Source, entry string) error {
 	if s.Source == want {
 		return nil
 	}
 	return fmt.Errorf("%w: %s runs a %s consumer, but the function's contract is a %s consumer's (%s=%s): start the handler with the entry point of its source (%s), or deploy it with the construct of %s",
-		ErrSource, entry, want, s.Source, SourceVar, s.Source, EntryPoint(s.Source), want)
+		ErrSource, entry, want, s.Source, SourceVar, s.Source, entryPoint(s.Source), want)
 }
 
-// EntryPoint is the handler entry point of a source.
-func EntryPoint(s Source) string {
-	switch s {
-	case SourceKinesis:
-		return "handler.StartKinesis"
-	case SourceDynamoDBStreams:
-		return "handler.StartDynamoDBStream"
-	case SourceQueue:
-		return "handler.Start or handler.StartTx"
-	case SourceHTTP:
-		return "handler.StartHTTP"
-	case SourceStep:
-		return "step.Start"
+// entryPoint is the handler entry point of a source.
+func entryPoint(s Source) string {
+	for _, src := range sources {
+		if src.source == s {
+			return src.entry
+		}
 	}
 	return "the entry point of source " + string(s)
 }
@@ -179,16 +165,16 @@ func EntryPoint(s Source) string {
 // knows the retention and the visibility timeout).
 func (s Settings) backoffProblems() []string {
 	if s.BackoffBase < 0 {
-		return []string{fmt.Sprintf("BackoffBase %s is negative; give 0 to turn the backoff off, or at least 1s (default %s)", Format(s.BackoffBase), Format(sqsbatch.DefaultBackoffBase))}
+		return []string{fmt.Sprintf("BackoffBase %s is negative; give 0 to turn the backoff off, or at least 1s (default %s)", Format(s.BackoffBase), Format(DefaultBackoffBase))}
 	}
 	b, capName := s.Backoff()
 	if b.Base <= 0 || s.MaxReceiveCount <= 1 {
 		return nil
 	}
 	h := b.Horizon(s.MaxReceiveCount)
-	if limit := s.Window - sqsbatch.ClockSkewMargin; h >= limit {
+	if limit := s.Window - idempotency.ClockSkewMargin; h >= limit {
 		return []string{fmt.Sprintf("the retry horizon %s (the longest delays after receives 1 to %d of MaxReceiveCount %d: BackoffBase %s, doubled up to %s %s) is not shorter than Window %s less %s: a record that keeps failing would be judged expired on its later receives and dead-lettered without running; give a Window longer than %s, or a smaller BackoffCap, BackoffBase or MaxReceiveCount",
-			Format(h), s.MaxReceiveCount-1, s.MaxReceiveCount, Format(b.Base), capName, Format(b.Cap), Format(s.Window), Format(sqsbatch.ClockSkewMargin), Format(h+sqsbatch.ClockSkewMargin))}
+			Format(h), s.MaxReceiveCount-1, s.MaxReceiveCount, Format(b.Base), capName, Format(b.Cap), Format(s.Window), Format(idempotency.ClockSkewMargin), Format(h+idempotency.ClockSkewMargin))}
 	}
 	return nil
 }
@@ -196,8 +182,8 @@ func (s Settings) backoffProblems() []string {
 // Backoff is the schedule of s's failed records (its base is 0 when off),
 // and the name of the cap it takes: BackoffFIFOCap on a FIFO queue, when
 // shorter, else BackoffCap.
-func (s Settings) Backoff() (b sqsbatch.Backoff, capName string) {
-	b, capName = sqsbatch.Backoff{Base: s.BackoffBase, Cap: s.BackoffCap}, "BackoffCap"
+func (s Settings) Backoff() (b Backoff, capName string) {
+	b, capName = Backoff{Base: s.BackoffBase, Cap: s.BackoffCap}, "BackoffCap"
 	if s.FIFO && s.BackoffFIFOCap < b.Cap {
 		b.Cap, capName = s.BackoffFIFOCap, "BackoffFIFOCap"
 	}

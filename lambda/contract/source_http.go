@@ -5,14 +5,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/httpkey"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/webhook"
 )
 
 // SourceHTTP: HTTP requests, through a Lambda function URL or an API
 // Gateway HTTP API route (the endpoint construct's): the handler is
-// handler.StartHTTP, over package httpkey.
+// endpoint.Start, over package httpkey.
 const SourceHTTP Source = "http"
 
 // Variables of the HTTP endpoint's settings (SourceHTTP). None is written
@@ -28,7 +26,7 @@ const (
 
 // webhookProviderDocs names the providers package webhook knows, as a
 // message or a document lists them.
-var webhookProviderDocs = strings.Join(webhook.Providers[:len(webhook.Providers)-1], ", ") + " or " + webhook.Providers[len(webhook.Providers)-1] + " (package webhook)"
+var webhookProviderDocs = strings.Join(Providers[:len(Providers)-1], ", ") + " or " + Providers[len(Providers)-1] + " (package webhook)"
 
 // readable is d as a person writes it: "72h", "27h35m5s", "6m".
 func readable(d time.Duration) string {
@@ -36,11 +34,11 @@ func readable(d time.Duration) string {
 }
 
 // ProviderWindow is the business window of a webhook endpoint of provider
-// by default: the provider's redelivery period (webhook.RetryPeriod), or
+// by default: the provider's redelivery period (RetryPeriod), or
 // idempotency.DefaultWindow when that is longer, so that no delivery the
 // provider documents outlives its fact's record.
 func ProviderWindow(provider string) time.Duration {
-	period, _ := webhook.RetryPeriod(provider)
+	period, _ := RetryPeriod(provider)
 	return max(period, idempotency.DefaultWindow)
 }
 
@@ -66,16 +64,16 @@ var httpFields = []Field{
 		func(s *Settings) *string { return &s.ClientAttribute }, DefaultClientAttribute)),
 	quietDefault(entry(ReplayHeadersVar, "ReplayHeaders", "ReplayHeaders",
 		"none", "X-Receipt,ETag",
-		"the response headers stored and replayed to duplicates beside "+strings.Join(httpkey.RepresentationHeaders, ", ")+", comma-separated",
+		"the response headers stored and replayed to duplicates beside "+"the representation headers (httpkey.RepresentationHeaders)"+", comma-separated",
 		func(s *Settings) *[]string { return &s.ReplayHeaders }, none[[]string])),
 	quietDefault(entry(HashHeadersVar, "HashHeaders", "HashHeaders",
 		"none", "X-Currency",
 		"the request headers that are part of the payload hash, beside the method, the target and the body, comma-separated",
 		func(s *Settings) *[]string { return &s.HashHeaders }, none[[]string])),
 	quietDefault(entry(MaxRequestBytesVar, "MaxRequestBytes", "MaxRequestBytes",
-		fmt.Sprint(httpkey.DefaultMaxBodyBytes), "524288",
+		fmt.Sprint(DefaultMaxRequestBytes), "524288",
 		"the largest request body accepted, in bytes",
-		func(s *Settings) *int { return &s.MaxRequestBytes }, func(Settings) int { return httpkey.DefaultMaxBodyBytes })),
+		func(s *Settings) *int { return &s.MaxRequestBytes }, func(Settings) int { return DefaultMaxRequestBytes })),
 }
 
 // DefaultClientAttribute is ClientAttribute's default for the settings
@@ -88,7 +86,7 @@ func DefaultClientAttribute(s Settings) string {
 	case s.Source != SourceHTTP:
 		return ""
 	case s.WebhookProvider != "":
-		return httpkey.ClientNone
+		return ClientNone
 	}
 	return "iam"
 }
@@ -106,19 +104,6 @@ func (s Settings) maxResultBytes() int {
 	return idempotency.DefaultMaxResultBytes
 }
 
-// HTTPConfig is the HTTP adapter's configuration for s, without what the
-// handler builds (Verifier, Client, Logger, Metrics, MetricsLevel): the one
-// place where the contract's settings become httpkey.Config.
-func (s Settings) HTTPConfig() httpkey.Config {
-	return httpkey.Config{
-		Name:             s.Consumer,
-		ReplayHeaders:    s.ReplayHeaders,
-		HashHeaders:      s.HashHeaders,
-		MaxBodyBytes:     s.MaxRequestBytes,
-		MetricsNamespace: s.MetricsNamespace,
-	}
-}
-
 // httpProblems are the rules of an HTTP endpoint's settings
 // (adapterProblems, for SourceHTTP): a known provider with its secret's
 // ARN, a client attribute the adapter reads, header names, a body bound.
@@ -127,7 +112,7 @@ func (s Settings) HTTPConfig() httpkey.Config {
 func (s Settings) httpProblems() []string {
 	var out []string
 	bad := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
-	period, known := webhook.RetryPeriod(s.WebhookProvider)
+	period, known := RetryPeriod(s.WebhookProvider)
 	switch {
 	case s.WebhookProvider == "":
 		if s.WebhookSecret != "" {
@@ -139,15 +124,15 @@ func (s Settings) httpProblems() []string {
 		bad("WebhookProvider %q needs WebhookSecret, the ARN of the Secrets Manager secret that holds its signing secret; give one (never the secret itself)", s.WebhookProvider)
 	}
 	if known && s.Window < period {
-		bad("Window %s is shorter than %s's redelivery period, %s (webhook.RetryPeriod): a delivery of a completed event after the window would run its effect again; give a Window of at least %s (the endpoint construct's default for %s)", Format(s.Window), s.WebhookProvider, readable(period), readable(period), s.WebhookProvider)
+		bad("Window %s is shorter than %s's redelivery period, %s (contract.RetryPeriod): a delivery of a completed event after the window would run its effect again; give a Window of at least %s (the endpoint construct's default for %s)", Format(s.Window), s.WebhookProvider, readable(period), readable(period), s.WebhookProvider)
 	}
 	if v := s.WebhookSecret; v != "" && (!strings.HasPrefix(v, "arn:") || !strings.Contains(v, ":secretsmanager:") || !strings.Contains(v, ":secret:")) {
 		bad("WebhookSecret is not the ARN of a Secrets Manager secret (arn:<partition>:secretsmanager:<region>:<account>:secret:<name>); give the secret's ARN, never the secret itself")
 	}
-	if _, err := httpkey.ParseClient(s.ClientAttribute); err != nil {
+	if _, _, err := ParseClient(s.ClientAttribute); err != nil {
 		bad("ClientAttribute: %v", err)
 	}
-	if s.WebhookProvider != "" && s.ClientAttribute != httpkey.ClientNone && s.ClientAttribute != "" {
+	if s.WebhookProvider != "" && s.ClientAttribute != ClientNone && s.ClientAttribute != "" {
 		bad("ClientAttribute %q is refused with WebhookProvider %q: the provider's signature authenticates one client, the provider, and no caller may choose a scope of its own (a header, a claim or an IAM identity that an unauthenticated request does not carry); leave ClientAttribute out", s.ClientAttribute, s.WebhookProvider)
 	}
 	for _, h := range [][]string{s.ReplayHeaders, s.HashHeaders} {

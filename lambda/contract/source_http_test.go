@@ -2,7 +2,6 @@ package contract_test
 
 import (
 	"reflect"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -10,47 +9,6 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 )
-
-// httpFrom says which setting each field of the HTTP adapter's config
-// carries.
-var httpFrom = map[string]string{
-	"Name": "Consumer", "ReplayHeaders": "ReplayHeaders", "HashHeaders": "HashHeaders",
-	"MaxBodyBytes": "MaxRequestBytes", "MetricsNamespace": "MetricsNamespace",
-}
-
-// TestHTTPMappingIsFieldByField: HTTPConfig carries each setting into the
-// field of the same meaning, and leaves the handler's own to the handler.
-func TestHTTPMappingIsFieldByField(t *testing.T) {
-	env := map[string]string{contract.SourceVar: string(contract.SourceHTTP)}
-	for _, f := range contract.Fields() {
-		if _, set := env[f.Var]; !set {
-			env[f.Var] = f.Example
-		}
-	}
-	s, err := contract.Decode(func(k string) string { return env[k] }, "")
-	if err != nil {
-		t.Fatalf("the examples of an HTTP endpoint are not valid settings: %v", err)
-	}
-	cfg := s.HTTPConfig()
-	handlers := []string{"Header", "MaxKeyBytes", "Optional", "Verifier", "Key", "Client", "Logger", "Metrics", "MetricsLevel", "Now"}
-	cv, sv := reflect.ValueOf(cfg), reflect.ValueOf(s)
-	for i := range cv.NumField() {
-		name := cv.Type().Field(i).Name
-		setting, mapped := httpFrom[name]
-		switch {
-		case mapped:
-			if got, want := cv.Field(i).Interface(), sv.FieldByName(setting).Interface(); !reflect.DeepEqual(got, want) {
-				t.Errorf("httpkey.Config.%s = %v, want %v (the setting %s)", name, got, want, setting)
-			}
-		case slices.Contains(handlers, name):
-			if !cv.Field(i).IsZero() {
-				t.Errorf("httpkey.Config.%s is set; it is the handler's", name)
-			}
-		default:
-			t.Errorf("httpkey.Config.%s is neither mapped from a setting nor the handler's", name)
-		}
-	}
-}
 
 // A queue consumer's environment says nothing of the source or of the HTTP
 // settings; an endpoint's says what is not the default.
@@ -96,7 +54,7 @@ func TestHTTPProblems(t *testing.T) {
 		}, ""},
 		{"Stripe, which retries for 3 days, with the default window of 24 hours", func(s *contract.Settings) {
 			s.WebhookProvider, s.WebhookSecret = "stripe", "arn:aws:secretsmanager:eu-west-1:123456789012:secret:s-AbCdEf"
-		}, "Window 24h is shorter than stripe's redelivery period, 72h (webhook.RetryPeriod)"},
+		}, "Window 24h is shorter than stripe's redelivery period, 72h (contract.RetryPeriod)"},
 		{"Standard Webhooks, whose senders retry for 27h35m5s, with the default window", func(s *contract.Settings) {
 			s.WebhookProvider, s.WebhookSecret = "standard-webhooks", "arn:aws:secretsmanager:eu-west-1:123456789012:secret:s-AbCdEf"
 		}, "Window 24h is shorter than standard-webhooks's redelivery period, 27h35m5s"},

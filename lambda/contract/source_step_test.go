@@ -26,8 +26,8 @@ func TestAStepNeedsAValidNameAndStoresItsOutputs(t *testing.T) {
 	if n := got.GuardConfig().MaxResultBytes; n < 256*1024 {
 		t.Errorf("a step's guard stores %d bytes, want at least 256 KiB", n)
 	}
-	if contract.EntryPoint(contract.SourceStep) != "step.Start" {
-		t.Errorf("EntryPoint(step) = %q", contract.EntryPoint(contract.SourceStep))
+	if err := got.CheckSource(contract.SourceQueue, "sqsbatch.Start"); err == nil || !strings.Contains(err.Error(), "(step.Start)") {
+		t.Errorf("a queue entry point on a step's contract: %v, want a refusal naming step.Start", err)
 	}
 	q := contract.Defaults(30 * time.Second)
 	q.Table, q.Namespace, q.Consumer = "t", "orders", "c"

@@ -7,21 +7,13 @@ import (
 	"time"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/streambatch"
 )
-
-// streamFrom says which setting each field of the stream adapter's config
-// carries (OldImage: StreamImages, by TestStreamConfig).
-var streamFrom = map[string]string{
-	"Concurrency": "BatchConcurrency", "MinRemaining": "MinRemaining", "Removes": "StreamRemoves",
-	"Consumer": "Consumer", "MetricsNamespace": "MetricsNamespace", "OldImage": "StreamImages",
-}
 
 func streamSettings(src contract.Source) contract.Settings {
 	s := contract.Defaults(time.Minute)
 	s.Table, s.Namespace, s.Consumer = "t", "ns", "c"
 	s.Source = src
-	s.StreamRemoves = streambatch.RemoveRun
+	s.StreamRemoves = contract.RemoveRun
 	return s
 }
 
@@ -98,42 +90,24 @@ func TestStreamRules(t *testing.T) {
 	if err := streamSettings(contract.SourceKinesis).Validate(); err != nil {
 		t.Errorf("a Kinesis consumer: %v", err)
 	}
-	for _, r := range []streambatch.Removes{streambatch.RemoveRun, streambatch.RemoveSkip, streambatch.RemoveSkipExpired} {
+	for _, r := range []contract.Removes{contract.RemoveRun, contract.RemoveSkip, contract.RemoveSkipExpired} {
 		env := map[string]string{contract.TableVar: "t", contract.NamespaceVar: "ns", contract.ConsumerVar: "c",
 			contract.SourceVar: "dynamodb-streams", contract.StreamRemovesVar: string(r)}
 		s, err := contract.Decode(func(k string) string { return env[k] }, "")
-		if err != nil || s.StreamConfig().Removes != r {
+		if err != nil || s.StreamRemoves != r {
 			t.Errorf("STREAM_REMOVES=%s: %v, %q", r, err, s.StreamRemoves)
 		}
 	}
 }
 
-// TestStreamConfig: StreamConfig carries each setting into its field.
-func TestStreamConfig(t *testing.T) {
-	s := streamSettings(contract.SourceDynamoDBStreams)
-	s.BatchConcurrency, s.MinRemaining, s.StreamImages, s.StreamRemoves, s.MetricsNamespace = 7, 9*time.Second, contract.ImagesNewAndOld, streambatch.RemoveSkip, "Shop"
-	got := s.StreamConfig()
-	want := streambatch.Config{Concurrency: 7, MinRemaining: 9 * time.Second, OldImage: true, Removes: streambatch.RemoveSkip, Consumer: "c", MetricsNamespace: "Shop"}
-	if got.Concurrency != want.Concurrency || got.MinRemaining != want.MinRemaining || got.OldImage != want.OldImage || got.Removes != want.Removes || got.Consumer != want.Consumer || got.MetricsNamespace != want.MetricsNamespace {
-		t.Errorf("StreamConfig() = %+v, want %+v", got, want)
-	}
-	if got.Logger != nil || got.Metrics != nil || got.MetricsLevel != "" {
-		t.Error("StreamConfig set what is the handler's to choose")
-	}
-	s.StreamImages = contract.ImagesNew
-	if s.StreamConfig().OldImage {
-		t.Error("ImagesNew asks for the old image")
-	}
-}
-
 func TestCheckSource(t *testing.T) {
 	s := streamSettings(contract.SourceKinesis)
-	if err := s.CheckSource(contract.SourceKinesis, "handler.StartKinesis"); err != nil {
+	if err := s.CheckSource(contract.SourceKinesis, "streambatch.StartKinesis"); err != nil {
 		t.Fatal(err)
 	}
-	err := s.CheckSource(contract.SourceQueue, "handler.Start")
+	err := s.CheckSource(contract.SourceQueue, "sqsbatch.Start")
 	if !errors.Is(err, contract.ErrSource) || strings.Contains(err.Error(), "\n") ||
-		!strings.Contains(err.Error(), "CONSUMER_SOURCE=kinesis") || !strings.Contains(err.Error(), "handler.StartKinesis") {
+		!strings.Contains(err.Error(), "CONSUMER_SOURCE=kinesis") || !strings.Contains(err.Error(), "streambatch.StartKinesis") {
 		t.Errorf("CheckSource: %v; want one line naming the variable and the fix", err)
 	}
 }

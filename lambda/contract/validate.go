@@ -10,7 +10,6 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore/schema"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/format"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
 // Problems returns every rule s breaks, one sentence each that names the
@@ -18,7 +17,7 @@ import (
 // construct reports them at synth (beside its own, about the resources) and
 // the handler at init: the same rules, in the same words. The guard's and
 // the adapter's rules are their own (idempotency.Config.Problems of
-// GuardConfig, sqsbatch.Config.Problems of BatchConfig), so that NewGuard,
+// GuardConfig, Config.Problems of BatchConfig), so that NewGuard,
 // the construct and the handler refuse a setting in one voice; the rules
 // here are the contract's: the table, the function's timeout and what
 // depends on it, the declared tables, the concurrency.
@@ -36,9 +35,9 @@ func (s Settings) Problems() []string {
 	}
 	out = append(out, s.designProblems()...)
 	guard := s.GuardConfig()
-	timeoutOK := s.Timeout >= time.Second && s.Timeout <= MaxTimeout && s.Timeout%time.Second == 0
+	timeoutOK := s.Timeout >= time.Second && s.Timeout <= maxTimeout && s.Timeout%time.Second == 0
 	if !timeoutOK {
-		bad("Timeout %s is out of range: Lambda takes whole seconds from 1s to %s; give one in that range", Format(s.Timeout), Format(MaxTimeout))
+		bad("Timeout %s is out of range: Lambda takes whole seconds from 1s to %s; give one in that range", Format(s.Timeout), Format(maxTimeout))
 	}
 	if least, short := s.shortTimeout(); timeoutOK && short {
 		bad("Timeout %s is too short: a record starts only with %s left before the deadline (%s to complete its record, %s for its effect); give at least %s",
@@ -134,7 +133,7 @@ func (s Settings) designProblems() []string {
 // their defaults for it, and the shortest Timeout that would work: a
 // whole number of seconds more than MinRemaining.
 func (s Settings) shortTimeout() (least time.Duration, short bool) {
-	derived := s.LeaseMax == s.Timeout && s.FinishBudget == idempotency.DefaultFinishBudget && s.MinRemaining == sqsbatch.DefaultMinRemaining(s.FinishBudget)
+	derived := s.LeaseMax == s.Timeout && s.FinishBudget == idempotency.DefaultFinishBudget && s.MinRemaining == DefaultMinRemaining(s.FinishBudget)
 	if !derived || s.MinRemaining < s.Timeout {
 		return 0, false
 	}

@@ -130,23 +130,11 @@ func valueSize(v types.AttributeValue) int {
 	case *types.AttributeValueMemberBOOL, *types.AttributeValueMemberNULL:
 		return 1
 	case *types.AttributeValueMemberSS:
-		n := 0
-		for _, s := range v.Value {
-			n += len(s)
-		}
-		return n
+		return sizeOfAll(v.Value, func(s string) int { return len(s) })
 	case *types.AttributeValueMemberNS:
-		n := 0
-		for _, s := range v.Value {
-			n += numberSize(s)
-		}
-		return n
+		return sizeOfAll(v.Value, numberSize)
 	case *types.AttributeValueMemberBS:
-		n := 0
-		for _, b := range v.Value {
-			n += len(b)
-		}
-		return n
+		return sizeOfAll(v.Value, func(b []byte) int { return len(b) })
 	case *types.AttributeValueMemberL:
 		n := 3
 		for _, e := range v.Value {
@@ -191,4 +179,13 @@ func numberSize[T string | []byte](s T) int {
 func intSize(n int64) int {
 	var buf [20]byte
 	return numberSize(strconv.AppendInt(buf[:0], n, 10))
+}
+
+// sizeOfAll is the sum of size over a set's members.
+func sizeOfAll[T any](members []T, size func(T) int) int {
+	n := 0
+	for _, m := range members {
+		n += size(m)
+	}
+	return n
 }

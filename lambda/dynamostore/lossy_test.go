@@ -16,6 +16,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/internal/dynalite"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
 // lossy is an HTTP transport that forwards every request to the server and,
@@ -97,7 +98,7 @@ func TestLostResponsesAreRetriedSafely(t *testing.T) {
 						t.Fatalf("err %v, record %+v; want the effect's error alone and the record released", err, rec)
 					}
 				default:
-					if err != nil || res.Outcome != idempotency.Processed || runs != 1 || rec == nil || rec.Status != idempotency.StatusCompleted {
+					if err != nil || res.Outcome != outcome.Processed || runs != 1 || rec == nil || rec.Status != idempotency.StatusCompleted {
 						t.Fatalf("%+v, %v, effect ran %d times, record %+v; want processed once and COMPLETED", res, err, runs, rec)
 					}
 				}

@@ -61,11 +61,11 @@ const (
 // see idempotency.Guard.Fact).
 const Layout = 1
 
-// MaxSortKeyBytes is DynamoDB's limit on a sort key value. With the record
+// maxSortKeyBytes is DynamoDB's limit on a sort key value. With the record
 // key in the sort key (WithKeyInSortKey), a record key longer than this is
 // bad input (idempotency.ErrInvalidKey), refused before any request: the
 // guard's own bound, idempotency.MaxKeyBytes, is the partition key's.
-const MaxSortKeyBytes = 1024
+const maxSortKeyBytes = 1024
 
 // MaxTxWrites is how many writes a transactional effect may add: DynamoDB
 // allows 100 actions per transaction and the record takes one.
@@ -119,11 +119,11 @@ func (s *Store) Err() error { return s.err }
 
 // keyFits returns why the table's design cannot hold the record key key,
 // or nil: with the record key in the sort key, a key longer than
-// MaxSortKeyBytes. The error wraps idempotency.ErrInvalidKey: bad input,
+// maxSortKeyBytes. The error wraps idempotency.ErrInvalidKey: bad input,
 // not worth a retry, and not a store outage.
 func (s *Store) keyFits(key string) error {
-	if s.partitionValue != nil && len(key) > MaxSortKeyBytes {
-		return fmt.Errorf("%w: %d bytes with the namespace, more than the %d of a DynamoDB sort key, which holds the record key in the table's design (WithKeyInSortKey %q)", idempotency.ErrInvalidKey, len(key), MaxSortKeyBytes, s.sort)
+	if s.partitionValue != nil && len(key) > maxSortKeyBytes {
+		return fmt.Errorf("%w: %d bytes with the namespace, more than the %d of a DynamoDB sort key, which holds the record key in the table's design (WithKeyInSortKey %q)", idempotency.ErrInvalidKey, len(key), maxSortKeyBytes, s.sort)
 	}
 	return nil
 }
@@ -712,29 +712,8 @@ func (s *Store) unmarshal(item map[string]types.AttributeValue) (*idempotency.Re
 	return rec, nil
 }
 
-// attributeType names the DynamoDB type of v ("S", "N", "BOOL"...).
+// attributeType names the DynamoDB type of v ("S", "N", "BOOL"...): the
+// SDK's member type names it, *types.AttributeValueMember<type>.
 func attributeType(v types.AttributeValue) string {
-	switch v.(type) {
-	case *types.AttributeValueMemberS:
-		return "S"
-	case *types.AttributeValueMemberN:
-		return "N"
-	case *types.AttributeValueMemberB:
-		return "B"
-	case *types.AttributeValueMemberBOOL:
-		return "BOOL"
-	case *types.AttributeValueMemberNULL:
-		return "NULL"
-	case *types.AttributeValueMemberL:
-		return "L"
-	case *types.AttributeValueMemberM:
-		return "M"
-	case *types.AttributeValueMemberSS:
-		return "SS"
-	case *types.AttributeValueMemberNS:
-		return "NS"
-	case *types.AttributeValueMemberBS:
-		return "BS"
-	}
-	return fmt.Sprintf("%T", v)
+	return strings.TrimPrefix(fmt.Sprintf("%T", v), "*types.AttributeValueMember")
 }

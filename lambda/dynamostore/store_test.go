@@ -16,6 +16,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
 // designs are the tables the store is run on: the construct's, and shared
@@ -170,7 +171,7 @@ func TestValidatesAgainstDynalite(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err := g.Do(context.Background(), "k", []byte(`{}`), func(context.Context, idempotency.Reservation) (string, error) { return "", nil })
-	if err != nil || res.Outcome != idempotency.Processed {
+	if err != nil || res.Outcome != outcome.Processed {
 		t.Fatalf("%+v, %v", res, err)
 	}
 	rec, err := s.Get(context.Background(), "n#k")

@@ -4,23 +4,19 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"os"
 	"time"
 
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/emf"
 )
 
 // Defaults of Config's zero values.
 const (
-	// DefaultHeader is the request header that carries the client's key.
-	DefaultHeader = "Idempotency-Key"
-	// DefaultMaxKeyBytes bounds the key a client sends: 255 bytes, as long
+	// defaultHeader is the request header that carries the client's key.
+	defaultHeader = "Idempotency-Key"
+	// defaultMaxKeyBytes bounds the key a client sends: 255 bytes, as long
 	// as Stripe's idempotency keys.
-	DefaultMaxKeyBytes = 255
-	// DefaultMaxBodyBytes bounds a request's body: 1 MiB. A larger body
-	// gets 413 and costs no store request. (A Lambda function URL or HTTP
-	// API carries at most 6 MB, in base64 when the body is binary.)
-	DefaultMaxBodyBytes = 1 << 20
+	defaultMaxKeyBytes = 255
 )
 
 // RepresentationHeaders are the response headers that every replay
@@ -36,13 +32,13 @@ const (
 	// HeaderReplayed marks a replayed response: "true" on every response
 	// answered from the fact's record instead of the handler.
 	HeaderReplayed = "Idempotency-Replayed"
-	// HeaderDropped is set, with the size in bytes of the body that was not
+	// headerDropped is set, with the size in bytes of the body that was not
 	// kept, on the replay of a response too large to store (see Handler).
-	HeaderDropped = "Idempotency-Body-Dropped"
-	// HeaderWindow publishes the expiry policy: how many seconds a key
+	headerDropped = "Idempotency-Body-Dropped"
+	// headerWindow publishes the expiry policy: how many seconds a key
 	// stays bound to its first request, from that request's completion (the
 	// business window). It is on every response that a key decided.
-	HeaderWindow = "Idempotency-Window"
+	headerWindow = "Idempotency-Window"
 )
 
 // Verifier authenticates a webhook before any store request and names the
@@ -71,12 +67,12 @@ type ClientFunc func(r *http.Request) (string, error)
 // documented default.
 type Config struct {
 	// Name names the endpoint in logs and metrics (the metrics' dimension,
-	// sqsbatch.MetricDimension). Default: "endpoint".
+	// outcome.MetricDimension). Default: "endpoint".
 	Name string
 	// Header is the request header that carries the client's key.
-	// Default: DefaultHeader. Ignored with Verifier or Key.
+	// Default: defaultHeader. Ignored with Verifier or Key.
 	Header string
-	// MaxKeyBytes bounds the client's key. Default: DefaultMaxKeyBytes.
+	// MaxKeyBytes bounds the client's key. Default: defaultMaxKeyBytes.
 	MaxKeyBytes int
 	// Optional serves a request without a key by the handler alone, with no
 	// idempotency; by default a POST or PATCH without a key gets 400, as the
@@ -103,12 +99,12 @@ type Config struct {
 	// and replayed to duplicates beside RepresentationHeaders, which always
 	// are. Default: none.
 	ReplayHeaders []string
-	// MaxBodyBytes bounds a request's body. Default: DefaultMaxBodyBytes.
+	// MaxBodyBytes bounds a request's body. Default: contract.DefaultMaxRequestBytes.
 	MaxBodyBytes int
 	// MetricsNamespace is the CloudWatch namespace of the metrics.
-	// Default: sqsbatch.DefaultMetricsNamespace.
+	// Default: outcome.DefaultNamespace.
 	MetricsNamespace string
-	// Logger receives one line per request. Default: sqsbatch.NewLogger on
+	// Logger receives one line per request. Default: outcome.NewLogger on
 	// standard error at INFO.
 	Logger *slog.Logger
 	// Metrics receives one Embedded Metric Format line per request.
@@ -126,27 +122,16 @@ func (c Config) withDefaults() Config {
 		c.Name = "endpoint"
 	}
 	if c.Header == "" {
-		c.Header = DefaultHeader
+		c.Header = defaultHeader
 	}
 	if c.MaxKeyBytes <= 0 {
-		c.MaxKeyBytes = DefaultMaxKeyBytes
+		c.MaxKeyBytes = defaultMaxKeyBytes
 	}
 	c.ReplayHeaders = append(append([]string(nil), RepresentationHeaders...), c.ReplayHeaders...)
 	if c.MaxBodyBytes <= 0 {
-		c.MaxBodyBytes = DefaultMaxBodyBytes
+		c.MaxBodyBytes = contract.DefaultMaxRequestBytes
 	}
-	if c.MetricsNamespace == "" {
-		c.MetricsNamespace = sqsbatch.DefaultMetricsNamespace
-	}
-	if c.Logger == nil {
-		c.Logger = sqsbatch.NewLogger(os.Stderr, slog.LevelInfo)
-	}
-	if c.Metrics == nil {
-		c.Metrics = os.Stdout
-	}
-	if c.MetricsLevel == "" {
-		c.MetricsLevel = "INFO"
-	}
+	emf.Defaults(&c.MetricsNamespace, &c.Logger, &c.Metrics, &c.MetricsLevel)
 	if c.Now == nil {
 		c.Now = time.Now
 	}

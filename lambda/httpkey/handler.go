@@ -27,7 +27,7 @@
 //   - the adapter's own 400, 401, 409, 413, 422 and 503 are never stored.
 //
 // Responses are stored up to the guard's MaxResultBytes (the endpoint's
-// handler, handler.NewHTTP, sets idempotency.LargestResultBytes); a larger
+// handler, endpoint.FromEnv, sets idempotency.LargestResultBytes); a larger
 // one still completes the fact, and its duplicates get its status and
 // headers, Idempotency-Body-Dropped with the size not kept and a problem
 // body that says so, never an empty success; the effect never runs twice.
@@ -54,7 +54,7 @@ import (
 	"time"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
 // Handler is an idempotent http.Handler. It is safe for concurrent use.
@@ -81,26 +81,16 @@ func ReservationFrom(ctx context.Context) (idempotency.Reservation, bool) {
 	return r, ok
 }
 
-// Outcomes of a request beyond the queue adapter's (sqsbatch.Outcome, whose
+// Outcomes of a request beyond the queue adapter's (outcome.Outcome, whose
 // names the others reuse: processed, duplicate, in_progress, mismatch,
 // bad_input, failed, lease_lost, not_started).
 const (
-	// OutcomeUnauthorized: the Verifier or the Client refused the request
+	// outcomeUnauthorized: the Verifier or the Client refused the request
 	// (401): nothing stored, no store request.
-	OutcomeUnauthorized = "unauthorized"
-	// OutcomeUnkeyed: a request without a key served with no idempotency
+	outcomeUnauthorized = "unauthorized"
+	// outcomeUnkeyed: a request without a key served with no idempotency
 	// (Config.Optional).
-	OutcomeUnkeyed = "unkeyed"
-)
-
-// Names of the metrics beyond the outcomes' counts (sqsbatch's metric names:
-// Processed, Duplicate, InProgress, …), one Embedded Metric Format line per
-// request, dimension sqsbatch.MetricDimension = Config.Name.
-const (
-	MetricUnauthorized    = "Unauthorized"
-	MetricUnkeyed         = "Unkeyed"
-	MetricServerErrors    = "ServerErrors" // responses of status 500 and above, whatever their cause
-	MetricRequestDuration = "RequestDuration"
+	outcomeUnkeyed = "unkeyed"
 )
 
 // errTryAgain is the effect's error for a response of the wrapped handler
@@ -155,10 +145,10 @@ func (x *exchange) serve() {
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
-			x.problem(http.StatusRequestEntityTooLarge, sqsbatch.BadInput.String(), "Request too large", fmt.Sprintf("the body is larger than %d bytes", h.cfg.MaxBodyBytes))
+			x.problem(http.StatusRequestEntityTooLarge, outcome.BadInput.String(), "Request too large", fmt.Sprintf("the body is larger than %d bytes", h.cfg.MaxBodyBytes))
 			return
 		}
-		x.problem(http.StatusBadRequest, sqsbatch.BadInput.String(), "Unreadable body", err.Error())
+		x.problem(http.StatusBadRequest, outcome.BadInput.String(), "Unreadable body", err.Error())
 		return
 	}
 	key, ok := x.requestKey(body)
@@ -166,12 +156,12 @@ func (x *exchange) serve() {
 		return
 	}
 	if key == "" { // Optional, no key
-		x.outcome, x.level = OutcomeUnkeyed, slog.LevelInfo
+		x.outcome, x.level = outcomeUnkeyed, slog.LevelInfo
 		rec := newRecorder()
 		r2 := r.Clone(r.Context())
 		r2.Body = io.NopCloser(bytes.NewReader(body))
 		if p := serveRecovering(h.next, rec, r2); p != nil {
-			x.problem(http.StatusInternalServerError, sqsbatch.Failed.String(), "Internal error", fmt.Sprintf("the handler panicked: %v", p))
+			x.problem(http.StatusInternalServerError, outcome.Failed.String(), "Internal error", fmt.Sprintf("the handler panicked: %v", p))
 			x.level = slog.LevelError
 			return
 		}
@@ -184,14 +174,14 @@ func (x *exchange) serve() {
 			err = errors.New("the client attribute is empty")
 		}
 		if err != nil {
-			x.problem(http.StatusUnauthorized, OutcomeUnauthorized, "Unknown client", "client: "+err.Error())
+			x.problem(http.StatusUnauthorized, outcomeUnauthorized, "Unknown client", "client: "+err.Error())
 			return
 		}
 		key = strconv.Itoa(len(client)) + ":" + client + ":" + key // unambiguous: the length says where the client ends
 	}
 	fact, err := h.fact(r, key, body)
 	if err != nil {
-		x.problem(http.StatusBadRequest, sqsbatch.BadInput.String(), "Bad idempotency key", err.Error())
+		x.problem(http.StatusBadRequest, outcome.BadInput.String(), "Bad idempotency key", err.Error())
 		return
 	}
 	x.key = fact.Key
@@ -217,7 +207,7 @@ func (x *exchange) requestKey(body []byte) (string, bool) {
 			err = errors.New("the verifier gave no key")
 		}
 		if err != nil {
-			x.problem(http.StatusUnauthorized, OutcomeUnauthorized, "Unauthorized", err.Error())
+			x.problem(http.StatusUnauthorized, outcomeUnauthorized, "Unauthorized", err.Error())
 			return "", false
 		}
 		return key, true
@@ -229,7 +219,7 @@ func (x *exchange) requestKey(body []byte) (string, bool) {
 			err = errors.New("the key function returned an empty key; keys come from the business request (an order id, a client's key), never from the transport")
 		}
 		if err != nil {
-			x.problem(http.StatusBadRequest, sqsbatch.BadInput.String(), "Bad idempotency key", err.Error())
+			x.problem(http.StatusBadRequest, outcome.BadInput.String(), "Bad idempotency key", err.Error())
 			return "", false
 		}
 		return key, true
@@ -238,9 +228,9 @@ func (x *exchange) requestKey(body []byte) (string, bool) {
 	if len(values) == 0 && (h.cfg.Optional || idempotentMethod(r.Method)) {
 		return "", true
 	}
-	key, err := ParseKey(values, h.cfg.MaxKeyBytes)
+	key, err := parseKey(values, h.cfg.MaxKeyBytes)
 	if err != nil {
-		x.problem(http.StatusBadRequest, sqsbatch.BadInput.String(), "Bad Idempotency-Key", fmt.Sprintf("%s: %v", h.cfg.Header, err))
+		x.problem(http.StatusBadRequest, outcome.BadInput.String(), "Bad Idempotency-Key", fmt.Sprintf("%s: %v", h.cfg.Header, err))
 		return "", false
 	}
 	return key, true
@@ -334,13 +324,13 @@ func (x *exchange) run(fact idempotency.Fact, body []byte) {
 	var effectErr *idempotency.EffectError
 	var again errTryAgain
 	switch {
-	case err == nil && res.Outcome == idempotency.Processed:
-		x.outcome, x.level = sqsbatch.Processed.String(), slog.LevelInfo
+	case err == nil && res.Outcome == outcome.Processed:
+		x.outcome, x.level = outcome.Processed.String(), slog.LevelInfo
 		if res.TookOver {
 			x.reason = "took over the lapsed reservation of another request (lease ended " + res.LapsedLease.UTC().Format(time.RFC3339Nano) + "): the handler may have run before, in part or in full"
 			x.level = slog.LevelWarn
 		}
-		rec.header.Set(HeaderWindow, h.window)
+		rec.header.Set(headerWindow, h.window)
 		x.status = rec.flush(x.w)
 	case err == nil:
 		x.replay(res.Value)
@@ -348,42 +338,42 @@ func (x *exchange) run(fact idempotency.Fact, body []byte) {
 		// The handler asked the client to try again: the key is released
 		// (or, if the release failed, held until its lease ends) and the
 		// answer passes, its Retry-After with it.
-		x.outcome, x.level, x.reason = sqsbatch.Failed.String(), slog.LevelWarn, err.Error()
+		x.outcome, x.level, x.reason = outcome.Failed.String(), slog.LevelWarn, err.Error()
 		x.status = rec.flush(x.w)
 	case errors.As(err, &effectErr):
-		x.problem(http.StatusInternalServerError, sqsbatch.Failed.String(), "Internal error", "the handler failed: "+err.Error())
+		x.problem(http.StatusInternalServerError, outcome.Failed.String(), "Internal error", "the handler failed: "+err.Error())
 		x.level = slog.LevelError
 	case errors.As(err, &inProgress):
 		x.retryAfter(retrySeconds(inProgress.LeaseUntil.Sub(h.cfg.Now())))
-		x.problem(http.StatusConflict, sqsbatch.InProgress.String(), "Request in progress", "a request with this key is being processed; retry after it")
+		x.problem(http.StatusConflict, outcome.InProgress.String(), "Request in progress", "a request with this key is being processed; retry after it")
 	case errors.Is(err, idempotency.ErrInProgress):
 		x.retryAfter("1")
-		x.problem(http.StatusConflict, sqsbatch.InProgress.String(), "Request in progress", "a request with this key is being processed; retry after it")
+		x.problem(http.StatusConflict, outcome.InProgress.String(), "Request in progress", "a request with this key is being processed; retry after it")
 	case errors.Is(err, idempotency.ErrPayloadMismatch):
-		x.w.Header().Set(HeaderWindow, h.window)
-		x.problem(http.StatusUnprocessableEntity, sqsbatch.Mismatch.String(), "Idempotency-Key reused", "this key was used for another request (another method, target, body or hashed header); send a new key for a new request")
+		x.w.Header().Set(headerWindow, h.window)
+		x.problem(http.StatusUnprocessableEntity, outcome.Mismatch.String(), "Idempotency-Key reused", "this key was used for another request (another method, target, body or hashed header); send a new key for a new request")
 		x.reason = err.Error()
 	case errors.Is(err, idempotency.ErrInvalidKey), errors.Is(err, idempotency.ErrInvalidPayload):
-		x.problem(http.StatusBadRequest, sqsbatch.BadInput.String(), "Bad idempotency key", err.Error())
+		x.problem(http.StatusBadRequest, outcome.BadInput.String(), "Bad idempotency key", err.Error())
 	case errors.Is(err, idempotency.ErrNotStarted):
 		x.retryAfter("1")
-		x.problem(http.StatusServiceUnavailable, sqsbatch.NotStarted.String(), "Not started", "too little time was left to run the request; retry")
+		x.problem(http.StatusServiceUnavailable, outcome.NotStarted.String(), "Not started", "too little time was left to run the request; retry")
 		x.reason = err.Error()
 	case errors.Is(err, idempotency.ErrLeaseLost):
 		// The handler ran after its lease ended and another request took
 		// the key over: its answer may not be the fact's.
-		x.problem(http.StatusInternalServerError, sqsbatch.LeaseLost.String(), "Lease lost", "the request outlived its reservation; retry to get the fact's answer")
+		x.problem(http.StatusInternalServerError, outcome.LeaseLost.String(), "Lease lost", "the request outlived its reservation; retry to get the fact's answer")
 		x.reason, x.level = err.Error(), slog.LevelError
 	case rec != nil && !TryAgain(rec.status):
 		// The handler ran and answered, and completing its record failed:
 		// the record stays IN_PROGRESS until its lease ends, when a retry
 		// runs the handler again. Its answer is the truth of this run.
-		x.outcome, x.level = sqsbatch.Failed.String(), slog.LevelError
+		x.outcome, x.level = outcome.Failed.String(), slog.LevelError
 		x.reason = "the handler ran but its record could not be completed; a retry after the lease ends runs it again: " + err.Error()
 		x.status = rec.flush(x.w)
 	default: // the store failed before the handler ran
 		x.retryAfter("1")
-		x.problem(http.StatusServiceUnavailable, sqsbatch.Failed.String(), "Store unavailable", "the idempotency store failed; retry")
+		x.problem(http.StatusServiceUnavailable, outcome.Failed.String(), "Store unavailable", "the idempotency store failed; retry")
 		x.reason, x.level = err.Error(), slog.LevelError
 	}
 }
@@ -393,21 +383,21 @@ func (x *exchange) replay(value string) {
 	h := x.h
 	s, body, err := decodeResponse(value)
 	if err != nil {
-		x.problem(http.StatusInternalServerError, sqsbatch.Duplicate.String(), "Unreadable stored response", "the request was already processed, and its stored response cannot be read")
+		x.problem(http.StatusInternalServerError, outcome.Duplicate.String(), "Unreadable stored response", "the request was already processed, and its stored response cannot be read")
 		x.reason, x.level = err.Error(), slog.LevelError
 		return
 	}
-	x.outcome, x.level = sqsbatch.Duplicate.String(), slog.LevelInfo
+	x.outcome, x.level = outcome.Duplicate.String(), slog.LevelInfo
 	hd := x.w.Header()
 	for name, vs := range s.Header {
 		hd[name] = vs
 	}
 	hd.Set(HeaderReplayed, "true")
-	hd.Set(HeaderWindow, h.window)
+	hd.Set(headerWindow, h.window)
 	if s.Dropped > 0 {
 		// Never an empty success: the body says that the request was
 		// processed and that its response was not kept.
-		hd.Set(HeaderDropped, strconv.Itoa(s.Dropped))
+		hd.Set(headerDropped, strconv.Itoa(s.Dropped))
 		hd.Set("Content-Type", "application/problem+json")
 		hd.Del("Content-Encoding")
 		body, _ = json.Marshal(map[string]any{"title": "Response not stored", "status": s.Status,
@@ -430,12 +420,12 @@ func retrySeconds(d time.Duration) string {
 
 // problem answers with an application/problem+json body (RFC 9457), which
 // the draft's examples use; such answers are never stored.
-func (x *exchange) problem(status int, outcome, title, detail string) {
-	x.outcome, x.status = outcome, status
+func (x *exchange) problem(status int, name, title, detail string) {
+	x.outcome, x.status = name, status
 	if x.reason == "" {
 		x.reason = detail
 	}
-	if x.level == 0 && outcome != sqsbatch.Processed.String() && outcome != sqsbatch.Duplicate.String() {
+	if x.level == 0 && name != outcome.Processed.String() && name != outcome.Duplicate.String() {
 		x.level = slog.LevelWarn
 	}
 	out, _ := json.Marshal(map[string]any{"title": title, "status": status, "detail": detail})

@@ -18,7 +18,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/httpkey"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
 // app is the wrapped handler of the tests: its answer depends on the path,
@@ -126,7 +126,7 @@ func newFixture(t *testing.T, cfg httpkey.Config) *fixture {
 		t.Fatal(err)
 	}
 	f := &fixture{t: t, app: newApp(), store: store, clock: clock, logs: &bytes.Buffer{}}
-	cfg.Logger = sqsbatch.NewLogger(&syncWriter{w: f.logs}, slog.LevelDebug)
+	cfg.Logger = outcome.NewLogger(&syncWriter{w: f.logs}, slog.LevelDebug)
 	if cfg.Metrics == nil {
 		cfg.Metrics = io.Discard
 	}
@@ -320,7 +320,7 @@ func TestTryAgain(t *testing.T) {
 }
 
 // Under the endpoint's bound (idempotency.LargestResultBytes, which
-// handler.NewHTTP sets), a 300 KB response is replayed whole, so the client
+// endpoint.FromEnv sets), a 300 KB response is replayed whole, so the client
 // whose first attempt timed out gets its body; one over the bound completes
 // the fact, and its duplicate gets the status, Location and a body that
 // says it was not kept, never an empty success.
@@ -441,7 +441,7 @@ func TestVerifierRefusalIs401BeforeTheStore(t *testing.T) {
 	if err := json.Unmarshal(metrics.Bytes(), &m); err != nil {
 		t.Fatal(err)
 	}
-	if _, other := m["Processed"]; m["Unauthorized"] != 1.0 || other || m[sqsbatch.MetricDimension] != "hooks" || m["ServerErrors"] != nil {
+	if _, other := m["Processed"]; m["Unauthorized"] != 1.0 || other || m[outcome.MetricDimension] != "hooks" || m["ServerErrors"] != nil {
 		t.Errorf("metrics %v", m)
 	}
 }

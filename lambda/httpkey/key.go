@@ -6,11 +6,11 @@ import (
 	"strings"
 )
 
-// ErrBadKey means the request's Idempotency-Key is missing or malformed:
+// errBadKey means the request's Idempotency-Key is missing or malformed:
 // the adapter answers 400 and stores nothing.
-var ErrBadKey = errors.New("bad Idempotency-Key")
+var errBadKey = errors.New("bad Idempotency-Key")
 
-// ParseKey returns the key that an Idempotency-Key field value carries:
+// parseKey returns the key that an Idempotency-Key field value carries:
 // a Structured Field string (RFC 8941 §3.3.3, a quoted string with \" and \\
 // escapes, as draft-ietf-httpapi-idempotency-key-header-07 §2.1 defines the
 // field), or a bare token of visible ASCII without quotes, backslashes,
@@ -19,21 +19,21 @@ var ErrBadKey = errors.New("bad Idempotency-Key")
 // bytes of printable ASCII (%x20-7E; a space only inside quotes). Parameters
 // (";a=1") and lists (a second key after a comma, or the field twice) are
 // refused: a request carries one key. A max of 0 or less means
-// DefaultMaxKeyBytes, as in Config. Errors wrap ErrBadKey.
-func ParseKey(values []string, max int) (string, error) {
+// defaultMaxKeyBytes, as in Config. Errors wrap errBadKey.
+func parseKey(values []string, max int) (string, error) {
 	if max <= 0 {
-		max = DefaultMaxKeyBytes
+		max = defaultMaxKeyBytes
 	}
 	switch len(values) {
 	case 0:
-		return "", fmt.Errorf("%w: the header is missing", ErrBadKey)
+		return "", fmt.Errorf("%w: the header is missing", errBadKey)
 	case 1:
 	default:
-		return "", fmt.Errorf("%w: the header is given %d times; send one key", ErrBadKey, len(values))
+		return "", fmt.Errorf("%w: the header is given %d times; send one key", errBadKey, len(values))
 	}
 	v := strings.Trim(values[0], " \t")
 	if v == "" {
-		return "", fmt.Errorf("%w: the header is empty", ErrBadKey)
+		return "", fmt.Errorf("%w: the header is empty", errBadKey)
 	}
 	var key string
 	if v[0] == '"' {
@@ -46,13 +46,13 @@ func ParseKey(values []string, max int) (string, error) {
 			case c == '\\':
 				i++
 				if i == len(v) || (v[i] != '"' && v[i] != '\\') {
-					return "", fmt.Errorf("%w: a backslash escapes only '\"' or '\\' in a structured-field string", ErrBadKey)
+					return "", fmt.Errorf("%w: a backslash escapes only '\"' or '\\' in a structured-field string", errBadKey)
 				}
 				b.WriteByte(v[i])
 			case c == '"':
 				closed = true
 			case c < 0x20 || c > 0x7e:
-				return "", fmt.Errorf("%w: byte 0x%02x is not printable ASCII", ErrBadKey, c)
+				return "", fmt.Errorf("%w: byte 0x%02x is not printable ASCII", errBadKey, c)
 			default:
 				b.WriteByte(c)
 			}
@@ -61,25 +61,25 @@ func ParseKey(values []string, max int) (string, error) {
 			}
 		}
 		if !closed {
-			return "", fmt.Errorf("%w: the quoted string is not closed", ErrBadKey)
+			return "", fmt.Errorf("%w: the quoted string is not closed", errBadKey)
 		}
 		if rest := v[i+1:]; rest != "" {
-			return "", fmt.Errorf("%w: %q follows the quoted key; parameters and lists are not accepted", ErrBadKey, truncate(rest, 16))
+			return "", fmt.Errorf("%w: %q follows the quoted key; parameters and lists are not accepted", errBadKey, truncate(rest, 16))
 		}
 		key = b.String()
 	} else {
 		for i := 0; i < len(v); i++ {
 			if c := v[i]; c <= 0x20 || c > 0x7e || c == '"' || c == '\\' || c == ',' || c == ';' {
-				return "", fmt.Errorf("%w: byte %q at %d does not belong in a bare key (quote the key as a structured-field string)", ErrBadKey, c, i)
+				return "", fmt.Errorf("%w: byte %q at %d does not belong in a bare key (quote the key as a structured-field string)", errBadKey, c, i)
 			}
 		}
 		key = v
 	}
 	switch {
 	case key == "":
-		return "", fmt.Errorf("%w: the key is empty", ErrBadKey)
+		return "", fmt.Errorf("%w: the key is empty", errBadKey)
 	case len(key) > max:
-		return "", fmt.Errorf("%w: the key is %d bytes, longer than %d", ErrBadKey, len(key), max)
+		return "", fmt.Errorf("%w: the key is %d bytes, longer than %d", errBadKey, len(key), max)
 	}
 	return key, nil
 }

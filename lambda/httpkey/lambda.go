@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 )
 
 // FunctionURL serves a Lambda function URL event (payload 2.0, BUFFERED
@@ -112,7 +113,7 @@ type identity struct {
 	claims map[string]string
 }
 
-// ClientIAM scopes keys to the caller's stable IAM identity (StableIAM of
+// ClientIAM scopes keys to the caller's stable IAM identity (stableIAM of
 // the userArn of a function URL with AWS_IAM auth, or of an HTTP API route
 // with IAM authorization, which Lambda's event carries): the account and the
 // role or user, never an assumed role's session name, which changes each
@@ -123,11 +124,11 @@ func ClientIAM() ClientFunc {
 		if id.iam == "" {
 			return "", fmt.Errorf("the request carries no IAM identity (a function URL with AWS_IAM auth, or an IAM-authorized route, gives one)")
 		}
-		return StableIAM(id.iam), nil
+		return stableIAM(id.iam), nil
 	}
 }
 
-// StableIAM returns the identity of an IAM principal's ARN that survives a
+// stableIAM returns the identity of an IAM principal's ARN that survives a
 // refresh of its credentials: for an assumed role's session
 // (arn:aws:sts::123456789012:assumed-role/Payments/aws-go-sdk-1700000000),
 // the role in its account (arn:aws:sts::123456789012:assumed-role/Payments),
@@ -135,7 +136,7 @@ func ClientIAM() ClientFunc {
 // root, a federated user) as it is. Two sessions of one role are one
 // client: a role is the unit that IAM grants, and a session's name is
 // chosen by whoever assumes the role.
-func StableIAM(arn string) string {
+func stableIAM(arn string) string {
 	const marker = ":assumed-role/"
 	i := strings.Index(arn, marker)
 	if i < 0 || !strings.HasPrefix(arn, "arn:") {
@@ -168,26 +169,19 @@ func ClientHeader(name string) ClientFunc {
 	}
 }
 
-// ClientNone is the client attribute that scopes nothing: every client
-// shares the keys. It is a choice made by name, for an endpoint whose keys
-// are the callers' business facts whoever sends them, or one that a webhook
-// verifier authenticates (the provider is the one client).
-const ClientNone = "none"
-
-// ParseClient returns the ClientFunc that spec names: "iam" (ClientIAM),
-// "claim:<name>" (ClientClaim) or "header:<name>" (ClientHeader); nil for
-// ClientNone and "". It is how the handler reads the contract's setting.
+// ParseClient returns the ClientFunc that spec names (contract.ParseClient):
+// "iam" (ClientIAM), "claim:<name>" (ClientClaim) or "header:<name>"
+// (ClientHeader); nil for contract.ClientNone and "". It is how the handler
+// reads the contract's setting.
 func ParseClient(spec string) (ClientFunc, error) {
-	kind, arg, _ := strings.Cut(spec, ":")
-	switch {
-	case spec == "", spec == ClientNone:
-		return nil, nil
-	case spec == "iam":
-		return ClientIAM(), nil
-	case kind == "claim" && arg != "":
-		return ClientClaim(arg), nil
-	case kind == "header" && arg != "":
-		return ClientHeader(arg), nil
+	kind, name, err := contract.ParseClient(spec)
+	switch kind {
+	case "iam":
+		return ClientIAM(), err
+	case "claim":
+		return ClientClaim(name), err
+	case "header":
+		return ClientHeader(name), err
 	}
-	return nil, fmt.Errorf("client attribute %q: want \"iam\", \"claim:<name>\", \"header:<name>\" or %q", spec, ClientNone)
+	return nil, err
 }

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/emf"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
 type requestIDKey struct{}
@@ -48,28 +48,28 @@ func (h *Handler) report(x *exchange, took time.Duration) {
 	// would be four times as large, and a sum over a period is the same.
 	metrics := make([]emf.Metric, 0, 3)
 	name := ""
-	for _, o := range sqsbatch.Outcomes() {
+	for _, o := range outcome.Outcomes() {
 		if o.String() == x.outcome {
 			name = o.MetricName()
 		}
 	}
 	switch x.outcome {
-	case OutcomeUnauthorized:
-		name = MetricUnauthorized
-	case OutcomeUnkeyed:
-		name = MetricUnkeyed
+	case outcomeUnauthorized:
+		name = outcome.MetricUnauthorized
+	case outcomeUnkeyed:
+		name = outcome.MetricUnkeyed
 	}
 	if name != "" {
 		metrics = append(metrics, emf.Metric{Name: name, Unit: "Count", Value: 1})
 	}
 	if x.status >= 500 {
-		metrics = append(metrics, emf.Metric{Name: MetricServerErrors, Unit: "Count", Value: 1})
+		metrics = append(metrics, emf.Metric{Name: outcome.MetricServerErrors, Unit: "Count", Value: 1})
 	}
-	metrics = append(metrics, emf.Metric{Name: MetricRequestDuration, Unit: "Milliseconds", Value: took.Milliseconds()})
+	metrics = append(metrics, emf.Metric{Name: outcome.MetricRequestDuration, Unit: "Milliseconds", Value: took.Milliseconds()})
 	if err := emf.Write(h.cfg.Metrics, emf.Line{
 		Namespace: h.cfg.MetricsNamespace,
-		Dimension: sqsbatch.MetricDimension, Value: h.cfg.Name,
-		LevelKey: slog.LevelKey, Level: h.cfg.MetricsLevel, TimeKey: sqsbatch.LogTimeKey,
+		Dimension: outcome.MetricDimension, Value: h.cfg.Name,
+		LevelKey: slog.LevelKey, Level: h.cfg.MetricsLevel, TimeKey: outcome.LogTimeKey,
 		Metrics: metrics,
 	}, time.Now()); err != nil {
 		h.cfg.Logger.Error("metrics", slog.String("reason", err.Error()))

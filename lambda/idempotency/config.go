@@ -32,7 +32,7 @@ func (cfg Config) withDefaults() Config {
 		}
 	}
 	if cfg.ExpiryRetries <= 0 {
-		cfg.ExpiryRetries = DefaultExpiryRetries
+		cfg.ExpiryRetries = defaultExpiryRetries
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now

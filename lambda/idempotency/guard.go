@@ -31,6 +31,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/format"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
 // Defaults of Config's zero values.
@@ -38,7 +39,7 @@ const (
 	DefaultWindow         = 24 * time.Hour
 	DefaultTTLAfterWindow = 24 * time.Hour
 	DefaultLeaseMax       = 15 * time.Minute
-	DefaultExpiryRetries  = 3
+	defaultExpiryRetries  = 3
 	// DefaultFinishBudget is the default of Config.FinishBudget.
 	DefaultFinishBudget = 2 * time.Second
 	// MaxCacheSize is the largest Config.CacheSize accepted. The cache also
@@ -221,29 +222,10 @@ type Effect func(ctx context.Context, r Reservation) (result string, err error)
 // duplicate.
 type TxEffect func(ctx context.Context, r Reservation) (writes any, result string, err error)
 
-// Outcome says how a call to Do ended without error.
-type Outcome int
-
-const (
-	// Processed means the effect ran and the record is COMPLETED.
-	Processed Outcome = iota + 1
-	// Duplicate means the fact was already completed; the effect did not run.
-	Duplicate
-)
-
-func (o Outcome) String() string {
-	switch o {
-	case Processed:
-		return "processed"
-	case Duplicate:
-		return "duplicate"
-	}
-	return fmt.Sprintf("Outcome(%d)", int(o))
-}
-
 // Result is the outcome of a call and the effect's stored result.
 type Result struct {
-	Outcome Outcome
+	// Outcome is outcome.Processed or outcome.Duplicate.
+	Outcome outcome.Outcome
 	// Value is the effect's result, from this run or from the record.
 	Value string
 	// FromCache reports a duplicate answered from memory, without the store.
@@ -406,7 +388,7 @@ func (g *Guard) RunTx(ctx context.Context, f Fact, effect TxEffect) (Result, err
 	var (
 		computed bool
 		writes   any
-		res      = Result{Outcome: Processed}
+		res      = Result{Outcome: outcome.Processed}
 	)
 	commit := func(ctx context.Context, rec *Record, now time.Time) error {
 		if !computed {
@@ -455,7 +437,7 @@ func (g *Guard) run(ctx context.Context, f Fact, op string, w write, took func(c
 		if e.hash != hash {
 			return Result{}, fmt.Errorf("%s: %w", pk, ErrPayloadMismatch)
 		}
-		return Result{Outcome: Duplicate, Value: e.result, FromCache: true}, nil
+		return Result{Outcome: outcome.Duplicate, Value: e.result, FromCache: true}, nil
 	}
 	token := newToken()
 	var rec Record
@@ -506,7 +488,7 @@ func (g *Guard) run(ctx context.Context, f Fact, op string, w write, took func(c
 			return Result{}, fmt.Errorf("%s: %w (stored %s, got %s)", pk, ErrPayloadMismatch, old.PayloadHash, hash)
 		case old.Status == StatusCompleted:
 			g.remember(old)
-			return Result{Outcome: Duplicate, Value: old.Result}, nil
+			return Result{Outcome: outcome.Duplicate, Value: old.Result}, nil
 		default:
 			return Result{}, &InProgressError{Key: pk, LeaseUntil: old.LeaseUntil}
 		}
@@ -580,7 +562,7 @@ func (g *Guard) runEffect(ctx context.Context, rec *Record, effect Effect) (Resu
 		}
 		return Result{}, &EffectError{Err: err}
 	}
-	res := Result{Outcome: Processed}
+	res := Result{Outcome: outcome.Processed}
 	res.Value, res.DroppedBytes = g.fitResult(value)
 	rec.Status, rec.Result = StatusCompleted, res.Value
 	g.setWindow(rec, g.cfg.Now())

@@ -11,6 +11,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
 func TestNewGuardValidates(t *testing.T) {
@@ -115,7 +116,7 @@ func TestCacheSkipsTheStore(t *testing.T) {
 	}
 	now = now.Add(2 * time.Hour) // past the window: the cache no longer answers
 	res, err = g.Do(ctx, "2", []byte(`{}`), func(context.Context, idempotency.Reservation) (string, error) { return "again", nil })
-	if err != nil || res.Outcome != idempotency.Processed {
+	if err != nil || res.Outcome != outcome.Processed {
 		t.Fatalf("after the window: %+v, %v", res, err)
 	}
 }
@@ -157,11 +158,11 @@ func TestForgetReachesWarmEnvironments(t *testing.T) {
 	}
 	clock.Advance(2 * time.Second) // the cache's times are whole seconds, as the record's window
 	res, err := b.Do(ctx, "o-1", []byte(`{}`), charge)
-	if err != nil || res.Outcome != idempotency.Processed || res.Value != "receipt-2" {
+	if err != nil || res.Outcome != outcome.Processed || res.Value != "receipt-2" {
 		t.Fatalf("b past the bound: %+v, %v; want the effect run again", res, err)
 	}
 	res, err = a.Do(ctx, "o-1", []byte(`{}`), charge)
-	if err != nil || res.Outcome != idempotency.Duplicate || res.FromCache || res.Value != "receipt-2" {
+	if err != nil || res.Outcome != outcome.Duplicate || res.FromCache || res.Value != "receipt-2" {
 		t.Fatalf("a past the bound: %+v, %v; want the new record's answer from the store", res, err)
 	}
 	if runs != 2 {
@@ -204,7 +205,7 @@ func BenchmarkGuard(b *testing.B) {
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				if res, err := g.Do(ctx, "o-1", payload, effect); err != nil || res.Outcome != idempotency.Duplicate {
+				if res, err := g.Do(ctx, "o-1", payload, effect); err != nil || res.Outcome != outcome.Duplicate {
 					b.Fatal(res, err)
 				}
 			}
@@ -254,7 +255,7 @@ func TestEffectLeavesTheFinishingBudget(t *testing.T) {
 		}
 		return "r", nil
 	})
-	if err != nil || res.Outcome != idempotency.Processed {
+	if err != nil || res.Outcome != outcome.Processed {
 		t.Fatalf("%+v, %v", res, err)
 	}
 }
@@ -314,7 +315,7 @@ func TestTxResultTooLargeIsProcessed(t *testing.T) {
 	res, err := g.RunTx(context.Background(), f, func(context.Context, idempotency.Reservation) (any, string, error) {
 		return storetest.MemoryWrites(func() error { credited++; return nil }), big, nil
 	})
-	if err != nil || res.Outcome != idempotency.Processed || res.DroppedBytes != len(big) || credited != 1 {
+	if err != nil || res.Outcome != outcome.Processed || res.DroppedBytes != len(big) || credited != 1 {
 		t.Fatalf("%+v, %v, credited %d times; want processed once with the result dropped", res, err, credited)
 	}
 }
@@ -371,7 +372,7 @@ func TestTxEffectLeavesTheFinishingBudgetAndStartsTheWindowAtCommit(t *testing.T
 		now = now.Add(30 * time.Second) // a slow effect
 		return nil, "ok", nil
 	})
-	if err != nil || res.Outcome != idempotency.Processed {
+	if err != nil || res.Outcome != outcome.Processed {
 		t.Fatalf("%+v, %v", res, err)
 	}
 	rec, _ := s.Get(context.Background(), f.Key)

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/idempotent-consumer/idempotent-consumer/internal/jsonesc"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/jsonesc"
 )
 
 // maxJSONDepth bounds the nesting of a payload that is hashed, so that a

@@ -12,6 +12,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
 // TestKeySecretHidesThePayloadToo performs the attack on a guard with a key
@@ -86,7 +87,7 @@ func TestKeySecretHidesThePayloadToo(t *testing.T) {
 		t.Fatalf("with the secret: %+v, %v; want the stored hash %s, tagged k2:", f, err, rec.PayloadHash)
 	}
 	res, err := g.Do(ctx, "jane.doe@example.com", []byte(`{ "plan": "pro", "customer": "jane.doe@example.com" }`), ok)
-	if err != nil || res.Outcome != idempotency.Duplicate {
+	if err != nil || res.Outcome != outcome.Duplicate {
 		t.Fatalf("a redelivery, reformatted: %+v, %v; want a duplicate", res, err)
 	}
 	other, _ := idempotency.NewGuard(storetest.NewMemoryStore(), idempotency.Config{Namespace: "signup", KeySecret: []byte(strings.Repeat("t", idempotency.MinKeySecretBytes))})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
@@ -54,36 +55,36 @@ func newClockFixture(t *testing.T) (*fixture, *clock) {
 // reported failed, counted, logged at ERROR with the fix. A record without a
 // readable origin time runs, with a warning.
 func TestAge(t *testing.T) {
-	limit := testWindow - sqsbatch.ClockSkewMargin
+	limit := testWindow - idempotency.ClockSkewMargin
 	for _, c := range []struct {
 		name     string
-		delivery sqsbatch.Delivery
+		delivery contract.Delivery
 		age      time.Duration // of both the envelope's Timestamp and the SentTimestamp
 		edit     func(rec *events.SQSMessage, now time.Time)
 		outcome  string
 		level    string
 		warning  string
 	}{
-		{name: "raw, just younger than the limit", delivery: sqsbatch.Raw, age: limit - time.Millisecond, outcome: "processed", level: "INFO"},
-		{name: "raw, at the limit", delivery: sqsbatch.Raw, age: limit, outcome: "expired", level: "ERROR"},
-		{name: "envelope, just younger than the limit", delivery: sqsbatch.Envelope, age: limit - time.Millisecond, outcome: "processed", level: "INFO"},
-		{name: "envelope, at the limit", delivery: sqsbatch.Envelope, age: limit, outcome: "expired", level: "ERROR"},
-		{name: "envelope published long ago, redriven: a fresh SentTimestamp", delivery: sqsbatch.Envelope, age: 2 * testWindow, outcome: "expired", level: "ERROR",
+		{name: "raw, just younger than the limit", delivery: contract.Raw, age: limit - time.Millisecond, outcome: "processed", level: "INFO"},
+		{name: "raw, at the limit", delivery: contract.Raw, age: limit, outcome: "expired", level: "ERROR"},
+		{name: "envelope, just younger than the limit", delivery: contract.Envelope, age: limit - time.Millisecond, outcome: "processed", level: "INFO"},
+		{name: "envelope, at the limit", delivery: contract.Envelope, age: limit, outcome: "expired", level: "ERROR"},
+		{name: "envelope published long ago, redriven: a fresh SentTimestamp", delivery: contract.Envelope, age: 2 * testWindow, outcome: "expired", level: "ERROR",
 			edit: func(rec *events.SQSMessage, now time.Time) { rec.Attributes["SentTimestamp"] = millis(now) }},
-		{name: "envelope whose Timestamp does not parse: the SentTimestamp decides", delivery: sqsbatch.Envelope, age: 2 * testWindow, outcome: "expired", level: "ERROR",
+		{name: "envelope whose Timestamp does not parse: the SentTimestamp decides", delivery: contract.Envelope, age: 2 * testWindow, outcome: "expired", level: "ERROR",
 			edit: func(rec *events.SQSMessage, now time.Time) {
 				rec.Body = strings.Replace(rec.Body, `"Timestamp":"`, `"Timestamp":"yesterday`, 1)
 			}},
-		{name: "raw, sent in the future (clock skew)", delivery: sqsbatch.Raw, age: -time.Minute, outcome: "processed", level: "INFO"},
-		{name: "envelope whose Timestamp is in the future: the SentTimestamp decides", delivery: sqsbatch.Envelope, age: 2 * testWindow, outcome: "expired", level: "ERROR",
+		{name: "raw, sent in the future (clock skew)", delivery: contract.Raw, age: -time.Minute, outcome: "processed", level: "INFO"},
+		{name: "envelope whose Timestamp is in the future: the SentTimestamp decides", delivery: contract.Envelope, age: 2 * testWindow, outcome: "expired", level: "ERROR",
 			edit: func(rec *events.SQSMessage, now time.Time) {
 				i := strings.Index(rec.Body, `"Timestamp":"`) + len(`"Timestamp":"`)
 				j := i + strings.Index(rec.Body[i:], `"`)
 				rec.Body = rec.Body[:i] + "2099-01-01T00:00:00.000Z" + rec.Body[j:]
 			}},
-		{name: "no SentTimestamp", delivery: sqsbatch.Raw, age: 2 * testWindow, outcome: "processed", level: "WARN", warning: "no origin time",
+		{name: "no SentTimestamp", delivery: contract.Raw, age: 2 * testWindow, outcome: "processed", level: "WARN", warning: "no origin time",
 			edit: func(rec *events.SQSMessage, now time.Time) { delete(rec.Attributes, "SentTimestamp") }},
-		{name: "a SentTimestamp that is not a number", delivery: sqsbatch.Raw, outcome: "processed", level: "WARN", warning: "no origin time",
+		{name: "a SentTimestamp that is not a number", delivery: contract.Raw, outcome: "processed", level: "WARN", warning: "no origin time",
 			edit: func(rec *events.SQSMessage, now time.Time) { rec.Attributes["SentTimestamp"] = "soon" }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -94,7 +95,7 @@ func TestAge(t *testing.T) {
 				c.edit(&rec, now)
 			}
 			neighbour := messageAt(`{"orderId":"fresh","amount":1}`, c.delivery, now)
-			resp, err := sqsbatch.New(f.guard, orderKey, f.effect, f.config(sqsbatch.Auto)).Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec, neighbour}})
+			resp, err := sqsbatch.New(f.guard, orderKey, f.effect, f.config(contract.Auto)).Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec, neighbour}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -131,7 +132,7 @@ func TestAge(t *testing.T) {
 	}
 }
 
-func millis(t time.Time) string { return messageAt("{}", sqsbatch.Raw, t).Attributes["SentTimestamp"] }
+func millis(t time.Time) string { return messageAt("{}", contract.Raw, t).Attributes["SentTimestamp"] }
 
 // TestRedeliveryAfterTheWindow is issue 19's first defect: a batch whose
 // invocation failed as a whole after a record completed comes back after the
@@ -140,10 +141,10 @@ func millis(t time.Time) string { return messageAt("{}", sqsbatch.Raw, t).Attrib
 // it expired. (Before the age check, the late redelivery was processed and
 // the effect ran twice.)
 func TestRedeliveryAfterTheWindow(t *testing.T) {
-	for _, d := range []sqsbatch.Delivery{sqsbatch.Raw, sqsbatch.Envelope} {
+	for _, d := range []contract.Delivery{contract.Raw, contract.Envelope} {
 		t.Run(string(d), func(t *testing.T) {
 			f, clk := newClockFixture(t)
-			h := sqsbatch.New(f.guard, orderKey, f.effect, f.config(sqsbatch.Auto))
+			h := sqsbatch.New(f.guard, orderKey, f.effect, f.config(contract.Auto))
 			rec := messageAt(`{"orderId":"o1","amount":10}`, d, clk.Now())
 			batch := events.SQSEvent{Records: []events.SQSMessage{rec}}
 			clk.advance(time.Second)
@@ -177,12 +178,12 @@ func TestRedeliveryAfterTheWindow(t *testing.T) {
 // its fact from running.
 func TestExpiredInABatchWithItsFact(t *testing.T) {
 	f, clk := newClockFixture(t)
-	cfg := f.config(sqsbatch.Auto)
+	cfg := f.config(contract.Auto)
 	cfg.Concurrency = 1 // batch order decides which record is the earlier
 	h := sqsbatch.New(f.guard, orderKey, f.effect, cfg)
 	body := `{"orderId":"o1","amount":10}`
-	old := messageAt(body, sqsbatch.Raw, clk.Now().Add(-time.Hour))
-	fresh := messageAt(body, sqsbatch.Raw, clk.Now())
+	old := messageAt(body, contract.Raw, clk.Now().Add(-time.Hour))
+	fresh := messageAt(body, contract.Raw, clk.Now())
 	resp, err := h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{old, fresh}})
 	if err != nil || f.effectCount("o1") != 1 {
 		t.Fatalf("%v, %d effects", err, f.effectCount("o1"))
@@ -190,9 +191,9 @@ func TestExpiredInABatchWithItsFact(t *testing.T) {
 	if failed := failedIDs(resp); len(failed) != 1 || !failed[old.MessageId] || f.logLine(t, fresh.MessageId)["outcome"] != "processed" {
 		t.Fatalf("failures %v, fresh %v: want the old record expired, the fresh one processed", failed, f.logLine(t, fresh.MessageId))
 	}
-	old2 := messageAt(body, sqsbatch.Raw, clk.Now().Add(-time.Hour))
-	fresh2 := messageAt(`{"orderId":"o2","amount":10}`, sqsbatch.Raw, clk.Now())
-	old3 := messageAt(`{"orderId":"o2","amount":10}`, sqsbatch.Raw, clk.Now().Add(-time.Hour))
+	old2 := messageAt(body, contract.Raw, clk.Now().Add(-time.Hour))
+	fresh2 := messageAt(`{"orderId":"o2","amount":10}`, contract.Raw, clk.Now())
+	old3 := messageAt(`{"orderId":"o2","amount":10}`, contract.Raw, clk.Now().Add(-time.Hour))
 	resp, err = h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{old2, fresh2, old3}})
 	if err != nil {
 		t.Fatal(err)
@@ -238,18 +239,18 @@ func TestExpiredWhileInTheStore(t *testing.T) {
 			if tx {
 				h = sqsbatch.NewTx(g, orderKey, func(ctx context.Context, o order, r idempotency.Reservation) (storetest.MemoryWrites, string, error) {
 					return func() error { _, _ = f.effect(ctx, o, r); return nil }, "ok", nil
-				}, f.config(sqsbatch.Raw))
+				}, f.config(contract.Raw))
 			} else {
-				h = sqsbatch.New(g, orderKey, f.effect, f.config(sqsbatch.Raw))
+				h = sqsbatch.New(g, orderKey, f.effect, f.config(contract.Raw))
 			}
-			rec := messageAt(`{"orderId":"o1","amount":1}`, sqsbatch.Raw, clk.Now())
+			rec := messageAt(`{"orderId":"o1","amount":1}`, contract.Raw, clk.Now())
 			batch := events.SQSEvent{Records: []events.SQSMessage{rec}}
 			clk.advance(time.Second)
 			if _, err := h.Handle(context.Background(), batch); err != nil || f.effectCount("o1") != 1 {
 				t.Fatalf("first delivery: %v, %d effects", err, f.effectCount("o1"))
 			}
 			// The redelivery starts 2s before the limit; its read takes 5s.
-			clk.advance(testWindow - sqsbatch.ClockSkewMargin - 3*time.Second)
+			clk.advance(testWindow - idempotency.ClockSkewMargin - 3*time.Second)
 			store.slow = 5 * time.Second
 			f.logs.Reset()
 			resp, err := h.Handle(context.Background(), batch)
@@ -273,8 +274,8 @@ func TestExpiredDuringATransactionalEffect(t *testing.T) {
 	h := sqsbatch.NewTx(f.guard, orderKey, func(ctx context.Context, o order, r idempotency.Reservation) (storetest.MemoryWrites, string, error) {
 		clk.advance(5 * time.Second) // a slow effect
 		return func() error { _, _ = f.effect(ctx, o, r); return nil }, "ok", nil
-	}, f.config(sqsbatch.Raw))
-	rec := messageAt(`{"orderId":"o1","amount":1}`, sqsbatch.Raw, clk.Now().Add(-(testWindow - sqsbatch.ClockSkewMargin - 2*time.Second)))
+	}, f.config(contract.Raw))
+	rec := messageAt(`{"orderId":"o1","amount":1}`, contract.Raw, clk.Now().Add(-(testWindow - idempotency.ClockSkewMargin - 2*time.Second)))
 	resp, err := h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec}})
 	if err != nil || f.effectCount("o1") != 0 || len(resp.BatchItemFailures) != 1 || f.store.Calls(storetest.OpCommit) != 0 {
 		t.Fatalf("%v, %d effects, failures %v, %d commits: want nothing committed and the record failed", err, f.effectCount("o1"), resp.BatchItemFailures, f.store.Calls(storetest.OpCommit))

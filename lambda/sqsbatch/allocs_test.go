@@ -9,8 +9,10 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
@@ -53,12 +55,12 @@ func TestAllocationBudgets(t *testing.T) {
 			h := sqsbatch.New(g, orderKey, func(_ context.Context, o order, _ idempotency.Reservation) (string, error) {
 				return "ch_" + o.OrderID, nil
 			},
-				sqsbatch.Config{Delivery: sqsbatch.Envelope, Consumer: "charge", Concurrency: 1, Logger: sqsbatch.NewLogger(io.Discard, slog.LevelInfo), Metrics: io.Discard})
+				sqsbatch.Config{Delivery: contract.Envelope, Consumer: "charge", Concurrency: 1, Logger: outcome.NewLogger(io.Discard, slog.LevelInfo), Metrics: io.Discard})
 			const runs = 100
 			batches := make([]events.SQSEvent, runs+2) // AllocsPerRun runs once more, to warm up
 			for i := range batches {
 				for _, k := range c.keys(i + 1) {
-					batches[i].Records = append(batches[i].Records, message(`{"orderId":"`+k+`","amount":5}`, sqsbatch.Envelope))
+					batches[i].Records = append(batches[i].Records, message(`{"orderId":"`+k+`","amount":5}`, contract.Envelope))
 				}
 			}
 			if c.name == "duplicate" { // complete the orders first

@@ -12,88 +12,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 )
-
-// Defaults of the backoff of failed records (Config.BackoffBase,
-// BackoffCap, BackoffFIFOCap). With the default MaxReceiveCount of 5 a
-// failing message comes back after its receives 1 to 4 at least 5m, 10m,
-// 20m and 30m later (the floors of equal jitter), 65m in all: a
-// downstream outage of an hour is ridden out before the dead-letter queue
-// takes the message; at most 10m, 20m, 40m and 60m, 130m in all (its
-// retry horizon, Backoff.Horizon).
-const (
-	DefaultBackoffBase    = 10 * time.Minute
-	DefaultBackoffCap     = time.Hour
-	DefaultBackoffFIFOCap = 15 * time.Minute
-	// MaxBackoff is SQS's longest visibility timeout, the most
-	// ChangeMessageVisibility takes (12 hours).
-	MaxBackoff = 12 * time.Hour
-)
-
-// Backoff is the schedule on which a failed record comes back: capped
-// exponential with equal jitter. After its n-th receive, the message is
-// visible again after Delay(n, u) = c/2 + u·c/2, rounded up to a whole
-// second, where c = min(Cap, Base·2^(n−1)) and u is uniform in [0, 1).
-//
-// Equal jitter rather than full jitter (u·c): full jitter spreads retries
-// best, but it can bring a message back at once, which spends a receive
-// (and a step towards the dead-letter queue) in the middle of the outage it
-// should wait out; equal jitter keeps a floor of c/2, so that the floors
-// alone give a horizon the construct can promise, and still spreads the
-// retries of a batch that failed together over c/2. AWS's Architecture Blog
-// post "Exponential Backoff And Jitter" (Marc Brooker, 2015) compares both:
-// full jitter does slightly less work, equal jitter never waits little.
-type Backoff struct {
-	// Base is the first receive's c; zero or less: no backoff.
-	Base time.Duration
-	// Cap bounds c.
-	Cap time.Duration
-}
-
-// Ceiling is the longest Delay after the n-th receive: c.
-func (b Backoff) Ceiling(n int) time.Duration {
-	if b.Base <= 0 || n < 1 {
-		return 0
-	}
-	c := b.Base
-	for i := 1; i < n && c < b.Cap; i++ {
-		c *= 2
-	}
-	return roundUp(min(c, b.Cap))
-}
-
-// Delay is how long after its n-th receive (ApproximateReceiveCount) a
-// failed message becomes visible again, for u in [0, 1).
-func (b Backoff) Delay(n int, u float64) time.Duration {
-	c := b.Ceiling(n)
-	return roundUp(c/2 + time.Duration(u*float64(c/2)))
-}
-
-// Horizon is the longest a message that fails every receive spends in the
-// queue before its last receive: the sum of the Ceilings after its receives
-// 1 to maxReceiveCount − 1 (no backoff on the last: SQS moves it to the
-// dead-letter queue after the queue's visibility timeout).
-func (b Backoff) Horizon(maxReceiveCount int) time.Duration {
-	var sum time.Duration
-	for n := 1; n < maxReceiveCount; n++ {
-		sum += b.Ceiling(n)
-	}
-	return sum
-}
-
-// Floor is the least a message that fails every receive spends in the
-// queue before its last receive: half the Horizon, rounded up per receive.
-func (b Backoff) Floor(maxReceiveCount int) time.Duration {
-	var sum time.Duration
-	for n := 1; n < maxReceiveCount; n++ {
-		sum += b.Delay(n, 0)
-	}
-	return sum
-}
-
-func roundUp(d time.Duration) time.Duration {
-	return time.Duration(math.Ceil(d.Seconds())) * time.Second
-}
 
 // RetryAfter returns err carrying when to try again: a provider's
 // Retry-After, a throttle's hint. An effect that returns it brings its
@@ -154,7 +74,7 @@ func (b *batch[T]) backoff(ctx context.Context, rec *events.SQSMessage, r *repor
 	r.err = fmt.Errorf("%w; visible again in %s (%s, receive %d of %d)", r.err, d, why, n, h.cfg.MaxReceiveCount)
 }
 
-// delay makes rec's message visible again after d (at most MaxBackoff),
+// delay makes rec's message visible again after d (at most contract.MaxBackoff),
 // unless it is on its last receive; it returns the timeout set, and false
 // when it set none (logged when the call failed: the message comes back
 // after the queue's visibility timeout).
@@ -166,7 +86,7 @@ func (b *batch[T]) delay(ctx context.Context, rec *events.SQSMessage, d time.Dur
 	if n, err := strconv.Atoi(rec.Attributes["ApproximateReceiveCount"]); err != nil || n >= h.cfg.MaxReceiveCount {
 		return 0, false
 	}
-	d = min(d, MaxBackoff)
+	d = min(d, contract.MaxBackoff)
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), visibilityCall)
 	defer cancel()
 	if err := h.cfg.Visibility.ChangeVisibility(cctx, rec.EventSourceARN, rec.ReceiptHandle, d); err != nil {
@@ -180,8 +100,8 @@ func (b *batch[T]) delay(ctx context.Context, rec *events.SQSMessage, d time.Dur
 
 // backoff is the schedule of rec's message: BackoffCap, or on a FIFO queue
 // the shorter BackoffFIFOCap (an invisible message holds its whole group).
-func (c Config) backoff(rec *events.SQSMessage) Backoff {
-	b := Backoff{Base: c.BackoffBase, Cap: c.BackoffCap}
+func (c Config) backoff(rec *events.SQSMessage) contract.Backoff {
+	b := contract.Backoff{Base: c.BackoffBase, Cap: c.BackoffCap}
 	if c.isFIFO(rec) {
 		b.Cap = min(b.Cap, c.BackoffFIFOCap)
 	}
@@ -196,3 +116,9 @@ func (c Config) isFIFO(rec *events.SQSMessage) bool {
 
 // defaultRandom is Config.Random's default.
 func defaultRandom() float64 { return rand.Float64() }
+
+// roundUp is d rounded up to a whole second, as SQS takes a visibility
+// timeout.
+func roundUp(d time.Duration) time.Duration {
+	return time.Duration(math.Ceil(d.Seconds())) * time.Second
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
@@ -18,10 +19,10 @@ import (
 // TestBackoffSchedule: capped exponential with equal jitter, in whole
 // seconds: c/2 at u = 0, almost c at u → 1, c = min(Cap, Base·2^(n−1)).
 func TestBackoffSchedule(t *testing.T) {
-	def := sqsbatch.Backoff{Base: sqsbatch.DefaultBackoffBase, Cap: sqsbatch.DefaultBackoffCap}
+	def := contract.Backoff{Base: contract.DefaultBackoffBase, Cap: contract.DefaultBackoffCap}
 	for _, c := range []struct {
 		name string
-		b    sqsbatch.Backoff
+		b    contract.Backoff
 		n    int
 		u    float64
 		want time.Duration
@@ -33,8 +34,8 @@ func TestBackoffSchedule(t *testing.T) {
 		{"third receive", def, 3, 0.5, 30 * time.Minute},
 		{"fourth receive is capped", def, 4, 0, 30 * time.Minute},
 		{"far receive stays capped", def, 40, 0.999999, time.Hour},
-		{"rounded up to a second", sqsbatch.Backoff{Base: 3 * time.Second, Cap: time.Minute}, 1, 0, 2 * time.Second},
-		{"off", sqsbatch.Backoff{}, 1, 0.5, 0},
+		{"rounded up to a second", contract.Backoff{Base: 3 * time.Second, Cap: time.Minute}, 1, 0, 2 * time.Second},
+		{"off", contract.Backoff{}, 1, 0.5, 0},
 		{"receive 0 (unknown)", def, 0, 0.5, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -53,7 +54,7 @@ func TestBackoffSchedule(t *testing.T) {
 func backoffFixture(t *testing.T, fn sqsbatch.Func[order], mod func(*sqsbatch.Config)) (*fixture, *changes, *sqsbatch.Handler[order]) {
 	f := newFixture(t)
 	ch := &changes{}
-	cfg := f.config(sqsbatch.Raw)
+	cfg := f.config(contract.Raw)
 	cfg.Visibility, cfg.MaxReceiveCount, cfg.Random = ch, 5, func() float64 { return 0.5 }
 	if mod != nil {
 		mod(&cfg)
@@ -183,7 +184,7 @@ func ExampleRetryAfter() {
 func TestFailedObjectsBackOff(t *testing.T) {
 	f := newFixture(t)
 	ch := &changes{}
-	cfg := f.config(sqsbatch.S3)
+	cfg := f.config(contract.S3)
 	cfg.Visibility, cfg.MaxReceiveCount, cfg.Random = ch, 5, func() float64 { return 0 }
 	o := &objects{fail: map[string]bool{"b.csv": true}}
 	h := sqsbatch.NewObjects(f.guard, o.effect, cfg)

@@ -10,8 +10,10 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
@@ -36,11 +38,11 @@ func BenchmarkHandle(b *testing.B) {
 			}
 			h := sqsbatch.New(g, orderKey, func(_ context.Context, o order, _ idempotency.Reservation) (string, error) {
 				return "ch_" + o.OrderID, nil
-			}, sqsbatch.Config{Delivery: sqsbatch.Envelope, Consumer: "charge", Concurrency: 1, Logger: sqsbatch.NewLogger(io.Discard, slog.LevelInfo), Metrics: io.Discard})
+			}, sqsbatch.Config{Delivery: contract.Envelope, Consumer: "charge", Concurrency: 1, Logger: outcome.NewLogger(io.Discard, slog.LevelInfo), Metrics: io.Discard})
 			batch := func(n int) events.SQSEvent {
 				var ev events.SQSEvent
 				for i := range 10 {
-					ev.Records = append(ev.Records, message(fmt.Sprintf(`{"orderId":"o-%d-%d","amount":5%s}`, n, i, size.extra), sqsbatch.Envelope))
+					ev.Records = append(ev.Records, message(fmt.Sprintf(`{"orderId":"o-%d-%d","amount":5%s}`, n, i, size.extra), contract.Envelope))
 				}
 				return ev
 			}

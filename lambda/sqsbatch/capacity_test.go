@@ -7,9 +7,9 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
 // meteredStore charges its calls as a DynamoDB store reports them: 1 write
@@ -36,15 +36,15 @@ func TestCapacityMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.guard = g
-	h := f.handler(sqsbatch.Raw)
+	h := f.handler(contract.Raw)
 	ctx := context.Background()
-	if _, err := h.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{message(`{"orderId":"done","amount":1}`, sqsbatch.Raw)}}); err != nil {
+	if _, err := h.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{message(`{"orderId":"done","amount":1}`, contract.Raw)}}); err != nil {
 		t.Fatal(err)
 	}
 	batch := []events.SQSMessage{
-		message(`{"orderId":"new","amount":1}`, sqsbatch.Raw),
-		message(`{"orderId":"new","amount":1}`, sqsbatch.Raw),  // the same fact, in the same batch
-		message(`{"orderId":"done","amount":1}`, sqsbatch.Raw), // a duplicate in the store
+		message(`{"orderId":"new","amount":1}`, contract.Raw),
+		message(`{"orderId":"new","amount":1}`, contract.Raw),  // the same fact, in the same batch
+		message(`{"orderId":"done","amount":1}`, contract.Raw), // a duplicate in the store
 	}
 	if _, err := h.Handle(ctx, events.SQSEvent{Records: batch}); err != nil {
 		t.Fatal(err)

@@ -7,35 +7,10 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/idempotent-consumer/idempotent-consumer/internal/jsonesc"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
-)
-
-// Size limits of an EventBridge event delivered to an SQS target.
-//
-// EventBridge counts a PutEvents entry (its Source, DetailType, Detail,
-// Resources and Time) against its event size limit, which AWS raised from
-// 256 KB to 1 MB on 29 January 2026 ("More room to build: serverless
-// services now support payloads up to 1 MB", AWS Compute Blog). The event a
-// rule delivers is larger than its entry: EventBridge adds the version, id,
-// account, region and time, and the JSON keys of every field
-// (https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-putevent-size.html).
-// The target queue takes bodies of at most MaxQueueBodyBytes, so the detail
-// that always reaches the queue is the body less those fields.
-const (
-	// MaxEventEntryBytes is EventBridge's largest PutEvents entry: 1 MB.
-	MaxEventEntryBytes = 1 << 20
-	// EventOverheadBytes bounds what an EventBridge event adds to its
-	// detail: version, id, detail-type (at most 128 characters), source
-	// (at most 256), account, time, region, a few resource ARNs and the
-	// JSON keys.
-	EventOverheadBytes = 8 << 10
-	// MaxEventDetailBytes is the largest detail that always fits an SQS
-	// body in the event an EventBridge rule delivers: 1 MiB − 8 KiB =
-	// 1040384 bytes. An event with a larger detail (or more resources than
-	// EventOverheadBytes counts) may be refused by the queue: the rule
-	// retries it and then sends it to its dead-letter queue.
-	MaxEventDetailBytes = min(MaxEventEntryBytes, MaxQueueBodyBytes) - EventOverheadBytes
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/jsonesc"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
 // Event is an EventBridge event as a rule delivers it to an SQS target,
@@ -89,7 +64,7 @@ const errNotAnEvent = "body is not an EventBridge event as a rule delivers it to
 // ParseEvent returns the detail of an EventBridge event delivered to an
 // SQS queue by a rule (the whole event, without an input transformer): the
 // business message, which the adapter hashes and decodes. Errors wrap
-// ErrBadInput.
+// outcome.ErrBadInput.
 func ParseEvent(body []byte) ([]byte, error) {
 	ev, err := parseEvent(body)
 	if err != nil {
@@ -105,17 +80,17 @@ func ParseEvent(body []byte) ([]byte, error) {
 // JSON object (EventBridge's PutEvents takes no other).
 func parseEvent(body []byte) (*eventFields, error) {
 	if !utf8.Valid(body) {
-		return nil, fmt.Errorf("%w: body is not valid UTF-8", ErrBadInput)
+		return nil, fmt.Errorf("%w: body is not valid UTF-8", outcome.ErrBadInput)
 	}
 	if !bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n"), []byte("{")) {
-		return nil, fmt.Errorf("%w: %s: not a JSON object", ErrBadInput, errNotAnEvent)
+		return nil, fmt.Errorf("%w: %s: not a JSON object", outcome.ErrBadInput, errNotAnEvent)
 	}
 	var ev eventFields
 	if err := json.Unmarshal(body, &ev); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrBadInput, errNotAnEvent, err)
+		return nil, fmt.Errorf("%w: %s: %v", outcome.ErrBadInput, errNotAnEvent, err)
 	}
 	if i := jsonesc.LoneSurrogate(body); i >= 0 {
-		return nil, fmt.Errorf("%w: the event holds a lone UTF-16 surrogate escape (%s), which is not valid Unicode", ErrBadInput, body[i:i+6])
+		return nil, fmt.Errorf("%w: the event holds a lone UTF-16 surrogate escape (%s), which is not valid Unicode", outcome.ErrBadInput, body[i:i+6])
 	}
 	var missing string
 	switch {
@@ -130,10 +105,10 @@ func parseEvent(body []byte) (*eventFields, error) {
 	}
 	if missing != "" {
 		return nil, fmt.Errorf("%w: %s: no %s (the consumer's delivery is %q: every body must be a whole event, as a rule without an input transformer delivers it; producers that send their message to the queue directly need a consumer of delivery %q)",
-			ErrBadInput, errNotAnEvent, missing, EventBridge, Raw)
+			outcome.ErrBadInput, errNotAnEvent, missing, contract.EventBridge, contract.Raw)
 	}
 	if ev.Detail[0] != '{' {
-		return nil, fmt.Errorf("%w: %s: its detail is not a JSON object", ErrBadInput, errNotAnEvent)
+		return nil, fmt.Errorf("%w: %s: its detail is not a JSON object", outcome.ErrBadInput, errNotAnEvent)
 	}
 	return &ev, nil
 }
@@ -160,11 +135,11 @@ type eventMeta struct {
 // is set to EventBridge.
 //
 // The detail alone is hashed and checked against cfg.MaxMessageBytes (at
-// most MaxEventDetailBytes); a body that is not an EventBridge event is
+// most contract.MaxEventDetailBytes); a body that is not an EventBridge event is
 // bad input. A record's age is taken from the earlier of the event's time
-// and the SQS SentTimestamp (see ErrExpired).
+// and the SQS SentTimestamp (see idempotency.ErrExpired).
 func NewEvents[T any](guard *idempotency.Guard, key KeyFunc[Event[T]], fn Func[Event[T]], cfg Config) *Handler[Event[T]] {
-	cfg.Delivery = EventBridge
+	cfg.Delivery = contract.EventBridge
 	h := New(guard, key, fn, cfg)
 	h.decode = decodeEvent[T]
 	return h
@@ -172,7 +147,7 @@ func NewEvents[T any](guard *idempotency.Guard, key KeyFunc[Event[T]], fn Func[E
 
 // NewEventsTx is NewEvents for a transactional effect (see NewTx).
 func NewEventsTx[T, W any](guard *idempotency.Guard, key KeyFunc[Event[T]], fn TxFunc[Event[T], W], cfg Config) *Handler[Event[T]] {
-	cfg.Delivery = EventBridge
+	cfg.Delivery = contract.EventBridge
 	h := NewTx(guard, key, fn, cfg)
 	h.decode = decodeEvent[T]
 	return h

@@ -11,6 +11,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
@@ -30,7 +31,7 @@ func ebEvent(id string, at time.Time, detail string) string {
 // ebMessage is an SQS record whose body is an EventBridge event, sent (the
 // SentTimestamp) at sent.
 func ebMessage(body string, sent time.Time) events.SQSMessage {
-	return messageAt(body, sqsbatch.Raw, sent)
+	return messageAt(body, contract.Raw, sent)
 }
 
 // TestEventBridgeProducerRetryIsOneFact: a producer that retries PutEvents
@@ -39,7 +40,7 @@ func ebMessage(body string, sent time.Time) events.SQSMessage {
 // the effect runs once, and the retry costs one store request.
 func TestEventBridgeProducerRetryIsOneFact(t *testing.T) {
 	f := newFixture(t)
-	h := f.handler(sqsbatch.EventBridge)
+	h := f.handler(contract.EventBridge)
 	now := time.Now()
 	first := ebMessage(ebEvent("6a7e8feb-b491-4cf7-a9f1-bf3703467718", now, `{"orderId":"o-1","amount":50}`), now)
 	resp, err := h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{first}})
@@ -139,7 +140,7 @@ func TestEventBridgeBadInput(t *testing.T) {
 			f := newFixture(t)
 			rec := ebMessage(c.body, now)
 			neighbour := ebMessage(ebEvent("n", now, `{"orderId":"neighbour","amount":1}`), now)
-			resp, err := f.handler(sqsbatch.EventBridge).Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec, neighbour}})
+			resp, err := f.handler(contract.EventBridge).Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec, neighbour}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -163,7 +164,7 @@ func TestEventBridgeBadInput(t *testing.T) {
 // each a new SQS message with a new SentTimestamp, while the event keeps its
 // time); a time in the future never makes an old message young.
 func TestEventBridgeAge(t *testing.T) {
-	limit := testWindow - sqsbatch.ClockSkewMargin
+	limit := testWindow - idempotency.ClockSkewMargin
 	for _, c := range []struct {
 		name          string
 		eventAge      time.Duration // how long before now the event's time is
@@ -178,7 +179,7 @@ func TestEventBridgeAge(t *testing.T) {
 			f, clk := newClockFixture(t)
 			now := clk.Now()
 			rec := ebMessage(ebEvent("x", now.Add(-c.eventAge), `{"orderId":"o-1","amount":1}`), now.Add(-c.sentAge))
-			resp, err := f.handler(sqsbatch.EventBridge).Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec}})
+			resp, err := f.handler(contract.EventBridge).Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -203,10 +204,10 @@ func TestEventBridgeAge(t *testing.T) {
 // MaxEventDetailBytes, goes through in a body SQS takes; a byte more is bad
 // input.
 func TestEventDetailSize(t *testing.T) {
-	for _, size := range []int{sqsbatch.MaxEventDetailBytes, sqsbatch.MaxEventDetailBytes + 1} {
+	for _, size := range []int{contract.MaxEventDetailBytes, contract.MaxEventDetailBytes + 1} {
 		f := newFixture(t)
-		cfg := f.config(sqsbatch.EventBridge)
-		cfg.MaxMessageBytes = sqsbatch.MaxEventDetailBytes
+		cfg := f.config(contract.EventBridge)
+		cfg.MaxMessageBytes = contract.MaxEventDetailBytes
 		detail := sized(t, "large", size)
 		var resources []string
 		for i := range 20 {
@@ -221,12 +222,12 @@ func TestEventDetailSize(t *testing.T) {
 			t.Fatalf("%v %v", resp, err)
 		}
 		line := f.logLine(t, rec.MessageId)
-		want := map[bool]string{true: "processed", false: "bad_input"}[size == sqsbatch.MaxEventDetailBytes]
+		want := map[bool]string{true: "processed", false: "bad_input"}[size == contract.MaxEventDetailBytes]
 		if line["outcome"] != want {
 			t.Fatalf("detail of %d bytes: %v (%v), want %s", size, line["outcome"], line["reason"], want)
 		}
-		if size == sqsbatch.MaxEventDetailBytes && len(body) > sqsbatch.MaxQueueBodyBytes {
-			t.Fatalf("an event of the largest detail and 20 resources is %d bytes: the overhead %d is too small", len(body), sqsbatch.EventOverheadBytes)
+		if size == contract.MaxEventDetailBytes && len(body) > contract.MaxQueueBodyBytes {
+			t.Fatalf("an event of the largest detail and 20 resources is %d bytes: the overhead %d is too small", len(body), contract.EventOverheadBytes)
 		}
 	}
 }
@@ -277,17 +278,17 @@ func FuzzSources(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, body string) {
-		for _, d := range []sqsbatch.Delivery{sqsbatch.EventBridge, sqsbatch.S3} {
+		for _, d := range []contract.Delivery{contract.EventBridge, contract.S3} {
 			fx := newFixture(t)
 			var h interface {
 				Handle(context.Context, events.SQSEvent) (events.SQSEventResponse, error)
 			}
-			if d == sqsbatch.S3 {
+			if d == contract.S3 {
 				h = fx.objectsHandler(&objects{})
 			} else {
 				h = fx.handler(d)
 			}
-			rec := message(body, sqsbatch.Raw)
+			rec := message(body, contract.Raw)
 			resp, err := h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec}})
 			if err != nil {
 				t.Fatalf("%s: %v", d, err)

@@ -20,7 +20,7 @@ func (discard) Write(p []byte) (int, error) { return len(p), nil }
 var discardLogger = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // A consumer that charges each order once. In a Lambda main package
-// handler.New builds the guard, its DynamoDB store and the handler from the
+// sqsbatch.FromEnv builds the guard, its DynamoDB store and the handler from the
 // environment the construct sets, and the last line is lambda.Start(h.Handle).
 func Example() {
 	type Order struct {

@@ -2,7 +2,7 @@
 // batches that runs each record under an idempotency.Guard and reports
 // partial batch failures.
 //
-// Bodies are what the consumer's source delivers (Delivery, from the
+// Bodies are what the consumer's source delivers (contract.Delivery, from the
 // contract): SNS notification envelopes or raw messages (an SNS topic, or
 // producers that send to the queue), EventBridge events (NewEvents: the
 // detail is the fact) or S3 event notifications (NewObjects: one fact per
@@ -20,7 +20,7 @@
 // carries (SNS publish time, EventBridge event time, S3 eventTime) and its SQS
 // SentTimestamp: a message as old as the guard's business window is never
 // run, since its fact's record may have left the window (outcome Expired,
-// see ErrExpired).
+// see idempotency.ErrExpired).
 package sqsbatch
 
 import (
@@ -31,7 +31,6 @@ import (
 	"io"
 	"log/slog"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,18 +38,12 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/emf"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/flight"
-)
-
-// Defaults of Config's zero values.
-const (
-	// DefaultEffectTime is the least time the effect gets by default: a
-	// record starts only with the guard's finishing budget plus this left.
-	DefaultEffectTime       = time.Second
-	DefaultMaxMessageBytes  = 256 << 10
-	DefaultMetricsNamespace = "IdempotentConsumer"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/verdict"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
 // Config configures a Handler. The zero value of every field means the
@@ -73,18 +66,18 @@ type Config struct {
 	// started; later records are reported failed and redelivered. The guard
 	// itself starts nothing with no more than its finishing budget left, so
 	// a MinRemaining below that budget gains nothing.
-	// Default: DefaultMinRemaining of the guard's FinishBudget (3s).
+	// Default: contract.DefaultMinRemaining of the guard's FinishBudget (3s).
 	MinRemaining time.Duration
 	// MaxMessageBytes is the largest business message accepted: the message
 	// as published, without the SNS envelope that may carry it (which can
-	// double it: see MaxEnvelopedMessageBytes); an EventBridge event's
-	// detail (at most MaxEventDetailBytes); an S3 record's fact (Object, as
+	// double it: see contract.MaxEnvelopedMessageBytes); an EventBridge event's
+	// detail (at most contract.MaxEventDetailBytes); an S3 record's fact (Object, as
 	// JSON). Larger messages are bad input; Problems says what is accepted.
-	// Default: DefaultMaxMessageBytes (256 KiB, what an SNS topic accepts
+	// Default: contract.DefaultMaxMessageBytes (256 KiB, what an SNS topic accepts
 	// by default).
 	MaxMessageBytes int
-	// Delivery says how bodies are delivered. Default: Auto.
-	Delivery Delivery
+	// contract.Delivery says how bodies are delivered. Default: contract.Auto.
+	Delivery contract.Delivery
 	// FIFO says the queue is a FIFO queue: the records of each message
 	// group (the MessageGroupId attribute) run in order, and after a record
 	// of a group fails the later records of that group in the batch are not
@@ -98,14 +91,14 @@ type Config struct {
 	// ARN ends in ".fifo" and it carries a MessageGroupId; a standard queue's
 	// MessageGroupId (SQS fair queues) does not order records.
 	FIFO bool
-	// Consumer names the consumer in logs and metrics (handler.New gives
+	// Consumer names the consumer in logs and metrics (sqsbatch.FromEnv gives
 	// it the contract's CONSUMER_NAME, the construct's path). Default:
 	// "consumer".
 	Consumer string
 	// MetricsNamespace is the CloudWatch namespace of the metrics.
-	// Default: DefaultMetricsNamespace.
+	// Default: outcome.DefaultNamespace.
 	MetricsNamespace string
-	// Logger receives one line per record. Default: NewLogger on standard
+	// Logger receives one line per record. Default: outcome.NewLogger on standard
 	// error at INFO.
 	Logger *slog.Logger
 	// Metrics receives one Embedded Metric Format line per batch.
@@ -118,20 +111,20 @@ type Config struct {
 	MetricsLevel string
 	// MaxReceiveCount is the queue's maxReceiveCount: a record not started
 	// on its last receive goes to the DLQ without running. Such records are
-	// counted in MetricDeadLetteredUnstarted and logged at ERROR. Default:
+	// counted in outcome.MetricDeadLetteredUnstarted and logged at ERROR. Default:
 	// 0, unknown: they are not told apart from other records not started.
 	MaxReceiveCount int
 	// Visibility, when set, brings a record found in progress elsewhere
 	// back when the blocking lease can have ended, rather than after the
-	// queue's visibility timeout (see VisibilityChanger; handler.New sets
+	// queue's visibility timeout (see VisibilityChanger; sqsbatch.FromEnv sets
 	// it). It needs MaxReceiveCount. Default: none.
 	Visibility VisibilityChanger
 	// InProgressWait is the longest a record found in progress waits in
 	// the invocation for the blocking lease to end, and then runs again,
 	// when that leaves MinRemaining before the deadline; negative: never.
-	// Default: DefaultInProgressWait.
+	// Default: defaultInProgressWait.
 	InProgressWait time.Duration
-	// BackoffBase starts the backoff of failed records (Backoff): a record
+	// BackoffBase starts the backoff of failed records (contract.Backoff): a record
 	// reported failed (its effect failed, or the store did; not bad input,
 	// a mismatch, an expired or an in-progress record, which keep their own
 	// rules) has its message's visibility set from its
@@ -139,15 +132,15 @@ type Config struct {
 	// after the queue's visibility timeout; an effect's RetryAfter sets it
 	// instead, within the cap. Nothing changes on the last receive
 	// (MaxReceiveCount) or when MaxReceiveCount is unknown. Negative: no
-	// backoff. Default: DefaultBackoffBase.
+	// backoff. Default: contract.DefaultBackoffBase.
 	BackoffBase time.Duration
 	// BackoffCap bounds each delay: at least BackoffBase, at most
-	// MaxBackoff. Default: DefaultBackoffCap.
+	// contract.MaxBackoff. Default: contract.DefaultBackoffCap.
 	BackoffCap time.Duration
 	// BackoffFIFOCap bounds each delay on a FIFO queue, where a failed
 	// message holds its whole message group until it is visible again (the
 	// later records of its group in the batch wait with it): at most
-	// MaxBackoff. Default: DefaultBackoffFIFOCap.
+	// contract.MaxBackoff. Default: contract.DefaultBackoffFIFOCap.
 	BackoffFIFOCap time.Duration
 	// Random draws the jitter, uniform in [0, 1); it is called from the
 	// batch's goroutines at once. Default: math/rand/v2's
@@ -155,49 +148,31 @@ type Config struct {
 	Random func() float64
 }
 
-// DefaultMinRemaining is the default Config.MinRemaining for a guard's
-// finishing budget: the budget plus DefaultEffectTime, so that a record
-// starts only with at least that long for its effect.
-func DefaultMinRemaining(finishBudget time.Duration) time.Duration {
-	return finishBudget + DefaultEffectTime
-}
-
 func (c Config) withDefaults(guard *idempotency.Guard) Config {
 	if c.MinRemaining <= 0 {
-		c.MinRemaining = DefaultMinRemaining(guard.FinishBudget())
+		c.MinRemaining = contract.DefaultMinRemaining(guard.FinishBudget())
 	}
 	if c.MaxMessageBytes <= 0 {
-		c.MaxMessageBytes = DefaultMaxMessageBytes
+		c.MaxMessageBytes = contract.DefaultMaxMessageBytes
 	}
 	if c.Delivery == "" {
-		c.Delivery = Auto
+		c.Delivery = contract.Auto
 	}
 	if c.Consumer == "" {
 		c.Consumer = "consumer"
 	}
-	if c.MetricsNamespace == "" {
-		c.MetricsNamespace = DefaultMetricsNamespace
-	}
-	if c.Logger == nil {
-		c.Logger = NewLogger(os.Stderr, slog.LevelInfo)
-	}
-	if c.Metrics == nil {
-		c.Metrics = os.Stdout
-	}
+	emf.Defaults(&c.MetricsNamespace, &c.Logger, &c.Metrics, &c.MetricsLevel)
 	if c.InProgressWait == 0 {
-		c.InProgressWait = DefaultInProgressWait
-	}
-	if c.MetricsLevel == "" {
-		c.MetricsLevel = slog.LevelInfo.String()
+		c.InProgressWait = defaultInProgressWait
 	}
 	if c.BackoffBase == 0 {
-		c.BackoffBase = DefaultBackoffBase
+		c.BackoffBase = contract.DefaultBackoffBase
 	}
 	if c.BackoffCap <= 0 {
-		c.BackoffCap = max(DefaultBackoffCap, c.BackoffBase)
+		c.BackoffCap = max(contract.DefaultBackoffCap, c.BackoffBase)
 	}
 	if c.BackoffFIFOCap <= 0 {
-		c.BackoffFIFOCap = DefaultBackoffFIFOCap
+		c.BackoffFIFOCap = contract.DefaultBackoffFIFOCap
 	}
 	if c.Random == nil {
 		c.Random = defaultRandom
@@ -225,7 +200,7 @@ type Func[T any] func(ctx context.Context, msg T, r idempotency.Reservation) (re
 // must not have effects of its own.
 //
 // W is the type of the writes, the one the store commits (for DynamoDB,
-// []types.TransactWriteItem): handler.NewTx checks it at init.
+// []types.TransactWriteItem): sqsbatch.FromEnvTx checks it at init.
 type TxFunc[T, W any] func(ctx context.Context, msg T, r idempotency.Reservation) (writes W, result string, err error)
 
 // Handler is a Lambda handler for SQS batches of messages of type T
@@ -243,7 +218,7 @@ type Handler[T any] struct {
 // but for an S3 notification: one per record.
 type item struct {
 	payload   []byte
-	published time.Time // the origin time in the body (SNS Timestamp, EventBridge time, S3 eventTime); zero when none
+	published time.Time // the origin time in the body (SNS Timestamp, contract.EventBridge time, S3 eventTime); zero when none
 	source    string    // what published is, for the expired line
 	event     eventMeta // an EventBridge event's other fields
 	err       error     // an S3 record that cannot be read: bad input, that record alone
@@ -276,14 +251,12 @@ func NewTx[T, W any](guard *idempotency.Guard, key KeyFunc[T], fn TxFunc[T, W], 
 	return h
 }
 
-var errNotStarted = errors.New("not started")
-
 // errEmptyKey is the bad input of a key function that returned "".
 var errEmptyKey = fmt.Errorf("%w: %w: the key function returned an empty key. "+
 	"Keys come from the business message (an order id, a client's Idempotency-Key), never from the transport's ids: "+
 	"check that the field it reads is in the message as its producer publishes it "+
 	"(a key function that reads a message id field the business message does not carry returns an empty key)",
-	ErrBadInput, idempotency.ErrInvalidKey)
+	outcome.ErrBadInput, idempotency.ErrInvalidKey)
 
 // errNothingJudged is returned when no record of a non-empty batch could be
 // judged (every one met an idempotency.StoreError or the deadline): a
@@ -292,14 +265,14 @@ var errNothingJudged = errors.New("no record of the batch could be judged")
 
 // report is what happened to one record.
 type report struct {
-	outcome  Outcome
+	outcome  outcome.Outcome
 	key      string
 	err      error
 	capacity idempotency.Capacity // what its store requests consumed
 	noOrigin bool                 // run without the age check: no origin time (errNoOrigin)
 	replay   *Replay              // an operator's replay (ReplayAttribute)
 	// An S3 notification's: its records' reports (outcome is then the
-	// message's: Processed when every record succeeded), or that it is
+	// message's: outcome.Processed when every record succeeded), or that it is
 	// S3's test event.
 	records   []report
 	testEvent bool
@@ -307,7 +280,7 @@ type report struct {
 
 // Handle processes a batch and returns the records to retry. It returns an
 // error only when no record could be judged, or when one met an error
-// wrapping ErrMisconfigured; SQS then retries them all.
+// wrapping outcome.ErrMisconfigured; SQS then retries them all.
 func (h *Handler[T]) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 	start := time.Now()
 	reports := make([]report, len(ev.Records))
@@ -390,8 +363,8 @@ func (h *Handler[T]) Handle(ctx context.Context, ev events.SQSEvent) (events.SQS
 // tally is what a batch's reports add up to: the metrics' counts, and
 // whether any fact was judged.
 type tally struct {
-	counts    [numOutcomes]int
-	capacity  [numOutcomes]idempotency.Capacity
+	counts    [verdict.Count]int
+	capacity  [verdict.Count]idempotency.Capacity
 	unstarted int
 	judged    bool
 }
@@ -401,11 +374,11 @@ type tally struct {
 func (t *tally) add(h interface{ lastReceive(*events.SQSMessage) bool }, rec *events.SQSMessage, r report) (last bool) {
 	t.counts[r.outcome]++
 	t.capacity[r.outcome].Add(r.capacity)
-	last = r.outcome == NotStarted && h.lastReceive(rec)
+	last = r.outcome == outcome.NotStarted && h.lastReceive(rec)
 	if last {
 		t.unstarted++
 	}
-	if r.outcome != NotStarted && !errors.As(r.err, new(*idempotency.StoreError)) {
+	if r.outcome != outcome.NotStarted && !errors.As(r.err, new(*idempotency.StoreError)) {
 		t.judged = true
 	}
 	return last
@@ -534,13 +507,13 @@ type batch[T any] struct {
 // in order.
 func (b *batch[T]) next(ctx context.Context, rec *events.SQSMessage, failed *bool) report {
 	if *failed {
-		r := report{outcome: NotStarted, err: fmt.Errorf("%w: an earlier message of its FIFO group failed", errNotStarted)}
+		r := report{outcome: outcome.NotStarted, err: fmt.Errorf("%w: an earlier message of its FIFO group failed", verdict.ErrNotStarted)}
 		b.follow(ctx, rec, &r) // back with it, when it was in progress (visibility.go)
 		return r
 	}
 	r := b.one(ctx, rec)
 	*failed = !r.outcome.Succeeded()
-	if r.outcome == Failed {
+	if r.outcome == outcome.Failed {
 		b.backoff(ctx, rec, &r) // back on the schedule, not at the queue's timeout (backoff.go)
 	}
 	return r
@@ -549,15 +522,15 @@ func (b *batch[T]) next(ctx context.Context, rec *events.SQSMessage, failed *boo
 // one runs one message: its fact, or an S3 notification's, one per
 // record.
 func (b *batch[T]) one(ctx context.Context, rec *events.SQSMessage) report {
-	if b.h.cfg.Delivery == S3 {
+	if b.h.cfg.Delivery == contract.S3 {
 		if err := b.h.bounded(rec); err != nil {
-			return report{outcome: BadInput, err: err}
+			return report{outcome: outcome.BadInput, err: err}
 		}
 		return b.objects(ctx, rec)
 	}
 	it, err := b.h.message(rec)
 	if err != nil {
-		return report{outcome: BadInput, err: err}
+		return report{outcome: outcome.BadInput, err: err}
 	}
 	return b.fact(ctx, rec, &it)
 }
@@ -566,7 +539,7 @@ func (b *batch[T]) one(ctx context.Context, rec *events.SQSMessage) report {
 // most MaxMessageBytes in, before it is read.
 func (h *Handler[T]) bounded(rec *events.SQSMessage) error {
 	if maxBody := h.cfg.bodyBound(); len(rec.Body) > maxBody {
-		return fmt.Errorf("%w: body of %d bytes, more than %d, the most that can carry a message of at most %d bytes", ErrBadInput, len(rec.Body), maxBody, h.cfg.MaxMessageBytes)
+		return fmt.Errorf("%w: body of %d bytes, more than %d, the most that can carry a message of at most %d bytes", outcome.ErrBadInput, len(rec.Body), maxBody, h.cfg.MaxMessageBytes)
 	}
 	return nil
 }
@@ -578,7 +551,7 @@ func (h *Handler[T]) message(rec *events.SQSMessage) (item, error) {
 	if err := h.bounded(rec); err != nil {
 		return item{}, err
 	}
-	if h.cfg.Delivery == EventBridge {
+	if h.cfg.Delivery == contract.EventBridge {
 		return eventItem([]byte(rec.Body))
 	}
 	it := item{source: "SNS Timestamp"}
@@ -593,7 +566,7 @@ func (h *Handler[T]) message(rec *events.SQSMessage) (item, error) {
 func (b *batch[T]) fact(ctx context.Context, rec *events.SQSMessage, it *item) (r report) {
 	defer func() {
 		if p := recover(); p != nil {
-			r = report{outcome: Failed, key: r.key, err: fmt.Errorf("panic: %v", p)}
+			r = report{outcome: outcome.Failed, key: r.key, err: fmt.Errorf("panic: %v", p)}
 		}
 	}()
 	j, bad := b.h.judge(rec, it)
@@ -619,28 +592,28 @@ type judged[T any] struct {
 func (h *Handler[T]) judge(rec *events.SQSMessage, it *item) (j judged[T], bad *report) {
 	fail := func(r report) (judged[T], *report) { return judged[T]{}, &r }
 	if it.err != nil {
-		return fail(report{outcome: BadInput, err: it.err})
+		return fail(report{outcome: outcome.BadInput, err: it.err})
 	}
 	if len(it.payload) > h.cfg.MaxMessageBytes {
-		return fail(report{outcome: BadInput, err: fmt.Errorf("%w: message of %d bytes, more than %d", ErrBadInput, len(it.payload), h.cfg.MaxMessageBytes)})
+		return fail(report{outcome: outcome.BadInput, err: fmt.Errorf("%w: message of %d bytes, more than %d", outcome.ErrBadInput, len(it.payload), h.cfg.MaxMessageBytes)})
 	}
 	if err := h.decode(it, &j.msg); err != nil {
-		return fail(report{outcome: BadInput, err: fmt.Errorf("%w: decode message: %v", ErrBadInput, err)})
+		return fail(report{outcome: outcome.BadInput, err: fmt.Errorf("%w: decode message: %v", outcome.ErrBadInput, err)})
 	}
 	key, err := h.key(j.msg)
 	if err != nil {
-		return fail(report{outcome: BadInput, err: KeyRefusal(err)})
+		return fail(report{outcome: outcome.BadInput, err: verdict.KeyRefusal(err)})
 	}
 	if key == "" {
-		return fail(report{outcome: BadInput, err: errEmptyKey})
+		return fail(report{outcome: outcome.BadInput, err: errEmptyKey})
 	}
 	if j.fact, err = h.guard.Fact(key, it.payload); err != nil {
 		pk, _ := h.guard.Key(key) // the key as stored (hashed with a key secret), never as given
-		return fail(report{outcome: BadInput, key: pk, err: err})
+		return fail(report{outcome: outcome.BadInput, key: pk, err: err})
 	}
 	j.fact.Sent, j.source, j.hasOrigin = origin(rec, it.published, it.source)
 	if j.replay, err = replayOf(rec); err != nil {
-		return fail(report{outcome: BadInput, key: j.fact.Key, err: err})
+		return fail(report{outcome: outcome.BadInput, key: j.fact.Key, err: err})
 	}
 	if j.replay != nil { // the operator's time, not the body's, is its origin (ReplayAttribute)
 		j.fact.Sent, j.source, j.hasOrigin = origin(rec, j.replay.At, "time of the operator's replay ("+ReplayAttribute+")")
@@ -663,7 +636,7 @@ func (b *batch[T]) start(ctx context.Context, rec *events.SQSMessage, fact idemp
 		old = expiredReason(old, source)
 	}
 	if d, ok := ctx.Deadline(); ok && old == nil && time.Until(d) < h.cfg.MinRemaining {
-		return report{outcome: NotStarted, key: fact.Key, noOrigin: noOrigin, err: fmt.Errorf("%w: %v before the deadline, less than %v", errNotStarted, time.Until(d).Round(time.Millisecond), h.cfg.MinRemaining)}
+		return report{outcome: outcome.NotStarted, key: fact.Key, noOrigin: noOrigin, err: fmt.Errorf("%w: %v before the deadline, less than %v", verdict.ErrNotStarted, time.Until(d).Round(time.Millisecond), h.cfg.MinRemaining)}
 	}
 
 	prior, led := b.flights.Join(fact.Key, fact.Hash, old == nil)
@@ -672,12 +645,12 @@ func (b *batch[T]) start(ctx context.Context, rec *events.SQSMessage, fact idemp
 		// this one's, whatever this one's age (a fact it just completed is
 		// a duplicate, safely).
 		if res, err := prior.Wait(); err != nil {
-			return report{outcome: classify(res, err), key: fact.Key, noOrigin: noOrigin, err: fmt.Errorf("same fact as an earlier record of the batch: %w", err)}
+			return report{outcome: verdict.Of(res, err), key: fact.Key, noOrigin: noOrigin, err: fmt.Errorf("same fact as an earlier record of the batch: %w", err)}
 		}
-		return report{outcome: Duplicate, key: fact.Key, noOrigin: noOrigin}
+		return report{outcome: outcome.Duplicate, key: fact.Key, noOrigin: noOrigin}
 	}
 	if old != nil {
-		return report{outcome: Expired, key: fact.Key, err: old}
+		return report{outcome: outcome.Expired, key: fact.Key, err: old}
 	}
 	if led != nil {
 		defer led.Close()
@@ -693,23 +666,23 @@ func (b *batch[T]) start(ctx context.Context, rec *events.SQSMessage, fact idemp
 	if res.TookOver { // a fact of its own: the effect may have run before, under the same key
 		h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "takeover", slog.String("consumer", h.cfg.Consumer), slog.String("message_id", rec.MessageId), slog.String("key", fact.Key), slog.Time("lapsed_lease", res.LapsedLease), slog.String("reason", "took over the reservation of a worker whose lease ended (it crashed or ran out of time): the effect ran again, and may have run before"))
 	}
-	if errors.Is(err, ErrExpired) {
+	if errors.Is(err, idempotency.ErrExpired) {
 		err = expiredReason(err, source) // it aged in the store's calls, or in a transactional effect
 	}
 	if err == nil && res.DroppedBytes > 0 {
 		err = fmt.Errorf("processed, but the result of %d bytes exceeds idempotency.DefaultMaxResultBytes (%d): stored without it, duplicates get an empty result", res.DroppedBytes, idempotency.DefaultMaxResultBytes)
 	}
-	return report{outcome: classify(res, err), key: fact.Key, err: err, capacity: used, noOrigin: noOrigin}
+	return report{outcome: verdict.Of(res, err), key: fact.Key, err: err, capacity: used, noOrigin: noOrigin}
 }
 
 // bodyBound is the largest body that can carry a message of at most
 // MaxMessageBytes in c's delivery: an EventBridge event or an S3
 // notification is bounded by the queue alone (the event's resources, the
 // notification's records, are not the message's); an SNS envelope (or a raw
-// body, which Auto may find to be one) by envelopeBound.
+// body, which contract.Auto may find to be one) by envelopeBound.
 func (c Config) bodyBound() int {
-	if c.Delivery == EventBridge || c.Delivery == S3 {
-		return MaxQueueBodyBytes
+	if c.Delivery == contract.EventBridge || c.Delivery == contract.S3 {
+		return contract.MaxQueueBodyBytes
 	}
 	return envelopeBound(c.MaxMessageBytes)
 }
@@ -717,10 +690,10 @@ func (c Config) bodyBound() int {
 // envelopeBound is the largest body that can carry a message of at most n
 // bytes: an SNS envelope can double the message and adds its own fields.
 func envelopeBound(n int) int {
-	if n > (math.MaxInt-EnvelopeOverheadBytes)/2 {
+	if n > (math.MaxInt-contract.EnvelopeOverheadBytes)/2 {
 		return math.MaxInt
 	}
-	return 2*n + EnvelopeOverheadBytes
+	return 2*n + contract.EnvelopeOverheadBytes
 }
 
 // log writes the record's line: key, message id, outcome and, for failures,
@@ -740,12 +713,12 @@ func envelopeBound(n int) int {
 func (h *Handler[T]) log(ctx context.Context, rec *events.SQSMessage, r report, lastReceive bool, index int) {
 	level := slog.LevelInfo
 	switch r.outcome {
-	case InProgress, NotStarted:
+	case outcome.InProgress, outcome.NotStarted:
 		level = slog.LevelWarn
 		if lastReceive {
 			level = slog.LevelError
 		}
-	case Mismatch, BadInput, Failed, LeaseLost, Expired:
+	case outcome.Mismatch, outcome.BadInput, outcome.Failed, outcome.LeaseLost, outcome.Expired:
 		level = slog.LevelError
 	default:
 		if r.err != nil || r.noOrigin || r.replay != nil { // a success with a warning, or an operator's replay
@@ -782,18 +755,18 @@ func (h *Handler[T]) log(ctx context.Context, rec *events.SQSMessage, r report, 
 // batch's outcome counts and the DynamoDB capacity its records consumed:
 // ReadUnits and WriteUnits for all of them (the table's bill), and the
 // processed and duplicate records' shares, so that a dashboard divides them
-// by Processed and Duplicate for the units per record of each.
+// by outcome.Processed and outcome.Duplicate for the units per record of each.
 //
 // The line carries "level" (Config.MetricsLevel) and "timestamp" (RFC 3339):
 // Lambda's log-level filtering reads a JSON line's level only when it also
 // has a valid RFC 3339 timestamp, and takes any other line for INFO, which
 // it drops at a higher application log level.
-func (h *Handler[T]) emitMetrics(counts [numOutcomes]int, unstarted int, capacity [numOutcomes]idempotency.Capacity, took time.Duration) {
-	metrics := make([]emf.Metric, 0, numOutcomes+8)
-	for o, n := range counts {
-		metrics = append(metrics, emf.Metric{Name: metricNames[o], Unit: "Count", Value: n})
+func (h *Handler[T]) emitMetrics(counts [verdict.Count]int, unstarted int, capacity [verdict.Count]idempotency.Capacity, took time.Duration) {
+	metrics := make([]emf.Metric, 0, verdict.Count+8)
+	for _, o := range outcome.Outcomes() {
+		metrics = append(metrics, emf.Metric{Name: o.MetricName(), Unit: "Count", Value: counts[o]})
 	}
-	metrics = append(metrics, emf.Metric{Name: MetricDeadLetteredUnstarted, Unit: "Count", Value: unstarted})
+	metrics = append(metrics, emf.Metric{Name: outcome.MetricDeadLetteredUnstarted, Unit: "Count", Value: unstarted})
 	var total idempotency.Capacity
 	for _, c := range capacity {
 		total.Add(c)
@@ -803,16 +776,16 @@ func (h *Handler[T]) emitMetrics(counts [numOutcomes]int, unstarted int, capacit
 		units float64
 	}{
 		{"ReadUnits", total.Read}, {"WriteUnits", total.Write},
-		{"ProcessedReadUnits", capacity[Processed].Read}, {"ProcessedWriteUnits", capacity[Processed].Write},
-		{"DuplicateReadUnits", capacity[Duplicate].Read}, {"DuplicateWriteUnits", capacity[Duplicate].Write},
+		{"ProcessedReadUnits", capacity[outcome.Processed].Read}, {"ProcessedWriteUnits", capacity[outcome.Processed].Write},
+		{"DuplicateReadUnits", capacity[outcome.Duplicate].Read}, {"DuplicateWriteUnits", capacity[outcome.Duplicate].Write},
 	} {
 		metrics = append(metrics, emf.Metric{Name: m.name, Unit: "Count", Value: m.units})
 	}
-	metrics = append(metrics, emf.Metric{Name: MetricBatchDuration, Unit: "Milliseconds", Value: took.Milliseconds()})
+	metrics = append(metrics, emf.Metric{Name: outcome.MetricBatchDuration, Unit: "Milliseconds", Value: took.Milliseconds()})
 	err := emf.Write(h.cfg.Metrics, emf.Line{
 		Namespace: h.cfg.MetricsNamespace,
-		Dimension: MetricDimension, Value: h.cfg.Consumer,
-		LevelKey: slog.LevelKey, Level: h.cfg.MetricsLevel, TimeKey: LogTimeKey,
+		Dimension: outcome.MetricDimension, Value: h.cfg.Consumer,
+		LevelKey: slog.LevelKey, Level: h.cfg.MetricsLevel, TimeKey: outcome.LogTimeKey,
 		Metrics: metrics,
 	}, time.Now())
 	if err != nil {

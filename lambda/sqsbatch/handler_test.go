@@ -16,6 +16,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
@@ -65,7 +66,7 @@ func newFixture(t *testing.T) *fixture {
 	return f
 }
 
-func (f *fixture) config(d sqsbatch.Delivery) sqsbatch.Config {
+func (f *fixture) config(d contract.Delivery) sqsbatch.Config {
 	return sqsbatch.Config{
 		Delivery: d,
 		Consumer: "charge",
@@ -85,7 +86,7 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-func (f *fixture) handler(d sqsbatch.Delivery) *sqsbatch.Handler[order] {
+func (f *fixture) handler(d contract.Delivery) *sqsbatch.Handler[order] {
 	return sqsbatch.New(f.guard, orderKey, f.effect, f.config(d))
 }
 
@@ -147,15 +148,15 @@ var seq atomic.Int64
 
 // message builds an SQS record carrying body, raw or in an SNS envelope,
 // published and sent now.
-func message(body string, d sqsbatch.Delivery) events.SQSMessage {
+func message(body string, d contract.Delivery) events.SQSMessage {
 	return messageAt(body, d, time.Now())
 }
 
 // messageAt is message, published (the envelope's Timestamp) and sent (the
 // SentTimestamp attribute) at at.
-func messageAt(body string, d sqsbatch.Delivery, at time.Time) events.SQSMessage {
+func messageAt(body string, d contract.Delivery, at time.Time) events.SQSMessage {
 	id := fmt.Sprintf("msg-%d", seq.Add(1))
-	if d == sqsbatch.Envelope {
+	if d == contract.Envelope {
 		env, _ := json.Marshal(map[string]string{
 			"Type": "Notification", "MessageId": "sns-" + id, "TopicArn": "arn:aws:sns:us-east-1:123456789012:orders",
 			"Message": body, "Timestamp": at.UTC().Format("2006-01-02T15:04:05.000Z"), "SignatureVersion": "1",

@@ -13,6 +13,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
@@ -68,7 +69,7 @@ func TestHostileInput(t *testing.T) {
 		{"envelope, Message not JSON", envelope(`"orderId=7"`), "bad_input", "not JSON"},
 		{"envelope inside an envelope", envelope(quoted(envelope(quoted(`{"orderId":"inner","amount":1}`)))), "bad_input", "empty"},
 		// Huge bodies, deep nesting.
-		{"message one byte over the limit", `{"orderId":"fat","amount":1,"pad":"` + strings.Repeat("x", sqsbatch.DefaultMaxMessageBytes-len(`{"orderId":"fat","amount":1,"pad":""}`)+1) + `"}`, "bad_input", "message of 262145 bytes, more than 262144"},
+		{"message one byte over the limit", `{"orderId":"fat","amount":1,"pad":"` + strings.Repeat("x", contract.DefaultMaxMessageBytes-len(`{"orderId":"fat","amount":1,"pad":""}`)+1) + `"}`, "bad_input", "message of 262145 bytes, more than 262144"},
 		{"4 MiB body", strings.Repeat("{", 4<<20), "bad_input", "body of 4194304 bytes, more than 532480"},
 		{"nested beyond the JSON parser's limit", `{"orderId":"deep","amount":1,"x":` + nest(20000) + `}`, "bad_input", "not JSON"},
 		{"nested beyond the hash's limit", `{"orderId":"deep","amount":1,"x":` + nest(1000) + `}`, "bad_input", "nested"},
@@ -94,10 +95,10 @@ func TestHostileInput(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFixture(t)
-			rec := message("", sqsbatch.Raw)
+			rec := message("", contract.Raw)
 			rec.Body = c.body
-			neighbour := message(`{"orderId":"neighbour","amount":1}`, sqsbatch.Envelope)
-			resp, err := f.handler(sqsbatch.Auto).Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{neighbour, rec}})
+			neighbour := message(`{"orderId":"neighbour","amount":1}`, contract.Envelope)
+			resp, err := f.handler(contract.Auto).Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{neighbour, rec}})
 			if err != nil {
 				t.Fatalf("Handle: %v; a bad record must fail alone", err)
 			}
@@ -127,11 +128,11 @@ func TestHostileInput(t *testing.T) {
 func TestSameKeyOtherPayloadInOneBatch(t *testing.T) {
 	f := newFixture(t)
 	recs := []events.SQSMessage{
-		message(`{"orderId":"twin","amount":10}`, sqsbatch.Raw),
-		message(`{"orderId":"twin","amount":99}`, sqsbatch.Envelope),
-		message(`{"orderId":"neighbour","amount":1}`, sqsbatch.Raw),
+		message(`{"orderId":"twin","amount":10}`, contract.Raw),
+		message(`{"orderId":"twin","amount":99}`, contract.Envelope),
+		message(`{"orderId":"neighbour","amount":1}`, contract.Raw),
 	}
-	resp, err := f.handler(sqsbatch.Auto).Handle(context.Background(), events.SQSEvent{Records: recs})
+	resp, err := f.handler(contract.Auto).Handle(context.Background(), events.SQSEvent{Records: recs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,8 +158,8 @@ func TestAuthorCodePanics(t *testing.T) {
 		}
 		return o.OrderID, nil
 	}
-	h := sqsbatch.New(f.guard, key, f.effect, f.config(sqsbatch.Raw))
-	recs := []events.SQSMessage{message(`{"orderId":"boom","amount":1}`, sqsbatch.Raw), message(`{"orderId":"neighbour","amount":1}`, sqsbatch.Raw)}
+	h := sqsbatch.New(f.guard, key, f.effect, f.config(contract.Raw))
+	recs := []events.SQSMessage{message(`{"orderId":"boom","amount":1}`, contract.Raw), message(`{"orderId":"neighbour","amount":1}`, contract.Raw)}
 	resp, err := h.Handle(context.Background(), events.SQSEvent{Records: recs})
 	if err != nil || len(resp.BatchItemFailures) != 1 || resp.BatchItemFailures[0].ItemIdentifier != recs[0].MessageId {
 		t.Fatalf("%v, %v: want the panicking record alone to fail", resp, err)
@@ -179,8 +180,8 @@ func TestResultTooLarge(t *testing.T) {
 		Handle(context.Context, events.SQSEvent) (events.SQSEventResponse, error)
 	}) {
 		body := `{"orderId":"large","amount":1}`
-		first := message(body, sqsbatch.Raw)
-		resp, err := h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{first, message(`{"orderId":"neighbour","amount":1}`, sqsbatch.Raw)}})
+		first := message(body, contract.Raw)
+		resp, err := h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{first, message(`{"orderId":"neighbour","amount":1}`, contract.Raw)}})
 		if err != nil || len(resp.BatchItemFailures) != 0 {
 			t.Fatalf("%v, %v: want both records processed", resp, err)
 		}
@@ -192,7 +193,7 @@ func TestResultTooLarge(t *testing.T) {
 		if err != nil || rec == nil || rec.Status != idempotency.StatusCompleted || rec.Result != "" {
 			t.Fatalf("record %+v, %v: want COMPLETED without the result", rec, err)
 		}
-		again := message(body, sqsbatch.Raw)
+		again := message(body, contract.Raw)
 		resp, err = h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{again}})
 		if err != nil || len(resp.BatchItemFailures) != 0 || f.logLine(t, again.MessageId)["outcome"] != "duplicate" {
 			t.Fatalf("redelivery: %v, %v, %v: want a duplicate", resp, err, f.logLine(t, again.MessageId))
@@ -207,7 +208,7 @@ func TestResultTooLarge(t *testing.T) {
 				return big, nil
 			}
 			return "ok", nil
-		}, f.config(sqsbatch.Raw))
+		}, f.config(contract.Raw))
 		check(t, f, h)
 		if runs.Load() != 2 { // "large" once, the neighbour once
 			t.Fatalf("the effect ran %d times, want 2", runs.Load())
@@ -222,7 +223,7 @@ func TestResultTooLarge(t *testing.T) {
 				result = big
 			}
 			return storetest.MemoryWrites(func() error { applied.Add(1); return nil }), result, nil
-		}, f.config(sqsbatch.Raw))
+		}, f.config(contract.Raw))
 		check(t, f, h)
 		if applied.Load() != 2 {
 			t.Fatalf("%d writes applied, want 2: each record's once", applied.Load())
@@ -256,7 +257,7 @@ func FuzzHandle(f *testing.F) {
 		mu.Unlock()
 		for _, body := range []string{a, b} {
 			var o order
-			if msg, err := sqsbatch.Parse([]byte(body), sqsbatch.Auto); err == nil && json.Unmarshal(msg, &o) == nil && o.OrderID == id {
+			if msg, err := sqsbatch.Parse([]byte(body), contract.Auto); err == nil && json.Unmarshal(msg, &o) == nil && o.OrderID == id {
 				return // the input carries the neighbour's key: not a hostile body, nothing to check
 			}
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
@@ -14,7 +15,7 @@ import (
 // record's log line.
 func handle(t *testing.T, f *fixture, h *sqsbatch.Handler[order], rec events.SQSMessage) map[string]any {
 	t.Helper()
-	neighbour := message(`{"orderId":"neighbour","amount":1}`, sqsbatch.Raw)
+	neighbour := message(`{"orderId":"neighbour","amount":1}`, contract.Raw)
 	resp, err := h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec, neighbour}})
 	if err != nil {
 		t.Fatalf("Handle: %v", err)
@@ -48,8 +49,8 @@ func TestLoneSurrogatesAreBadInput(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFixture(t)
-			rec := message(c.body, sqsbatch.Raw)
-			line := handle(t, f, f.handler(sqsbatch.Auto), rec)
+			rec := message(c.body, contract.Raw)
+			line := handle(t, f, f.handler(contract.Auto), rec)
 			if reason, _ := line["reason"].(string); line["outcome"] != "bad_input" || !strings.Contains(reason, "surrogate") {
 				t.Errorf("outcome %v (%s), want bad_input naming the lone surrogate", line["outcome"], reason)
 			}
@@ -60,16 +61,16 @@ func TestLoneSurrogatesAreBadInput(t *testing.T) {
 	}
 	t.Run("two keys that decode alike stay two facts", func(t *testing.T) {
 		f := newFixture(t)
-		h := f.handler(sqsbatch.Raw)
-		first := handle(t, f, h, message(`{"orderId":"\ud800-1","amount":1}`, sqsbatch.Raw))
-		second := handle(t, f, h, message(`{"orderId":"\udbff-1","amount":1}`, sqsbatch.Raw))
+		h := f.handler(contract.Raw)
+		first := handle(t, f, h, message(`{"orderId":"\ud800-1","amount":1}`, contract.Raw))
+		second := handle(t, f, h, message(`{"orderId":"\udbff-1","amount":1}`, contract.Raw))
 		if first["outcome"] == "processed" && second["outcome"] == "duplicate" {
 			t.Fatalf("the second fact was taken for a duplicate of the first: %v", second)
 		}
 	})
 	t.Run("a valid pair is one character", func(t *testing.T) {
 		f := newFixture(t)
-		line := handle(t, f, f.handler(sqsbatch.Raw), message(`{"orderId":"\ud83d\ude00-1","amount":1}`, sqsbatch.Raw))
+		line := handle(t, f, f.handler(contract.Raw), message(`{"orderId":"\ud83d\ude00-1","amount":1}`, contract.Raw))
 		if line["outcome"] != "processed" || line["key"] != "charge#\U0001F600-1" {
 			t.Fatalf("%v: want processed under the key charge#\U0001F600-1", line)
 		}
@@ -82,17 +83,17 @@ func TestLoneSurrogatesAreBadInput(t *testing.T) {
 // input, because which of its values counts is undefined.
 func TestNumbersAndDuplicateNamesThroughTheAdapter(t *testing.T) {
 	f := newFixture(t)
-	h := f.handler(sqsbatch.Raw)
+	h := f.handler(contract.Raw)
 	// total is not decoded (order has no such field), so any number will
 	// do for the decoder; it is part of the fact all the same.
 	for i, body := range []string{`{"orderId":"n","amount":1,"total":5000}`, `{"orderId":"n","amount":1,"total":5000.0}`, `{"orderId":"n","amount":1,"total":5e3}`, `{"orderId":"n","amount":1,"total":0.5e4}`, `{"total":50E2,"amount":1,"orderId":"n"}`} {
 		want := map[bool]string{true: "processed", false: "duplicate"}[i == 0]
-		if line := handle(t, f, h, message(body, sqsbatch.Raw)); line["outcome"] != want {
+		if line := handle(t, f, h, message(body, contract.Raw)); line["outcome"] != want {
 			t.Errorf("%s: %v, want %s", body, line, want)
 		}
 	}
 	before := f.store.calls()
-	rec := message(`{"orderId":"d","amount":1,"amount":1000}`, sqsbatch.Raw)
+	rec := message(`{"orderId":"d","amount":1,"amount":1000}`, contract.Raw)
 	if _, err := h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec}}); err != nil {
 		t.Fatal(err)
 	}

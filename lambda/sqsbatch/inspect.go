@@ -5,6 +5,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 )
 
@@ -15,7 +16,7 @@ import (
 // one fact each; none for S3's test event), each decoded into T, its key
 // from the key function and the guard's Fact, with Sent at its origin (see
 // Config; zero without one). It makes no store request and runs no effect.
-// An error is the message's bad input (it wraps ErrBadInput,
+// An error is the message's bad input (it wraps outcome.ErrBadInput,
 // idempotency.ErrInvalidKey or ErrInvalidPayload), in the words of the
 // record's log line; for an S3 notification, its first record's that is.
 //
@@ -23,7 +24,7 @@ import (
 // message (the operator command's show --body and its redrive dry run):
 // each fact's key, and with the store's record, its outcome.
 func (h *Handler[T]) Inspect(rec *events.SQSMessage) ([]idempotency.Fact, error) {
-	if h.cfg.Delivery != S3 {
+	if h.cfg.Delivery != contract.S3 {
 		it, err := h.message(rec)
 		if err != nil {
 			return nil, err

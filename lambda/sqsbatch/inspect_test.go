@@ -11,7 +11,9 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
@@ -34,12 +36,12 @@ func TestInspectReadsWhatHandleJudges(t *testing.T) {
 		{"no key", `{"amount":5}`, true, time.Time{}},
 		{"key with a control character", `{"orderId":"o\u0001","amount":5}`, true, time.Time{}},
 		{"a member twice", `{"orderId":"o-3","orderId":"o-4"}`, true, time.Time{}},
-		{"too large", `{"orderId":"o-5","pad":"` + strings.Repeat("x", sqsbatch.DefaultMaxMessageBytes) + `"}`, true, time.Time{}},
+		{"too large", `{"orderId":"o-5","pad":"` + strings.Repeat("x", contract.DefaultMaxMessageBytes) + `"}`, true, time.Time{}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFixture(t)
-			h := sqsbatch.New(f.guard, orderKey, f.effect, f.config(sqsbatch.Auto))
+			h := sqsbatch.New(f.guard, orderKey, f.effect, f.config(contract.Auto))
 			rec := events.SQSMessage{MessageId: "m-1", Body: c.body, Attributes: map[string]string{"SentTimestamp": strconv.FormatInt(sent.UnixMilli(), 10), "ApproximateReceiveCount": "1"}}
 			facts, err := h.Inspect(&rec)
 			var fact idempotency.Fact
@@ -58,14 +60,14 @@ func TestInspectReadsWhatHandleJudges(t *testing.T) {
 			switch {
 			case c.bad && err == nil:
 				t.Errorf("Inspect accepted what Handle ended %s: %+v", line.Outcome, fact)
-			case c.bad && line.Outcome != sqsbatch.BadInput.String():
+			case c.bad && line.Outcome != outcome.BadInput.String():
 				t.Errorf("Handle ended it %s, want bad input (Inspect: %v)", line.Outcome, err)
 			case !c.bad && err != nil:
 				t.Errorf("Inspect: %v (Handle: %s)", err, line.Outcome)
 			case !c.bad && (fact.Key != line.Key || !fact.Sent.Equal(c.origin)):
 				t.Errorf("Inspect = key %q, origin %v; Handle logged key %q, want origin %v", fact.Key, fact.Sent, line.Key, c.origin)
 			}
-			if c.bad && err != nil && !errors.Is(err, sqsbatch.ErrBadInput) && !strings.Contains(err.Error(), "invalid") {
+			if c.bad && err != nil && !errors.Is(err, outcome.ErrBadInput) && !strings.Contains(err.Error(), "invalid") {
 				t.Errorf("Inspect's refusal %v is not bad input", err)
 			}
 		})

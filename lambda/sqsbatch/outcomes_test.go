@@ -13,6 +13,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
@@ -57,13 +58,13 @@ func TestOutcomeTable(t *testing.T) {
 		{name: "wrong shape", body: `{"orderId":42}`, outcome: "bad_input", reason: "decode message"},
 		{name: "no key", body: `{"amount":10}`, outcome: "bad_input", reason: "empty"},
 		{name: "key with control characters", body: `{"orderId":"a\u0000b"}`, outcome: "bad_input", reason: "control characters"},
-		{name: "too large", body: `{"orderId":"big","pad":"` + strings.Repeat("x", sqsbatch.DefaultMaxMessageBytes) + `"}`, outcome: "bad_input", reason: "more than"},
+		{name: "too large", body: `{"orderId":"big","pad":"` + strings.Repeat("x", contract.DefaultMaxMessageBytes) + `"}`, outcome: "bad_input", reason: "more than"},
 		{name: "invalid SNS envelope", rawBody: `{"Type":"Notification","TopicArn":"arn:aws:sns:us-east-1:1:orders","Message":{"orderId":"e"}}`, outcome: "bad_input", reason: "Message is not a string"},
 		{name: "SNS envelope without Message", rawBody: `{"Type":"Notification","TopicArn":"arn:aws:sns:us-east-1:1:orders"}`, outcome: "bad_input", reason: "no Message"},
 		{name: "older than the window", id: "late", body: `{"orderId":"late","amount":10}`, age: idempotency.DefaultWindow, outcome: "expired", reason: "Fix: a Window longer than"},
 		{name: "payload mismatch", id: "reused", prepare: complete("reused", `{"orderId":"reused","amount":10}`), body: `{"orderId":"reused","amount":99}`, outcome: "mismatch", calls: 1, reason: "payload mismatch"},
 	}
-	for _, d := range []sqsbatch.Delivery{sqsbatch.Raw, sqsbatch.Envelope} {
+	for _, d := range []contract.Delivery{contract.Raw, contract.Envelope} {
 		for _, r := range rows {
 			t.Run(string(d)+"/"+r.name, func(t *testing.T) {
 				f := newFixture(t)
@@ -76,7 +77,7 @@ func TestOutcomeTable(t *testing.T) {
 					rec.Body = r.rawBody
 				}
 				neighbour := message(`{"orderId":"neighbour","amount":1}`, d)
-				h := sqsbatch.New(f.guard, orderKey, f.effect, f.config(sqsbatch.Auto))
+				h := sqsbatch.New(f.guard, orderKey, f.effect, f.config(contract.Auto))
 				resp, err := h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec, neighbour}})
 				if err != nil {
 					t.Fatalf("Handle: %v", err)
@@ -120,8 +121,8 @@ func TestOutcomeTable(t *testing.T) {
 func TestSameFactTwiceInOneBatch(t *testing.T) {
 	f := newFixture(t)
 	body := `{"orderId":"o20","amount":10,"mode":"slow"}`
-	recs := []events.SQSMessage{message(body, sqsbatch.Envelope), message(body, sqsbatch.Raw), message(body, sqsbatch.Envelope)}
-	resp, err := f.handler(sqsbatch.Auto).Handle(context.Background(), events.SQSEvent{Records: recs})
+	recs := []events.SQSMessage{message(body, contract.Envelope), message(body, contract.Raw), message(body, contract.Envelope)}
+	resp, err := f.handler(contract.Auto).Handle(context.Background(), events.SQSEvent{Records: recs})
 	if err != nil || len(resp.BatchItemFailures) != 0 {
 		t.Fatalf("%v, %v: all three must succeed", resp, err)
 	}
@@ -130,7 +131,7 @@ func TestSameFactTwiceInOneBatch(t *testing.T) {
 	}
 	// When the first one fails, so do the others, and all are retried.
 	failing := `{"orderId":"o21","amount":10,"mode":"fail"}`
-	resp, _ = f.handler(sqsbatch.Auto).Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{message(failing, sqsbatch.Raw), message(failing, sqsbatch.Raw)}})
+	resp, _ = f.handler(contract.Auto).Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{message(failing, contract.Raw), message(failing, contract.Raw)}})
 	if len(resp.BatchItemFailures) != 2 {
 		t.Fatalf("failures %v, want both records", resp.BatchItemFailures)
 	}
@@ -141,8 +142,8 @@ func TestSameFactTwiceInOneBatch(t *testing.T) {
 func TestStoreErrors(t *testing.T) {
 	f := newFixture(t)
 	f.store.Fail(errThrottled)
-	recs := []events.SQSMessage{message(`{"orderId":"a","amount":1}`, sqsbatch.Raw), message(`{"orderId":"b","amount":1}`, sqsbatch.Raw)}
-	_, err := f.handler(sqsbatch.Raw).Handle(context.Background(), events.SQSEvent{Records: recs})
+	recs := []events.SQSMessage{message(`{"orderId":"a","amount":1}`, contract.Raw), message(`{"orderId":"b","amount":1}`, contract.Raw)}
+	_, err := f.handler(contract.Raw).Handle(context.Background(), events.SQSEvent{Records: recs})
 	if err == nil || !strings.Contains(err.Error(), "throttled") {
 		t.Fatalf("err %v, want the batch to fail with the store's error", err)
 	}
@@ -150,8 +151,8 @@ func TestStoreErrors(t *testing.T) {
 		t.Error("a store error must be logged as failed")
 	}
 	// With one record judged (bad input), the batch reports item failures.
-	recs = append(recs, message(`not json`, sqsbatch.Raw))
-	resp, err := f.handler(sqsbatch.Raw).Handle(context.Background(), events.SQSEvent{Records: recs})
+	recs = append(recs, message(`not json`, contract.Raw))
+	resp, err := f.handler(contract.Raw).Handle(context.Background(), events.SQSEvent{Records: recs})
 	if err != nil || len(resp.BatchItemFailures) != 3 {
 		t.Fatalf("%v, %v; want three item failures and no error", resp, err)
 	}
@@ -161,12 +162,12 @@ func TestStoreErrors(t *testing.T) {
 // MinRemaining; none touches the store.
 func TestDeadlineTooNear(t *testing.T) {
 	f := newFixture(t)
-	cfg := f.config(sqsbatch.Raw)
+	cfg := f.config(contract.Raw)
 	cfg.MinRemaining = time.Minute
 	h := sqsbatch.New(f.guard, orderKey, f.effect, cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	recs := []events.SQSMessage{message(`{"orderId":"late","amount":1}`, sqsbatch.Raw)}
+	recs := []events.SQSMessage{message(`{"orderId":"late","amount":1}`, contract.Raw)}
 	if _, err := h.Handle(ctx, events.SQSEvent{Records: recs}); err == nil {
 		t.Fatal("a batch with no record started must fail")
 	}
@@ -181,11 +182,11 @@ func TestDeadlineTooNear(t *testing.T) {
 // touches no store.
 func TestMinRemainingCoversTheFinishingBudget(t *testing.T) {
 	f := newFixture(t)
-	h := sqsbatch.New(f.guard, orderKey, f.effect, f.config(sqsbatch.Raw))
-	left := f.guard.FinishBudget() + sqsbatch.DefaultEffectTime/2
+	h := sqsbatch.New(f.guard, orderKey, f.effect, f.config(contract.Raw))
+	left := f.guard.FinishBudget() + contract.DefaultEffectTime/2
 	ctx, cancel := context.WithTimeout(context.Background(), left)
 	defer cancel()
-	recs := []events.SQSMessage{message(`{"orderId":"late","amount":1}`, sqsbatch.Raw)}
+	recs := []events.SQSMessage{message(`{"orderId":"late","amount":1}`, contract.Raw)}
 	_, err := h.Handle(ctx, events.SQSEvent{Records: recs})
 	if err == nil || f.store.calls() != 0 || f.effectCount("late") != 0 || f.logLine(t, recs[0].MessageId)["outcome"] != "not_started" {
 		t.Fatalf("with %v left: %v, store calls %d, effects %d, log %v; want not_started, no store call and no effect",
@@ -204,9 +205,9 @@ func TestFIFOGroupsRunInOrder(t *testing.T) {
 		ran = append(ran, o.OrderID)
 		mu.Unlock()
 		return f.effect(ctx, o, r)
-	}, f.config(sqsbatch.Raw))
+	}, f.config(contract.Raw))
 	fifo := func(body, group string) events.SQSMessage {
-		m := message(body, sqsbatch.Raw)
+		m := message(body, contract.Raw)
 		m.EventSourceARN = "arn:aws:sqs:us-east-1:123456789012:charge.fifo"
 		m.Attributes["MessageGroupId"] = group
 		return m
@@ -246,7 +247,7 @@ func TestFIFOGroupsRunInOrder(t *testing.T) {
 // queues), which run at once.
 func TestFIFOConsumer(t *testing.T) {
 	rec := func(body, group string) events.SQSMessage {
-		m := message(body, sqsbatch.Raw)
+		m := message(body, contract.Raw)
 		m.EventSourceARN = "" // nothing in the ARN says FIFO
 		if group != "" {
 			m.Attributes["MessageGroupId"] = group
@@ -257,7 +258,7 @@ func TestFIFOConsumer(t *testing.T) {
 		f := newFixture(t)
 		var mu sync.Mutex
 		var ran []string
-		cfg := f.config(sqsbatch.Raw)
+		cfg := f.config(contract.Raw)
 		cfg.FIFO = fifo
 		// Recorded as each effect ends: a slow first record of a group
 		// that ran beside its successor would end after it.
@@ -341,7 +342,7 @@ func TestFIFOConsumer(t *testing.T) {
 // TestConcurrencyBound: no more records run at once than Concurrency.
 func TestConcurrencyBound(t *testing.T) {
 	f := newFixture(t)
-	cfg := f.config(sqsbatch.Raw)
+	cfg := f.config(contract.Raw)
 	cfg.Concurrency = 3
 	var running, peak atomic.Int32
 	h := sqsbatch.New(f.guard, orderKey, func(ctx context.Context, o order, r idempotency.Reservation) (string, error) {
@@ -354,7 +355,7 @@ func TestConcurrencyBound(t *testing.T) {
 	}, cfg)
 	var recs []events.SQSMessage
 	for i := range 10 {
-		recs = append(recs, message(`{"orderId":"c`+string(rune('0'+i))+`","amount":1}`, sqsbatch.Raw))
+		recs = append(recs, message(`{"orderId":"c`+string(rune('0'+i))+`","amount":1}`, contract.Raw))
 	}
 	if resp, err := h.Handle(context.Background(), events.SQSEvent{Records: recs}); err != nil || len(resp.BatchItemFailures) != 0 {
 		t.Fatal(resp, err)
@@ -411,7 +412,7 @@ func TestConcurrencyOne(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFixture(t)
-			cfg := f.config(sqsbatch.Raw)
+			cfg := f.config(contract.Raw)
 			cfg.Concurrency = 1
 			caller := goroutineID()
 			var effects []string // no lock: the records run on this goroutine
@@ -425,7 +426,7 @@ func TestConcurrencyOne(t *testing.T) {
 			}, cfg)
 			var recs []events.SQSMessage
 			for _, r := range c.recs {
-				m := message(r[0], sqsbatch.Raw)
+				m := message(r[0], contract.Raw)
 				if c.fifo {
 					m.EventSourceARN += ".fifo"
 					m.Attributes["MessageGroupId"] = r[1]
@@ -475,10 +476,10 @@ func TestTransactionalCalls(t *testing.T) {
 	var balance int
 	h := sqsbatch.NewTx(f.guard, orderKey, func(ctx context.Context, o order, r idempotency.Reservation) (any, string, error) {
 		return storetest.MemoryWrites(func() error { balance += o.Amount; return nil }), "credited", nil
-	}, f.config(sqsbatch.Raw))
+	}, f.config(contract.Raw))
 	body := `{"orderId":"w1","amount":10}`
 	for i, want := range []string{"processed", "duplicate"} {
-		rec := message(body, sqsbatch.Raw)
+		rec := message(body, contract.Raw)
 		before := f.store.calls()
 		if resp, err := h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec}}); err != nil || len(resp.BatchItemFailures) != 0 {
 			t.Fatal(resp, err)
@@ -496,8 +497,8 @@ func TestTransactionalCalls(t *testing.T) {
 	// A write refused by its own condition is the effect's failure.
 	rejecting := sqsbatch.NewTx(f.guard, orderKey, func(ctx context.Context, o order, r idempotency.Reservation) (any, string, error) {
 		return storetest.MemoryWrites(func() error { return errors.New("insufficient funds") }), "", nil
-	}, f.config(sqsbatch.Raw))
-	rec := message(`{"orderId":"w2","amount":10}`, sqsbatch.Raw)
+	}, f.config(contract.Raw))
+	rec := message(`{"orderId":"w2","amount":10}`, contract.Raw)
 	resp, _ := rejecting.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec}})
 	if len(resp.BatchItemFailures) != 1 || !strings.Contains(f.logLine(t, rec.MessageId)["reason"].(string), "insufficient funds") {
 		t.Fatalf("rejected transaction: %v", resp)

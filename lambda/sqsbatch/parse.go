@@ -5,74 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 	"unicode/utf8"
 
-	"github.com/idempotent-consumer/idempotent-consumer/internal/jsonesc"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/jsonesc"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
-
-// Delivery says what the queue's bodies are: SNS notifications (in their
-// envelope or raw), messages that producers send to the queue themselves,
-// EventBridge events, or S3 event notifications. The construct writes it in
-// the contract (MESSAGE_DELIVERY) from the consumer's source; the adapter
-// never guesses it from a body, but for Auto.
-type Delivery string
-
-// Deliveries.
-const (
-	// Auto detects an SNS envelope per message: a JSON object whose Type is
-	// "Notification" and that has a TopicArn. Anything else is raw.
-	Auto Delivery = "auto"
-	// Raw means the body is the business message (raw message delivery, or
-	// messages sent to the queue directly).
-	Raw Delivery = "raw"
-	// Envelope means every body is an SNS notification envelope whose
-	// Message is the business message.
-	Envelope Delivery = "envelope"
-	// EventBridge means every body is an EventBridge event as a rule
-	// delivers it to an SQS target (the whole event, no input
-	// transformer): the business message is its detail, the only part
-	// hashed (see Event, NewEvents).
-	EventBridge Delivery = "eventbridge"
-	// S3 means every body is an S3 event notification: a Records array,
-	// one fact per record, each with its own outcome (see Object,
-	// ObjectKey), or S3's s3:TestEvent, which is acknowledged.
-	S3 Delivery = "s3"
-)
-
-// Size limits of the path a message takes.
-//
-// SNS counts a message (with its attributes) against the topic's
-// MaximumMessageSize, 256 KiB by default and at most 1 MiB. With raw message
-// delivery the SQS body is the message. Otherwise it is an SNS envelope: a
-// JSON object whose Message is the message as a JSON string, so that each
-// '"' and '\\' (and each newline) of the message takes two bytes: the body
-// of a message of n bytes can be 2n bytes, plus the envelope's other fields.
-const (
-	// MaxQueueBodyBytes is the largest SQS message body: 1 MiB.
-	MaxQueueBodyBytes = 1 << 20
-	// EnvelopeOverheadBytes bounds what an SNS envelope adds to its escaped
-	// Message: type, ids, topic ARN, subject, timestamp, signature,
-	// certificate and unsubscribe URLs, and the structure of a few message
-	// attributes.
-	EnvelopeOverheadBytes = 8 << 10
-	// MaxEnvelopedMessageBytes is the largest message that always fits an
-	// SQS body in an SNS envelope, whatever its content: (1 MiB − 8 KiB) / 2
-	// = 520192 bytes. Larger messages need raw message delivery.
-	MaxEnvelopedMessageBytes = (MaxQueueBodyBytes - EnvelopeOverheadBytes) / 2
-)
-
-// ErrBadInput marks a record that can never succeed as it is: not JSON, a
-// bad SNS envelope, no key, too large. It ends in the DLQ.
-var ErrBadInput = errors.New("bad input")
-
-// KeyRefusal is the bad input of a key function's error: "bad input: key:
-// " and the error, whose own "bad input: " (a key function that wraps
-// ErrBadInput, as it should) is not said twice.
-func KeyRefusal(err error) error {
-	return fmt.Errorf("%w: key: %s", ErrBadInput, strings.TrimPrefix(err.Error(), ErrBadInput.Error()+": "))
-}
 
 // envelope is the part of an SNS notification the adapter reads.
 type envelope struct {
@@ -99,7 +38,7 @@ func (t *snsTime) UnmarshalJSON(b []byte) error {
 // Parse returns the business message carried by an SQS body: the body
 // itself for raw delivery, the envelope's Message for SNS delivery. The
 // result is valid UTF-8 JSON, and may share body's memory. Errors wrap
-// ErrBadInput.
+// outcome.ErrBadInput.
 //
 // An envelope whose Message holds a lone UTF-16 surrogate escape is bad
 // input: unquoting would silently turn it into U+FFFD, and two different
@@ -109,11 +48,11 @@ func (t *snsTime) UnmarshalJSON(b []byte) error {
 // For EventBridge it is ParseEvent (the event's detail). An S3 notification
 // carries one fact per record: Parse refuses the S3 delivery, and
 // ParseObjects reads it.
-func Parse(body []byte, d Delivery) ([]byte, error) {
+func Parse(body []byte, d contract.Delivery) ([]byte, error) {
 	switch d {
-	case EventBridge:
+	case contract.EventBridge:
 		return ParseEvent(body)
-	case S3:
+	case contract.S3:
 		return nil, fmt.Errorf("sqsbatch.Parse reads one message, and an S3 notification carries one per record: use ParseObjects")
 	}
 	msg, _, err := parse(body, d)
@@ -122,12 +61,12 @@ func Parse(body []byte, d Delivery) ([]byte, error) {
 
 // parse is Parse, which also returns the envelope's publish time: zero for
 // a raw message, or an envelope without a valid Timestamp.
-func parse(body []byte, d Delivery) (msg []byte, published time.Time, err error) {
+func parse(body []byte, d contract.Delivery) (msg []byte, published time.Time, err error) {
 	if !utf8.Valid(body) {
-		return nil, time.Time{}, fmt.Errorf("%w: body is not valid UTF-8", ErrBadInput)
+		return nil, time.Time{}, fmt.Errorf("%w: body is not valid UTF-8", outcome.ErrBadInput)
 	}
 	msg = body
-	if d != Raw {
+	if d != contract.Raw {
 		var env envelope
 		isObject := bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n"), []byte("{"))
 		if isObject && json.Unmarshal(body, &env) == nil && env.Type == "Notification" && env.TopicArn != "" {
@@ -136,12 +75,12 @@ func parse(body []byte, d Delivery) (msg []byte, published time.Time, err error)
 				return nil, time.Time{}, err
 			}
 			msg, published = m, env.Timestamp.Time
-		} else if d == Envelope {
-			return nil, time.Time{}, fmt.Errorf("%w: body is not an SNS notification envelope", ErrBadInput)
+		} else if d == contract.Envelope {
+			return nil, time.Time{}, fmt.Errorf("%w: body is not an SNS notification envelope", outcome.ErrBadInput)
 		}
 	}
 	if !json.Valid(msg) {
-		return nil, time.Time{}, fmt.Errorf("%w: message is not JSON", ErrBadInput)
+		return nil, time.Time{}, fmt.Errorf("%w: message is not JSON", outcome.ErrBadInput)
 	}
 	return msg, published, nil
 }
@@ -150,7 +89,7 @@ func parse(body []byte, d Delivery) (msg []byte, published time.Time, err error)
 // in one pass (jsonesc.Unquote: the body is valid UTF-8 and JSON already).
 func envelopeMessage(raw json.RawMessage) ([]byte, error) {
 	if len(raw) == 0 || string(raw) == "null" {
-		return nil, fmt.Errorf("%w: SNS envelope has no Message", ErrBadInput)
+		return nil, fmt.Errorf("%w: SNS envelope has no Message", outcome.ErrBadInput)
 	}
 	msg, err := jsonesc.Unquote(raw)
 	switch {
@@ -159,9 +98,9 @@ func envelopeMessage(raw json.RawMessage) ([]byte, error) {
 		if i := jsonesc.LoneSurrogate(raw); i >= 0 {
 			escape = " (" + string(raw[i:i+6]) + ")"
 		}
-		return nil, fmt.Errorf("%w: SNS envelope Message holds a lone UTF-16 surrogate escape%s, which is not valid Unicode", ErrBadInput, escape)
+		return nil, fmt.Errorf("%w: SNS envelope Message holds a lone UTF-16 surrogate escape%s, which is not valid Unicode", outcome.ErrBadInput, escape)
 	case err != nil:
-		return nil, fmt.Errorf("%w: SNS envelope Message is not a string", ErrBadInput)
+		return nil, fmt.Errorf("%w: SNS envelope Message is not a string", outcome.ErrBadInput)
 	}
 	return msg, nil
 }

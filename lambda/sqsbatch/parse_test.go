@@ -11,8 +11,11 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/verdict"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
@@ -20,28 +23,28 @@ func TestParse(t *testing.T) {
 	env := `{"Type":"Notification","MessageId":"m","TopicArn":"arn:aws:sns:us-east-1:1:orders","Message":"{\"orderId\":\"1\"}"}`
 	cases := []struct {
 		name, body string
-		d          sqsbatch.Delivery
+		d          contract.Delivery
 		want       string // "" means bad input
 	}{
-		{"raw", `{"orderId":"1"}`, sqsbatch.Auto, `{"orderId":"1"}`},
-		{"envelope auto", env, sqsbatch.Auto, `{"orderId":"1"}`},
-		{"envelope forced", env, sqsbatch.Envelope, `{"orderId":"1"}`},
-		{"envelope read raw", env, sqsbatch.Raw, env},
-		{"raw where an envelope is required", `{"orderId":"1"}`, sqsbatch.Envelope, ""},
-		{"business message with a Type field", `{"Type":"Notification","orderId":"1"}`, sqsbatch.Auto, `{"Type":"Notification","orderId":"1"}`},
-		{"not JSON", `orderId=1`, sqsbatch.Auto, ""},
-		{"envelope with non-JSON message", `{"Type":"Notification","TopicArn":"a","Message":"hello"}`, sqsbatch.Auto, ""},
-		{"envelope with numeric message", `{"Type":"Notification","TopicArn":"a","Message":1}`, sqsbatch.Auto, ""},
-		{"envelope with null message", `{"Type":"Notification","TopicArn":"a","Message":null}`, sqsbatch.Auto, ""},
-		{"invalid UTF-8", "{\"orderId\":\"\xff\"}", sqsbatch.Auto, ""},
-		{"empty", ``, sqsbatch.Auto, ""},
-		{"array", `[1,2]`, sqsbatch.Auto, `[1,2]`},
+		{"raw", `{"orderId":"1"}`, contract.Auto, `{"orderId":"1"}`},
+		{"envelope auto", env, contract.Auto, `{"orderId":"1"}`},
+		{"envelope forced", env, contract.Envelope, `{"orderId":"1"}`},
+		{"envelope read raw", env, contract.Raw, env},
+		{"raw where an envelope is required", `{"orderId":"1"}`, contract.Envelope, ""},
+		{"business message with a Type field", `{"Type":"Notification","orderId":"1"}`, contract.Auto, `{"Type":"Notification","orderId":"1"}`},
+		{"not JSON", `orderId=1`, contract.Auto, ""},
+		{"envelope with non-JSON message", `{"Type":"Notification","TopicArn":"a","Message":"hello"}`, contract.Auto, ""},
+		{"envelope with numeric message", `{"Type":"Notification","TopicArn":"a","Message":1}`, contract.Auto, ""},
+		{"envelope with null message", `{"Type":"Notification","TopicArn":"a","Message":null}`, contract.Auto, ""},
+		{"invalid UTF-8", "{\"orderId\":\"\xff\"}", contract.Auto, ""},
+		{"empty", ``, contract.Auto, ""},
+		{"array", `[1,2]`, contract.Auto, `[1,2]`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			got, err := sqsbatch.Parse([]byte(c.body), c.d)
 			if c.want == "" {
-				if !errors.Is(err, sqsbatch.ErrBadInput) {
+				if !errors.Is(err, outcome.ErrBadInput) {
 					t.Fatalf("Parse = %q, %v; want ErrBadInput", got, err)
 				}
 				return
@@ -73,9 +76,9 @@ func FuzzParse(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, body string) {
-		msg, err := sqsbatch.Parse([]byte(body), sqsbatch.Auto)
+		msg, err := sqsbatch.Parse([]byte(body), contract.Auto)
 		if err != nil {
-			if !errors.Is(err, sqsbatch.ErrBadInput) {
+			if !errors.Is(err, outcome.ErrBadInput) {
 				t.Fatalf("error without ErrBadInput: %v", err)
 			}
 			return
@@ -112,11 +115,11 @@ func FuzzParse(f *testing.F) {
 // never "bad input: key: bad input: …".
 func TestKeyRefusalSaysBadInputOnce(t *testing.T) {
 	for _, err := range []error{
-		fmt.Errorf("%w: amount -1 must be positive", sqsbatch.ErrBadInput),
+		fmt.Errorf("%w: amount -1 must be positive", outcome.ErrBadInput),
 		errors.New("amount -1 must be positive"),
 	} {
-		got := sqsbatch.KeyRefusal(err)
-		if got.Error() != "bad input: key: amount -1 must be positive" || !errors.Is(got, sqsbatch.ErrBadInput) {
+		got := verdict.KeyRefusal(err)
+		if got.Error() != "bad input: key: amount -1 must be positive" || !errors.Is(got, outcome.ErrBadInput) {
 			t.Errorf("KeyRefusal(%q) = %q", err, got)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
@@ -29,9 +30,9 @@ func TestHashedKeysAreNotStoredOrLogged(t *testing.T) {
 			return "", context.DeadlineExceeded
 		}
 		return "ok", nil
-	}, f.config(sqsbatch.Raw))
-	first := handle(t, f, h, message(`{"orderId":"`+email+`","amount":1,"mode":"fail"}`, sqsbatch.Raw))
-	second := handle(t, f, h, message(`{"orderId":"`+email+`","amount":1,"mode":"fail"}`, sqsbatch.Raw))
+	}, f.config(contract.Raw))
+	first := handle(t, f, h, message(`{"orderId":"`+email+`","amount":1,"mode":"fail"}`, contract.Raw))
+	second := handle(t, f, h, message(`{"orderId":"`+email+`","amount":1,"mode":"fail"}`, contract.Raw))
 	if first["outcome"] != "failed" || second["outcome"] != "failed" {
 		t.Fatalf("outcomes %v, %v: want two failed deliveries", first["outcome"], second["outcome"])
 	}
@@ -47,7 +48,7 @@ func TestHashedKeysAreNotStoredOrLogged(t *testing.T) {
 	if first["key"] != downstream[0] {
 		t.Errorf("logged key %v, passed downstream %s: want the same", first["key"], downstream[0])
 	}
-	rec := message(`{"orderId":"`+email+`","amount":1}`, sqsbatch.Raw)
+	rec := message(`{"orderId":"`+email+`","amount":1}`, contract.Raw)
 	if line := handle(t, f, h, rec); line["outcome"] != "processed" {
 		t.Fatalf("%v", line)
 	}

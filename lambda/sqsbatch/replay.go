@@ -8,11 +8,12 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
 // ReplayAttribute is the SQS message attribute (a String) that marks a
 // message as an operator's replay: a dead-lettered message that expired
-// (ErrExpired), sent back to the queue on purpose by the operator command
+// (idempotency.ErrExpired), sent back to the queue on purpose by the operator command
 // (idemctl redrive --replay-expired --reason …), whose value is the
 // Replay's JSON (Replay.Encode).
 //
@@ -64,7 +65,7 @@ func (r *Replay) logAttr() slog.Attr {
 }
 
 // replayOf reads rec's ReplayAttribute: nil when it has none; an error
-// wrapping ErrBadInput when it cannot be read (not a String, longer than
+// wrapping outcome.ErrBadInput when it cannot be read (not a String, longer than
 // MaxReplayBytes, not a Replay's JSON, no By, Reason or At).
 func replayOf(rec *events.SQSMessage) (*Replay, error) {
 	a, ok := rec.MessageAttributes[ReplayAttribute]
@@ -72,7 +73,7 @@ func replayOf(rec *events.SQSMessage) (*Replay, error) {
 		return nil, nil
 	}
 	bad := func(why string) (*Replay, error) {
-		return nil, fmt.Errorf("%w: the %s message attribute %s; an operator's replay carries the JSON that idemctl redrive --replay-expired writes", ErrBadInput, ReplayAttribute, why)
+		return nil, fmt.Errorf("%w: the %s message attribute %s; an operator's replay carries the JSON that idemctl redrive --replay-expired writes", outcome.ErrBadInput, ReplayAttribute, why)
 	}
 	if a.StringValue == nil || !strings.HasPrefix(a.DataType, "String") {
 		return bad(fmt.Sprintf("is of type %q, not a String", a.DataType))

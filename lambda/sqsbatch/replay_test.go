@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
@@ -24,7 +25,7 @@ func replayed(rec events.SQSMessage, v string) events.SQSMessage {
 // long after) expires again; a marker without its audit is bad input.
 func TestReplayOfAnExpiredEvent(t *testing.T) {
 	f, clk := newClockFixture(t)
-	h := f.handler(sqsbatch.EventBridge)
+	h := f.handler(contract.EventBridge)
 	now := clk.Now()
 	body := ebEvent("archived-1", now.Add(-2*testWindow), `{"orderId":"o-1","amount":1}`)
 	handle := func(rec events.SQSMessage) map[string]any {

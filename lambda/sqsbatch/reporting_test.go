@@ -10,7 +10,9 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
@@ -31,13 +33,13 @@ func TestSameMessageTwiceInABatch(t *testing.T) {
 		for _, size := range []int{2, 40} {
 			t.Run(fmt.Sprintf("%s/%d records", c.name, size), func(t *testing.T) {
 				f := newFixture(t)
-				rec := messageAt(c.body, sqsbatch.Raw, time.Now().Add(-c.age))
+				rec := messageAt(c.body, contract.Raw, time.Now().Add(-c.age))
 				recs := []events.SQSMessage{rec}
 				for i := 1; i < size-1; i++ {
-					recs = append(recs, message(fmt.Sprintf(`{"orderId":"other-%d","amount":1}`, i), sqsbatch.Raw))
+					recs = append(recs, message(fmt.Sprintf(`{"orderId":"other-%d","amount":1}`, i), contract.Raw))
 				}
 				recs = append(recs, rec) // the same message again, last
-				resp, err := f.handler(sqsbatch.Raw).Handle(context.Background(), events.SQSEvent{Records: recs})
+				resp, err := f.handler(contract.Raw).Handle(context.Background(), events.SQSEvent{Records: recs})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -79,8 +81,8 @@ func TestEmptyKeyLine(t *testing.T) {
 		MessageID string `json:"messageId"`
 	}
 	h := sqsbatch.New(f.guard, func(m withID) (string, error) { return m.MessageID, nil },
-		func(context.Context, withID, idempotency.Reservation) (string, error) { return "", nil }, f.config(sqsbatch.Raw))
-	rec := message(`{"orderId":"o1","amount":1}`, sqsbatch.Raw)
+		func(context.Context, withID, idempotency.Reservation) (string, error) { return "", nil }, f.config(contract.Raw))
+	rec := message(`{"orderId":"o1","amount":1}`, contract.Raw)
 	if _, err := h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec}}); err != nil {
 		t.Fatal(err)
 	}
@@ -116,10 +118,10 @@ func TestNotStartedOnTheLastReceive(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFixture(t)
-			cfg := f.config(sqsbatch.Raw)
+			cfg := f.config(contract.Raw)
 			cfg.FIFO = true
 			cfg.MaxReceiveCount = c.maxReceiveCount
-			recs := []events.SQSMessage{message(`{"orderId":"a1","amount":1,"mode":"fail"}`, sqsbatch.Raw), message(`{"orderId":"a2","amount":1}`, sqsbatch.Raw)}
+			recs := []events.SQSMessage{message(`{"orderId":"a1","amount":1,"mode":"fail"}`, contract.Raw), message(`{"orderId":"a2","amount":1}`, contract.Raw)}
 			for i := range recs {
 				recs[i].Attributes["MessageGroupId"] = "A"
 				recs[i].Attributes["ApproximateReceiveCount"] = c.receiveCount
@@ -131,8 +133,8 @@ func TestNotStartedOnTheLastReceive(t *testing.T) {
 			if line["outcome"] != "not_started" || line["level"] != c.level {
 				t.Fatalf("line %v, want not_started at %s", line, c.level)
 			}
-			if got := f.metric(t, sqsbatch.MetricDeadLetteredUnstarted); got != c.counted {
-				t.Errorf("%s = %v, want %v", sqsbatch.MetricDeadLetteredUnstarted, got, c.counted)
+			if got := f.metric(t, outcome.MetricDeadLetteredUnstarted); got != c.counted {
+				t.Errorf("%s = %v, want %v", outcome.MetricDeadLetteredUnstarted, got, c.counted)
 			}
 			if reason, _ := line["reason"].(string); (c.counted > 0) != strings.Contains(reason, "without its effect ever having run") {
 				t.Errorf("reason %q", reason)
@@ -158,8 +160,8 @@ func TestLeaseLostIsAnError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := message(`{"orderId":"o1","amount":1}`, sqsbatch.Raw)
-	if _, err := sqsbatch.New(g, orderKey, f.effect, f.config(sqsbatch.Raw)).Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec}}); err != nil {
+	rec := message(`{"orderId":"o1","amount":1}`, contract.Raw)
+	if _, err := sqsbatch.New(g, orderKey, f.effect, f.config(contract.Raw)).Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec}}); err != nil {
 		t.Fatal(err)
 	}
 	if line := f.logLine(t, rec.MessageId); line["outcome"] != "lease_lost" || line["level"] != "ERROR" {
@@ -200,10 +202,10 @@ func TestMetricsLineSurvivesLogLevelFiltering(t *testing.T) {
 	}
 	for _, level := range []string{"DEBUG", "INFO", "WARN", "ERROR", "FATAL"} {
 		f := newFixture(t)
-		cfg := f.config(sqsbatch.Raw)
+		cfg := f.config(contract.Raw)
 		cfg.MetricsLevel = level
 		before := time.Now().Truncate(time.Millisecond)
-		if _, err := sqsbatch.New(f.guard, orderKey, f.effect, cfg).Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{message(`{"orderId":"o1","amount":1}`, sqsbatch.Raw)}}); err != nil {
+		if _, err := sqsbatch.New(f.guard, orderKey, f.effect, cfg).Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{message(`{"orderId":"o1","amount":1}`, contract.Raw)}}); err != nil {
 			t.Fatal(err)
 		}
 		line := []byte(strings.TrimSpace(f.metrics.String()))

@@ -14,8 +14,10 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/idempotent-consumer/idempotent-consumer/internal/jsonesc"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/jsonesc"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
 // Object is one record of an S3 event notification, as the adapter hands it
@@ -81,7 +83,7 @@ func ObjectKey(o Object) (string, error) {
 	case o.ETag != "":
 		id = "etag:" + o.ETag
 	default:
-		return "", fmt.Errorf("%w: the S3 record of %s/%s (%s) has no versionId, no sequencer and no eTag to tell its event from another of the same key; give a key function of your own", ErrBadInput, o.Bucket, o.Key, o.EventName)
+		return "", fmt.Errorf("%w: the S3 record of %s/%s (%s) has no versionId, no sequencer and no eTag to tell its event from another of the same key; give a key function of your own", outcome.ErrBadInput, o.Bucket, o.Key, o.EventName)
 	}
 	k := o.Bucket + "/" + o.Key + "@" + id
 	if !strings.HasPrefix(o.EventName, "ObjectCreated:") {
@@ -129,23 +131,23 @@ const errNotS3 = "body is not an S3 event notification"
 // not a JSON object, a lone surrogate escape, no records.
 func parseObjects(body []byte) (items []item, test bool, err error) {
 	if !utf8.Valid(body) {
-		return nil, false, fmt.Errorf("%w: body is not valid UTF-8", ErrBadInput)
+		return nil, false, fmt.Errorf("%w: body is not valid UTF-8", outcome.ErrBadInput)
 	}
 	if !bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n"), []byte("{")) {
-		return nil, false, fmt.Errorf("%w: %s: not a JSON object", ErrBadInput, errNotS3)
+		return nil, false, fmt.Errorf("%w: %s: not a JSON object", outcome.ErrBadInput, errNotS3)
 	}
 	var n s3Notification
 	if err := json.Unmarshal(body, &n); err != nil {
-		return nil, false, fmt.Errorf("%w: %s: %v", ErrBadInput, errNotS3, err)
+		return nil, false, fmt.Errorf("%w: %s: %v", outcome.ErrBadInput, errNotS3, err)
 	}
 	if i := jsonesc.LoneSurrogate(body); i >= 0 {
-		return nil, false, fmt.Errorf("%w: the notification holds a lone UTF-16 surrogate escape (%s), which is not valid Unicode", ErrBadInput, body[i:i+6])
+		return nil, false, fmt.Errorf("%w: the notification holds a lone UTF-16 surrogate escape (%s), which is not valid Unicode", outcome.ErrBadInput, body[i:i+6])
 	}
 	if n.Records == nil && n.Event == "s3:TestEvent" {
 		return nil, true, nil
 	}
 	if len(n.Records) == 0 {
-		return nil, false, fmt.Errorf("%w: %s: no Records (the consumer's delivery is %q: every body must be an S3 notification, or S3's s3:TestEvent)", ErrBadInput, errNotS3, S3)
+		return nil, false, fmt.Errorf("%w: %s: no Records (the consumer's delivery is %q: every body must be an S3 notification, or S3's s3:TestEvent)", outcome.ErrBadInput, errNotS3, contract.S3)
 	}
 	items = make([]item, len(n.Records))
 	for i, raw := range n.Records {
@@ -156,7 +158,7 @@ func parseObjects(body []byte) (items []item, test bool, err error) {
 
 // ParseObjects returns the facts of an S3 event notification, one Object
 // per record (the key decoded), as the adapter reads them; test is true for
-// S3's s3:TestEvent, which carries none. Errors wrap ErrBadInput: the
+// S3's s3:TestEvent, which carries none. Errors wrap outcome.ErrBadInput: the
 // body's, or the first record's that cannot be read.
 func ParseObjects(body []byte) (objects []Object, test bool, err error) {
 	items, test, err := parseObjects(body)
@@ -169,7 +171,7 @@ func ParseObjects(body []byte) (objects []Object, test bool, err error) {
 			return nil, false, fmt.Errorf("record %d: %w", i, it.err)
 		}
 		if err := json.Unmarshal(it.payload, &objects[i]); err != nil {
-			return nil, false, fmt.Errorf("%w: record %d: %v", ErrBadInput, i, err)
+			return nil, false, fmt.Errorf("%w: record %d: %v", outcome.ErrBadInput, i, err)
 		}
 	}
 	return objects, false, nil
@@ -181,7 +183,7 @@ func objectItem(raw json.RawMessage) item {
 	it := item{source: "S3 eventTime"}
 	var r s3Record
 	bad := func(format string, args ...any) item {
-		it.err = fmt.Errorf("%w: S3 record: "+format, append([]any{ErrBadInput}, args...)...)
+		it.err = fmt.Errorf("%w: S3 record: "+format, append([]any{outcome.ErrBadInput}, args...)...)
 		return it
 	}
 	if err := json.Unmarshal(raw, &r); err != nil {
@@ -230,11 +232,11 @@ func (b *batch[T]) objects(ctx context.Context, rec *events.SQSMessage) report {
 	items, test, err := parseObjects([]byte(rec.Body))
 	switch {
 	case err != nil:
-		return report{outcome: BadInput, err: err}
+		return report{outcome: outcome.BadInput, err: err}
 	case test:
-		return report{outcome: Processed, testEvent: true}
+		return report{outcome: outcome.Processed, testEvent: true}
 	}
-	r := report{outcome: Processed, records: make([]report, len(items))}
+	r := report{outcome: outcome.Processed, records: make([]report, len(items))}
 	for i := range items {
 		r.records[i] = b.fact(ctx, rec, &items[i])
 		if o := r.records[i].outcome; !o.Succeeded() && r.outcome.Succeeded() {
@@ -266,6 +268,6 @@ func (h *Handler[T]) logTestEvent(ctx context.Context, rec *events.SQSMessage) {
 // the default key ObjectKey. cfg.Delivery is set to S3. For a key of your
 // own, use New with T Object and cfg.Delivery S3.
 func NewObjects(guard *idempotency.Guard, fn Func[Object], cfg Config) *Handler[Object] {
-	cfg.Delivery = S3
+	cfg.Delivery = contract.S3
 	return New(guard, ObjectKey, fn, cfg)
 }

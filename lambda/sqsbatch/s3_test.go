@@ -12,7 +12,9 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
@@ -134,9 +136,9 @@ func TestS3KeyIsDecoded(t *testing.T) {
 	f := newFixture(t)
 	o := &objects{}
 	h := f.objectsHandler(o)
-	a := message(s3Body(s3Rec{bucket: "invoices", key: "2026/caf%C3%A9+bill+%281%29.pdf", size: 1024, eTag: "d41d8cd98f00b204e9800998ecf8427e", sequencer: "0055AED6DCD90281E5"}), sqsbatch.Raw)
-	b := message(s3Body(s3Rec{bucket: "invoices", key: "2026%2Fa+b%2Bc.pdf", size: 3, eTag: "e1", sequencer: "0055AED6DCD90281E6"}), sqsbatch.Raw)
-	c := message(s3Body(s3Rec{bucket: "invoices", key: "bad%zz", size: 3, eTag: "e2", sequencer: "0055AED6DCD90281E7"}), sqsbatch.Raw)
+	a := message(s3Body(s3Rec{bucket: "invoices", key: "2026/caf%C3%A9+bill+%281%29.pdf", size: 1024, eTag: "d41d8cd98f00b204e9800998ecf8427e", sequencer: "0055AED6DCD90281E5"}), contract.Raw)
+	b := message(s3Body(s3Rec{bucket: "invoices", key: "2026%2Fa+b%2Bc.pdf", size: 3, eTag: "e1", sequencer: "0055AED6DCD90281E6"}), contract.Raw)
+	c := message(s3Body(s3Rec{bucket: "invoices", key: "bad%zz", size: 3, eTag: "e2", sequencer: "0055AED6DCD90281E7"}), contract.Raw)
 	resp := handleS3(t, h, a, b, c)
 	if failed := failedIDs(resp); len(failed) != 1 || !failed[c.MessageId] {
 		t.Fatalf("failures %v", failed)
@@ -167,7 +169,7 @@ func TestS3VersionAndSequencerKeys(t *testing.T) {
 	f := newFixture(t)
 	o := &objects{}
 	h := f.objectsHandler(o)
-	put := func(r s3Rec) events.SQSMessage { return message(s3Body(r), sqsbatch.Raw) }
+	put := func(r s3Rec) events.SQSMessage { return message(s3Body(r), contract.Raw) }
 	v1 := s3Rec{bucket: "b", key: "report.csv", size: 10, eTag: "e1", version: "3HL4kqtJlcpXroDTDmJ+rmSpXd3dIbrHY+MTRCxf3vjVBH40Nr8X8gdRQBpUMLUo", sequencer: "0A1"}
 	v2 := s3Rec{bucket: "b", key: "report.csv", size: 12, eTag: "e2", version: "3HL4kqtJlcpXroDTDmJ+rmSpXd3dIbrHY+MTRCxf3vjVBH40Nr8X8gdRQBpUMLUp", sequencer: "0A2"}
 	u1 := s3Rec{bucket: "b", key: "plain.csv", size: 10, eTag: "e1", sequencer: "0055AED6DCD90281E5"}
@@ -230,7 +232,7 @@ func TestObjectKey(t *testing.T) {
 			t.Errorf("%+v: %q %v, want %q", c.o, got, err, c.want)
 		}
 	}
-	if _, err := sqsbatch.ObjectKey(sqsbatch.Object{EventName: "ObjectRestore:Delete", Bucket: "b", Key: "k"}); !errors.Is(err, sqsbatch.ErrBadInput) || !strings.Contains(err.Error(), "give a key function of your own") {
+	if _, err := sqsbatch.ObjectKey(sqsbatch.Object{EventName: "ObjectRestore:Delete", Bucket: "b", Key: "k"}); !errors.Is(err, outcome.ErrBadInput) || !strings.Contains(err.Error(), "give a key function of your own") {
 		t.Errorf("no version, sequencer or eTag: %v", err)
 	}
 }
@@ -241,7 +243,7 @@ func TestObjectKey(t *testing.T) {
 func TestS3TestEvent(t *testing.T) {
 	f := newFixture(t)
 	h := f.objectsHandler(&objects{})
-	rec := message(s3TestEvent, sqsbatch.Raw)
+	rec := message(s3TestEvent, contract.Raw)
 	if resp := handleS3(t, h, rec); len(resp.BatchItemFailures) > 0 {
 		t.Fatalf("the test event was reported: %v", resp)
 	}
@@ -268,8 +270,8 @@ func TestS3MultiRecordPartialFailure(t *testing.T) {
 		s3Rec{bucket: "in", key: "b.csv", size: 2, eTag: "eb", sequencer: "02"},
 		s3Rec{bucket: "in", key: "c.csv", size: 3, eTag: "ec", sequencer: "03"},
 	)
-	rec := message(body, sqsbatch.Raw)
-	neighbour := message(s3Body(s3Rec{bucket: "in", key: "n.csv", size: 1, eTag: "en", sequencer: "09"}), sqsbatch.Raw)
+	rec := message(body, contract.Raw)
+	neighbour := message(s3Body(s3Rec{bucket: "in", key: "n.csv", size: 1, eTag: "en", sequencer: "09"}), contract.Raw)
 	resp := handleS3(t, h, rec, neighbour)
 	if len(resp.BatchItemFailures) != 1 || resp.BatchItemFailures[0].ItemIdentifier != rec.MessageId {
 		t.Fatalf("failures %v, want the message once", resp.BatchItemFailures)
@@ -322,7 +324,7 @@ func TestS3Age(t *testing.T) {
 	now := clk.Now()
 	old := s3Rec{bucket: "b", key: "old", size: 1, eTag: "e", sequencer: "01", at: now.Add(-testWindow)}
 	young := s3Rec{bucket: "b", key: "young", size: 1, eTag: "e", sequencer: "02", at: now}
-	rec := messageAt(s3Body(old, young), sqsbatch.Raw, now)
+	rec := messageAt(s3Body(old, young), contract.Raw, now)
 	resp := handleS3(t, h, rec)
 	if len(resp.BatchItemFailures) != 1 {
 		t.Fatalf("failures %v", resp)
@@ -360,8 +362,8 @@ func TestS3BadInput(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFixture(t)
 			h := f.objectsHandler(&objects{})
-			rec := message(c.body, sqsbatch.Raw)
-			neighbour := message(s3Body(s3Rec{bucket: "b", key: "neighbour", size: 1, eTag: "e", sequencer: "01"}), sqsbatch.Raw)
+			rec := message(c.body, contract.Raw)
+			neighbour := message(s3Body(s3Rec{bucket: "b", key: "neighbour", size: 1, eTag: "e", sequencer: "01"}), contract.Raw)
 			resp := handleS3(t, h, rec, neighbour)
 			if failed := failedIDs(resp); !failed[rec.MessageId] || failed[neighbour.MessageId] {
 				t.Fatalf("failures %v", failed)
@@ -388,13 +390,13 @@ func TestParseObjects(t *testing.T) {
 	if objs, test, err := sqsbatch.ParseObjects([]byte(s3TestEvent)); err != nil || !test || objs != nil {
 		t.Fatalf("test event: %v %v %v", objs, test, err)
 	}
-	if _, _, err := sqsbatch.ParseObjects([]byte(s3Body(s3Rec{bucket: "b", key: "%zz", size: 1, eTag: "e", sequencer: "01"}))); !errors.Is(err, sqsbatch.ErrBadInput) {
+	if _, _, err := sqsbatch.ParseObjects([]byte(s3Body(s3Rec{bucket: "b", key: "%zz", size: 1, eTag: "e", sequencer: "01"}))); !errors.Is(err, outcome.ErrBadInput) {
 		t.Fatalf("undecodable key: %v", err)
 	}
-	if _, err := sqsbatch.Parse([]byte(s3TestEvent), sqsbatch.S3); err == nil {
+	if _, err := sqsbatch.Parse([]byte(s3TestEvent), contract.S3); err == nil {
 		t.Fatal("Parse took an S3 notification")
 	}
-	if d, err := sqsbatch.Parse([]byte(ebEvent("x", time.Now(), `{"orderId":"o"}`)), sqsbatch.EventBridge); err != nil || string(d) != `{"orderId":"o"}` {
+	if d, err := sqsbatch.Parse([]byte(ebEvent("x", time.Now(), `{"orderId":"o"}`)), contract.EventBridge); err != nil || string(d) != `{"orderId":"o"}` {
 		t.Fatalf("Parse of an event: %q %v", d, err)
 	}
 }

@@ -4,9 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
 // TestKeyedMismatchLogsNoCheckableHash: with a key secret, the log line of a
@@ -19,12 +19,12 @@ func TestKeyedMismatchLogsNoCheckableHash(t *testing.T) {
 	if f.guard, err = idempotency.NewGuard(f.store, idempotency.Config{Namespace: "charge", KeySecret: []byte(strings.Repeat("k", 32))}); err != nil {
 		t.Fatal(err)
 	}
-	h := f.handler(sqsbatch.Raw)
+	h := f.handler(contract.Raw)
 	first, reused := `{"orderId":"jane.doe@example.com","amount":1}`, `{"orderId":"jane.doe@example.com","amount":2}`
-	if line := handle(t, f, h, message(first, sqsbatch.Raw)); line["outcome"] != "processed" {
+	if line := handle(t, f, h, message(first, contract.Raw)); line["outcome"] != "processed" {
 		t.Fatalf("%v", line)
 	}
-	line := handle(t, f, h, message(reused, sqsbatch.Raw))
+	line := handle(t, f, h, message(reused, contract.Raw))
 	if line["outcome"] != "mismatch" {
 		t.Fatalf("%v, want a mismatch", line)
 	}

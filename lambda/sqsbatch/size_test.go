@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
@@ -30,19 +31,19 @@ func TestMessageSizeLimitIgnoresTheEnvelope(t *testing.T) {
 	for _, c := range []struct {
 		name    string
 		size    int
-		d       sqsbatch.Delivery
+		d       contract.Delivery
 		outcome string
 	}{
-		{"raw at the limit", limit, sqsbatch.Raw, "processed"},
-		{"raw one byte over", limit + 1, sqsbatch.Raw, "bad_input"},
-		{"the issue's 204803-byte message in an envelope", 204803, sqsbatch.Envelope, "processed"},
-		{"envelope at the limit", limit, sqsbatch.Envelope, "processed"},
-		{"envelope one byte over", limit + 1, sqsbatch.Envelope, "bad_input"},
+		{"raw at the limit", limit, contract.Raw, "processed"},
+		{"raw one byte over", limit + 1, contract.Raw, "bad_input"},
+		{"the issue's 204803-byte message in an envelope", 204803, contract.Envelope, "processed"},
+		{"envelope at the limit", limit, contract.Envelope, "processed"},
+		{"envelope one byte over", limit + 1, contract.Envelope, "bad_input"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFixture(t)
 			rec := message(sized(t, "big", c.size), c.d)
-			line := handle(t, f, f.handler(sqsbatch.Auto), rec)
+			line := handle(t, f, f.handler(contract.Auto), rec)
 			reason, _ := line["reason"].(string)
 			if line["outcome"] != c.outcome {
 				t.Fatalf("message of %d bytes in a body of %d: outcome %v (%s), want %s", c.size, len(rec.Body), line["outcome"], reason, c.outcome)
@@ -58,20 +59,20 @@ func TestMessageSizeLimitIgnoresTheEnvelope(t *testing.T) {
 // TestLargestMessagePerDelivery measures, through the adapter, the largest
 // message of each delivery mode at the largest limit the construct allows
 // for it: 1 MiB raw (the body is the message), and
-// sqsbatch.MaxEnvelopedMessageBytes in an SNS envelope, of the worst content for
+// contract.MaxEnvelopedMessageBytes in an SNS envelope, of the worst content for
 // escaping, whose body still fits SQS's 1 MiB. One byte more is bad input.
 func TestLargestMessagePerDelivery(t *testing.T) {
 	for _, c := range []struct {
-		d     sqsbatch.Delivery
+		d     contract.Delivery
 		limit int
 	}{
-		{sqsbatch.Raw, sqsbatch.MaxQueueBodyBytes},
-		{sqsbatch.Envelope, sqsbatch.MaxEnvelopedMessageBytes},
+		{contract.Raw, contract.MaxQueueBodyBytes},
+		{contract.Envelope, contract.MaxEnvelopedMessageBytes},
 	} {
 		t.Run(string(c.d), func(t *testing.T) {
 			for _, size := range []int{c.limit, c.limit + 1} {
 				f := newFixture(t)
-				cfg := f.config(sqsbatch.Auto)
+				cfg := f.config(contract.Auto)
 				cfg.MaxMessageBytes = c.limit
 				rec := message(sized(t, "largest", size), c.d)
 				line := handle(t, f, sqsbatch.New(f.guard, orderKey, f.effect, cfg), rec)
@@ -79,8 +80,8 @@ func TestLargestMessagePerDelivery(t *testing.T) {
 				if line["outcome"] != want {
 					t.Fatalf("message of %d bytes in a body of %d: %v (%v), want %s", size, len(rec.Body), line["outcome"], line["reason"], want)
 				}
-				if size == c.limit && len(rec.Body) > sqsbatch.MaxQueueBodyBytes {
-					t.Fatalf("the largest message's body is %d bytes, more than SQS takes (%d)", len(rec.Body), sqsbatch.MaxQueueBodyBytes)
+				if size == c.limit && len(rec.Body) > contract.MaxQueueBodyBytes {
+					t.Fatalf("the largest message's body is %d bytes, more than SQS takes (%d)", len(rec.Body), contract.MaxQueueBodyBytes)
 				}
 				t.Logf("%s: message %d bytes, body %d bytes: %v", c.d, size, len(rec.Body), line["outcome"])
 			}

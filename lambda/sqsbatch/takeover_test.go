@@ -9,8 +9,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
 // TestTakeoverIsLogged: a delivery that takes over the reservation of a
@@ -30,9 +30,9 @@ func TestTakeoverIsLogged(t *testing.T) {
 	if err := f.store.MemoryStore.Reserve(context.Background(), crashed, now.Add(-2*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	h := f.handler(sqsbatch.Raw)
-	rec := message(body, sqsbatch.Raw)
-	resp, err := h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec, message(`{"orderId":"neighbour","amount":1}`, sqsbatch.Raw)}})
+	h := f.handler(contract.Raw)
+	rec := message(body, contract.Raw)
+	resp, err := h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec, message(`{"orderId":"neighbour","amount":1}`, contract.Raw)}})
 	if err != nil || len(resp.BatchItemFailures) != 0 {
 		t.Fatalf("%+v, %v; want both processed", resp, err)
 	}

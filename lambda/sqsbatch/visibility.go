@@ -28,13 +28,13 @@ type VisibilityChanger interface {
 }
 
 const (
-	// InProgressMargin is how long after the blocking lease's end a
+	// inProgressMargin is how long after the blocking lease's end a
 	// delivery found in progress comes back: the time for the holder's
 	// complete or release (it has ended by the lease's end; the lease is
-	// its invocation's deadline) and ClockSkewMargin.
-	InProgressMargin = 2 * time.Second
-	// DefaultInProgressWait is the default Config.InProgressWait.
-	DefaultInProgressWait = 5 * time.Second
+	// its invocation's deadline) and idempotency.ClockSkewMargin.
+	inProgressMargin = 2 * time.Second
+	// defaultInProgressWait is the default Config.InProgressWait.
+	defaultInProgressWait = 5 * time.Second
 	// visibilityCall bounds one ChangeMessageVisibility.
 	visibilityCall = 2 * time.Second
 )
@@ -46,7 +46,7 @@ const (
 // within Config.InProgressWait and early enough to leave MinRemaining
 // before this invocation's deadline, the record waits for it here and runs
 // again, once. Otherwise, with a Config.Visibility, the message's visibility
-// is set to the lease's end plus InProgressMargin, when that is sooner than
+// is set to the lease's end plus inProgressMargin, when that is sooner than
 // the queue's visibility timeout would bring it back, but only while
 // its ApproximateReceiveCount is below MaxReceiveCount − 1 (DESIGN.md, "In
 // progress deliveries come back when the lease can end"). On a FIFO queue the
@@ -57,7 +57,7 @@ func (b *batch[T]) inProgress(ctx context.Context, rec *events.SQSMessage, fact 
 	if !ok {
 		return idempotency.Result{}, err
 	}
-	back := until.Add(InProgressMargin)
+	back := until.Add(inProgressMargin)
 	wait := time.Until(back)
 	deadline, hasDeadline := ctx.Deadline()
 	if wait > 0 && wait <= h.cfg.InProgressWait && (!hasDeadline || time.Until(deadline)-wait >= h.cfg.MinRemaining) {
@@ -74,7 +74,7 @@ func (b *batch[T]) inProgress(ctx context.Context, rec *events.SQSMessage, fact 
 			if until, ok = idempotency.LeaseEnd(err); !ok {
 				return res, err
 			}
-			back = until.Add(InProgressMargin)
+			back = until.Add(inProgressMargin)
 		}
 	}
 	if d, ok := b.showAt(ctx, rec, back); ok {

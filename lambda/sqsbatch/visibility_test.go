@@ -12,6 +12,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
@@ -63,7 +64,7 @@ func holdFact(t *testing.T, f *fixture, id string, lease time.Time) {
 }
 
 func received(id string, count int, group string) events.SQSMessage {
-	m := message(`{"orderId":"`+id+`","amount":5}`, sqsbatch.Raw)
+	m := message(`{"orderId":"`+id+`","amount":5}`, contract.Raw)
 	m.ReceiptHandle = "rh-" + m.MessageId
 	m.Attributes["ApproximateReceiveCount"] = strconv.Itoa(count)
 	if group != "" {
@@ -101,7 +102,7 @@ func TestInProgressComesBackWhenTheLeaseEnds(t *testing.T) {
 			f := newFixture(t)
 			holdFact(t, f, "o-1", lease)
 			ch := &changes{fail: c.fail, queue: c.queue}
-			cfg := f.config(sqsbatch.Raw)
+			cfg := f.config(contract.Raw)
 			cfg.Visibility, cfg.MaxReceiveCount = ch, c.max
 			h := sqsbatch.New(f.guard, orderKey, f.effect, cfg)
 			m := received("o-1", c.count, "")
@@ -127,7 +128,7 @@ func TestInProgressComesBackWhenTheLeaseEnds(t *testing.T) {
 		f := newFixture(t)
 		holdFact(t, f, "o-1", lease)
 		ch := &changes{}
-		cfg := f.config(sqsbatch.Raw)
+		cfg := f.config(contract.Raw)
 		cfg.Visibility, cfg.MaxReceiveCount, cfg.FIFO = ch, 5, true
 		h := sqsbatch.New(f.guard, orderKey, f.effect, cfg)
 		first, second, other := received("o-1", 1, "g"), received("o-2", 1, "g"), received("o-3", 1, "h")
@@ -150,7 +151,7 @@ func TestInProgressWaitsForALeaseThatEndsSoon(t *testing.T) {
 	f := newFixture(t)
 	holdFact(t, f, "o-1", time.Now().Add(50*time.Millisecond))
 	ch := &changes{}
-	cfg := f.config(sqsbatch.Raw)
+	cfg := f.config(contract.Raw)
 	cfg.Visibility, cfg.MaxReceiveCount = ch, 5
 	h := sqsbatch.New(f.guard, orderKey, f.effect, cfg)
 	m := received("o-1", 1, "")
@@ -164,7 +165,7 @@ func TestInProgressWaitsForALeaseThatEndsSoon(t *testing.T) {
 	f = newFixture(t)
 	holdFact(t, f, "o-1", time.Now().Add(50*time.Millisecond))
 	ch = &changes{}
-	cfg = f.config(sqsbatch.Raw)
+	cfg = f.config(contract.Raw)
 	cfg.Visibility, cfg.MaxReceiveCount = ch, 5
 	h = sqsbatch.New(f.guard, orderKey, f.effect, cfg)
 	ctx, cancel = context.WithTimeout(context.Background(), 4*time.Second)

@@ -5,10 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/step/states"
 	"io"
 	"log/slog"
 	"time"
+
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/step/states"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"

@@ -4,10 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/step/states"
 	"log/slog"
 	"strings"
 	"testing"
+
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/step/states"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/step/states"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/step/states"
 
 	"github.com/aws/aws-lambda-go/lambda"
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/dynalite"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/step"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/step/states"
@@ -42,7 +43,7 @@ func TestFromEnvRunsTheStepOfTheContract(t *testing.T) {
 		runs.Add(1)
 		keys = append(keys, r.Key)
 		return json.RawMessage(`{"reservation":"r-1"}`), nil
-	}, step.WithGetenv(func(k string) string { return env[k] }), step.WithLogger(slog.New(slog.DiscardHandler)))
+	}, handler.WithGetenv(func(k string) string { return env[k] }), handler.WithLogger(slog.New(slog.DiscardHandler)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +77,7 @@ func TestFromEnvRefusesAnotherContract(t *testing.T) {
 		{queue.Encode(), "step.Start runs a step consumer"},
 		{nameless, "STEP_NAME"},
 	} {
-		_, err := step.FromEnv(step.Field("orderId"), noop, step.WithGetenv(func(k string) string { return tc.env[k] }), step.WithLogger(slog.New(slog.DiscardHandler)))
+		_, err := step.FromEnv(step.Field("orderId"), noop, handler.WithGetenv(func(k string) string { return tc.env[k] }), handler.WithLogger(slog.New(slog.DiscardHandler)))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("FromEnv: %v, want an error with %q", err, tc.want)
 		}

@@ -35,13 +35,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/step/states"
 	"log/slog"
 	"os"
 	"strings"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/step/states"
+
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
 // MaxOutputBytes is the largest output a step returns: 256 KiB, the largest
@@ -66,7 +67,7 @@ type Handler func(ctx context.Context, input json.RawMessage) (json.RawMessage, 
 // Config configures a step. The zero value of every field means the
 // documented default.
 type Config struct {
-	// Logger receives one line per invocation. Default: sqsbatch.NewLogger
+	// Logger receives one line per invocation. Default: outcome.NewLogger
 	// on standard error at INFO.
 	Logger *slog.Logger
 }
@@ -98,7 +99,7 @@ func New(guard *idempotency.Guard, name string, key KeyFunc, effect Effect, cfg 
 		return nil, fmt.Errorf("step %q:\n  - %s", name, strings.Join(problems, "\n  - "))
 	}
 	if cfg.Logger == nil {
-		cfg.Logger = sqsbatch.NewLogger(os.Stderr, slog.LevelInfo)
+		cfg.Logger = outcome.NewLogger(os.Stderr, slog.LevelInfo)
 	}
 	s := &step{guard: guard, name: name, key: key, effect: effect, log: cfg.Logger}
 	return s.invoke, nil
@@ -114,7 +115,7 @@ type step struct {
 
 // invocation is one invocation and what became of it, for its log line.
 type invocation struct {
-	outcome sqsbatch.Outcome
+	outcome outcome.Outcome
 	key     string // the record key, once known
 	err     error  // the error returned, named
 	reason  string
@@ -131,18 +132,18 @@ func (s *step) invoke(ctx context.Context, input json.RawMessage) (json.RawMessa
 
 func (s *step) run(ctx context.Context, input json.RawMessage, x *invocation) (json.RawMessage, error) {
 	if !json.Valid(input) {
-		return nil, x.fail(sqsbatch.BadInput, states.ErrorBadInput, "the state input is not JSON")
+		return nil, x.fail(outcome.BadInput, states.ErrorBadInput, "the state input is not JSON")
 	}
 	k, err := s.key(input)
 	if err == nil && k == "" {
 		err = errors.New("the key is empty; keys come from the business fact (an order id), never from the execution")
 	}
 	if err != nil {
-		return nil, x.fail(sqsbatch.BadInput, states.ErrorBadInput, "key: "+err.Error())
+		return nil, x.fail(outcome.BadInput, states.ErrorBadInput, "key: "+err.Error())
 	}
 	fact, err := s.guard.Fact(s.name+"#"+k, input)
 	if err != nil {
-		return nil, x.fail(sqsbatch.BadInput, states.ErrorBadInput, err.Error())
+		return nil, x.fail(outcome.BadInput, states.ErrorBadInput, err.Error())
 	}
 	x.key = fact.Key
 	res, err := s.guard.Run(ctx, fact, func(ctx context.Context, r idempotency.Reservation) (string, error) {
@@ -161,10 +162,7 @@ func (s *step) run(ctx context.Context, input json.RawMessage, x *invocation) (j
 	if err != nil {
 		return nil, x.failed(err)
 	}
-	x.outcome = sqsbatch.Processed
-	if res.Outcome == idempotency.Duplicate {
-		x.outcome = sqsbatch.Duplicate
-	}
+	x.outcome = res.Outcome
 	if res.TookOver {
 		x.level, x.reason = slog.LevelWarn, "took over the lapsed reservation of another invocation: the effect may have run before, in part or in full"
 	}
@@ -180,7 +178,7 @@ func (s *step) run(ctx context.Context, input json.RawMessage, x *invocation) (j
 var errInvalidOutput = errors.New("the effect's output is not JSON")
 
 // fail records the outcome and returns the error named name.
-func (x *invocation) fail(o sqsbatch.Outcome, name, message string) error {
+func (x *invocation) fail(o outcome.Outcome, name, message string) error {
 	x.outcome, x.reason = o, message
 	if x.level < slog.LevelWarn {
 		x.level = slog.LevelWarn
@@ -194,24 +192,24 @@ func (x *invocation) failed(err error) error {
 	var effectErr *idempotency.EffectError
 	switch {
 	case errors.As(err, &f) && f.Name != "" && !strings.HasPrefix(f.Name, "States."):
-		return x.fail(sqsbatch.Failed, f.Name, err.Error())
+		return x.fail(outcome.Failed, f.Name, err.Error())
 	case errors.Is(err, errInvalidOutput):
-		return x.fail(sqsbatch.Failed, states.ErrorInvalidOutput, err.Error())
+		return x.fail(outcome.Failed, states.ErrorInvalidOutput, err.Error())
 	case errors.As(err, &effectErr):
-		return x.fail(sqsbatch.Failed, states.ErrorEffect, err.Error())
+		return x.fail(outcome.Failed, states.ErrorEffect, err.Error())
 	case errors.Is(err, idempotency.ErrInProgress):
-		return x.fail(sqsbatch.InProgress, states.ErrorInProgress, err.Error())
+		return x.fail(outcome.InProgress, states.ErrorInProgress, err.Error())
 	case errors.Is(err, idempotency.ErrPayloadMismatch):
-		return x.fail(sqsbatch.Mismatch, states.ErrorMismatch, err.Error()+": the step's fact was run with another input")
+		return x.fail(outcome.Mismatch, states.ErrorMismatch, err.Error()+": the step's fact was run with another input")
 	case errors.Is(err, idempotency.ErrInvalidKey), errors.Is(err, idempotency.ErrInvalidPayload):
-		return x.fail(sqsbatch.BadInput, states.ErrorBadInput, err.Error())
+		return x.fail(outcome.BadInput, states.ErrorBadInput, err.Error())
 	case errors.Is(err, idempotency.ErrNotStarted):
-		return x.fail(sqsbatch.NotStarted, states.ErrorNotStarted, err.Error())
+		return x.fail(outcome.NotStarted, states.ErrorNotStarted, err.Error())
 	case errors.Is(err, idempotency.ErrLeaseLost):
-		return x.fail(sqsbatch.LeaseLost, states.ErrorLeaseLost, err.Error())
+		return x.fail(outcome.LeaseLost, states.ErrorLeaseLost, err.Error())
 	}
 	x.level = slog.LevelError
-	return x.fail(sqsbatch.Failed, states.ErrorStore, err.Error())
+	return x.fail(outcome.Failed, states.ErrorStore, err.Error())
 }
 
 // report writes the invocation's log line.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/step/states"
 	"io"
 	"log/slog"
 	"slices"
@@ -14,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/step/states"
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/dynalite"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"

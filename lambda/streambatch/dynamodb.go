@@ -5,15 +5,15 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
 // Event is the kind of change a DynamoDB stream record carries.
@@ -67,7 +67,7 @@ type DynamoDB[T any] struct {
 }
 
 // NewDynamoDB returns a DynamoDB handler that runs fn once per fact under
-// guard. It refuses a Config that breaks a rule of Problems (Removes must
+// guard. It refuses a Config that breaks a rule of Problems (contract.Removes must
 // be chosen).
 func NewDynamoDB[T any](guard *idempotency.Guard, key KeyFunc[Change[T]], fn Func[Change[T]], cfg Config) (*DynamoDB[T], error) {
 	return newDynamoDB(guard, newCore(guard, key, fn, cfg))
@@ -80,8 +80,10 @@ func NewDynamoDBTx[T, W any](guard *idempotency.Guard, key KeyFunc[Change[T]], f
 }
 
 func newDynamoDB[T any](guard *idempotency.Guard, c *core[Change[T]]) (*DynamoDB[T], error) {
-	if p := c.cfg.Problems(guard.FinishBudget(), true); len(p) > 0 {
-		return nil, errors.New("streambatch: invalid configuration:\n  - " + strings.Join(p, "\n  - "))
+	switch c.cfg.Removes {
+	case contract.RemoveRun, contract.RemoveSkip, contract.RemoveSkipExpired:
+	default: // the contract's rule (StreamRemoves), for a Config not built from it
+		return nil, fmt.Errorf("streambatch: Removes %q is not one of %q, %q or %q: a DynamoDB stream delivers a REMOVE record for each deleted item, and the consumer must say what to do with them", c.cfg.Removes, contract.RemoveRun, contract.RemoveSkip, contract.RemoveSkipExpired)
 	}
 	c.originName = "DynamoDB ApproximateCreationDateTime"
 	c.groupName = "item key"
@@ -116,7 +118,7 @@ func (h *DynamoDB[T]) Handle(ctx context.Context, ev events.DynamoDBEvent) (even
 
 // errView marks a record whose stream does not carry the image the
 // consumer needs: the stream's view type is wrong, which no retry fixes.
-var errView = fmt.Errorf("%w: the table's stream does not carry the images the consumer needs", sqsbatch.ErrMisconfigured)
+var errView = fmt.Errorf("%w: the table's stream does not carry the images the consumer needs", outcome.ErrMisconfigured)
 
 // decode turns a stream record into its Change and payload.
 func (h *DynamoDB[T]) decode(r *events.DynamoDBEventRecord) (Change[T], []byte, string, error) {
@@ -128,23 +130,23 @@ func (h *DynamoDB[T]) decode(r *events.DynamoDBEventRecord) (Change[T], []byte, 
 	case Remove:
 		ch.ByTTL = byTTL(r)
 		switch {
-		case cfg.Removes == RemoveSkip:
+		case cfg.Removes == contract.RemoveSkip:
 			return ch, nil, "a REMOVE record, acknowledged without running: the consumer's choice (Removes skip)", nil
-		case cfg.Removes == RemoveSkipExpired && ch.ByTTL:
+		case cfg.Removes == contract.RemoveSkipExpired && ch.ByTTL:
 			return ch, nil, "a REMOVE record of a TTL expiry (userIdentity dynamodb.amazonaws.com), acknowledged without running: the consumer's choice (Removes skip-expired)", nil
 		}
 	default:
-		return ch, nil, "", fmt.Errorf("%w: eventName %q is not INSERT, MODIFY or REMOVE", sqsbatch.ErrBadInput, r.EventName)
+		return ch, nil, "", fmt.Errorf("%w: eventName %q is not INSERT, MODIFY or REMOVE", outcome.ErrBadInput, r.EventName)
 	}
 	if len(r.Change.Keys) == 0 {
-		return ch, nil, "", fmt.Errorf("%w: the record has no Keys", sqsbatch.ErrBadInput)
+		return ch, nil, "", fmt.Errorf("%w: the record has no Keys", outcome.ErrBadInput)
 	}
 	keys, err := attributesJSON(r.Change.Keys)
 	if err != nil {
-		return ch, nil, "", fmt.Errorf("%w: Keys: %v", sqsbatch.ErrBadInput, err)
+		return ch, nil, "", fmt.Errorf("%w: Keys: %v", outcome.ErrBadInput, err)
 	}
 	if err := json.Unmarshal(keys, &ch.Keys); err != nil {
-		return ch, nil, "", fmt.Errorf("%w: decode Keys: %v", sqsbatch.ErrBadInput, err)
+		return ch, nil, "", fmt.Errorf("%w: decode Keys: %v", outcome.ErrBadInput, err)
 	}
 	var buf bytes.Buffer
 	buf.WriteString(`{"event":`)
@@ -155,11 +157,11 @@ func (h *DynamoDB[T]) decode(r *events.DynamoDBEventRecord) (Change[T], []byte, 
 	image := func(name string, attrs map[string]events.DynamoDBAttributeValue) (*T, error) {
 		raw, err := attributesJSON(attrs)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", sqsbatch.ErrBadInput, name, err)
+			return nil, fmt.Errorf("%w: %s: %v", outcome.ErrBadInput, name, err)
 		}
 		v := new(T)
 		if err := json.Unmarshal(raw, v); err != nil {
-			return nil, fmt.Errorf("%w: decode %s: %v", sqsbatch.ErrBadInput, name, err)
+			return nil, fmt.Errorf("%w: decode %s: %v", outcome.ErrBadInput, name, err)
 		}
 		buf.WriteString(`,"` + strings.ToLower(name[:3]) + `":`)
 		buf.Write(raw)

@@ -13,9 +13,10 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/streambatch"
 )
 
@@ -121,12 +122,12 @@ func TestRemovesAreAChoice(t *testing.T) {
 	var c changes
 	cfg := config(io.Discard)
 	cfg.Removes = ""
-	if _, err := streambatch.NewDynamoDB(newGuard(t, storetest.NewMemoryStore()), changeKey, c.fn, cfg); err == nil || !strings.Contains(err.Error(), "Removes is not set") {
+	if _, err := streambatch.NewDynamoDB(newGuard(t, storetest.NewMemoryStore()), changeKey, c.fn, cfg); err == nil || !strings.Contains(err.Error(), "is not one of") {
 		t.Fatalf("err %v, want Removes refused", err)
 	}
 	var logs logBuf
 	cfg = config(&logs)
-	cfg.Removes = streambatch.RemoveSkip
+	cfg.Removes = contract.RemoveSkip
 	h, err := streambatch.NewDynamoDB(newGuard(t, storetest.NewMemoryStore()), changeKey, c.fn, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -155,13 +156,13 @@ func TestRemovesTellTTLExpiriesFromDeletes(t *testing.T) {
 		return r
 	}
 	for _, c := range []struct {
-		removes  streambatch.Removes
+		removes  contract.Removes
 		outcomes map[string]string // by sequence number: 1 a TTL expiry, 2 a caller's delete, 3 a lookalike
 		ran      []bool            // ByTTL of the changes run, in order
 	}{
-		{streambatch.RemoveSkipExpired, map[string]string{"1": "skipped", "2": "processed", "3": "processed"}, []bool{false, false}},
-		{streambatch.RemoveRun, map[string]string{"1": "processed", "2": "processed", "3": "processed"}, []bool{true, false, false}},
-		{streambatch.RemoveSkip, map[string]string{"1": "skipped", "2": "skipped", "3": "skipped"}, nil},
+		{contract.RemoveSkipExpired, map[string]string{"1": "skipped", "2": "processed", "3": "processed"}, []bool{false, false}},
+		{contract.RemoveRun, map[string]string{"1": "processed", "2": "processed", "3": "processed"}, []bool{true, false, false}},
+		{contract.RemoveSkip, map[string]string{"1": "skipped", "2": "skipped", "3": "skipped"}, nil},
 	} {
 		t.Run(string(c.removes), func(t *testing.T) {
 			var ch changes
@@ -193,7 +194,7 @@ func TestRemovesTellTTLExpiriesFromDeletes(t *testing.T) {
 			if fmt.Sprint(ran) != fmt.Sprint(c.ran) {
 				t.Errorf("ran ByTTL %v, want %v", ran, c.ran)
 			}
-			if c.removes == streambatch.RemoveSkipExpired && !strings.Contains(logs.b.String(), "TTL expiry") {
+			if c.removes == contract.RemoveSkipExpired && !strings.Contains(logs.b.String(), "TTL expiry") {
 				t.Errorf("the skip does not say it is a TTL expiry:\n%s", logs.b.String())
 			}
 		})
@@ -215,7 +216,7 @@ func TestViewTypeWithoutTheImagesFailsTheInvocation(t *testing.T) {
 	newOnly.Change.StreamViewType = "NEW_IMAGE"
 	for _, r := range []events.DynamoDBEventRecord{keysOnly, newOnly} {
 		_, err := h.Handle(context.Background(), events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{r}})
-		if !errors.Is(err, sqsbatch.ErrMisconfigured) || !strings.Contains(err.Error(), "view type") {
+		if !errors.Is(err, outcome.ErrMisconfigured) || !strings.Contains(err.Error(), "view type") {
 			t.Errorf("%s: err %v, want misconfigured naming the view type", r.Change.StreamViewType, err)
 		}
 	}

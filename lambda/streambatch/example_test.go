@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/streambatch"
@@ -15,7 +16,7 @@ import (
 
 // An outbox consumer: an orders table's stream feeds a function that
 // publishes each order's confirmation once. In a Lambda main package
-// handler.StartDynamoDBStream builds the guard, its store and the handler
+// streambatch.StartDynamoDB builds the guard, its store and the handler
 // from the environment the stream construct sets.
 func Example() {
 	type Order struct {
@@ -34,7 +35,7 @@ func Example() {
 		return "", nil
 	}
 	h, err := streambatch.NewDynamoDB(guard, key, confirm, streambatch.Config{
-		Removes: streambatch.RemoveSkip, // a deleted order confirms nothing: said, not assumed
+		Removes: contract.RemoveSkip, // a deleted order confirms nothing: said, not assumed
 		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)), Metrics: io.Discard,
 	})
 	if err != nil {

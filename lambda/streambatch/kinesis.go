@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
 // Kinesis is a Lambda handler for Kinesis Data Streams batches of messages
@@ -22,8 +22,8 @@ import (
 // the message as the producer put it. Records run in order per partition
 // key.
 //
-// KPL aggregates are refused, as bad input that names the fix (ErrAggregate):
-// see ErrAggregate for why.
+// KPL aggregates are refused, as bad input that names the fix (errAggregate):
+// see errAggregate for why.
 type Kinesis[T any] struct {
 	c *core[T]
 }
@@ -52,7 +52,7 @@ func newKinesis[T any](c *core[T]) *Kinesis[T] {
 // Its first byte is not valid UTF-8, so no JSON message starts with it.
 var kplMagic = []byte{0xF3, 0x89, 0x9A, 0xC2}
 
-// ErrAggregate marks a Kinesis record that is a KPL (Kinesis Producer
+// errAggregate marks a Kinesis record that is a KPL (Kinesis Producer
 // Library) aggregate: bad input. Lambda does not de-aggregate: the user
 // records of an aggregate share its one sequence number, so Lambda can
 // checkpoint only the whole aggregate, and one failing user record replays
@@ -62,13 +62,13 @@ var kplMagic = []byte{0xF3, 0x89, 0x9A, 0xC2}
 // report, and it keeps a protobuf decoder out of every handler. Fix: turn
 // aggregation off in the producer (KPL AggregationEnabled=false), or
 // produce with PutRecords.
-var ErrAggregate = fmt.Errorf("%w: the record is a KPL aggregate (it starts with the KPL magic number F3899AC2), which this handler does not de-aggregate; turn aggregation off in the producer (KPL AggregationEnabled=false) or produce with PutRecords", sqsbatch.ErrBadInput)
+var errAggregate = fmt.Errorf("%w: the record is a KPL aggregate (it starts with the KPL magic number F3899AC2), which this handler does not de-aggregate; turn aggregation off in the producer (KPL AggregationEnabled=false) or produce with PutRecords", outcome.ErrBadInput)
 
 // Handle processes a batch and returns the record to resume from: the
 // failed or not started record with the lowest sequence number (see
-// ReportedSequenceNumber), or none. It returns an error only when no record
+// reportedSequenceNumber), or none. It returns an error only when no record
 // could be judged, or when one met an error wrapping
-// sqsbatch.ErrMisconfigured; Lambda then retries the whole batch.
+// outcome.ErrMisconfigured; Lambda then retries the whole batch.
 func (h *Kinesis[T]) Handle(ctx context.Context, ev events.KinesisEvent) (events.KinesisEventResponse, error) {
 	recs := make([]record[T], len(ev.Records))
 	for i := range ev.Records {
@@ -90,19 +90,19 @@ func (h *Kinesis[T]) Handle(ctx context.Context, ev events.KinesisEvent) (events
 }
 
 // decodeKinesis decodes a record's data into T. Errors wrap
-// sqsbatch.ErrBadInput.
+// outcome.ErrBadInput.
 func decodeKinesis[T any](data []byte) (T, error) {
 	var msg T
 	switch {
 	case bytes.HasPrefix(data, kplMagic):
-		return msg, ErrAggregate
+		return msg, errAggregate
 	case !utf8.Valid(data):
-		return msg, fmt.Errorf("%w: the record's data is not valid UTF-8", sqsbatch.ErrBadInput)
+		return msg, fmt.Errorf("%w: the record's data is not valid UTF-8", outcome.ErrBadInput)
 	case !json.Valid(data):
-		return msg, fmt.Errorf("%w: the record's data is not JSON", sqsbatch.ErrBadInput)
+		return msg, fmt.Errorf("%w: the record's data is not JSON", outcome.ErrBadInput)
 	}
 	if err := json.Unmarshal(data, &msg); err != nil {
-		return msg, fmt.Errorf("%w: decode message: %v", sqsbatch.ErrBadInput, err)
+		return msg, fmt.Errorf("%w: decode message: %v", outcome.ErrBadInput, err)
 	}
 	return msg, nil
 }

@@ -17,10 +17,10 @@
 // (NotStarted), so that no effect of a key overtakes an earlier one that
 // has not happened yet. The response names one record, the failed (or not
 // started) record with the lowest sequence number, compared as a number:
-// Lambda resumes the shard from it (see ReportedSequenceNumber).
+// Lambda resumes the shard from it (see reportedSequenceNumber).
 //
 // The outcomes, their names and metrics are the queue adapter's
-// (sqsbatch.Outcome, sqsbatch.NewLogger, sqsbatch.MetricDimension): one
+// (outcome.Outcome, outcome.NewLogger, outcome.MetricDimension): one
 // dashboard and one set of alarms read every adapter of the library.
 package streambatch
 
@@ -31,18 +31,19 @@ import (
 	"io"
 	"log/slog"
 	"math/big"
-	"os"
 	"sync"
 	"time"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/emf"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/flight"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/verdict"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
 // Config configures a Kinesis or DynamoDB handler. The zero value of every
-// field means the documented default, but for Removes, which a DynamoDB
+// field means the documented default, but for contract.Removes, which a DynamoDB
 // handler needs to be told.
 type Config struct {
 	// Concurrency bounds how many records of a batch run at once; records
@@ -52,25 +53,25 @@ type Config struct {
 	Concurrency int
 	// MinRemaining is the least time before the deadline for a record to be
 	// started; later records are not started, and reported. Default:
-	// sqsbatch.DefaultMinRemaining of the guard's FinishBudget.
+	// contract.DefaultMinRemaining of the guard's FinishBudget.
 	MinRemaining time.Duration
 	// OldImage hands a DynamoDB handler's function the item's old image
 	// too (Change.Old) on MODIFY records: the stream's view type must be
 	// NEW_AND_OLD_IMAGES. A REMOVE record's old image, when its stream
 	// carries one, is always handed over. Kinesis: not used.
 	OldImage bool
-	// Removes says what a DynamoDB handler does with REMOVE records (an
-	// item deleted, by a caller or by TTL): RemoveRun, RemoveSkip or
-	// RemoveSkipExpired.
+	// contract.Removes says what a DynamoDB handler does with REMOVE records (an
+	// item deleted, by a caller or by TTL): contract.RemoveRun, contract.RemoveSkip or
+	// contract.RemoveSkipExpired.
 	// Required for a DynamoDB handler: a REMOVE is never skipped without a
 	// word. Kinesis: not used.
-	Removes Removes
+	Removes contract.Removes
 	// Consumer names the consumer in logs and metrics. Default: "consumer".
 	Consumer string
 	// MetricsNamespace is the CloudWatch namespace of the metrics.
-	// Default: sqsbatch.DefaultMetricsNamespace.
+	// Default: outcome.DefaultNamespace.
 	MetricsNamespace string
-	// Logger receives one line per record. Default: sqsbatch.NewLogger on
+	// Logger receives one line per record. Default: outcome.NewLogger on
 	// standard error at INFO.
 	Logger *slog.Logger
 	// Metrics receives one Embedded Metric Format line per batch. Default:
@@ -80,86 +81,15 @@ type Config struct {
 	MetricsLevel string
 }
 
-// Removes says what a DynamoDB handler does with a REMOVE record.
-type Removes string
-
-// The choices for REMOVE records.
-const (
-	// RemoveRun hands REMOVE records to the business function like any
-	// other change: Change.Event is Remove, Change.New is nil, Change.Keys
-	// holds the item's key and Change.Old its old image when the stream
-	// carries one (view type OLD_IMAGE or NEW_AND_OLD_IMAGES).
-	RemoveRun Removes = "run"
-	// RemoveSkip acknowledges REMOVE records without running anything:
-	// each is counted in MetricSkipped and logged at INFO, saying so.
-	RemoveSkip Removes = "skip"
-	// RemoveSkipExpired acknowledges the REMOVE records of Time to Live
-	// expiries without running anything, each counted in MetricSkipped and
-	// logged at INFO as a TTL expiry, and hands every other REMOVE (a
-	// caller's delete) to the business function as RemoveRun does. A TTL
-	// expiry is the record whose userIdentity is {type "Service",
-	// principalId "dynamodb.amazonaws.com"}, as the DynamoDB Streams API
-	// reference documents for items "deleted by the Time to Live process
-	// after expiration" (Record.userIdentity:
-	// https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_streams_Record.html).
-	RemoveSkipExpired Removes = "skip-expired"
-)
-
-// MetricSkipped counts the records acknowledged without running the
-// business function, by the consumer's choice (RemoveSkip,
-// RemoveSkipExpired).
-const MetricSkipped = "Skipped"
-
 func (c Config) withDefaults(guard *idempotency.Guard) Config {
 	if c.MinRemaining <= 0 {
-		c.MinRemaining = sqsbatch.DefaultMinRemaining(guard.FinishBudget())
+		c.MinRemaining = contract.DefaultMinRemaining(guard.FinishBudget())
 	}
 	if c.Consumer == "" {
 		c.Consumer = "consumer"
 	}
-	if c.MetricsNamespace == "" {
-		c.MetricsNamespace = sqsbatch.DefaultMetricsNamespace
-	}
-	if c.Logger == nil {
-		c.Logger = sqsbatch.NewLogger(os.Stderr, slog.LevelInfo)
-	}
-	if c.Metrics == nil {
-		c.Metrics = os.Stdout
-	}
-	if c.MetricsLevel == "" {
-		c.MetricsLevel = slog.LevelInfo.String()
-	}
+	emf.Defaults(&c.MetricsNamespace, &c.Logger, &c.Metrics, &c.MetricsLevel)
 	return c
-}
-
-// Problems returns every rule that c breaks for a guard whose finishing
-// budget is finishBudget, one sentence each that names the setting, the
-// value given, the rule and the fix. Like sqsbatch.Config.Problems it
-// checks the fields as they are: call it on a complete Config. The rules
-// shared with the queue adapter (MinRemaining, Consumer, MetricsNamespace)
-// are that adapter's, in its words; dynamodb says whether Removes is
-// needed.
-func (c Config) Problems(finishBudget time.Duration, dynamodb bool) []string {
-	shared := sqsbatch.Config{
-		MinRemaining: c.MinRemaining, Consumer: c.Consumer, MetricsNamespace: c.MetricsNamespace,
-		// Queue settings that do not apply to a stream, at values that
-		// break no rule.
-		MaxMessageBytes: sqsbatch.DefaultMaxMessageBytes, Delivery: sqsbatch.Raw,
-	}
-	out := shared.Problems(finishBudget)
-	if c.Concurrency < 0 {
-		out = append(out, fmt.Sprintf("Concurrency %d is negative; give at least 1, or 0 for the whole batch", c.Concurrency))
-	}
-	switch c.Removes {
-	case RemoveRun, RemoveSkip, RemoveSkipExpired:
-	case "":
-		if dynamodb {
-			out = append(out, fmt.Sprintf("Removes is not set: a DynamoDB stream delivers a REMOVE record for each deleted item (TTL deletions too), and the consumer must say what to do with them; give %q (hand them to the function, Change.Event Remove), %q (acknowledge them without running, counted as %s) or %q (acknowledge TTL expiries so, run a caller's deletes)", RemoveRun, RemoveSkip, MetricSkipped, RemoveSkipExpired))
-		}
-	default:
-		out = append(out, fmt.Sprintf("Removes %q is not one of %q, %q or %q", c.Removes, RemoveRun, RemoveSkip, RemoveSkipExpired))
-	}
-	return out
 }
 
 // KeyFunc derives the idempotency key from a record's message: the business
@@ -176,7 +106,7 @@ type Func[M any] func(ctx context.Context, msg M, r idempotency.Reservation) (re
 type TxFunc[M, W any] func(ctx context.Context, msg M, r idempotency.Reservation) (writes W, result string, err error)
 
 // errNotStarted marks a record not started; it wraps
-// idempotency.ErrNotStarted, so that sqsbatch.OutcomeOf says NotStarted.
+// idempotency.ErrNotStarted, so that verdict.Of says NotStarted.
 var errNotStarted = fmt.Errorf("%w", idempotency.ErrNotStarted)
 
 // errNothingJudged is returned when no record of a non-empty batch could be
@@ -192,13 +122,13 @@ type record[M any] struct {
 	// decode returns the record's message and the payload whose hash is
 	// its fact's, or skip (a reason) for a record acknowledged without
 	// running, or an error (bad input, or an error wrapping
-	// sqsbatch.ErrMisconfigured).
+	// outcome.ErrMisconfigured).
 	decode func() (msg M, payload []byte, skip string, err error)
 }
 
 // report is what happened to one record.
 type report struct {
-	outcome  sqsbatch.Outcome
+	outcome  outcome.Outcome
 	skipped  string // the reason a record was acknowledged without running
 	key      string
 	err      error
@@ -250,28 +180,9 @@ func (c *core[M]) handle(ctx context.Context, recs []record[M]) (string, error) 
 		limit = max(len(recs), 1)
 	}
 	b.slots = make(chan struct{}, limit)
-	groups := groupsOf(recs)
-	if limit == 1 {
-		failed := make(map[string]bool, len(groups))
-		for i := range recs {
-			f := failed[recs[i].group]
-			reports[i] = b.next(ctx, &recs[i], &f)
-			failed[recs[i].group] = f
-		}
-	} else {
-		var wg sync.WaitGroup
-		for _, g := range groups {
-			wg.Go(func() {
-				failed := false
-				for _, i := range g {
-					reports[i] = b.next(ctx, &recs[i], &failed)
-				}
-			})
-		}
-		wg.Wait()
-	}
+	b.run(ctx, recs, reports, limit)
 
-	counts := make([]int, len(sqsbatch.Outcomes()))
+	counts := make([]int, int(verdict.Count))
 	capacity := make([]idempotency.Capacity, len(counts))
 	skipped := 0
 	judged := false
@@ -287,13 +198,13 @@ func (c *core[M]) handle(ctx context.Context, recs []record[M]) (string, error) 
 		if !r.succeeded() {
 			failedIdx = append(failedIdx, i)
 		}
-		if r.outcome != sqsbatch.NotStarted && !errors.As(r.err, new(*idempotency.StoreError)) {
+		if r.outcome != outcome.NotStarted && !errors.As(r.err, new(*idempotency.StoreError)) {
 			judged = true
 		}
 	}
 	c.emitMetrics(counts, skipped, capacity, time.Since(start))
 	for i, r := range reports {
-		if errors.Is(r.err, sqsbatch.ErrMisconfigured) {
+		if errors.Is(r.err, outcome.ErrMisconfigured) {
 			return "", fmt.Errorf("record %s of the batch: %w", recs[i].seq, r.err)
 		}
 	}
@@ -303,31 +214,10 @@ func (c *core[M]) handle(ctx context.Context, recs []record[M]) (string, error) 
 	if len(failedIdx) == 0 {
 		return "", nil
 	}
-	seqs := make([]string, len(failedIdx))
-	for j, i := range failedIdx {
-		seqs[j] = recs[i].seq
-	}
-	reported, err := ReportedSequenceNumber(seqs)
-	if err != nil {
-		// A sequence number that is not a number (never from Lambda): the
-		// batch's first record is reported, which replays all of it; the
-		// guard absorbs what had completed.
-		reported = recs[0].seq
-		c.cfg.Logger.LogAttrs(ctx, slog.LevelError, "checkpoint",
-			slog.String("consumer", c.cfg.Consumer),
-			slog.String("sequence_number", reported),
-			slog.String("reason", err.Error()+": the batch's first record is reported, so that Lambda replays the whole batch"))
-		return reported, nil
-	}
-	c.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "checkpoint",
-		slog.String("consumer", c.cfg.Consumer),
-		slog.String("sequence_number", reported),
-		slog.Int("failed", len(failedIdx)),
-		slog.String("reason", "the lowest sequence number of the batch's failed or not started records: Lambda resumes the shard from it, and the guard absorbs the later records that had completed"))
-	return reported, nil
+	return c.checkpoint(ctx, recs, failedIdx), nil
 }
 
-// ReportedSequenceNumber returns the sequence number a stream handler
+// reportedSequenceNumber returns the sequence number a stream handler
 // reports for the failed records whose sequence numbers are seqs: the
 // lowest, compared as a number (sequence numbers are decimal strings of up
 // to 128 digits, whose lexical order is not their order: "99" < "100").
@@ -341,7 +231,7 @@ func (c *core[M]) handle(ctx context.Context, recs []record[M]) (string, error) 
 // one item is reported, the lowest: what Lambda would take of a longer list,
 // with nothing for a reader of the response to misread. A sequence number
 // that is not a decimal number is an error.
-func ReportedSequenceNumber(seqs []string) (string, error) {
+func reportedSequenceNumber(seqs []string) (string, error) {
 	var low *big.Int
 	lowest := ""
 	for _, s := range seqs {
@@ -403,7 +293,7 @@ type batch[M any] struct {
 // the key failed (failed, which it updates).
 func (b *batch[M]) next(ctx context.Context, rec *record[M], failed *bool) report {
 	if *failed {
-		return report{outcome: sqsbatch.NotStarted, err: fmt.Errorf("%w: an earlier record of its %s failed in this batch; it runs after that record, when Lambda replays the shard from it", errNotStarted, b.c.groupName)}
+		return report{outcome: outcome.NotStarted, err: fmt.Errorf("%w: an earlier record of its %s failed in this batch; it runs after that record, when Lambda replays the shard from it", errNotStarted, b.c.groupName)}
 	}
 	r := b.one(ctx, rec)
 	*failed = !r.succeeded()
@@ -415,31 +305,31 @@ func (b *batch[M]) next(ctx context.Context, rec *record[M], failed *bool) repor
 func (b *batch[M]) one(ctx context.Context, rec *record[M]) (r report) {
 	defer func() {
 		if p := recover(); p != nil {
-			r = report{outcome: sqsbatch.Failed, key: r.key, err: fmt.Errorf("panic: %v", p)}
+			r = report{outcome: outcome.Failed, key: r.key, err: fmt.Errorf("panic: %v", p)}
 		}
 	}()
 	c := b.c
 	msg, payload, skip, err := rec.decode()
 	if err != nil {
-		if errors.Is(err, sqsbatch.ErrMisconfigured) {
-			return report{outcome: sqsbatch.Failed, err: err}
+		if errors.Is(err, outcome.ErrMisconfigured) {
+			return report{outcome: outcome.Failed, err: err}
 		}
-		return report{outcome: sqsbatch.BadInput, err: err}
+		return report{outcome: outcome.BadInput, err: err}
 	}
 	if skip != "" {
-		return report{outcome: sqsbatch.Processed, skipped: skip}
+		return report{outcome: outcome.Processed, skipped: skip}
 	}
 	key, err := c.key(msg)
 	if err != nil {
-		return report{outcome: sqsbatch.BadInput, err: sqsbatch.KeyRefusal(err)}
+		return report{outcome: outcome.BadInput, err: verdict.KeyRefusal(err)}
 	}
 	if key == "" {
-		return report{outcome: sqsbatch.BadInput, err: errEmptyKey}
+		return report{outcome: outcome.BadInput, err: errEmptyKey}
 	}
 	fact, err := c.guard.Fact(key, payload)
 	if err != nil {
 		pk, _ := c.guard.Key(key)
-		return report{outcome: sqsbatch.BadInput, key: pk, err: err}
+		return report{outcome: outcome.BadInput, key: pk, err: err}
 	}
 	fact.Sent = rec.origin
 	noOrigin := rec.origin.IsZero()
@@ -451,18 +341,18 @@ func (b *batch[M]) one(ctx context.Context, rec *record[M]) (r report) {
 		old = c.expiredReason(old)
 	}
 	if d, ok := ctx.Deadline(); ok && old == nil && time.Until(d) < c.cfg.MinRemaining {
-		return report{outcome: sqsbatch.NotStarted, key: fact.Key, noOrigin: noOrigin, err: fmt.Errorf("%w: %v before the deadline, less than %v", errNotStarted, time.Until(d).Round(time.Millisecond), c.cfg.MinRemaining)}
+		return report{outcome: outcome.NotStarted, key: fact.Key, noOrigin: noOrigin, err: fmt.Errorf("%w: %v before the deadline, less than %v", errNotStarted, time.Until(d).Round(time.Millisecond), c.cfg.MinRemaining)}
 	}
 
 	prior, led := b.flights.Join(fact.Key, fact.Hash, old == nil)
 	if prior != nil {
 		if res, err := prior.Wait(); err != nil {
-			return report{outcome: sqsbatch.OutcomeOf(res, err), key: fact.Key, noOrigin: noOrigin, err: fmt.Errorf("same fact as an earlier record of the batch: %w", err)}
+			return report{outcome: verdict.Of(res, err), key: fact.Key, noOrigin: noOrigin, err: fmt.Errorf("same fact as an earlier record of the batch: %w", err)}
 		}
-		return report{outcome: sqsbatch.Duplicate, key: fact.Key, noOrigin: noOrigin}
+		return report{outcome: outcome.Duplicate, key: fact.Key, noOrigin: noOrigin}
 	}
 	if old != nil {
-		return report{outcome: sqsbatch.Expired, key: fact.Key, err: old}
+		return report{outcome: outcome.Expired, key: fact.Key, err: old}
 	}
 	if led != nil {
 		defer led.Close()
@@ -475,21 +365,21 @@ func (b *batch[M]) one(ctx context.Context, rec *record[M]) (r report) {
 	if res.TookOver {
 		c.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "takeover", slog.String("consumer", c.cfg.Consumer), slog.String("sequence_number", rec.seq), slog.String("key", fact.Key), slog.Time("lapsed_lease", res.LapsedLease), slog.String("reason", "took over the reservation of a worker whose lease ended (it crashed or ran out of time): the effect ran again, and may have run before"))
 	}
-	if errors.Is(err, sqsbatch.ErrExpired) {
+	if errors.Is(err, idempotency.ErrExpired) {
 		err = c.expiredReason(err)
 	}
 	if err == nil && res.DroppedBytes > 0 {
 		err = fmt.Errorf("processed, but the result of %d bytes exceeds idempotency.DefaultMaxResultBytes (%d): stored without it, duplicates get an empty result", res.DroppedBytes, idempotency.DefaultMaxResultBytes)
 	}
-	return report{outcome: sqsbatch.OutcomeOf(res, err), key: fact.Key, err: err, capacity: used, noOrigin: noOrigin}
+	return report{outcome: verdict.Of(res, err), key: fact.Key, err: err, capacity: used, noOrigin: noOrigin}
 }
 
 // errEmptyKey is the bad input of a key function that returned "".
 var errEmptyKey = fmt.Errorf("%w: %w: the key function returned an empty key; keys come from the business message (an order id and its version), never from the stream's sequence numbers: check that the field it reads is in the record",
-	sqsbatch.ErrBadInput, idempotency.ErrInvalidKey)
+	outcome.ErrBadInput, idempotency.ErrInvalidKey)
 
 // expiredReason adds the origin and the fix to an error wrapping
-// sqsbatch.ErrExpired.
+// idempotency.ErrExpired.
 func (c *core[M]) expiredReason(err error) error {
 	return fmt.Errorf("%w; its origin time is the %s; it is reported failed until the event source's MaximumRetryAttempts or MaximumRecordAge sends it to the on-failure destination. "+
 		"Fix: a Window longer than the event source's MaximumRecordAge (the stream construct refuses one that is not), or settle the record by hand from the on-failure destination", err, c.originName)
@@ -500,11 +390,11 @@ func (c *core[M]) expiredReason(err error) error {
 // anything an operator must see ERROR.
 func (c *core[M]) log(ctx context.Context, rec *record[M], r report) {
 	level := slog.LevelInfo
-	outcome := r.outcome.String()
+	name := r.outcome.String()
 	switch {
 	case r.skipped != "":
-		outcome = "skipped"
-	case r.outcome == sqsbatch.InProgress || r.outcome == sqsbatch.NotStarted:
+		name = "skipped"
+	case r.outcome == outcome.InProgress || r.outcome == outcome.NotStarted:
 		level = slog.LevelWarn
 	case r.outcome.Succeeded():
 		if r.err != nil || r.noOrigin {
@@ -518,7 +408,7 @@ func (c *core[M]) log(ctx context.Context, rec *record[M], r report) {
 		slog.String("sequence_number", rec.seq),
 		slog.String("event_id", rec.id),
 		slog.String("key", r.key),
-		slog.String("outcome", outcome),
+		slog.String("outcome", name),
 	}
 	switch {
 	case r.err != nil:
@@ -533,13 +423,13 @@ func (c *core[M]) log(ctx context.Context, rec *record[M], r report) {
 }
 
 // emitMetrics writes the batch's Embedded Metric Format line: the queue
-// adapter's outcome counts and capacity, MetricSkipped, and the duration.
+// adapter's outcome counts and capacity, outcome.MetricSkipped, and the duration.
 func (c *core[M]) emitMetrics(counts []int, skipped int, capacity []idempotency.Capacity, took time.Duration) {
 	metrics := make([]emf.Metric, 0, len(counts)+9)
-	for _, o := range sqsbatch.Outcomes() {
+	for _, o := range outcome.Outcomes() {
 		metrics = append(metrics, emf.Metric{Name: o.MetricName(), Unit: "Count", Value: counts[o]})
 	}
-	metrics = append(metrics, emf.Metric{Name: MetricSkipped, Unit: "Count", Value: skipped})
+	metrics = append(metrics, emf.Metric{Name: outcome.MetricSkipped, Unit: "Count", Value: skipped})
 	var total idempotency.Capacity
 	for _, x := range capacity {
 		total.Add(x)
@@ -549,19 +439,72 @@ func (c *core[M]) emitMetrics(counts []int, skipped int, capacity []idempotency.
 		units float64
 	}{
 		{"ReadUnits", total.Read}, {"WriteUnits", total.Write},
-		{"ProcessedReadUnits", capacity[sqsbatch.Processed].Read}, {"ProcessedWriteUnits", capacity[sqsbatch.Processed].Write},
-		{"DuplicateReadUnits", capacity[sqsbatch.Duplicate].Read}, {"DuplicateWriteUnits", capacity[sqsbatch.Duplicate].Write},
+		{"ProcessedReadUnits", capacity[outcome.Processed].Read}, {"ProcessedWriteUnits", capacity[outcome.Processed].Write},
+		{"DuplicateReadUnits", capacity[outcome.Duplicate].Read}, {"DuplicateWriteUnits", capacity[outcome.Duplicate].Write},
 	} {
 		metrics = append(metrics, emf.Metric{Name: m.name, Unit: "Count", Value: m.units})
 	}
-	metrics = append(metrics, emf.Metric{Name: sqsbatch.MetricBatchDuration, Unit: "Milliseconds", Value: took.Milliseconds()})
+	metrics = append(metrics, emf.Metric{Name: outcome.MetricBatchDuration, Unit: "Milliseconds", Value: took.Milliseconds()})
 	err := emf.Write(c.cfg.Metrics, emf.Line{
 		Namespace: c.cfg.MetricsNamespace,
-		Dimension: sqsbatch.MetricDimension, Value: c.cfg.Consumer,
-		LevelKey: slog.LevelKey, Level: c.cfg.MetricsLevel, TimeKey: sqsbatch.LogTimeKey,
+		Dimension: outcome.MetricDimension, Value: c.cfg.Consumer,
+		LevelKey: slog.LevelKey, Level: c.cfg.MetricsLevel, TimeKey: outcome.LogTimeKey,
 		Metrics: metrics,
 	}, time.Now())
 	if err != nil {
 		c.cfg.Logger.Error("metrics", slog.String("reason", err.Error()))
 	}
+}
+
+// run runs the batch's records: one after another in batch order with a
+// limit of 1, else each group (shard partition key, item key) in order in a
+// goroutine of its own, within the batch's slots.
+func (b *batch[M]) run(ctx context.Context, recs []record[M], reports []report, limit int) {
+	groups := groupsOf(recs)
+	if limit == 1 {
+		failed := make(map[string]bool, len(groups))
+		for i := range recs {
+			f := failed[recs[i].group]
+			reports[i] = b.next(ctx, &recs[i], &f)
+			failed[recs[i].group] = f
+		}
+	} else {
+		var wg sync.WaitGroup
+		for _, g := range groups {
+			wg.Go(func() {
+				failed := false
+				for _, i := range g {
+					reports[i] = b.next(ctx, &recs[i], &failed)
+				}
+			})
+		}
+		wg.Wait()
+	}
+}
+
+// checkpoint is the sequence number the batch reports, from which Lambda
+// resumes the shard: the lowest of the failed or not started records.
+func (c *core[M]) checkpoint(ctx context.Context, recs []record[M], failedIdx []int) string {
+	seqs := make([]string, len(failedIdx))
+	for j, i := range failedIdx {
+		seqs[j] = recs[i].seq
+	}
+	reported, err := reportedSequenceNumber(seqs)
+	if err != nil {
+		// A sequence number that is not a number (never from Lambda): the
+		// batch's first record is reported, which replays all of it; the
+		// guard absorbs what had completed.
+		reported = recs[0].seq
+		c.cfg.Logger.LogAttrs(ctx, slog.LevelError, "checkpoint",
+			slog.String("consumer", c.cfg.Consumer),
+			slog.String("sequence_number", reported),
+			slog.String("reason", err.Error()+": the batch's first record is reported, so that Lambda replays the whole batch"))
+		return reported
+	}
+	c.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "checkpoint",
+		slog.String("consumer", c.cfg.Consumer),
+		slog.String("sequence_number", reported),
+		slog.Int("failed", len(failedIdx)),
+		slog.String("reason", "the lowest sequence number of the batch's failed or not started records: Lambda resumes the shard from it, and the guard absorbs the later records that had completed"))
+	return reported
 }

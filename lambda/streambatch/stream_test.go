@@ -16,9 +16,10 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/streambatch"
 )
 
@@ -109,7 +110,7 @@ func (l *logBuf) outcomes(t *testing.T) map[string]string {
 }
 
 func config(logs io.Writer) streambatch.Config {
-	return streambatch.Config{Logger: sqsbatch.NewLogger(logs, slog.LevelDebug), Metrics: io.Discard, Removes: streambatch.RemoveRun}
+	return streambatch.Config{Logger: outcome.NewLogger(logs, slog.LevelDebug), Metrics: io.Discard, Removes: contract.RemoveRun}
 }
 
 // TestOrderPerPartitionKey pins the order guarantee: the records of one
@@ -287,20 +288,20 @@ func TestKinesisBadInput(t *testing.T) {
 	if !strings.Contains(logs.b.String(), "KPL aggregate") || !strings.Contains(logs.b.String(), "AggregationEnabled=false") {
 		t.Errorf("the aggregate's line does not say what it is and the fix:\n%s", logs.b.String())
 	}
-	if !errors.Is(streambatch.ErrAggregate, sqsbatch.ErrBadInput) {
+	if !errors.Is(streambatch.ErrAggregate, outcome.ErrBadInput) {
 		t.Error("ErrAggregate is not bad input")
 	}
 }
 
 // TestMisconfiguredFailsTheInvocation: an error wrapping
-// sqsbatch.ErrMisconfigured fails the whole invocation.
+// outcome.ErrMisconfigured fails the whole invocation.
 func TestMisconfiguredFailsTheInvocation(t *testing.T) {
 	fn := func(ctx context.Context, o order, r idempotency.Reservation) (string, error) {
-		return "", fmt.Errorf("write: %w", sqsbatch.ErrMisconfigured)
+		return "", fmt.Errorf("write: %w", outcome.ErrMisconfigured)
 	}
 	h := streambatch.NewKinesis(newGuard(t, storetest.NewMemoryStore()), orderKey, fn, config(io.Discard))
 	_, err := h.Handle(context.Background(), events.KinesisEvent{Records: []events.KinesisEventRecord{kin(seqN(1), order{ID: "a"})}})
-	if !errors.Is(err, sqsbatch.ErrMisconfigured) {
+	if !errors.Is(err, outcome.ErrMisconfigured) {
 		t.Fatalf("err %v, want ErrMisconfigured", err)
 	}
 }
@@ -358,7 +359,7 @@ func TestMetricsLine(t *testing.T) {
 	if err := json.Unmarshal(metrics.Bytes(), &line); err != nil {
 		t.Fatalf("%v: %q", err, metrics.String())
 	}
-	if line[sqsbatch.MetricDimension] != "Shop/Outbox" || line["Processed"] != 1.0 || line["Duplicate"] != 1.0 || line[streambatch.MetricSkipped] != 0.0 || line[sqsbatch.LogTimeKey] == nil {
+	if line[outcome.MetricDimension] != "Shop/Outbox" || line["Processed"] != 1.0 || line["Duplicate"] != 1.0 || line[outcome.MetricSkipped] != 0.0 || line[outcome.LogTimeKey] == nil {
 		t.Errorf("metrics line %v", line)
 	}
 }

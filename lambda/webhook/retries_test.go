@@ -14,7 +14,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/httpkey"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/webhook"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/webhook/webhooktest"
 )
@@ -62,7 +62,7 @@ func TestProviderRetriesThroughTheHandler(t *testing.T) {
 			var logs bytes.Buffer
 			runs := 0
 			h := httpkey.New(g, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { runs++; w.WriteHeader(204) }),
-				httpkey.Config{Verifier: tc.verifier, Logger: sqsbatch.NewLogger(&logs, slog.LevelInfo), Metrics: io.Discard})
+				httpkey.Config{Verifier: tc.verifier, Logger: outcome.NewLogger(&logs, slog.LevelInfo), Metrics: io.Discard})
 			send := func(hdr http.Header) *http.Response {
 				w := httptest.NewRecorder()
 				h.ServeHTTP(w, request(string(tc.body), hdr))

@@ -9,16 +9,16 @@ import (
 	"time"
 )
 
-// SlackTolerance is how far X-Slack-Request-Timestamp may be from now, on
+// slackTolerance is how far X-Slack-Request-Timestamp may be from now, on
 // either side: 5 minutes, as slack-go's SecretsVerifier checks it.
-const SlackTolerance = 5 * time.Minute
+const slackTolerance = 5 * time.Minute
 
 // Slack verifies Slack's requests as Slack documents them
 // (https://api.slack.com/authentication/verifying-requests-from-slack) and
 // as slack-go's SecretsVerifier judges them: X-Slack-Signature is "v0=" and
 // the hex HMAC-SHA256 under the app's signing secret of "v0:", the
 // X-Slack-Request-Timestamp header as sent, ":", and the raw body. A
-// timestamp further than SlackTolerance from now, on either side, is
+// timestamp further than slackTolerance from now, on either side, is
 // refused. Any of Secrets passes, for a rotation.
 //
 // Refused where slack-go accepts: two fields of either header with
@@ -63,7 +63,7 @@ func (s Slack) Verify(r *http.Request, body []byte) (string, error) {
 	if err != nil {
 		return "", refuse(p, "header", "X-Slack-Request-Timestamp is not unix seconds")
 	}
-	if err := timely(p, time.Unix(t, 0), clock(s.Now), SlackTolerance, SlackTolerance); err != nil {
+	if err := timely(p, time.Unix(t, 0), clock(s.Now), slackTolerance, slackTolerance); err != nil {
 		return "", err
 	}
 	if !signedBy(s.Secrets, [][]byte{sig}, nil, []byte("v0:"+ts+":"), body) {

@@ -8,9 +8,9 @@ import (
 	"time"
 )
 
-// StandardWebhooksTolerance is how far a webhook-timestamp may be from now,
+// standardWebhooksTolerance is how far a webhook-timestamp may be from now,
 // on either side: 5 minutes, as the official libraries check it.
-const StandardWebhooksTolerance = 5 * time.Minute
+const standardWebhooksTolerance = 5 * time.Minute
 
 // StandardWebhooks verifies webhooks signed as the Standard Webhooks
 // specification defines them (https://www.standardwebhooks.com,
@@ -21,7 +21,7 @@ const StandardWebhooksTolerance = 5 * time.Minute
 // webhook-signature, a space-separated list of "v1,<base64>" entries (other
 // versions are ignored; several v1 during a rotation), each the base64
 // HMAC-SHA256 of id + "." + timestamp + "." + body. A timestamp further than
-// StandardWebhooksTolerance from now, on either side, is refused.
+// standardWebhooksTolerance from now, on either side, is refused.
 //
 // A secret is "whsec_" and the base64 of the key, or that base64 without
 // the prefix: the official library trims the prefix when it is there and
@@ -61,7 +61,7 @@ func (s StandardWebhooks) Verify(r *http.Request, body []byte) (string, error) {
 	if err != nil {
 		return "", refuse(p, "header", "webhook-timestamp is not unix seconds")
 	}
-	if err := timely(p, time.Unix(t, 0), clock(s.Now), StandardWebhooksTolerance, StandardWebhooksTolerance); err != nil {
+	if err := timely(p, time.Unix(t, 0), clock(s.Now), standardWebhooksTolerance, standardWebhooksTolerance); err != nil {
 		return "", err
 	}
 	var sigs [][]byte

@@ -9,9 +9,9 @@ import (
 	"time"
 )
 
-// DefaultStripeTolerance is how old a Stripe-Signature timestamp may be:
+// defaultStripeTolerance is how old a Stripe-Signature timestamp may be:
 // 300 s, the official libraries' default.
-const DefaultStripeTolerance = 300 * time.Second
+const defaultStripeTolerance = 300 * time.Second
 
 // Stripe verifies Stripe's webhooks as Stripe documents them
 // (https://docs.stripe.com/webhooks#verify-manually) and as stripe-go's
@@ -37,7 +37,7 @@ const DefaultStripeTolerance = 300 * time.Second
 type Stripe struct {
 	// Secrets are the endpoint's signing secrets, the newest first.
 	Secrets [][]byte
-	// Tolerance bounds now − t. Default: DefaultStripeTolerance.
+	// Tolerance bounds now − t. Default: defaultStripeTolerance.
 	Tolerance time.Duration
 	// Now is the clock. Default: time.Now.
 	Now func() time.Time
@@ -59,7 +59,7 @@ func (s Stripe) Verify(r *http.Request, body []byte) (string, error) {
 	}
 	tol := s.Tolerance
 	if tol <= 0 {
-		tol = DefaultStripeTolerance
+		tol = defaultStripeTolerance
 	}
 	if err := timely(p, time.Unix(t, 0), clock(s.Now), tol, -1); err != nil {
 		return "", err

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/httpkey"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/webhook"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/webhook/webhooktest"
@@ -283,10 +284,10 @@ func TestRepeatedHeaders(t *testing.T) {
 
 func TestNewAndParseSecrets(t *testing.T) {
 	want := []string{"stripe", "github", "shopify", "standard-webhooks", "slack"}
-	if strings.Join(webhook.Providers, ",") != strings.Join(want, ",") {
-		t.Fatalf("Providers = %v", webhook.Providers)
+	if strings.Join(contract.Providers, ",") != strings.Join(want, ",") {
+		t.Fatalf("Providers = %v", contract.Providers)
 	}
-	for _, p := range webhook.Providers {
+	for _, p := range contract.Providers {
 		if _, err := webhook.New(p, [][]byte{[]byte("c2VjcmV0")}); err != nil {
 			t.Errorf("New(%q): %v", p, err)
 		}
@@ -321,16 +322,16 @@ func TestRetryPeriod(t *testing.T) {
 		{"standard-webhooks", 27*time.Hour + 35*time.Minute + 5*time.Second},
 		{"slack", 6 * time.Minute},
 	} {
-		if got, ok := webhook.RetryPeriod(tc.provider); !ok || got != tc.want {
+		if got, ok := contract.RetryPeriod(tc.provider); !ok || got != tc.want {
 			t.Errorf("RetryPeriod(%q) = %v, %v; want %v", tc.provider, got, ok, tc.want)
 		}
 	}
-	for _, p := range webhook.Providers {
-		if d, ok := webhook.RetryPeriod(p); !ok || d <= 0 {
+	for _, p := range contract.Providers {
+		if d, ok := contract.RetryPeriod(p); !ok || d <= 0 {
 			t.Errorf("RetryPeriod(%q) = %v, %v", p, d, ok)
 		}
 	}
-	if _, ok := webhook.RetryPeriod("paypal"); ok {
+	if _, ok := contract.RetryPeriod("paypal"); ok {
 		t.Error("RetryPeriod(paypal) is known")
 	}
 }

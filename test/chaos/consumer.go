@@ -13,8 +13,10 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
@@ -36,9 +38,9 @@ func orderKey(o order) (string, error) { return o.OrderID, nil }
 func (o order) validate() error {
 	switch {
 	case o.Amount <= 0:
-		return fmt.Errorf("%w: order %s: amount %d must be positive", sqsbatch.ErrBadInput, o.OrderID, o.Amount)
+		return fmt.Errorf("%w: order %s: amount %d must be positive", outcome.ErrBadInput, o.OrderID, o.Amount)
 	case o.CustomerID == "" || len(o.Currency) != 3:
-		return fmt.Errorf("%w: order %s: no customer or currency", sqsbatch.ErrBadInput, o.OrderID)
+		return fmt.Errorf("%w: order %s: no customer or currency", outcome.ErrBadInput, o.OrderID)
 	}
 	return nil
 }
@@ -263,7 +265,7 @@ func (w *worker) invoke(msgs []*message) {
 			inv.origins[m.f.id] = m.stamp()
 		}
 		s.countDelivery(w.c, m)
-		if m.receives > 1 && !s.clock.Now().Before(m.stamp().Add(w.c.window-sqsbatch.ClockSkewMargin)) && len(s.shadow.completions[w.c.name+"#"+m.f.id]) > 0 {
+		if m.receives > 1 && !s.clock.Now().Before(m.stamp().Add(w.c.window-idempotency.ClockSkewMargin)) && len(s.shadow.completions[w.c.name+"#"+m.f.id]) > 0 {
 			// The case of issue 19: a redelivery older than the window
 			// of a fact the consumer completed.
 			s.stats.LateRedeliveries++
@@ -348,7 +350,7 @@ func (s *sim) checkOutcome(c *consumer, m *message, l logged) {
 	if l.outcome == "expired" {
 		// Only a message as old as the window (less the adapter's
 		// margin) is expired; its age only grew since the adapter judged it.
-		if age := s.clock.Now().Sub(m.stamp()); age < c.window-sqsbatch.ClockSkewMargin {
+		if age := s.clock.Now().Sub(m.stamp()); age < c.window-idempotency.ClockSkewMargin {
 			s.problem("%s: message %s of %s expired at the age of %v, younger than the window %v", c.name, m.id, m.f.id, age, c.window)
 		}
 		return
@@ -410,7 +412,7 @@ func (c *consumer) guardKeys(ev events.SQSEvent) []string {
 	keys := make([]string, len(ev.Records))
 	seen := make(map[string]bool)
 	for i, rec := range ev.Records {
-		payload, err := sqsbatch.Parse([]byte(rec.Body), sqsbatch.Auto)
+		payload, err := sqsbatch.Parse([]byte(rec.Body), contract.Auto)
 		if err != nil || len(payload) > maxMessageBytes {
 			continue
 		}

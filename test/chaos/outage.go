@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 )
 
 // The downstream outage (issue 36, item 4): Config.Outage makes the charge
@@ -141,7 +141,7 @@ func (v sqsVisibility) ChangeVisibility(ctx context.Context, queueARN, receipt s
 		// message is gone.
 		return fmt.Errorf("chaos: ChangeMessageVisibility %s on %s: ReceiptHandleIsInvalid", receipt, queueARN)
 	}
-	if timeout < 0 || timeout > sqsbatch.MaxBackoff {
+	if timeout < 0 || timeout > contract.MaxBackoff {
 		s.problem("ChangeMessageVisibility of %s to %s, outside SQS's 0 to 12h", m.id, timeout)
 	}
 	m.visibleAt = s.clock.Now().Add(timeout)

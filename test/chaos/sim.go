@@ -57,7 +57,7 @@
 //     each record by its age (the envelope's Timestamp, else the
 //     SentTimestamp the harness sends) and ends those as expired, never run.
 //     The invariants: no double effect; an expired record is at least as old
-//     as its window (less sqsbatch.ClockSkewMargin) and its message ends in
+//     as its window (less idempotency.ClockSkewMargin) and its message ends in
 //     the DLQ; a valid fact never applied because all its messages expired
 //     is counted (Summary.ExpiredFacts), not lost. Summary.LateRedeliveries
 //     counts the redeliveries of completed facts' messages older than the

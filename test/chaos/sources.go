@@ -14,6 +14,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
@@ -200,7 +201,7 @@ func RunSources(seed int64, facts int, sabotage string) *SourcesSummary {
 		// The events read as raw messages: the whole event hashed, its id
 		// and time with the detail.
 		raw := cfg
-		raw.Delivery = sqsbatch.Raw
+		raw.Delivery = contract.Raw
 		evHandle = sqsbatch.New(evGuard, func(e struct{ Detail order }) (string, error) { return e.Detail.OrderID, nil },
 			func(ctx context.Context, e struct{ Detail order }, r idempotency.Reservation) (string, error) {
 				return "", s.effect(r.Key)

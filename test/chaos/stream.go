@@ -56,7 +56,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/streambatch"
 )
 
@@ -685,7 +685,7 @@ func (s *streamSim) effect(ctx context.Context, o sorder, r idempotency.Reservat
 		// The invocation fails as a whole after its first record
 		// completed (an environment killed, an effect that ignored its
 		// context): a function error, which the event source bisects.
-		return "", fmt.Errorf("%w: the invocation died", sqsbatch.ErrMisconfigured)
+		return "", fmt.Errorf("%w: the invocation died", outcome.ErrMisconfigured)
 	}
 	if s.faulty && s.failMode[o.Fact] > 0 {
 		s.failMode[o.Fact]--

@@ -24,6 +24,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 	"github.com/idempotent-consumer/idempotent-consumer/test/internal/kumotest"
 )
 
@@ -71,7 +72,7 @@ type batchKey struct{}
 // delivers (SNS envelope, as the construct subscribes) into a FIFO queue
 // with a FIFO dead-letter queue. Two pollers receive batches of up to 10
 // as the event-source mapping does and invoke the real handler, built by
-// handler.New from the environment a FIFO consumer's construct writes
+// sqsbatch.FromEnv from the environment a FIFO consumer's construct writes
 // (QUEUE_FIFO=true), on a DynamoDB table on kumo; they delete what the
 // partial batch response does not name, and the rest comes back after the
 // visibility timeout. Two effects fail: A-2 on its first attempt, C-4 on its
@@ -154,7 +155,7 @@ func runFIFO(t *testing.T, fifo bool) *fifoRun {
 	settings.Table, settings.Namespace, settings.Consumer = table, "fifo", "ApplyPayment"
 	settings.FIFO = fifo
 	env := settings.Encode()
-	h, err := handler.New(func(s step) (string, error) { return s.ID, nil },
+	h, err := sqsbatch.FromEnv(func(s step) (string, error) { return s.ID, nil },
 		func(ctx context.Context, s step, res idempotency.Reservation) (string, error) {
 			batch, _ := ctx.Value(batchKey{}).(int)
 			r.mu.Lock()

@@ -19,6 +19,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/test/internal/kumotest"
 )
 
@@ -165,7 +166,7 @@ func TestTransactionalRequests(t *testing.T) {
 		return []types.TransactWriteItem{credit(table, "c1", 10)}, "credited 10", nil
 	}
 	res, err := g.RunTx(ctx, fact, creditC1)
-	if err != nil || res.Outcome != idempotency.Processed {
+	if err != nil || res.Outcome != outcome.Processed {
 		t.Fatalf("new: %+v, %v", res, err)
 	}
 	if calls := api.take(); len(calls) != 1 || calls["TransactWriteItems"] != 1 {
@@ -178,7 +179,7 @@ func TestTransactionalRequests(t *testing.T) {
 	// A duplicate: the transaction is cancelled on the record; kumo returns
 	// no old item, so the guard reads it once.
 	res, err = g.RunTx(ctx, fact, creditC1)
-	if err != nil || res.Outcome != idempotency.Duplicate || res.Value != "credited 10" {
+	if err != nil || res.Outcome != outcome.Duplicate || res.Value != "credited 10" {
 		t.Fatalf("duplicate: %+v, %v", res, err)
 	}
 	if calls := api.take(); calls["TransactWriteItems"] != 1 || calls["GetItem"] != 1 || len(calls) != 2 {

@@ -5,7 +5,7 @@ package kumo_test
 // GetRecords; DynamoDB tables with a StreamSpecification, and the DynamoDB
 // Streams DescribeStream, GetShardIterator and GetRecords; no resharding:
 // splits and merges are the simulation's, test/chaos). The real handler
-// (handler.NewKinesis, handler.NewDynamoDBStream, from an encoded contract,
+// (streambatch.KinesisFromEnv, streambatch.DynamoDBFromEnv, from an encoded contract,
 // on the DynamoDB store over kumo) consumes them through internal/streampoll,
 // our own model of Lambda's stream event source, shared with the demo
 // (demo/local/streams.go): per shard, a batch from the checkpoint, the event
@@ -40,6 +40,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/streampoll"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/streambatch"
@@ -102,7 +103,7 @@ func TestKinesisOnKumo(t *testing.T) {
 	}
 	s := contract.Defaults(time.Minute)
 	s.Table, s.Namespace, s.Consumer, s.Source = table, "ship", "Ship", contract.SourceKinesis
-	store, err := handler.NewStore(ddb, s)
+	store, err := dynamostore.FromSettings(ddb, s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +112,7 @@ func TestKinesisOnKumo(t *testing.T) {
 	order := map[string][]int{}
 	refusals := map[string]int{}
 	var logs bytes.Buffer
-	h, err := handler.NewKinesis(func(m shipment) (string, error) { return fmt.Sprintf("%s/%d", m.Order, m.Step), nil },
+	h, err := streambatch.KinesisFromEnv(func(m shipment) (string, error) { return fmt.Sprintf("%s/%d", m.Order, m.Step), nil },
 		func(ctx context.Context, m shipment, r idempotency.Reservation) (string, error) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -231,8 +232,8 @@ func TestDynamoDBStreamOnKumo(t *testing.T) {
 	}
 	s := contract.Defaults(time.Minute)
 	s.Table, s.Namespace, s.Consumer = idem, "confirm", "Confirm"
-	s.Source, s.StreamImages, s.StreamRemoves = contract.SourceDynamoDBStreams, contract.ImagesNewAndOld, streambatch.RemoveRun
-	store, err := handler.NewStore(ddb, s)
+	s.Source, s.StreamImages, s.StreamRemoves = contract.SourceDynamoDBStreams, contract.ImagesNewAndOld, contract.RemoveRun
+	store, err := dynamostore.FromSettings(ddb, s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +248,7 @@ func TestDynamoDBStreamOnKumo(t *testing.T) {
 		}
 		return c.New.OrderID + "/" + c.New.Status, nil
 	}
-	h, err := handler.NewDynamoDBStream(key, func(ctx context.Context, c streambatch.Change[orderRow], r idempotency.Reservation) (string, error) {
+	h, err := streambatch.DynamoDBFromEnv(key, func(ctx context.Context, c streambatch.Change[orderRow], r idempotency.Reservation) (string, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		k, _ := key(c)

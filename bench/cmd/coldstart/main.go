@@ -4,7 +4,7 @@
 // API on a loopback port. It prints the median and the range of -n starts,
 // and the bootstrap's size.
 //
-//	go build -o /tmp/bootstrap ./lambda/cmd/charge
+//	go build -o /tmp/bootstrap ./app/cmd/charge
 //	go run ./cmd/coldstart -n 50 /tmp/bootstrap
 package main
 

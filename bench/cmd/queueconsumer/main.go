@@ -1,5 +1,5 @@
 // Command queueconsumer is a queue consumer written as a user writes one,
-// for the memory run (bench/cmd/rss): handler.Start with a key function that
+// for the memory run (bench/cmd/rss): sqsbatch.Start with a key function that
 // refuses an invalid order and an effect that records the order's charge in a
 // ledger table (LEDGER_TABLE), one PutItem through the AWS SDK's DynamoDB
 // client per order, its id derived from the fact's idempotency key. Its
@@ -22,6 +22,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
@@ -36,7 +37,7 @@ func main() {
 		os.Exit(1)
 	}
 	l := &ledger{db: dynamodb.NewFromConfig(cfg), table: table}
-	handler.Start(key, l.charge)
+	sqsbatch.Start(key, l.charge)
 }
 
 // order is a message's payload.
@@ -53,11 +54,11 @@ type order struct {
 func key(o order) (string, error) {
 	switch {
 	case o.OrderID == "":
-		return "", fmt.Errorf("%w: no orderId", sqsbatch.ErrBadInput)
+		return "", fmt.Errorf("%w: no orderId", outcome.ErrBadInput)
 	case o.Amount <= 0:
-		return "", fmt.Errorf("%w: order %s: amount %d must be positive", sqsbatch.ErrBadInput, o.OrderID, o.Amount)
+		return "", fmt.Errorf("%w: order %s: amount %d must be positive", outcome.ErrBadInput, o.OrderID, o.Amount)
 	case len(o.Currency) != 3:
-		return "", fmt.Errorf("%w: order %s: currency %q is not an ISO 4217 code", sqsbatch.ErrBadInput, o.OrderID, o.Currency)
+		return "", fmt.Errorf("%w: order %s: currency %q is not an ISO 4217 code", outcome.ErrBadInput, o.OrderID, o.Currency)
 	}
 	return o.OrderID, nil
 }

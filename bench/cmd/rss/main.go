@@ -1,6 +1,6 @@
 // Command rss measures what a queue consumer's process holds in memory over
 // a run of records, at the memory sizes Lambda gives it. It builds a queue
-// consumer's bootstrap (bench/cmd/queueconsumer: handler.Start, an effect
+// consumer's bootstrap (bench/cmd/queueconsumer: sqsbatch.Start, an effect
 // that writes a ledger row per order) as the construct builds it, runs it
 // under the Lambda runtime interface emulator (aws-lambda-rie) with the
 // contract's environment, AWS_LAMBDA_FUNCTION_MEMORY_SIZE set to each size

@@ -190,7 +190,7 @@ func isMainPackage(entry, goarch string) error {
 		return fmt.Errorf("go list of %s failed (%v):\n%s", entry, err, strings.TrimSpace(stderr.String()))
 	}
 	if name := strings.TrimSpace(string(out)); name != "main" {
-		return fmt.Errorf("entry %s holds package %s, not a main package: its build would be an archive, not an executable, and the function would fail every invocation; point Entry at the directory of the handler's package main (whose main calls handler.Start)", entry, name)
+		return fmt.Errorf("entry %s holds package %s, not a main package: its build would be an archive, not an executable, and the function would fail every invocation; point Entry at the directory of the handler's package main (whose main calls sqsbatch.Start)", entry, name)
 	}
 	return nil
 }

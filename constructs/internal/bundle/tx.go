@@ -8,7 +8,7 @@ import (
 
 // txMarker is the name, in a Go binary's function table, of the function
 // every transactional handler of the library goes through: sqsbatch.NewTx,
-// which handler.NewTx and handler.StartTx call. It is generic, so a binary
+// which sqsbatch.FromEnvTx and sqsbatch.StartTx call. It is generic, so a binary
 // holds it (as an instantiation, "NewTx[go.shape…]") only when some code
 // reachable from main instantiates it; the function table keeps the names
 // of inlined functions too, for tracebacks.

@@ -76,7 +76,7 @@ func TestCheckLibrary(t *testing.T) {
 		construct: &debug.BuildInfo{Main: mainModule(libraryPath)},
 		handler:   handler(dep("v1.3.0")),
 	}, {
-		name:      "handler in the library's own module, as lambda/cmd/charge",
+		name:      "handler in the library's own module, as app/cmd/charge",
 		construct: app(dep("v1.4.0")),
 		handler:   &debug.BuildInfo{Main: mainModule(libraryPath)},
 	}, {

@@ -15,7 +15,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
 // Handler is a consumer's handler as the metrics see it: the namespace and
@@ -33,8 +33,8 @@ type Handler struct {
 
 // Outcome is the number of records that ended with outcome (sum), or nil
 // for a value that is not an outcome.
-func (h Handler) Outcome(outcome sqsbatch.Outcome, props *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	name := outcome.MetricName()
+func (h Handler) Outcome(o outcome.Outcome, props *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	name := o.MetricName()
 	if name == "" {
 		return nil
 	}
@@ -44,7 +44,7 @@ func (h Handler) Outcome(outcome sqsbatch.Outcome, props *awscloudwatch.MetricOp
 // BatchDuration is the time the handler took over a batch, in milliseconds
 // (maximum).
 func (h Handler) BatchDuration(props *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return h.metric(sqsbatch.MetricBatchDuration, WithStatistic(props, "Maximum"))
+	return h.metric(outcome.MetricBatchDuration, WithStatistic(props, "Maximum"))
 }
 
 // DeadLetteredUnstarted is the number of records the handler did not start
@@ -53,7 +53,7 @@ func (h Handler) BatchDuration(props *awscloudwatch.MetricOptions) awscloudwatch
 // MetricDeadLetteredUnstarted, a count beside the outcomes, not one of
 // them).
 func (h Handler) DeadLetteredUnstarted(props *awscloudwatch.MetricOptions) awscloudwatch.Metric {
-	return h.metric(sqsbatch.MetricDeadLetteredUnstarted, WithStatistic(props, "Sum"))
+	return h.metric(outcome.MetricDeadLetteredUnstarted, WithStatistic(props, "Sum"))
 }
 
 // metric is one of the handler's metrics, in the namespace and with the
@@ -62,7 +62,7 @@ func (h Handler) metric(name string, props *awscloudwatch.MetricOptions) awsclou
 	return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
 		Namespace:     jsii.String(h.Namespace),
 		MetricName:    jsii.String(name),
-		DimensionsMap: &map[string]*string{sqsbatch.MetricDimension: jsii.String(h.Consumer)},
+		DimensionsMap: &map[string]*string{outcome.MetricDimension: jsii.String(h.Consumer)},
 	}).With(props)
 }
 
@@ -125,7 +125,7 @@ func Graph(title string, width float64, left *[]awscloudwatch.IMetric, annotatio
 }
 
 // outcome is the handler's count of outcome, labelled.
-func (h Handler) outcome(o sqsbatch.Outcome, label string) awscloudwatch.IMetric {
+func (h Handler) outcome(o outcome.Outcome, label string) awscloudwatch.IMetric {
 	return h.Outcome(o, &awscloudwatch.MetricOptions{Label: jsii.String(label)})
 }
 
@@ -134,17 +134,17 @@ func (h Handler) outcome(o sqsbatch.Outcome, label string) awscloudwatch.IMetric
 func (h Handler) OutcomeRow() []awscloudwatch.IWidget {
 	return []awscloudwatch.IWidget{
 		Graph("Effects run and duplicates absorbed", 12, Metrics(
-			h.outcome(sqsbatch.Processed, "Effects run (processed)"),
-			h.outcome(sqsbatch.Duplicate, "Duplicates absorbed"))),
+			h.outcome(outcome.Processed, "Effects run (processed)"),
+			h.outcome(outcome.Duplicate, "Duplicates absorbed"))),
 		awscloudwatch.NewSingleValueWidget(&awscloudwatch.SingleValueWidgetProps{
 			Title: jsii.String("Over the time range"), Width: jsii.Number(12), Height: jsii.Number(6),
 			SetPeriodToTimeRange: jsii.Bool(true),
 			Metrics: Metrics(
-				h.outcome(sqsbatch.Processed, "Effects run"),
-				h.outcome(sqsbatch.Duplicate, "Duplicates absorbed"),
-				h.outcome(sqsbatch.Mismatch, "Payload mismatches"),
-				h.outcome(sqsbatch.BadInput, "Bad input"),
-				h.outcome(sqsbatch.LeaseLost, "Leases lost")),
+				h.outcome(outcome.Processed, "Effects run"),
+				h.outcome(outcome.Duplicate, "Duplicates absorbed"),
+				h.outcome(outcome.Mismatch, "Payload mismatches"),
+				h.outcome(outcome.BadInput, "Bad input"),
+				h.outcome(outcome.LeaseLost, "Leases lost")),
 		}),
 	}
 }
@@ -154,13 +154,13 @@ func (h Handler) OutcomeRow() []awscloudwatch.IWidget {
 // (12 units wide).
 func (h Handler) RetriedGraph() awscloudwatch.IWidget {
 	return Graph("Outcomes retried or dead-lettered", 12, Metrics(
-		h.outcome(sqsbatch.InProgress, "In progress elsewhere"),
-		h.outcome(sqsbatch.NotStarted, "Not started"),
-		h.outcome(sqsbatch.Failed, "Failed"),
-		h.outcome(sqsbatch.LeaseLost, "Lease lost"),
-		h.outcome(sqsbatch.Mismatch, "Payload mismatch"),
-		h.outcome(sqsbatch.BadInput, "Bad input"),
-		h.outcome(sqsbatch.Expired, "Expired (older than the window)"),
+		h.outcome(outcome.InProgress, "In progress elsewhere"),
+		h.outcome(outcome.NotStarted, "Not started"),
+		h.outcome(outcome.Failed, "Failed"),
+		h.outcome(outcome.LeaseLost, "Lease lost"),
+		h.outcome(outcome.Mismatch, "Payload mismatch"),
+		h.outcome(outcome.BadInput, "Bad input"),
+		h.outcome(outcome.Expired, "Expired (older than the window)"),
 		h.DeadLetteredUnstarted(&awscloudwatch.MetricOptions{Label: jsii.String("Dead-lettered unstarted")})))
 }
 

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
 // Harness describes the store under test.
@@ -123,7 +124,7 @@ func concurrentReserve(t *testing.T, h Harness) {
 				}
 			case err != nil:
 				t.Errorf("Do: %v", err)
-			case res.Outcome == idempotency.Duplicate:
+			case res.Outcome == outcome.Duplicate:
 				duplicates.Add(1)
 			}
 		})
@@ -133,12 +134,12 @@ func concurrentReserve(t *testing.T, h Harness) {
 		t.Fatalf("effects=%d in_progress=%d duplicates=%d, want 1 effect and %d others", effects.Load(), inProgress.Load(), duplicates.Load(), n-1)
 	}
 	res, err := g.Do(context.Background(), "order-42", payload, failIfRun(t))
-	if err != nil || res.Outcome != idempotency.Duplicate || res.Value != "receipt-1" {
+	if err != nil || res.Outcome != outcome.Duplicate || res.Value != "receipt-1" {
 		t.Fatalf("after: %+v, %v; want a duplicate with receipt-1", res, err)
 	}
 	noTakeover(t, "a duplicate", res)
 	res, err = g.Do(context.Background(), "order-43", payload, okEffect)
-	if err != nil || res.Outcome != idempotency.Processed {
+	if err != nil || res.Outcome != outcome.Processed {
 		t.Fatalf("a new fact: %+v, %v", res, err)
 	}
 	noTakeover(t, "a new fact", res)
@@ -183,7 +184,7 @@ func leaseTakeover(t *testing.T, h Harness) {
 		}
 		return "new-receipt", nil
 	})
-	if err != nil || res.Outcome != idempotency.Processed {
+	if err != nil || res.Outcome != outcome.Processed {
 		t.Fatalf("take-over: %+v, %v", res, err)
 	}
 	checkTakeover(t, h, "the take-over of a lease that ended", res, clock.Now().Add(-11*time.Second).Add(10*time.Second))
@@ -248,7 +249,7 @@ func payloadMismatch(t *testing.T, h Harness) {
 		t.Fatalf("completed, other payload: %v, want ErrPayloadMismatch", err)
 	}
 	// Key order and whitespace do not matter: canonical JSON.
-	if res, err := g.Do(ctx, "order-1", []byte(`{ "amount": 5000, "orderId": "42" }`), failIfRun(t)); err != nil || res.Outcome != idempotency.Duplicate {
+	if res, err := g.Do(ctx, "order-1", []byte(`{ "amount": 5000, "orderId": "42" }`), failIfRun(t)); err != nil || res.Outcome != outcome.Duplicate {
 		t.Fatalf("same payload reordered: %+v, %v; want a duplicate", res, err)
 	}
 	_, err := g.Do(ctx, "order-2", payload, func(ctx context.Context, r idempotency.Reservation) (string, error) {
@@ -290,7 +291,7 @@ func lapsedOtherContent(t *testing.T, h Harness) {
 		t.Fatalf("record %+v, %v: other content must not take the reservation over", rec, err)
 	}
 	res, err := g.Do(ctx, "order-8", payload, okEffect)
-	if err != nil || res.Outcome != idempotency.Processed {
+	if err != nil || res.Outcome != outcome.Processed {
 		t.Fatalf("redelivery of the same payload after the lease: %+v, %v; want it to take over", res, err)
 	}
 	checkTakeover(t, h, "the take-over of a crashed worker's reservation", res, now.Add(10*time.Second))
@@ -329,7 +330,7 @@ func expiredReusable(t *testing.T, h Harness) {
 		t.Fatal(err)
 	}
 	clock.Advance(59 * time.Minute)
-	if res, err := g.Do(ctx, "order-3", payload, effect); err != nil || res.Outcome != idempotency.Duplicate {
+	if res, err := g.Do(ctx, "order-3", payload, effect); err != nil || res.Outcome != outcome.Duplicate {
 		t.Fatalf("inside the window: %+v, %v", res, err)
 	}
 	clock.Advance(2 * time.Minute)
@@ -338,7 +339,7 @@ func expiredReusable(t *testing.T, h Harness) {
 	}
 	other := []byte(`{"orderId":"42","amount":1}`) // a new fact may reuse the key, even with new content
 	res, err := g.Do(ctx, "order-3", other, effect)
-	if err != nil || res.Outcome != idempotency.Processed {
+	if err != nil || res.Outcome != outcome.Processed {
 		t.Fatalf("after the window: %+v, %v; want processed", res, err)
 	}
 	noTakeover(t, "a new fact over a COMPLETED record past its window", res)
@@ -354,7 +355,7 @@ func namespaces(t *testing.T, h Harness) {
 	charge, receipt := newGuard(t, s, "charge", clock), newGuard(t, s, "receipt", clock)
 	ctx := context.Background()
 	for _, g := range []*idempotency.Guard{charge, receipt} {
-		if res, err := g.Do(ctx, "order-5", payload, okEffect); err != nil || res.Outcome != idempotency.Processed {
+		if res, err := g.Do(ctx, "order-5", payload, okEffect); err != nil || res.Outcome != outcome.Processed {
 			t.Fatalf("%+v, %v: each namespace processes its own fact", res, err)
 		}
 	}
@@ -383,10 +384,10 @@ func storedResult(t *testing.T, h Harness) {
 		big[i] = 'x'
 	}
 	res, err := g.Do(ctx, "order-big", payload, func(context.Context, idempotency.Reservation) (string, error) { return string(big), nil })
-	if err != nil || res.Outcome != idempotency.Processed || res.DroppedBytes != len(big) || res.Value != "" {
+	if err != nil || res.Outcome != outcome.Processed || res.DroppedBytes != len(big) || res.Value != "" {
 		t.Fatalf("large result: %+v, %v; want processed, with the result dropped", res, err)
 	}
-	if res, err := g.Do(ctx, "order-big", payload, failIfRun(t)); err != nil || res.Outcome != idempotency.Duplicate || res.Value != "" {
+	if res, err := g.Do(ctx, "order-big", payload, failIfRun(t)); err != nil || res.Outcome != outcome.Duplicate || res.Value != "" {
 		t.Fatalf("after a large result: %+v, %v; want a duplicate with no result (the effect is done)", res, err)
 	}
 }
@@ -402,7 +403,7 @@ func replayKept(t *testing.T, h Harness) {
 		t.Fatal(err)
 	}
 	f.Replay = `{"by":"arn:aws:iam::111122223333:user/ops","reason":"INC-1"}`
-	if res, err := g.Run(ctx, f, okEffect); err != nil || res.Outcome != idempotency.Processed {
+	if res, err := g.Run(ctx, f, okEffect); err != nil || res.Outcome != outcome.Processed {
 		t.Fatalf("the replay: %+v, %v", res, err)
 	}
 	rec, err := s.Get(ctx, f.Key)
@@ -465,7 +466,7 @@ func windowAtCompletion(t *testing.T, h Harness) {
 		t.Fatalf("window ends %v, TTL %v; want %v (completion + window) and the TTL a day later", rec.ExpiresAt, rec.TTL, want)
 	}
 	clock.Advance(time.Hour - 20*time.Second) // 1h30s after the reservation, 40s before the window ends
-	if res, err := g.Do(ctx, "order-14", payload, failIfRun(t)); err != nil || res.Outcome != idempotency.Duplicate {
+	if res, err := g.Do(ctx, "order-14", payload, failIfRun(t)); err != nil || res.Outcome != outcome.Duplicate {
 		t.Fatalf("inside the window counted from completion: %+v, %v; want a duplicate", res, err)
 	}
 }
@@ -483,7 +484,7 @@ func retriedWrites(t *testing.T, h Harness) {
 	ctx := context.Background()
 	runs := 0
 	res, err := g.Do(ctx, "order-15", payload, func(context.Context, idempotency.Reservation) (string, error) { runs++; return "r", nil })
-	if err != nil || res.Outcome != idempotency.Processed || runs != 1 {
+	if err != nil || res.Outcome != outcome.Processed || runs != 1 {
 		t.Fatalf("reserve and complete each sent twice: %+v, %v, effect ran %d times; want processed once", res, err, runs)
 	}
 	if rec, err := inner.Get(ctx, "charge#order-15"); err != nil || rec == nil || rec.Status != idempotency.StatusCompleted {
@@ -507,7 +508,7 @@ func retriedWrites(t *testing.T, h Harness) {
 	res, err = g.RunTx(ctx, fact, func(context.Context, idempotency.Reservation) (any, string, error) {
 		return h.Credit("w-retried", 10), "credited", nil
 	})
-	if err != nil || res.Outcome != idempotency.Processed || res.Value != "credited" {
+	if err != nil || res.Outcome != outcome.Processed || res.Value != "credited" {
 		t.Fatalf("commit sent twice: %+v, %v; want processed", res, err)
 	}
 	if got := h.Balance(t, "w-retried"); got != 10 {
@@ -587,7 +588,7 @@ func transactional(t *testing.T, h Harness) {
 					// Two transactions collided; SQS would redeliver. Counted below.
 				case err != nil:
 					t.Errorf("RunTx: %v", err)
-				case res.Outcome == idempotency.Processed:
+				case res.Outcome == outcome.Processed:
 					processed.Add(1)
 				}
 			})
@@ -604,7 +605,7 @@ func transactional(t *testing.T, h Harness) {
 		if err != nil {
 			t.Fatalf("redelivery: %v", err)
 		}
-		if res.Outcome == idempotency.Processed {
+		if res.Outcome == outcome.Processed {
 			processed.Add(1)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/flight"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
 func TestAFactRunsOnceAndItsFollowersTakeItsAnswer(t *testing.T) {
@@ -24,7 +25,7 @@ func TestAFactRunsOnceAndItsFollowersTakeItsAnswer(t *testing.T) {
 		}
 		wg.Go(func() { answers[i], _ = p.Wait() })
 	}
-	led.Set(idempotency.Result{Outcome: idempotency.Processed, Value: "ch_1"}, nil)
+	led.Set(idempotency.Result{Outcome: outcome.Processed, Value: "ch_1"}, nil)
 	led.Close()
 	wg.Wait()
 	for i, a := range answers {

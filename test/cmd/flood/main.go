@@ -1,6 +1,6 @@
 // Command flood measures what a flood of unsigned (or forged) requests does
 // to a webhook's signed deliveries at the endpoint construct's defaults. The
-// webhook is a Stripe endpoint built as deployed (handler.NewHTTP from the
+// webhook is a Stripe endpoint built as deployed (endpoint.FromEnv from the
 // contract: WebhookProvider "stripe", ClientAttribute "none", the provider's
 // window, the secret read at init, the default JSON logger), its store on
 // kumo's DynamoDB started in process. In front of it stands a model of
@@ -51,9 +51,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/endpoint"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/httpkey"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/webhook/webhooktest"
 	"github.com/idempotent-consumer/idempotent-consumer/test/internal/kumotest"
 )
@@ -136,7 +137,7 @@ func run(c config, rates, overheads string, out io.Writer) error {
 	if c.envRPS > 0 {
 		limit = fmt.Sprintf("and an invoke rate quota of %.0f/s", c.envRPS*float64(c.slots))
 	}
-	fmt.Fprintf(out, "flood: Stripe webhook as deployed (handler.NewHTTP, kumo DynamoDB in process); %d slots %s; flood %q of %d bytes; %.0f signed/s; %s a run; Poisson arrivals\n",
+	fmt.Fprintf(out, "flood: Stripe webhook as deployed (endpoint.FromEnv, kumo DynamoDB in process); %d slots %s; flood %q of %d bytes; %.0f signed/s; %s a run; Poisson arrivals\n",
 		c.slots, limit, c.forge, len(flood.Body), c.signed, c.duration)
 	const row = "%8s %6s %8s %7s %9s %8s %7s %7s %9s %9s %6s %9s\n"
 	fmt.Fprintf(out, row, "overhead", "N/s", "flood", "signed", "signed", "signed", "all", "Erlang", "refusal", "refusal", "slots", "gen lag")
@@ -191,7 +192,7 @@ func newWebhook() (*webhook, error) {
 	}
 	s := contract.Defaults(30 * time.Second)
 	s.Table, s.Namespace, s.Consumer, s.Source = table, "stripe", "StripeHooks", contract.SourceHTTP
-	s.WebhookProvider, s.WebhookSecret, s.ClientAttribute = "stripe", secretARN, httpkey.ClientNone
+	s.WebhookProvider, s.WebhookSecret, s.ClientAttribute = "stripe", secretARN, contract.ClientNone
 	s.Window = contract.ProviderWindow("stripe")
 	env := s.Encode()
 	w := &webhook{stop: stop}
@@ -199,13 +200,13 @@ func newWebhook() (*webhook, error) {
 		Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
 			return aws.Credentials{AccessKeyID: "test", SecretAccessKey: "test", Source: "flood"}, nil
 		})}
-	w.h, err = handler.NewHTTP(http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) {
+	w.h, err = endpoint.FromEnv(http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) {
 		w.effects.Add(1)
 		rw.WriteHeader(http.StatusOK)
 	}),
 		handler.WithGetenv(func(k string) string { return env[k] }),
 		handler.WithAWSConfig(cfg),
-		handler.WithSecrets(func(_ context.Context, arn string) (string, error) {
+		endpoint.WithSecrets(func(_ context.Context, arn string) (string, error) {
 			if arn != secretARN {
 				return "", fmt.Errorf("no secret %s", arn)
 			}
@@ -213,7 +214,7 @@ func newWebhook() (*webhook, error) {
 		}),
 		// The default logger's JSON lines, written nowhere: their cost
 		// counts, their bytes would drown the table.
-		handler.WithLogger(sqsbatch.NewLogger(io.Discard, slog.LevelInfo)),
+		handler.WithLogger(outcome.NewLogger(io.Discard, slog.LevelInfo)),
 		handler.WithMetrics(io.Discard))
 	if err != nil {
 		stop()
@@ -258,8 +259,8 @@ func event(body, key string) events.LambdaFunctionURLRequest {
 func floodEvent(forge string, size int) (events.LambdaFunctionURLRequest, error) {
 	body := stripeBody("evt_flood")
 	switch {
-	case size >= httpkey.DefaultMaxBodyBytes:
-		return events.LambdaFunctionURLRequest{}, fmt.Errorf("-body %d: the handler answers 413 from %d bytes", size, httpkey.DefaultMaxBodyBytes)
+	case size >= contract.DefaultMaxRequestBytes:
+		return events.LambdaFunctionURLRequest{}, fmt.Errorf("-body %d: the handler answers 413 from %d bytes", size, contract.DefaultMaxRequestBytes)
 	case size > len(body)+10:
 		body = body[:len(body)-1] + `,"pad":"` + strings.Repeat("x", size-len(body)-9) + `"}`
 	}

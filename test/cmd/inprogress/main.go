@@ -1,7 +1,7 @@
 // Command inprogress measures how long concurrent duplicates of the same
 // orders take to be absorbed, with and without bringing in-progress
 // deliveries back when the blocking lease can end (sqsbatch.Config.Visibility,
-// handler.NewVisibility), on kumo started in process: DynamoDB for the
+// sqsbatch.NewVisibility), on kumo started in process: DynamoDB for the
 // records, SQS for the queue, and a local event source of -pollers
 // concurrent "invocations", each receiving a batch, handing it to the
 // adapter (the store and the configuration the handler builds from the
@@ -36,7 +36,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 	"github.com/idempotent-consumer/idempotent-consumer/test/internal/kumotest"
@@ -116,8 +116,8 @@ func run(orders, copies, pollers int, timeout, work time.Duration, after bool) (
 	queueARN := qattrs.Attributes["QueueArn"]
 
 	s := contract.Defaults(timeout)
-	s.Table, s.Namespace, s.Consumer, s.Delivery, s.MaxReceiveCount = table, "charge", "inprogress", sqsbatch.Raw, 5
-	store, err := handler.NewStore(cl.DynamoDB, s)
+	s.Table, s.Namespace, s.Consumer, s.Delivery, s.MaxReceiveCount = table, "charge", "inprogress", contract.Raw, 5
+	store, err := dynamostore.FromSettings(cl.DynamoDB, s)
 	if err != nil {
 		return result{}, err
 	}
@@ -125,11 +125,11 @@ func run(orders, copies, pollers int, timeout, work time.Duration, after bool) (
 	if err != nil {
 		return result{}, err
 	}
-	cfg := s.BatchConfig()
+	cfg := sqsbatch.ConfigOf(s)
 	cfg.Logger, cfg.Metrics = slog.New(slog.NewJSONHandler(io.Discard, nil)), io.Discard
 	var changer *counting
 	if after {
-		changer = &counting{VisibilityChanger: handler.NewVisibility(cl.SQS)}
+		changer = &counting{VisibilityChanger: sqsbatch.NewVisibility(cl.SQS)}
 		cfg.Visibility = changer
 	} else {
 		cfg.InProgressWait = -1 // as before: no wait in the invocation either

@@ -176,7 +176,7 @@ func (e *effects) run(fact string) error {
 
 // TestEventBridgeRuleThroughKumo: PutEvents → a rule on kumo's default bus
 // → its SQS target (a standard queue) → the real handler, built by
-// handler.NewEvents from the environment the construct writes for a bus
+// sqsbatch.EventsFromEnv from the environment the construct writes for a bus
 // source (MESSAGE_DELIVERY=eventbridge), on kumo's DynamoDB. The handler
 // runs in the test's process, invoked by a poller that plays the event
 // source mapping. A producer's retry (a second PutEvents of the same
@@ -203,11 +203,11 @@ func TestEventBridgeRuleThroughKumo(t *testing.T) {
 
 	settings := contract.Defaults(30 * time.Second)
 	settings.Table, settings.Namespace, settings.Consumer = table, "ship", "Shipments/Book"
-	settings.Delivery = sqsbatch.EventBridge
+	settings.Delivery = contract.EventBridge
 	env := settings.Encode()
 	var eff effects
-	h, err := handler.NewEvents(func(e handler.Event[shipment]) (string, error) { return e.Detail.OrderID, nil },
-		func(ctx context.Context, e handler.Event[shipment], r idempotency.Reservation) (string, error) {
+	h, err := sqsbatch.EventsFromEnv(func(e sqsbatch.Event[shipment]) (string, error) { return e.Detail.OrderID, nil },
+		func(ctx context.Context, e sqsbatch.Event[shipment], r idempotency.Reservation) (string, error) {
 			return "", eff.run(e.Detail.OrderID)
 		},
 		handler.WithGetenv(func(k string) string { return env[k] }),
@@ -301,10 +301,10 @@ func TestEventBridgeWhatKumoDoesNotModel(t *testing.T) {
 	build := func(fifo bool) func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) {
 		settings := contract.Defaults(30 * time.Second)
 		settings.Table, settings.Namespace, settings.Consumer = table, "ship", "Shipments/Book"
-		settings.Delivery, settings.FIFO = sqsbatch.EventBridge, fifo
+		settings.Delivery, settings.FIFO = contract.EventBridge, fifo
 		env := settings.Encode()
-		h, err := handler.NewEvents(func(e handler.Event[shipment]) (string, error) { return e.Detail.OrderID, nil },
-			func(ctx context.Context, e handler.Event[shipment], r idempotency.Reservation) (string, error) {
+		h, err := sqsbatch.EventsFromEnv(func(e sqsbatch.Event[shipment]) (string, error) { return e.Detail.OrderID, nil },
+			func(ctx context.Context, e sqsbatch.Event[shipment], r idempotency.Reservation) (string, error) {
 				return "", eff.run(e.Detail.OrderID)
 			},
 			handler.WithGetenv(func(k string) string { return env[k] }),

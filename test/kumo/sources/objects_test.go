@@ -22,16 +22,16 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/test/internal/kumotest"
 )
 
-// objectsConsumer is the real handler of a bucket source (handler.NewObjects,
+// objectsConsumer is the real handler of a bucket source (sqsbatch.ObjectsFromEnv,
 // MESSAGE_DELIVERY=s3) on kumo's DynamoDB; its effect counts the facts by
 // the default key and fails the keys it is told to, once each.
 func objectsConsumer(t *testing.T, c kumotest.Clients, table string, eff *effects) *poller {
 	t.Helper()
 	settings := contract.Defaults(30 * time.Second)
 	settings.Table, settings.Namespace, settings.Consumer = table, "uploads", "Uploads/Import"
-	settings.Delivery = sqsbatch.S3
+	settings.Delivery = contract.S3
 	env := settings.Encode()
-	h, err := handler.NewObjects(func(ctx context.Context, o handler.Object, r idempotency.Reservation) (string, error) {
+	h, err := sqsbatch.ObjectsFromEnv(func(ctx context.Context, o sqsbatch.Object, r idempotency.Reservation) (string, error) {
 		k, _ := sqsbatch.ObjectKey(o)
 		return "", eff.run(k)
 	},

@@ -8,8 +8,8 @@ import (
 	"fmt"
 	"log/slog"
 
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
@@ -21,12 +21,12 @@ type Refund struct {
 }
 
 func main() {
-	handler.Start(key, refund)
+	sqsbatch.Start(key, refund)
 }
 
 func key(r Refund) (string, error) {
 	if r.RefundID == "" || r.PaymentID == "" || r.Cents <= 0 {
-		return "", fmt.Errorf("%w: refundId, paymentId and positive cents are required", sqsbatch.ErrBadInput)
+		return "", fmt.Errorf("%w: refundId, paymentId and positive cents are required", outcome.ErrBadInput)
 	}
 	return r.RefundID, nil
 }

@@ -14,8 +14,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
@@ -28,16 +28,16 @@ type Payment struct {
 
 func main() {
 	s := settler{balances: os.Getenv("BALANCES_TABLE")}
-	handler.StartTx(key, s.settle)
+	sqsbatch.StartTx(key, s.settle)
 }
 
 // key is the payment's id; a payment no retry can fix is bad input.
 func key(p Payment) (string, error) {
 	switch {
 	case p.PaymentID == "" || p.MerchantID == "":
-		return "", fmt.Errorf("%w: paymentId and merchantId are required", sqsbatch.ErrBadInput)
+		return "", fmt.Errorf("%w: paymentId and merchantId are required", outcome.ErrBadInput)
 	case p.Cents <= 0:
-		return "", fmt.Errorf("%w: cents %d must be positive", sqsbatch.ErrBadInput, p.Cents)
+		return "", fmt.Errorf("%w: cents %d must be positive", outcome.ErrBadInput, p.Cents)
 	}
 	return p.PaymentID, nil
 }

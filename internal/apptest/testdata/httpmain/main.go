@@ -1,6 +1,6 @@
 // Command httpmain is the HTTP handler that TestHTTPUnderTheRuntimeEmulator
 // (internal/apptest)
-// runs under aws-lambda-rie: handler.StartHTTP over an effect that counts
+// runs under aws-lambda-rie: endpoint.Start over an effect that counts
 // its runs in this execution environment.
 package main
 
@@ -9,13 +9,13 @@ import (
 	"net/http"
 	"sync/atomic"
 
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/endpoint"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/httpkey"
 )
 
 func main() {
 	var runs atomic.Int64
-	handler.StartHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	endpoint.Start(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		res, _ := httpkey.ReservationFrom(r.Context())
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusAccepted)

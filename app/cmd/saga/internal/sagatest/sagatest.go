@@ -18,6 +18,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/internal/dynalite"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/step"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/step/states"
 )
@@ -69,8 +70,8 @@ func CheckStep(t *testing.T, name string, newService func(url string) *saga.Serv
 	s.Table, s.Namespace, s.Consumer, s.Source, s.StepName, s.Window = db.NewTable(t), name, "OrdersPlatform/"+name, contract.SourceStep, name, states.DefaultWindow
 	s.PayloadIgnore = []string{"placedAt"}
 	env := s.Encode()
-	h, err := step.FromEnv(saga.Key, newService(srv.URL).Effect, step.WithGetenv(func(k string) string { return env[k] }),
-		step.WithStore(dynamostore.New(db.Client(), s.Table)), step.WithLogger(slog.New(slog.DiscardHandler)))
+	h, err := step.FromEnv(saga.Key, newService(srv.URL).Effect, handler.WithGetenv(func(k string) string { return env[k] }),
+		handler.WithStore(dynamostore.New(db.Client(), s.Table)), handler.WithLogger(slog.New(slog.DiscardHandler)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,3 @@
+package contract
+
+var DefaultTimeout = defaultTimeout

@@ -1,0 +1,4 @@
+package streambatch
+
+var ErrAggregate = errAggregate
+var ReportedSequenceNumber = reportedSequenceNumber
