@@ -31,7 +31,7 @@ BENCHSTAT_VERSION := v0.0.0-20260908200009-22c9c6c9d4da
 GO_MODULES := . test demo bench examples/payments ops
 ORDERS ?= 200
 
-.PHONY: all demo test check tools lint synth diff deploy bench fuzz chaos flood clean
+.PHONY: all demo test check tools lint synth diff deploy bench rss fuzz chaos flood clean
 
 all: test
 
@@ -119,6 +119,19 @@ bench: tools .tools/bin/benchstat
 .tools/bin/benchstat:
 	GOBIN=$(CURDIR)/.tools/bin go install golang.org/x/perf/cmd/benchstat@$(BENCHSTAT_VERSION)
 
+## rss: what a queue consumer's process holds in memory at the function's
+## size (bench/cmd/rss): RSS_RECORDS records (default 10,000) through the
+## bootstrap of bench/cmd/queueconsumer (handler.Start) under aws-lambda-rie,
+## AWS_LAMBDA_FUNCTION_MEMORY_SIZE 128 and 256, in a memory cgroup of that
+## size where one can be made (the kernel's OOM killer as Lambda's), fed as
+## an SQS mapping would (batches of up to 10,000 records cut at 6 MB, then
+## batches of 10; SNS-enveloped, raw and small records), under
+## handler.TuneGC's policy, GOGC 400 without the limit and Go's defaults:
+## the bootstrap's peak RSS, OOM kills, the records done. About 15 minutes.
+RSS_RECORDS ?= 10000
+rss: .tools/bin/aws-lambda-rie
+	cd bench && go run ./cmd/rss -records $(RSS_RECORDS)
+
 ## fuzz: a minute of each fuzz target (SQS adapter, canonical payload parser).
 fuzz: tools
 	go test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 60s -fuzzminimizetime 5s ./lambda/sqsbatch/
@@ -131,6 +144,14 @@ fuzz: tools
 SEED ?= 1
 chaos: tools
 	cd test && go run ./cmd/chaos -facts 10000 -seed $(SEED)
+
+## chaos-saga: the simulation's saga mode (test/chaos, RunSaga): 10,000 orders
+## through reserve stock → charge → ship on a model of Step Functions (task
+## retries after effects, duplicate starts, redrives, crashes at every step),
+## each step a lambda/step handler; then the same seed with steps keyed by the
+## execution's ARN, which must show double effects. A `saga:` line per run.
+chaos-saga: tools
+	cd test && go run ./cmd/chaos -mode saga -sagas 10000 -seed $(SEED)
 
 ## chaos-stream: the simulation's stream mode (Lambda's stream event source:
 ## checkpoint replays, bisection, record age, the on-failure bucket, resharding)

@@ -7,6 +7,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
 
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/endpoint"
 )
 
@@ -44,18 +45,12 @@ func (p *OrdersPlatform) addEndpoints(stack awscdk.Stack, entry func(string) *st
 		Reason: jsii.String("The webhook's signing secret is issued by Stripe and rolled there (Roll secret); during a roll both values are listed here, so no Lambda rotation applies."),
 	}}, jsii.Bool(true))
 	p.StripeHooks = endpoint.NewIdempotentEndpoint(stack, jsii.String("StripeHooks"), &endpoint.IdempotentEndpointProps{
-		Entry:         entry("stripehook"),
+		Props:         core.Props{Entry: entry("stripehook"), Namespace: jsii.String("stripe"), Window: awscdk.Duration_Days(jsii.Number(4))},
 		Webhook:       jsii.String("stripe"),
 		WebhookSecret: p.StripeSecret,
-		Namespace:     jsii.String("stripe"),
-		// Stripe retries an event for up to three days.
-		Window: awscdk.Duration_Days(jsii.Number(4)),
 	})
 	p.OrdersAPI = endpoint.NewIdempotentEndpoint(stack, jsii.String("OrdersApi"), &endpoint.IdempotentEndpointProps{
-		Entry:     entry("ordersapi"),
-		Route:     jsii.String(OrdersRoute),
-		Namespace: jsii.String("orders"),
-		// ClientAttribute: the default behind IAM, "iam": two callers never
-		// share a key.
+		Props: core.Props{Entry: entry("ordersapi"), Namespace: jsii.String("orders")},
+		Route: jsii.String(OrdersRoute),
 	})
 }

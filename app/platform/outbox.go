@@ -5,6 +5,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/stream"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 )
@@ -40,12 +41,9 @@ func newOrdersTable(stack awscdk.Stack) awsdynamodb.Table {
 func (p *OrdersPlatform) addOutbox(stack awscdk.Stack, entry func(string) *string) {
 	p.OrdersTable.Grant(p.Charge.Function(), jsii.String("dynamodb:PutItem"))
 	p.Notify = stream.NewIdempotentStreamConsumer(stack, jsii.String("NotifyCharge"), &stream.IdempotentStreamConsumerProps{
-		Entry:       entry("notify"),
-		SourceTable: p.OrdersTable,
-		Removes:     contract.RemoveSkip,
-		Namespace:   jsii.String("notify"),
-		// A rewrite of the same order (the charge's effect retried) is a
-		// MODIFY with the INSERT's image: the same fact.
+		Props:         core.Props{Entry: entry("notify"), Namespace: jsii.String("notify")},
+		SourceTable:   p.OrdersTable,
+		Removes:       contract.RemoveSkip,
 		PayloadIgnore: jsii.Strings("event"),
 	})
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
 
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/consumer"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/endpoint"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/stream"
 )
@@ -104,9 +105,9 @@ func NewOrdersPlatform(scope constructs.Construct, id *string, props *Props) *Or
 	})
 
 	p.Wallets = awsdynamodb.NewTable(stack, jsii.String("Wallets"), &awsdynamodb.TableProps{
-		PartitionKey:        &awsdynamodb.Attribute{Name: jsii.String(consumer.PartitionKey), Type: awsdynamodb.AttributeType_STRING},
+		PartitionKey:        &awsdynamodb.Attribute{Name: jsii.String(core.PartitionKey), Type: awsdynamodb.AttributeType_STRING},
 		BillingMode:         awsdynamodb.BillingMode_PAY_PER_REQUEST,
-		TimeToLiveAttribute: jsii.String(consumer.TTLAttribute),
+		TimeToLiveAttribute: jsii.String(core.TTLAttribute),
 		PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{
 			PointInTimeRecoveryEnabled: jsii.Bool(true),
 		},
@@ -119,26 +120,19 @@ func NewOrdersPlatform(scope constructs.Construct, id *string, props *Props) *Or
 	ignore := jsii.Strings("placedAt")
 	p.OrdersTable = newOrdersTable(stack)
 	p.Charge = consumer.NewIdempotentConsumer(stack, jsii.String("ChargeOrder"), &consumer.IdempotentConsumerProps{
-		Entry:         entry("charge"),
+		Props:         core.Props{Entry: entry("charge"), Namespace: jsii.String("charge"), Environment: p.chargeEnvironment()},
 		Topic:         p.Orders,
-		Namespace:     jsii.String("charge"),
 		PayloadIgnore: ignore,
-		Environment:   p.chargeEnvironment(),
 	})
 	p.Receipt = consumer.NewIdempotentConsumer(stack, jsii.String("SendReceipt"), &consumer.IdempotentConsumerProps{
-		Entry:         entry("receipt"),
+		Props:         core.Props{Entry: entry("receipt"), Namespace: jsii.String("receipt")},
 		Topic:         p.Orders,
-		Namespace:     jsii.String("receipt"),
 		PayloadIgnore: ignore,
 	})
 	p.Wallet = consumer.NewIdempotentConsumer(stack, jsii.String("CreditWallet"), &consumer.IdempotentConsumerProps{
-		Entry:         entry("wallet"),
+		Props:         core.Props{Entry: entry("wallet"), Table: p.Wallets, Namespace: jsii.String("wallet"), TransactionalTables: &[]awsdynamodb.ITable{p.Wallets}},
 		Topic:         p.Orders,
-		Table:         p.Wallets,
-		Namespace:     jsii.String("wallet"),
 		PayloadIgnore: ignore,
-		// The credit's transaction writes the balance in Wallets itself.
-		TransactionalTables: &[]awsdynamodb.ITable{p.Wallets},
 	})
 	p.addSources(stack, entry)
 	p.addOutbox(stack, entry)
@@ -152,18 +146,14 @@ func NewOrdersPlatform(scope constructs.Construct, id *string, props *Props) *Or
 func (p *OrdersPlatform) addSources(stack awscdk.Stack, entry func(string) *string) {
 	p.Bus = awsevents.NewEventBus(stack, jsii.String("OrdersBus"), nil)
 	p.Ship = consumer.NewIdempotentConsumer(stack, jsii.String("ShipOrder"), &consumer.IdempotentConsumerProps{
-		Entry:        entry("ship"),
-		EventBus:     p.Bus,
-		EventPattern: &awsevents.EventPattern{Source: jsii.Strings("orders"), DetailType: jsii.Strings("OrderPlaced")},
-		Namespace:    jsii.String("ship"),
-		// The detail is the order: a producer that retries PutEvents
-		// stamps a new placedAt.
+		Props:         core.Props{Entry: entry("ship"), Namespace: jsii.String("ship")},
+		EventBus:      p.Bus,
+		EventPattern:  &awsevents.EventPattern{Source: jsii.Strings("orders"), DetailType: jsii.Strings("OrderPlaced")},
 		PayloadIgnore: jsii.Strings("placedAt"),
 	})
 	p.Settle = consumer.NewIdempotentConsumer(stack, jsii.String("SettleOrder"), &consumer.IdempotentConsumerProps{
-		Entry:           entry("settle"),
+		Props:           core.Props{Entry: entry("settle"), Namespace: jsii.String("settle")},
 		DirectProducers: jsii.Bool(true),
-		Namespace:       jsii.String("settle"),
 		PayloadIgnore:   jsii.Strings("placedAt"),
 	})
 	p.UploadLogs = awss3.NewBucket(stack, jsii.String("UploadLogs"), &awss3.BucketProps{
@@ -186,9 +176,8 @@ func (p *OrdersPlatform) addSources(stack awscdk.Stack, entry func(string) *stri
 		ServerAccessLogsPrefix: jsii.String("uploads/"),
 	})
 	p.Invoice = consumer.NewIdempotentConsumer(stack, jsii.String("ImportInvoice"), &consumer.IdempotentConsumerProps{
-		Entry:         entry("invoice"),
+		Props:         core.Props{Entry: entry("invoice"), Namespace: jsii.String("invoice")},
 		Bucket:        p.Uploads,
 		BucketFilters: &[]*awss3.NotificationKeyFilter{{Prefix: jsii.String("invoices/")}},
-		Namespace:     jsii.String("invoice"),
 	})
 }

@@ -17,8 +17,12 @@
 package nagtest
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -26,6 +30,7 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/aws-cdk-go/awscdk/v2/cloudformationinclude"
 	"github.com/aws/aws-cdk-go/awscdk/v2/cxapi"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
@@ -176,6 +181,56 @@ func lines(msgs *[]*cxapi.SynthesisMessage) []string {
 	for _, m := range *msgs {
 		//lint:ignore SA1019 as above.
 		out = append(out, fmt.Sprintf("%s: %v", *m.Id, m.Entry.Data))
+	}
+	return out
+}
+
+// CheckTemplate returns the findings of both packs (AddPacks) over a
+// synthesized template, read back as CloudFormation (a CfnInclude of it in
+// an app of its own, whose cloud assembly goes to outdir): every resource
+// is then an L1 of its type, so the rules apply to what CDK writes as a
+// plain CfnResource too (CDK's own helpers, such as the bucket-notifications
+// handler), which the packs skip in the app. The template's cdk_nag
+// metadata, the suppressions with their reasons, applies as in the app.
+func CheckTemplate(template map[string]any, outdir string) (map[string]Findings, error) {
+	b, err := json.Marshal(withoutBootstrap(template))
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(outdir, 0o755); err != nil {
+		return nil, err
+	}
+	file := filepath.Join(outdir, "included.template.json")
+	if err := os.WriteFile(file, b, 0o644); err != nil {
+		return nil, err
+	}
+	var stack awscdk.Stack
+	if msg, panicked := cdktest.Panics(func() {
+		app, err := cdktest.NewApp(filepath.Join(outdir, "out"))
+		if err != nil {
+			panic(err)
+		}
+		stack = awscdk.NewStack(app, jsii.String("Included"), nil)
+		cloudformationinclude.NewCfnInclude(stack, jsii.String("Template"), &cloudformationinclude.CfnIncludeProps{TemplateFile: jsii.String(file)})
+		AddPacks(app)
+	}); panicked {
+		return nil, errors.New(msg)
+	}
+	return Check(stack)
+}
+
+// withoutBootstrap is template without the bootstrap version's parameter
+// and rule, which the stack that includes it adds itself.
+func withoutBootstrap(template map[string]any) map[string]any {
+	out := maps.Clone(template)
+	for section, name := range map[string]string{"Parameters": "BootstrapVersion", "Rules": "CheckBootstrapVersion"} {
+		if m, ok := out[section].(map[string]any); ok {
+			m = maps.Clone(m)
+			delete(m, name)
+			if out[section] = m; len(m) == 0 {
+				delete(out, section)
+			}
+		}
 	}
 	return out
 }

@@ -133,3 +133,38 @@ func TestCheckSuppressedAndUnchecked(t *testing.T) {
 		t.Errorf("a stack without packs: %v, want an error that names AddPacks", err)
 	}
 }
+
+// TestCheckTemplateChecksWhatTheAppSkips: a Lambda function written as a
+// plain CfnResource (as CDK writes its own helpers) is skipped by the packs
+// in the app, and found over the template read back; its cdk_nag metadata
+// suppresses, with its reason, as in the app.
+func TestCheckTemplateChecksWhatTheAppSkips(t *testing.T) {
+	fn := func(metadata map[string]any) map[string]any {
+		r := map[string]any{"Type": "AWS::Lambda::Function", "Properties": map[string]any{
+			"Runtime": "python3.9", "Handler": "index.handler", "Role": "arn:aws:iam::123456789012:role/r",
+			"Code": map[string]any{"ZipFile": "def handler(e, c): pass"}}}
+		if metadata != nil {
+			r["Metadata"] = metadata
+		}
+		return r
+	}
+	findings, err := nagtest.CheckTemplate(map[string]any{"Resources": map[string]any{"Helper": fn(nil)},
+		"Parameters": map[string]any{"BootstrapVersion": map[string]any{"Type": "String"}}}, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := findings["AwsSolutions"].Errors; len(got) != 1 || !strings.Contains(got[0], "AwsSolutions-L1") {
+		t.Errorf("AwsSolutions errors %q, want the runtime's (L1)", got)
+	}
+	if got := findings["Serverless"]; len(got.Errors)+len(got.Warnings) == 0 {
+		t.Error("no Serverless finding on a function without memory, tracing or DLQ")
+	}
+	suppressed, err := nagtest.CheckTemplate(map[string]any{"Resources": map[string]any{"Helper": fn(map[string]any{"cdk_nag": map[string]any{
+		"rules_to_suppress": []any{map[string]any{"id": "AwsSolutions-L1", "reason": "CDK's own code on the runtime CDK chooses."}}}})}}, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := suppressed["AwsSolutions"].Errors; len(got) != 0 {
+		t.Errorf("suppressed, still %q", got)
+	}
+}

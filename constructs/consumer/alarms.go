@@ -5,6 +5,7 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/monitor"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
@@ -88,9 +89,9 @@ func (c *idempotentConsumer) handler() monitor.Handler {
 
 // addAlarms creates the alarms, each with AlarmAction.
 func (c *idempotentConsumer) addAlarms(s *settings) {
-	id := s.id
+	id := s.ID
 	alarm := func(alarmID, description string, metric awscloudwatch.IMetric, threshold float64) awscloudwatch.Alarm {
-		return monitor.NewAlarm(c, alarmID, description, metric, threshold, s.alarmAction)
+		return monitor.NewAlarm(c, alarmID, description, metric, threshold, s.AlarmAction)
 	}
 	receives := "MaxReceiveCount"
 	if s.maxReceiveCount > 0 {
@@ -103,23 +104,23 @@ func (c *idempotentConsumer) addAlarms(s *settings) {
 		OldestMessage: alarm(IDOldestMessageAlarm,
 			fmt.Sprintf("%s: the oldest message in the queue is older than %s; the consumer is not keeping up.", id, contract.Format(s.oldestMessageAge)),
 			c.MetricOldestMessageAge(nil), s.oldestMessageAge.Seconds()),
-		Errors: alarm(IDErrorsAlarm,
+		Errors: alarm(core.IDErrorsAlarm,
 			fmt.Sprintf("%s: invocations failed as a whole (records reported as batch item failures are not errors).", id),
 			c.MetricErrors(nil), 0),
-		Throttles: alarm(IDThrottlesAlarm,
+		Throttles: alarm(core.IDThrottlesAlarm,
 			fmt.Sprintf("%s: invocations were throttled.", id),
 			c.MetricThrottles(nil), 0),
-		PayloadMismatch: alarm(IDPayloadMismatchAlarm,
+		PayloadMismatch: alarm(core.IDPayloadMismatchAlarm,
 			fmt.Sprintf("%s: a fact's key arrived with another payload than the one recorded; the effect did not run and the message goes to the dead-letter queue. A producer reuses keys for other facts, or PayloadIgnore misses a field that changes between retries.", id),
 			c.MetricOutcome(outcome.Mismatch, nil), 0),
-		LeaseLost: alarm(IDLeaseLostAlarm,
+		LeaseLost: alarm(core.IDLeaseLostAlarm,
 			fmt.Sprintf("%s: an effect outlived its lease and another worker took the fact over, so the effect may have run twice. Raise Timeout (and LeaseMax), or make the effect faster.", id),
 			c.MetricOutcome(outcome.LeaseLost, nil), 0),
-		BadInput: alarm(IDBadInputAlarm,
+		BadInput: alarm(core.IDBadInputAlarm,
 			fmt.Sprintf("%s: the handler refused messages no retry can fix (not JSON, no key, too large, refused by the key function); they go to the dead-letter queue.", id),
 			c.MetricOutcome(outcome.BadInput, nil), 0),
-		Expired: alarm(IDExpiredAlarm,
-			fmt.Sprintf("%s: the handler refused messages as old as the business window (Window %s, less the clock-skew margin): their facts' records may have left the window, so their effects did not run, since they may have run already; they go to the dead-letter queue. A backlog, an outage or a late redelivery kept them in the queue that long. Redrive one only once its effect is known not to have run (a raw message then runs; one in an SNS envelope expires again).", id, contract.Format(s.runtime.Window)),
+		Expired: alarm(core.IDExpiredAlarm,
+			fmt.Sprintf("%s: the handler refused messages as old as the business window (Window %s, less the clock-skew margin): their facts' records may have left the window, so their effects did not run, since they may have run already; they go to the dead-letter queue. A backlog, an outage or a late redelivery kept them in the queue that long. Redrive one only once its effect is known not to have run (a raw message then runs; one in an SNS envelope expires again).", id, contract.Format(s.Runtime.Window)),
 			c.MetricOutcome(outcome.Expired, nil), 0),
 		DeadLetteredUnstarted: alarm(IDDeadLetteredUnstartedAlarm,
 			fmt.Sprintf("%s: messages reached the dead-letter queue without their effect ever having run: not started on their last receive, too close to the invocation's deadline or, on a FIFO queue, behind a failing message of their group. Fix the cause, then redrive them.%s", id, unknownReceives(s)),

@@ -8,12 +8,15 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/interfaces/interfacesawss3"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/family"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/nag"
 )
 
@@ -56,7 +59,7 @@ func (d *queueDestination) Bind(_ constructs.Construct, _ interfacesawss3.IBucke
 func (c *idempotentConsumer) addNotifications(s *settings) {
 	src := s.source
 	if err := c.claimNotifications(src); err != nil {
-		panic(fmt.Errorf("IdempotentConsumer %q: %w", s.id, err))
+		panic(fmt.Errorf("IdempotentConsumer %q: %w", s.ID, err))
 	}
 	account := src.bucket.Env().Account
 	// S3's guidance for a queue destination: the bucket's ARN and its
@@ -105,20 +108,42 @@ func (c *idempotentConsumer) addNotifications(s *settings) {
 	suppressNotificationsHandler(awscdk.Stack_Of(src.bucket))
 }
 
+// IDNotificationsHandlerLogs is the log group of CDK's bucket-notifications
+// handler, a child of the stack (one per stack, as the handler is).
+const IDNotificationsHandlerLogs = "BucketNotificationsHandlerLogs"
+
+// notificationsHandlerFindings are the cdk-nag rules CDK's bucket-notifications
+// handler breaks, and why each is CDK's to fix: the function is CDK's own
+// code, which CloudFormation invokes when it deploys the notifications.
+var notificationsHandlerFindings = []nag.Rule{
+	{ID: "AwsSolutions-L1", Reason: "CDK's bucket-notifications handler (Custom::S3BucketNotifications) is CDK's inline code on the runtime aws-cdk-lib chooses for it; the app cannot change its code, and a newer aws-cdk-lib moves it to a newer runtime."},
+	{ID: "Serverless-LambdaLatestVersion", Reason: "CDK's bucket-notifications handler runs on the runtime aws-cdk-lib chooses for its inline code; a newer aws-cdk-lib moves it."},
+	{ID: "Serverless-LambdaDLQ", Reason: "CDK's bucket-notifications handler is invoked synchronously by CloudFormation, which reports a failure as the deployment's: there is no asynchronous event to dead-letter."},
+	{ID: "Serverless-LambdaDefaultMemorySize", Reason: "CDK's bucket-notifications handler is CDK's code, sized by aws-cdk-lib; it runs once per deployment that changes a bucket's notifications."},
+	{ID: "Serverless-LambdaTracing", Reason: "CDK's bucket-notifications handler is CDK's code, without the X-Ray SDK; it runs once per deployment that changes a bucket's notifications, and CloudFormation's events trace it."},
+}
+
 // suppressNotificationsHandler gives the function and role of CDK's
 // Custom::S3BucketNotifications (one per stack,
 // BucketNotificationsHandler050a0587b7544547bf325f094a3db834) the reason
-// of their cdk-nag finding: CDK's own code, which the app cannot change.
+// of their cdk-nag findings (CDK's own code, which the app cannot change),
+// and the log retention CDK leaves out: a log group of the stack
+// (IDNotificationsHandlerLogs, DefaultLogRetention), which the function
+// logs to (its LoggingConfig), instead of one Lambda creates that never
+// expires.
 func suppressNotificationsHandler(stack awscdk.Stack) {
 	h, ok := stack.Node().TryFindChild(jsii.String("BucketNotificationsHandler050a0587b7544547bf325f094a3db834")).(constructs.Construct)
-	if !ok {
-		return
+	if !ok || stack.Node().TryFindChild(jsii.String(IDNotificationsHandlerLogs)) != nil {
+		return // none, or done for this stack
 	}
-	// The one finding (its role's managed policy); the function's other
-	// rules pass, and its policy names the buckets only.
-	nag.Suppress(h, true,
-		nag.Rule{ID: "AwsSolutions-IAM4", Reason: "CDK's bucket-notifications handler (Custom::S3BucketNotifications) is CDK's code and role: its role has the AWSLambdaBasicExecutionRole managed policy, for its own logs only; its s3:PutBucketNotification statements name the buckets.",
-			AppliesTo: []string{"Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole"}})
+	logs := awslogs.NewLogGroup(stack, jsii.String(IDNotificationsHandlerLogs), &awslogs.LogGroupProps{Retention: core.DefaultLogRetention})
+	if fn, ok := h.Node().TryFindChild(jsii.String("Resource")).(awscdk.CfnResource); ok {
+		fn.AddPropertyOverride(jsii.String("LoggingConfig.LogGroup"), logs.LogGroupName())
+	}
+	nag.Suppress(h, true, append([]nag.Rule{
+		{ID: "AwsSolutions-IAM4", Reason: "CDK's bucket-notifications handler (Custom::S3BucketNotifications) is CDK's code and role: its role has the AWSLambdaBasicExecutionRole managed policy, for its own logs only; its s3:PutBucketNotification statements name the buckets.",
+			AppliesTo: []string{"Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole"}},
+	}, notificationsHandlerFindings...)...)
 }
 
 // notification is one notification of a consumer: an event type and a key
@@ -176,7 +201,7 @@ func notificationsOf(events []awss3.EventType, filters []*awss3.NotificationKeyF
 			ns = append(ns, notification{event: s3EventName(e)})
 		}
 		for _, f := range filters {
-			ns = append(ns, notification{event: s3EventName(e), prefix: stringOr(f.Prefix, ""), suffix: stringOr(f.Suffix, "")})
+			ns = append(ns, notification{event: s3EventName(e), prefix: family.Str(f.Prefix, ""), suffix: family.Str(f.Suffix, "")})
 		}
 	}
 	return ns

@@ -17,6 +17,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/consumer"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 )
 
 // TestBootstrapIsAStaticELFOfItsArchitectureAloneInItsDirectory: arm64
@@ -99,7 +100,7 @@ func TestTwoBuildsGiveTheSameAssetHash(t *testing.T) {
 				t.Fatal(err)
 			}
 			stack := awscdk.NewStack(app, jsii.String("Hash"), nil)
-			consumer.NewIdempotentConsumer(stack, jsii.String("C"), &consumer.IdempotentConsumerProps{Entry: jsii.String(handlerDir)})
+			consumer.NewIdempotentConsumer(stack, jsii.String("C"), &consumer.IdempotentConsumerProps{Props: core.Props{Entry: jsii.String(handlerDir)}})
 			fns := assertions.Template_FromStack(stack, nil).FindResources(jsii.String("AWS::Lambda::Function"), nil)
 			for _, fn := range *fns {
 				code := (*fn)["Properties"].(map[string]any)["Code"].(map[string]any)
@@ -131,7 +132,7 @@ func construct(t *testing.T, name, entry string) (msg string, panicked bool) {
 			panic(err)
 		}
 		consumer.NewIdempotentConsumer(awscdk.NewStack(app, jsii.String("S"), nil), jsii.String("C"),
-			&consumer.IdempotentConsumerProps{Entry: jsii.String(entry)})
+			&consumer.IdempotentConsumerProps{Props: core.Props{Entry: jsii.String(entry)}})
 	})
 }
 

@@ -54,7 +54,7 @@ func (p *IdempotentConsumerProps) queueProblems(s *settings) []string {
 func (p *IdempotentConsumerProps) givenQueueProblems(s *settings, want, wantWhy string) []string {
 	var problems []string
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
-	minVisibility := visibilityTimeoutFactor * s.runtime.Timeout
+	minVisibility := visibilityTimeoutFactor * s.Runtime.Timeout
 	if p.QueueProps != nil {
 		bad("Queue and QueueProps are both given, but QueueProps configures the queue the construct creates, which a given Queue replaces; configure your queue where you define it and leave QueueProps nil, or leave Queue nil")
 	}
@@ -76,7 +76,7 @@ func (p *IdempotentConsumerProps) givenQueueProblems(s *settings, want, wantWhy 
 	}
 	if s.visibilityTimeout != 0 && s.visibilityTimeout < minVisibility {
 		bad("Queue's visibility timeout %s is less than %d × Timeout (%s) = %s, so SQS would hand a batch to a second invocation while the first is still working on it; set the queue's visibility timeout to at least %s, or lower Timeout",
-			contract.Format(s.visibilityTimeout), visibilityTimeoutFactor, contract.Format(s.runtime.Timeout), contract.Format(minVisibility), contract.Format(minVisibility))
+			contract.Format(s.visibilityTimeout), visibilityTimeoutFactor, contract.Format(s.Runtime.Timeout), contract.Format(minVisibility), contract.Format(minVisibility))
 	}
 	return problems
 }
@@ -87,12 +87,12 @@ func (p *IdempotentConsumerProps) givenQueueProblems(s *settings, want, wantWhy 
 func (p *IdempotentConsumerProps) createdQueueProblems(s *settings, want, wantWhy string) []string {
 	var problems []string
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
-	minVisibility := visibilityTimeoutFactor * s.runtime.Timeout
+	minVisibility := visibilityTimeoutFactor * s.Runtime.Timeout
 	switch {
 	case p.VisibilityTimeout == nil: // the default, 6 × Timeout
 	case s.visibilityTimeout < minVisibility:
 		bad("VisibilityTimeout %s is less than %d × Timeout (%s) = %s, so SQS would hand a batch to a second invocation while the first is still working on it; set VisibilityTimeout to at least %s, or leave it nil for the default (%d × Timeout)",
-			contract.Format(s.visibilityTimeout), visibilityTimeoutFactor, contract.Format(s.runtime.Timeout), contract.Format(minVisibility), contract.Format(minVisibility), visibilityTimeoutFactor)
+			contract.Format(s.visibilityTimeout), visibilityTimeoutFactor, contract.Format(s.Runtime.Timeout), contract.Format(minVisibility), contract.Format(minVisibility), visibilityTimeoutFactor)
 	case s.visibilityTimeout > maxVisibilityTimeout:
 		bad("VisibilityTimeout %s is above the SQS maximum of %s; give at most %s", contract.Format(s.visibilityTimeout), contract.Format(maxVisibilityTimeout), contract.Format(maxVisibilityTimeout))
 	}
@@ -157,20 +157,8 @@ func (p *IdempotentConsumerProps) overrideProblems(name string, o *awssqs.QueueP
 	if o.EncryptionMasterKey != nil && p.EncryptionKey != nil {
 		bad("%s.EncryptionMasterKey and EncryptionKey are both given: two keys for one queue; give the key once, as EncryptionKey for every queue of the construct or as %s.EncryptionMasterKey for this one", name, name)
 	}
-	if o.ContentBasedDeduplication != nil && *o.ContentBasedDeduplication && s.runtime.Delivery == contract.Envelope {
+	if o.ContentBasedDeduplication != nil && *o.ContentBasedDeduplication && s.Runtime.Delivery == contract.Envelope {
 		bad("%s.ContentBasedDeduplication is set, but the queue receives the SNS envelope, whose MessageId, Timestamp and Signature are new on every delivery, so a hash of the body would deduplicate nothing; leave it nil (SNS hands a FIFO topic's deduplication id on to the queue)", name)
-	}
-	return problems
-}
-
-// functionProblems checks the function's options.
-func (p *IdempotentConsumerProps) functionProblems(s *settings) []string {
-	var problems []string
-	if p.Vpc == nil && (p.VpcSubnets != nil || p.SecurityGroups != nil) {
-		problems = append(problems, "VpcSubnets or SecurityGroups is set without Vpc, so the function would run outside any VPC and the setting would not apply; set Vpc too, or leave them nil")
-	}
-	if s.goarch == "" {
-		problems = append(problems, fmt.Sprintf("Architecture %s is not one the construct builds for; give awslambda.Architecture_ARM_64() or awslambda.Architecture_X86_64(), or leave it nil for arm64", *p.Architecture.Name()))
 	}
 	return problems
 }

@@ -48,13 +48,11 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/bundle"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/function"
-	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/table"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore/schema"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
-// Construct ids of the resources an IdempotentConsumer creates, relative to
-// the consumer. They are part of the public contract: renaming one replaces
+// Construct ids of the resources an IdempotentConsumer adds to the
+// family's (core.IDTable, core.IDRole, ...), relative to the consumer. They are part of the public contract: renaming one replaces
 // the resource (and, for the table, its data) in every deployed stack.
 const (
 	// IDTopic is the topic the consumer creates when none is given.
@@ -67,12 +65,6 @@ const (
 	IDDeadLetterQueue = "DeadLetterQueue"
 	// IDSubscriptionDeadLetterQueue is the subscription's dead-letter queue.
 	IDSubscriptionDeadLetterQueue = "SubscriptionDeadLetterQueue"
-	// IDTable is the table the consumer creates when none is given.
-	IDTable = "Table"
-	// IDLogGroup is the function's log group.
-	IDLogGroup = "LogGroup"
-	// IDRole is the function's execution role.
-	IDRole = "Role"
 	// IDFunction is the function.
 	IDFunction = "Function"
 	// IDDeadLetterQueueAlarm is the alarm on the dead-letter queue.
@@ -81,43 +73,10 @@ const (
 	IDSubscriptionDLQAlarm = "SubscriptionDeadLetterQueueAlarm"
 	// IDOldestMessageAlarm is the alarm on the age of the oldest message.
 	IDOldestMessageAlarm = "OldestMessageAlarm"
-	// IDErrorsAlarm is the alarm on function errors.
-	IDErrorsAlarm = "ErrorsAlarm"
-	// IDThrottlesAlarm is the alarm on function throttles.
-	IDThrottlesAlarm = "ThrottlesAlarm"
-	// IDKeySecret is the secret under which keys are hashed (HashKeys).
-	IDKeySecret = "KeySecret"
-	// IDPayloadMismatchAlarm is the alarm on payload mismatches.
-	IDPayloadMismatchAlarm = "PayloadMismatchAlarm"
-	// IDLeaseLostAlarm is the alarm on lost leases.
-	IDLeaseLostAlarm = "LeaseLostAlarm"
-	// IDBadInputAlarm is the alarm on bad input.
-	IDBadInputAlarm = "BadInputAlarm"
-	// IDExpiredAlarm is the alarm on messages older than the window
-	// (outcome expired).
-	IDExpiredAlarm = "ExpiredAlarm"
 	// IDDeadLetteredUnstartedAlarm is the alarm on records dead-lettered
 	// without having started (outcome.MetricDeadLetteredUnstarted).
 	IDDeadLetteredUnstartedAlarm = "DeadLetteredUnstartedAlarm"
-	// IDDashboard is the consumer's dashboard (Dashboard).
-	IDDashboard = "Dashboard"
 )
-
-// Table schema of the idempotency records in the table the construct
-// creates, and in a given Table unless the table (or the props
-// TablePartitionKey and TableTTLAttribute) says otherwise.
-const (
-	// PartitionKey is the name of the table's string partition key.
-	PartitionKey = schema.Key
-	// TTLAttribute is the attribute DynamoDB TTL is enabled on.
-	TTLAttribute = schema.TTL
-)
-
-// DefaultPartitionValuePrefix prefixes the Namespace in the default
-// TableFixedKeyValue of a consumer whose record key is in the sort key
-// (TableKeyInSortKey): "idempotency#<Namespace>", a partition per
-// consumer.
-const DefaultPartitionValuePrefix = "idempotency#"
 
 // IdempotentConsumer is an idempotent SNS → SQS → Lambda consumer: a queue
 // subscribed to a topic, a Go handler consuming it in batches, and a
@@ -298,24 +257,17 @@ func NewIdempotentConsumer(scope constructs.Construct, id *string, props *Idempo
 	if err != nil {
 		panic(err)
 	}
-	entry, err := bundle.ResolveEntry(s.entry, s.entryRoot)
-	if err != nil {
-		panic(fmt.Errorf("IdempotentConsumer %q: %w", *id, err))
-	}
-	assetDir, err := bundle.Dir(entry, s.goarch)
-	if err != nil {
-		panic(fmt.Errorf("IdempotentConsumer %q: %w", *id, err))
-	}
+	assetDir := s.Bundle()
 	txLinked, err := bundle.LinksTransactions(filepath.Join(assetDir, "bootstrap"))
 	if err != nil {
 		panic(fmt.Errorf("IdempotentConsumer %q: %w", *id, err))
 	}
 
 	c := &idempotentConsumer{
-		namespace:        s.runtime.Namespace,
-		metricsNamespace: s.runtime.MetricsNamespace,
+		namespace:        s.Runtime.Namespace,
+		metricsNamespace: s.Runtime.MetricsNamespace,
 		oldestMessageAge: s.oldestMessageAge,
-		timeout:          s.runtime.Timeout,
+		timeout:          s.Runtime.Timeout,
 		txLinked:         txLinked,
 	}
 	// Overriding (rather than wrapping) the jsii Construct makes c itself
@@ -324,11 +276,9 @@ func NewIdempotentConsumer(scope constructs.Construct, id *string, props *Idempo
 	// The construct's path is unique in the app: the consumer's name in
 	// logs and its metrics dimension, where the id alone could repeat in
 	// another stack. It is known once the construct exists.
-	s.runtime.Consumer = *c.Node().Path()
-	if s.table != nil {
-		if err := table.ClaimNamespace(c, s.table, s.runtime); err != nil {
-			panic(fmt.Errorf("IdempotentConsumer %q: %w", *id, err))
-		}
+	s.Runtime.Consumer = *c.Node().Path()
+	if s.Table != nil {
+		c.table = s.NewTable(c)
 	}
 	if s.fifo.unknown {
 		awscdk.Annotations_Of(c).AddWarningV2(jsii.String("idempotent-consumer:topicKindUnknown"), jsii.String(unknownTopicWarning), nil)
@@ -352,12 +302,12 @@ func NewIdempotentConsumer(scope constructs.Construct, id *string, props *Idempo
 	// At synth, after every GrantTransactionalWrites of the app.
 	c.Node().AddValidation(&txValidation{c})
 	c.addEventSource(s)
-	function.SuppressWildcards(c.role, s.tracing, s.vpc) // last: the role's policy holds every statement
+	s.SuppressWildcards(function.Function{Role: c.role}) // last: the role's policy holds every statement
 	c.addAlarms(s)
 	if c.rule != nil {
 		c.addRuleAlarms(s)
 	}
-	if s.dashboard {
+	if s.Dashboard {
 		c.addDashboard()
 	}
 	return c

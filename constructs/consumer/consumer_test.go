@@ -20,6 +20,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/consumer"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/consumertest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 )
@@ -435,6 +436,9 @@ func TestConstructIDsAreStable(t *testing.T) {
 	if got := *c.Namespace(); got != "chargeorder" {
 		t.Errorf("Namespace() = %q, want chargeorder", got)
 	}
+	if consumer.IDNotificationsHandlerLogs != "BucketNotificationsHandlerLogs" {
+		t.Errorf("IDNotificationsHandlerLogs changed to %q", consumer.IDNotificationsHandlerLogs)
+	}
 }
 
 func TestCustomUsesTheGivenTopicAndSharedTable(t *testing.T) {
@@ -633,7 +637,7 @@ func TestContractVariablesAreAllRefusedInEnvironment(t *testing.T) {
 }
 
 func validProps() *consumer.IdempotentConsumerProps {
-	return &consumer.IdempotentConsumerProps{Entry: jsii.String(handlerDir)}
+	return &consumer.IdempotentConsumerProps{Props: core.Props{Entry: jsii.String(handlerDir)}}
 }
 
 // refusal is one invalid use of the props: the change to valid props (and
@@ -789,7 +793,7 @@ func TestEntryRootResolvesARelativeEntry(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := &consumer.IdempotentConsumerProps{Entry: jsii.String(filepath.Base(handlerDir)), EntryRoot: jsii.String(filepath.Dir(handlerDir))}
+		p := &consumer.IdempotentConsumerProps{Props: core.Props{Entry: jsii.String(filepath.Base(handlerDir)), EntryRoot: jsii.String(filepath.Dir(handlerDir))}}
 		consumer.NewIdempotentConsumer(awscdk.NewStack(app, jsii.String("S"), nil), jsii.String("C"), p)
 	})
 	if panicked {

@@ -7,6 +7,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 )
 
@@ -16,11 +17,11 @@ import (
 // state the same rule in the same words.
 func TestTheHandlerRefusesWhatTheConstructRefuses(t *testing.T) {
 	for name, p := range map[string]*IdempotentConsumerProps{
-		"window under the lease":      {Window: awscdk.Duration_Seconds(jsii.Number(10))},
+		"window under the lease":      {Props: core.Props{Window: awscdk.Duration_Seconds(jsii.Number(10))}},
 		"no time to start":            {MinRemaining: awscdk.Duration_Seconds(jsii.Number(1))},
-		"no TTL after the window":     {TTLAfterWindow: awscdk.Duration_Seconds(jsii.Number(0))},
+		"no TTL after the window":     {Props: core.Props{TTLAfterWindow: awscdk.Duration_Seconds(jsii.Number(0))}},
 		"a cache the handler refuses": {CacheSize: jsii.Number(50_000_000)},
-		"too long a timeout":          {Timeout: awscdk.Duration_Minutes(jsii.Number(20))},
+		"too long a timeout":          {Props: core.Props{Timeout: awscdk.Duration_Minutes(jsii.Number(20))}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			p.Entry = jsii.String("unused")
@@ -29,9 +30,9 @@ func TestTheHandlerRefusesWhatTheConstructRefuses(t *testing.T) {
 			if len(problems) > 0 {
 				t.Fatalf("props unreadable: %v", problems)
 			}
-			env := s.runtime.Encode()
+			env := s.Runtime.Encode()
 			_, initErr := contract.Decode(func(k string) string { return env[k] }, "")
-			rules := s.runtime.Problems()
+			rules := s.Runtime.Problems()
 			if synthErr == nil || initErr == nil || len(rules) == 0 {
 				t.Fatalf("synth %v, init %v: want both to refuse", synthErr, initErr)
 			}
@@ -50,7 +51,7 @@ func TestTheHandlerRefusesWhatTheConstructRefuses(t *testing.T) {
 func TestBigBatchesRunABoundedNumberOfRecordsAtOnce(t *testing.T) {
 	p := &IdempotentConsumerProps{BatchSize: jsii.Number(5000), MaxBatchingWindow: awscdk.Duration_Seconds(jsii.Number(5))}
 	s, problems := p.compute("C")
-	if len(problems) > 0 || s.runtime.BatchConcurrency != contract.DefaultMaxConcurrency {
-		t.Fatalf("concurrency %d (%v), want %d", s.runtime.BatchConcurrency, problems, contract.DefaultMaxConcurrency)
+	if len(problems) > 0 || s.Runtime.BatchConcurrency != contract.DefaultMaxConcurrency {
+		t.Fatalf("concurrency %d (%v), want %d", s.Runtime.BatchConcurrency, problems, contract.DefaultMaxConcurrency)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/consumer"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 )
 
@@ -110,7 +111,7 @@ func TestASharedTableOfTheAppsOwnDesign(t *testing.T) {
 			})
 			var warnings []string
 			cdktest.Must(t, func() {
-				for _, m := range *f.annotations.FindWarning(jsii.String("/Designs/"+tc.consumer), assertions.Match_StringLikeRegexp(jsii.String(consumer.WarnTablePartitionScope))) {
+				for _, m := range *f.annotations.FindWarning(jsii.String("/Designs/"+tc.consumer), assertions.Match_StringLikeRegexp(jsii.String(core.WarnTablePartitionScope))) {
 					//lint:ignore SA1019 the assertions API returns this type; there is no other.
 					warnings = append(warnings, fmt.Sprint(m.Entry.Data))
 				}
@@ -202,15 +203,10 @@ func ExampleIdempotentConsumerProps_singleTable() {
 		TimeToLiveAttribute: jsii.String("expiresAt"),
 	})
 	reserve := consumer.NewIdempotentConsumer(stack, jsii.String("ReserveStock"), &consumer.IdempotentConsumerProps{
-		Entry:     jsii.String(handlerDir),
-		Table:     single,
-		Namespace: jsii.String("reserve"),
+		Props: core.Props{Entry: jsii.String(handlerDir), Table: single, Namespace: jsii.String("reserve")},
 	})
 	email := consumer.NewIdempotentConsumer(stack, jsii.String("EmailCustomer"), &consumer.IdempotentConsumerProps{
-		Entry:             jsii.String(handlerDir),
-		Table:             single,
-		Namespace:         jsii.String("email"),
-		TableKeyInSortKey: jsii.Bool(true),
+		Props: core.Props{Entry: jsii.String(handlerDir), Table: single, Namespace: jsii.String("email"), TableKeyInSortKey: jsii.Bool(true)},
 	})
 	fmt.Println(*reserve.Namespace(), *email.Namespace(), "share", *reserve.Table().Node().Path())
 	// Output:

@@ -194,9 +194,9 @@ func (c *idempotentConsumer) MetricEventDeadLetterMessages(props *awscloudwatch.
 // addRuleAlarms adds the alarms of an EventBridge source.
 func (c *idempotentConsumer) addRuleAlarms(s *settings) {
 	alarm := func(alarmID, description string, metric awscloudwatch.IMetric) awscloudwatch.Alarm {
-		return monitor.NewAlarm(c, alarmID, description, metric, 0, s.alarmAction)
+		return monitor.NewAlarm(c, alarmID, description, metric, 0, s.AlarmAction)
 	}
-	id := s.id
+	id := s.ID
 	c.alarms.EventFailedInvocations = alarm(IDEventFailedInvocationsAlarm,
 		fmt.Sprintf("%s: the EventBridge rule failed to deliver events to the queue for good (after its retry policy: %d attempts, %s); they went to the target's dead-letter queue if it could take them.", id, s.source.retryAttempts, contract.Format(s.source.maxEventAge)),
 		c.MetricEventFailedInvocations(nil))

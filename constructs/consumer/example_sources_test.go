@@ -11,6 +11,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/consumer"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 )
 
 // A platform's consumers of its other sources: a rule on its bus (a FIFO
@@ -22,7 +23,7 @@ func ExampleNewIdempotentConsumer_sources() {
 
 	bus := awsevents.NewEventBus(stack, jsii.String("Orders"), nil)
 	ship := consumer.NewIdempotentConsumer(stack, jsii.String("ShipOrder"), &consumer.IdempotentConsumerProps{
-		Entry:               jsii.String(handlerDir),
+		Props:               core.Props{Entry: jsii.String(handlerDir)},
 		EventBus:            bus,
 		EventPattern:        &awsevents.EventPattern{Source: jsii.Strings("orders"), DetailType: jsii.Strings("OrderPlaced")},
 		QueueProps:          &awssqs.QueueProps{Fifo: jsii.Bool(true)},
@@ -30,7 +31,7 @@ func ExampleNewIdempotentConsumer_sources() {
 	})
 
 	settle := consumer.NewIdempotentConsumer(stack, jsii.String("SettleOrder"), &consumer.IdempotentConsumerProps{
-		Entry:           jsii.String(handlerDir),
+		Props:           core.Props{Entry: jsii.String(handlerDir)},
 		DirectProducers: jsii.Bool(true),
 	})
 	checkout := awsiam.NewRole(stack, jsii.String("Checkout"), &awsiam.RoleProps{AssumedBy: awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil)})
@@ -38,7 +39,7 @@ func ExampleNewIdempotentConsumer_sources() {
 
 	uploads := awss3.NewBucket(stack, jsii.String("Uploads"), &awss3.BucketProps{Versioned: jsii.Bool(true), EnforceSSL: jsii.Bool(true)})
 	invoice := consumer.NewIdempotentConsumer(stack, jsii.String("ImportInvoice"), &consumer.IdempotentConsumerProps{
-		Entry:         jsii.String(handlerDir),
+		Props:         core.Props{Entry: jsii.String(handlerDir)},
 		Bucket:        uploads,
 		BucketFilters: &[]*awss3.NotificationKeyFilter{{Prefix: jsii.String("invoices/"), Suffix: jsii.String(".pdf")}},
 	})

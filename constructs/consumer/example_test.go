@@ -12,6 +12,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/consumer"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 )
 
 // A platform stack subscribes a consumer to its orders topic. Entry is the
@@ -26,10 +27,8 @@ func ExampleNewIdempotentConsumer() {
 		EnforceSSL: jsii.Bool(true),
 	})
 	charge := consumer.NewIdempotentConsumer(stack, jsii.String("ChargeOrder"), &consumer.IdempotentConsumerProps{
-		Entry:   jsii.String(handlerDir),
-		Topic:   orders,
-		Timeout: awscdk.Duration_Seconds(jsii.Number(20)),
-		Window:  awscdk.Duration_Hours(jsii.Number(48)),
+		Props: core.Props{Entry: jsii.String(handlerDir), Timeout: awscdk.Duration_Seconds(jsii.Number(20)), Window: awscdk.Duration_Hours(jsii.Number(48))},
+		Topic: orders,
 	})
 
 	fmt.Println("namespace:", *charge.Namespace())
@@ -63,10 +62,8 @@ func ExampleGrantTransactionalWrites() {
 		PartitionKey: &awsdynamodb.Attribute{Name: jsii.String("pk"), Type: awsdynamodb.AttributeType_STRING},
 	})
 	pay := consumer.NewIdempotentConsumer(stack, jsii.String("Pay"), &consumer.IdempotentConsumerProps{
-		Entry:        jsii.String(handlerDir),
-		Queue:        queue,
-		Architecture: awslambda.Architecture_X86_64(),
-		Dashboard:    jsii.Bool(true),
+		Props: core.Props{Entry: jsii.String(handlerDir), Architecture: awslambda.Architecture_X86_64(), Dashboard: jsii.Bool(true)},
+		Queue: queue,
 	})
 	consumer.GrantTransactionalWrites(ledger, pay) // the consumer is an awsiam.IGrantable
 

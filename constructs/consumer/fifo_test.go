@@ -14,6 +14,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/consumer"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 )
 
@@ -182,7 +183,7 @@ func ExampleIdempotentConsumerProps_fifoTopic() {
 	app := awscdk.NewApp(nil)
 	stack := awscdk.NewStack(app, jsii.String("Payments"), nil)
 	apply := consumer.NewIdempotentConsumer(stack, jsii.String("ApplyPayment"), &consumer.IdempotentConsumerProps{
-		Entry:                     jsii.String(handlerDir),
+		Props:                     core.Props{Entry: jsii.String(handlerDir)},
 		FifoTopic:                 jsii.Bool(true),
 		ContentBasedDeduplication: jsii.Bool(true),
 	})

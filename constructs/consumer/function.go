@@ -1,28 +1,33 @@
 package consumer
 
 import (
-	"fmt"
-
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/function"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/family"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/nag"
-	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/table"
 )
+
+// familyKind is the queue consumer, to the family's core.
+var familyKind = family.Kind{
+	Name:        "IdempotentConsumer",
+	Noun:        "idempotent consumer",
+	FunctionID:  IDFunction,
+	Timeout:     core.DefaultTimeout,
+	ReservedWhy: ", or leave it nil for none",
+	InvokedBy:   "The function is only invoked synchronously, by the SQS event-source mapping; a message it fails MaxReceiveCount times moves to the queue's dead-letter queue by the queue's redrive policy.",
+}
 
 // addTable creates the table of idempotency records unless one is given.
 func (c *idempotentConsumer) addTable(s *settings) {
-	c.table = s.table
+	c.table = s.Table
 	if c.table == nil {
-		c.table = table.New(c, IDTable, s.removalPolicy)
 		// Claimed like a shared table (which NewIdempotentConsumer claims
 		// first, to refuse a namespace taken), so that a transactional grant
 		// on it to another grantee keeps off this consumer's records.
-		if err := table.ClaimNamespace(c, c.table, s.runtime); err != nil {
-			panic(fmt.Errorf("IdempotentConsumer %q: %w", s.id, err))
-		}
+		c.table = s.NewTable(c)
 	}
 }
 
@@ -31,32 +36,7 @@ func (c *idempotentConsumer) addTable(s *settings) {
 // rights on the table, and the tables of TransactionalTables, granted and
 // named to the handler.
 func (c *idempotentConsumer) addFunction(s *settings, assetDir string) {
-	f := function.New(c, function.Config{
-		IDs:                 function.IDs{LogGroup: IDLogGroup, Role: IDRole, Function: IDFunction, KeySecret: IDKeySecret},
-		Kind:                "idempotent consumer",
-		Name:                s.id,
-		AssetDir:            assetDir,
-		Architecture:        s.architecture,
-		MemorySize:          s.memorySize,
-		Timeout:             s.runtime.Timeout,
-		ReservedConcurrency: s.reservedConcurrency,
-		Tracing:             s.tracing,
-		LogLevel:            s.logLevel,
-		LogRetention:        s.logRetention,
-		Role:                s.role,
-		Vpc:                 s.vpc,
-		VpcSubnets:          s.vpcSubnets,
-		SecurityGroups:      s.securityGroups,
-		Layers:              s.layers,
-		Environment:         s.environment,
-		Runtime:             s.runtime,
-		Table:               c.table,
-		HashKeys:            s.hashKeys,
-		TxTables:            s.txTables,
-		Suppressions: []nag.Rule{
-			{ID: "Serverless-LambdaDLQ", Reason: "The function is only invoked synchronously, by the SQS event-source mapping; a message it fails MaxReceiveCount times moves to the queue's dead-letter queue by the queue's redrive policy."},
-		},
-	})
+	f := s.NewFunction(c, assetDir, c.table)
 	c.function, c.role, c.logGroup, c.keySecret, c.tx = f.Function, f.Role, f.LogGroup, f.KeySecret, f.TxTables
 }
 

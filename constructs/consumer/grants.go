@@ -10,13 +10,6 @@ import (
 	idtable "github.com/idempotent-consumer/idempotent-consumer/constructs/internal/table"
 )
 
-// WarnTransactionalTableImported is the id of the synth warning, on the
-// grantee, of a transactional grant on an imported idempotency table of the
-// app (for awscdk.Annotations_Of(scope).AcknowledgeWarning): the grant is
-// kept off the records of this app's other consumers only, and a consumer
-// of another app that shares the table is not known at synth.
-const WarnTransactionalTableImported = idtable.WarnTxTableImported
-
 // GrantTransactionalWrites lets grantee write items of table in the same
 // TransactWriteItems as an idempotency record, as an effect that is itself
 // a DynamoDB write does (sqsbatch.StartTx): PutItem, UpdateItem, DeleteItem

@@ -76,7 +76,7 @@ func (c *idempotentConsumer) addTopic(s *settings) {
 		}
 		topic := awssns.NewTopic(c, jsii.String(IDTopic), topicProps)
 		// SNS refuses at Publish what the handler would refuse.
-		topic.Node().DefaultChild().(awssns.CfnTopic).SetMaximumMessageSize(jsii.Number(s.runtime.MaxMessageBytes))
+		topic.Node().DefaultChild().(awssns.CfnTopic).SetMaximumMessageSize(jsii.Number(s.Runtime.MaxMessageBytes))
 		c.topic = topic
 	}
 	c.topic.AddSubscription(awssnssubscriptions.NewSqsSubscription(c.queue, &awssnssubscriptions.SqsSubscriptionProps{

@@ -2,16 +2,13 @@ package consumer
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
-	"github.com/aws/jsii-runtime-go"
 
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/family"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 )
 
@@ -44,12 +41,6 @@ const (
 	// WarnQueueSizeUnset: a Queue of the app that sets no
 	// MaximumMessageSize.
 	WarnQueueSizeUnset = "idempotent-consumer:queueSizeUnset"
-	// WarnLayerUnreadable: an imported layer, whose architectures the
-	// construct cannot check at synth.
-	WarnLayerUnreadable = "idempotent-consumer:layerArchitectureUnknown"
-	// WarnTableTTL: a shared Table without TTL, or an imported one whose
-	// TTL the construct cannot check at synth.
-	WarnTableTTL = "idempotent-consumer:tableTTL"
 	// WarnWindowShorterThanRetention: a Window shorter than the queue's
 	// retention period, so that a backlog older than Window is
 	// dead-lettered as expired instead of run.
@@ -57,14 +48,10 @@ const (
 )
 
 // synthWarning is a warning the construct adds to itself at synth.
-type synthWarning struct{ id, message string }
+type synthWarning = family.Warning
 
 // warn adds the warnings to the consumer's annotations.
-func (c *idempotentConsumer) warn(warnings []synthWarning) {
-	for _, w := range warnings {
-		awscdk.Annotations_Of(c).AddWarningV2(jsii.String(w.id), jsii.String(w.message), nil)
-	}
-}
+func (c *idempotentConsumer) warn(warnings []synthWarning) { family.Warn(c, warnings) }
 
 // retention is a queue's message retention period as the construct can
 // know it at synth.
@@ -235,7 +222,7 @@ func queueSizeProblems(path string, size queueSize, need int) (problems []string
 		problems = append(problems, fmt.Sprintf("Queue %s takes messages of up to %d bytes (its MaximumMessageSize), less than the largest body the subscription delivers, %d bytes (the topic's largest message, in its SNS envelope unless RawMessageDelivery): SNS cannot deliver a larger one into the queue and moves it to the subscription's dead-letter queue; set the queue's MaxMessageSizeBytes to %d (SQS's largest), or at least %d",
 			path, size.bytes, need, contract.MaxQueueBodyBytes, need))
 	case size.unset && need > sqsDefaultMaxMessageBytes:
-		warnings = append(warnings, synthWarning{WarnQueueSizeUnset, fmt.Sprintf("Queue %s sets no MaximumMessageSize: a queue SQS creates now takes 1 MiB, but a queue created before SQS's default became 1 MiB keeps %d bytes, less than the largest body the subscription delivers (%d bytes), and SNS would move larger ones to the subscription's dead-letter queue; set the queue's MaxMessageSizeBytes to %d to say it.",
+		warnings = append(warnings, synthWarning{ID: WarnQueueSizeUnset, Message: fmt.Sprintf("Queue %s sets no MaximumMessageSize: a queue SQS creates now takes 1 MiB, but a queue created before SQS's default became 1 MiB keeps %d bytes, less than the largest body the subscription delivers (%d bytes), and SNS would move larger ones to the subscription's dead-letter queue; set the queue's MaxMessageSizeBytes to %d to say it.",
 			path, sqsDefaultMaxMessageBytes, need, contract.MaxQueueBodyBytes)})
 	}
 	return problems, warnings
@@ -257,126 +244,8 @@ func importedQueueWarning(name, path string, need int, maxReceive float64, visib
 	if !fifo {
 		rules = append(rules, "the dead-letter queue's retention must be longer than the queue's (SQS keeps a standard queue's enqueue time when it moves a message)")
 	}
-	return synthWarning{WarnQueueUnreadable, fmt.Sprintf("%s %s is imported, so the construct cannot check at synth what it checks for a queue of the app: %s. Check them where the queue is defined (DESIGN.md, \"What the construct refuses\").",
+	return synthWarning{ID: WarnQueueUnreadable, Message: fmt.Sprintf("%s %s is imported, so the construct cannot check at synth what it checks for a queue of the app: %s. Check them where the queue is defined (DESIGN.md, \"What the construct refuses\").",
 		name, path, strings.Join(rules, "; "))}
-}
-
-// applicationLogLevels are Lambda's application log levels.
-var applicationLogLevels = []awslambda.ApplicationLogLevel{
-	awslambda.ApplicationLogLevel_TRACE, awslambda.ApplicationLogLevel_DEBUG, awslambda.ApplicationLogLevel_INFO,
-	awslambda.ApplicationLogLevel_WARN, awslambda.ApplicationLogLevel_ERROR, awslambda.ApplicationLogLevel_FATAL,
-}
-
-// logLevelProblems is the rule that LogLevel is one of Lambda's application
-// log levels ("" is the default, INFO).
-func logLevelProblems(level awslambda.ApplicationLogLevel) []string {
-	if level == "" || slices.Contains(applicationLogLevels, level) {
-		return nil
-	}
-	names := make([]string, len(applicationLogLevels))
-	for i, l := range applicationLogLevels {
-		names[i] = string(l)
-	}
-	return []string{fmt.Sprintf("LogLevel %q is not one of Lambda's application log levels (%s); give one of the awslambda.ApplicationLogLevel_ constants, or leave it empty for INFO", string(level), strings.Join(names, ", "))}
-}
-
-// layerArchitectures reads the architectures a layer of the app declares
-// (nil when it declares none); known is false for an imported layer.
-func layerArchitectures(layer awslambda.ILayerVersion) (archs []string, known bool) {
-	cfn, ok := layer.Node().DefaultChild().(awslambda.CfnLayerVersion)
-	if !ok || cfn == nil {
-		return nil, false
-	}
-	list := cfn.CompatibleArchitectures()
-	if list == nil {
-		return nil, true
-	}
-	for _, a := range *list {
-		if a == nil || *awscdk.Token_IsUnresolved(a) {
-			return nil, false
-		}
-		archs = append(archs, *a)
-	}
-	return archs, true
-}
-
-// layerInfo is what a given layer declares of its architectures: archs
-// (nil: none declared) when known, the layer being of the app.
-type layerInfo struct {
-	path, arn string
-	archs     []string
-	known     bool
-}
-
-// layerInfoOf reads a given layer.
-func layerInfoOf(layer awslambda.ILayerVersion) layerInfo {
-	archs, known := layerArchitectures(layer)
-	return layerInfo{path: *layer.Node().Path(), arn: *layer.LayerVersionArn(), archs: archs, known: known}
-}
-
-// layerProblems is the rule that a layer declared for some architectures
-// includes the function's: a layer built for another one is code the
-// function cannot run. A layer that declares none is accepted.
-func layerProblems(path string, archs []string, arch string) []string {
-	if len(archs) == 0 || slices.Contains(archs, arch) {
-		return nil
-	}
-	return []string{fmt.Sprintf("Layers holds %s, declared for %s (its compatibleArchitectures), but the function is %s; give the layer built for %s, or set Architecture to one the layer is built for",
-		path, strings.Join(archs, " and "), arch, arch)}
-}
-
-// importedLayerWarning states the architecture rule for an imported layer.
-func importedLayerWarning(arn, arch string) synthWarning {
-	return synthWarning{WarnLayerUnreadable, fmt.Sprintf("Layers holds the imported layer %s, whose compatible architectures the construct cannot read at synth; it must be built for %s, the function's Architecture.", arn, arch)}
-}
-
-// tableTTL is the TTL of a shared table as the construct can know it.
-type tableTTL struct {
-	attribute string
-	enabled   bool
-	known     bool
-}
-
-// ttlOf reads the TTL specification of a table the app defines.
-func ttlOf(table awsdynamodb.ITable) tableTTL {
-	var spec any
-	switch l1 := table.Node().DefaultChild().(type) {
-	case awsdynamodb.CfnTable:
-		spec = l1.TimeToLiveSpecification()
-	case awsdynamodb.CfnGlobalTable:
-		spec = l1.TimeToLiveSpecification()
-	default:
-		return tableTTL{}
-	}
-	if spec == nil {
-		return tableTTL{known: true}
-	}
-	m, ok := awscdk.Stack_Of(table).Resolve(spec).(map[string]any)
-	if !ok {
-		return tableTTL{}
-	}
-	name, _ := m["attributeName"].(string)
-	enabled, _ := m["enabled"].(bool)
-	return tableTTL{attribute: name, enabled: enabled, known: true}
-}
-
-// ttlProblems is the rule that a shared table's TTL, if any, is on the
-// records' TTL attribute (want: the table's own, read by computeDesign,
-// unless TableTTLAttribute says another): a table has one TTL attribute, so
-// a TTL on another one never deletes the records. A table without TTL keeps
-// every record forever (a warning); an imported table cannot be read (a
-// warning).
-func ttlProblems(path string, ttl tableTTL, want string) (problems []string, warnings []synthWarning) {
-	switch {
-	case !ttl.known:
-		warnings = append(warnings, synthWarning{WarnTableTTL, fmt.Sprintf("Table %s is imported, so the construct cannot read its TTL at synth; enable its TTL on the attribute %q, which the records carry (TableTTLAttribute declares another), or they are never deleted.", path, want)})
-	case ttl.enabled && ttl.attribute != want:
-		problems = append(problems, fmt.Sprintf("Table %s has its TTL on the attribute %q, but TableTTLAttribute is %q, where the records would carry their expiry, and a table has one TTL attribute, so the records would never be deleted; leave TableTTLAttribute nil (the construct reads the TTL attribute of a table the app defines), or give %q",
-			path, ttl.attribute, want, ttl.attribute))
-	case !ttl.enabled:
-		warnings = append(warnings, synthWarning{WarnTableTTL, fmt.Sprintf("Table %s has no TTL, so the records are never deleted (each stays after its window; the table grows with every fact); set TimeToLiveAttribute %q on it.", path, want)})
-	}
-	return problems, warnings
 }
 
 // windowRetentionWarnings is the warning that Window is shorter than the
@@ -391,7 +260,7 @@ func windowRetentionWarnings(window time.Duration, windowIsDefault bool, queue r
 	if !queue.known || window >= queue.d || windowIsDefault && queue.isDefault {
 		return nil
 	}
-	return []synthWarning{{WarnWindowShorterThanRetention, fmt.Sprintf("Window %s is shorter than the queue's retention %s (%s): the handler dead-letters a message older than Window as expired instead of running it (its record may have ended its window, so running it could repeat its effect), so a backlog that waits longer than %s is dead-lettered, not run. To run such a backlog, give a Window of at least %s (records then live that long); to accept it, acknowledge this warning. A shorter retention is no fix: SQS would delete those messages instead, with no dead letter.",
+	return []synthWarning{{ID: WarnWindowShorterThanRetention, Message: fmt.Sprintf("Window %s is shorter than the queue's retention %s (%s): the handler dead-letters a message older than Window as expired instead of running it (its record may have ended its window, so running it could repeat its effect), so a backlog that waits longer than %s is dead-lettered, not run. To run such a backlog, give a Window of at least %s (records then live that long); to accept it, acknowledge this warning. A shorter retention is no fix: SQS would delete those messages instead, with no dead letter.",
 		contract.Format(window), formatDays(queue.d), queue.what, contract.Format(window), formatDays(queue.d))}}
 }
 
@@ -408,18 +277,19 @@ func formatDays(d time.Duration) string {
 	return contract.Format(d)
 }
 
-// refusalProblems applies this file's rules to the settings (and
-// txTableProblems to TransactionalTables): the problems, for problems.
+// refusalProblems applies this file's rules to the settings: the
+// problems, for problems.
 func (p *IdempotentConsumerProps) refusalProblems(s *settings) []string {
 	problems, _ := refusals(s)
-	return append(problems, txTableProblems(p.TransactionalTables)...)
+	return problems
 }
 
-// refusalWarnings are the warnings of this file's rules for the settings,
-// which NewIdempotentConsumer adds to the consumer.
+// refusalWarnings are the warnings of the family's shared rules and of this
+// file's for the settings, which NewIdempotentConsumer adds to the
+// consumer.
 func refusalWarnings(s *settings) []synthWarning {
 	_, warnings := refusals(s)
-	return warnings
+	return append(s.Warnings(), warnings...)
 }
 
 // refusals applies the rules to the values compute read (computeReadings).
@@ -432,13 +302,13 @@ func refusals(s *settings) (problems []string, warnings []synthWarning) {
 	queue, dlq := s.queueRetention, s.dlqRetention
 	add(deadLetterRetentionProblems(queue, dlq, s.fifo.queue), nil)
 	add(redriveRetentionProblems(queue, s.maxReceiveCount, s.visibilityTimeout), nil)
-	add(backoffRetentionProblems(queue, s.runtime, s.visibilityTimeout), nil)
-	add(nil, windowRetentionWarnings(s.runtime.Window, s.windowIsDefault, queue))
+	add(backoffRetentionProblems(queue, s.Runtime, s.visibilityTimeout), nil)
+	add(nil, windowRetentionWarnings(s.Runtime.Window, s.WindowIsDefault, queue))
 
-	need := deliveredBodyBytes(deliveredTopicMax(s), s.runtime.Delivery != contract.Envelope)
-	if s.runtime.Delivery == contract.EventBridge {
+	need := deliveredBodyBytes(deliveredTopicMax(s), s.Runtime.Delivery != contract.Envelope)
+	if s.Runtime.Delivery == contract.EventBridge {
 		// The event around the detail (contract.EventOverheadBytes).
-		need = min(s.runtime.MaxMessageBytes+contract.EventOverheadBytes, contract.MaxQueueBodyBytes)
+		need = min(s.Runtime.MaxMessageBytes+contract.EventOverheadBytes, contract.MaxQueueBodyBytes)
 	}
 	if s.queue != nil {
 		if size := s.queueSize; size.set || size.unset {
@@ -454,21 +324,6 @@ func refusals(s *settings) (problems []string, warnings []synthWarning) {
 	}
 
 	add(nil, sourceWarnings(s)) // source.go
-	add(logLevelProblems(s.logLevel), nil)
-	if s.goarch != "" {
-		arch := *s.architecture.Name()
-		for _, l := range s.layerInfos {
-			if l.known {
-				add(layerProblems(l.path, l.archs, arch), nil)
-			} else {
-				add(nil, []synthWarning{importedLayerWarning(l.arn, arch)})
-			}
-		}
-	}
-	if s.table != nil {
-		add(ttlProblems(*s.table.Node().Path(), s.tableTTL, s.runtime.TableTTLAttribute))
-		add(nil, partitionScopeWarnings(*s.table.Node().Path(), s.runtime)) // design.go
-	}
 	return problems, warnings
 }
 
@@ -480,7 +335,7 @@ func deliveredTopicMax(s *settings) int {
 	if s.topicMaxKnown {
 		return int(s.topicMaxBytes)
 	}
-	return s.runtime.MaxMessageBytes
+	return s.Runtime.MaxMessageBytes
 }
 
 // standardQueueFix is the other fix of a refused queue kind under a FIFO

@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
-
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 )
 
@@ -40,12 +38,12 @@ func wantWarning(t *testing.T, got []synthWarning, id string, want []string) {
 		}
 		return
 	}
-	if len(got) != 1 || got[0].id != id {
+	if len(got) != 1 || got[0].ID != id {
 		t.Fatalf("warnings %+v, want one %s", got, id)
 	}
 	for _, w := range want {
-		if !strings.Contains(got[0].message, w) {
-			t.Errorf("warning %q\ndoes not say %q", got[0].message, w)
+		if !strings.Contains(got[0].Message, w) {
+			t.Errorf("warning %q\ndoes not say %q", got[0].Message, w)
 		}
 	}
 }
@@ -165,45 +163,6 @@ func TestQueueSizeMustTakeWhatTheTopicDelivers(t *testing.T) {
 			problems, warnings := queueSizeProblems("S/Orders", tc.size, tc.need)
 			wantProblem(t, problems, tc.problem)
 			wantWarning(t, warnings, WarnQueueSizeUnset, tc.warning)
-		})
-	}
-}
-
-func TestLogLevelMustBeLambdas(t *testing.T) {
-	wantProblem(t, logLevelProblems(awslambda.ApplicationLogLevel("VERBOSE")),
-		[]string{`LogLevel "VERBOSE" is not one of Lambda's application log levels (TRACE, DEBUG, INFO, WARN, ERROR, FATAL)`, "leave it empty for INFO"})
-	wantProblem(t, logLevelProblems(awslambda.ApplicationLogLevel("warn")), []string{`LogLevel "warn"`})
-	for _, l := range append(applicationLogLevels, "") {
-		wantProblem(t, logLevelProblems(l), nil)
-	}
-}
-
-func TestLayerMustBeBuiltForTheFunctionsArchitecture(t *testing.T) {
-	wantProblem(t, layerProblems("S/Agent", []string{"x86_64"}, "arm64"),
-		[]string{"Layers holds S/Agent, declared for x86_64 (its compatibleArchitectures), but the function is arm64", "give the layer built for arm64"})
-	wantProblem(t, layerProblems("S/Agent", []string{"arm64"}, "x86_64"), []string{"declared for arm64", "the function is x86_64"})
-	wantProblem(t, layerProblems("S/Agent", []string{"x86_64", "arm64"}, "arm64"), nil)
-	wantProblem(t, layerProblems("S/Agent", []string{"arm64"}, "arm64"), nil)
-	wantProblem(t, layerProblems("S/Agent", nil, "arm64"), nil) // declares none
-}
-
-func TestSharedTableTTLMustBeTheRecords(t *testing.T) {
-	for _, tc := range []struct {
-		name             string
-		ttl              tableTTL
-		problem, warning []string
-	}{
-		{name: "another attribute", ttl: tableTTL{attribute: "expiresAt", enabled: true, known: true},
-			problem: []string{`Table S/Shop has its TTL on the attribute "expiresAt", but TableTTLAttribute is "ttl"`, "never be deleted", `leave TableTTLAttribute nil`, `or give "expiresAt"`}},
-		{name: "the records' attribute", ttl: tableTTL{attribute: "ttl", enabled: true, known: true}},
-		{name: "another attribute, disabled", ttl: tableTTL{attribute: "expiresAt", known: true}, warning: []string{"Table S/Shop has no TTL"}},
-		{name: "no TTL", ttl: tableTTL{known: true}, warning: []string{"Table S/Shop has no TTL", `set TimeToLiveAttribute "ttl"`}},
-		{name: "imported", ttl: tableTTL{}, warning: []string{"Table S/Shop is imported", `enable its TTL on the attribute "ttl"`}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			problems, warnings := ttlProblems("S/Shop", tc.ttl, TTLAttribute)
-			wantProblem(t, problems, tc.problem)
-			wantWarning(t, warnings, WarnTableTTL, tc.warning)
 		})
 	}
 }

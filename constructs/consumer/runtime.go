@@ -7,6 +7,8 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/family"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 )
 
@@ -63,8 +65,6 @@ var constructDefaults = map[string]struct {
 	why string
 	def func(*settings) any
 }{
-	"Timeout": {"the construct's function times out after 30s; a handler deployed by other means assumes Lambda's longest",
-		func(*settings) any { return defaultTimeout }},
 	"BatchConcurrency": {"the whole batch of the event source at once, up to contract.DefaultMaxConcurrency (the batch size is the construct's)",
 		func(s *settings) any { return contract.DefaultConcurrency(s.batchSize) }},
 }
@@ -72,11 +72,15 @@ var constructDefaults = map[string]struct {
 // directProps are the props that the construct reads into the runtime
 // settings, by the setting: each entry of contract.Fields whose Prop is a
 // field of IdempotentConsumerProps of a plain kind (propKinds) that reads
-// into the Settings field's type, but explicitSettings.
+// into the Settings field's type, but explicitSettings and the shared
+// props, which the family's core reads (sharedSetting).
 var directProps = func() map[string]reflect.StructField {
 	props, runtime := reflect.TypeFor[IdempotentConsumerProps](), reflect.TypeFor[contract.Settings]()
 	out := map[string]reflect.StructField{}
 	for _, f := range contract.Fields() {
+		if sharedSetting(f) {
+			continue
+		}
 		prop, ok := props.FieldByName(f.Prop)
 		setting, _ := runtime.FieldByName(f.Setting)
 		if _, explicit := explicitSettings[f.Setting]; ok && !explicit && propKinds[prop.Type] == setting.Type {
@@ -85,6 +89,14 @@ var directProps = func() map[string]reflect.StructField {
 	}
 	return out
 }()
+
+// sharedSetting says the setting of f is set by a shared prop
+// (core.Props), which the family's core reads for every construct
+// (family.Resolve), or by the core itself (the table's design).
+func sharedSetting(f contract.Field) bool {
+	_, ok := reflect.TypeFor[core.Props]().FieldByName(f.Prop)
+	return ok
+}
 
 // propKinds are the plain kinds of props, each with the Go type of the
 // setting it reads into.
@@ -120,9 +132,9 @@ func (p *IdempotentConsumerProps) runtimeValue(f contract.Field, s *settings, rd
 func readProp(name string, v any, rd *propReader) (any, bool) {
 	switch v := v.(type) {
 	case awscdk.Duration:
-		return rd.readDuration(name, v)
+		return rd.ReadDuration(name, v)
 	case *float64:
-		return rd.readCount(name, v)
+		return rd.ReadCount(name, v)
 	case *string:
 		if v != nil {
 			return *v, true
@@ -131,7 +143,7 @@ func readProp(name string, v any, rd *propReader) (any, bool) {
 		if v != nil && len(*v) > 0 {
 			out := make([]string, len(*v))
 			for i, s := range *v {
-				out[i] = stringOr(s, "")
+				out[i] = family.Str(s, "")
 			}
 			return out, true
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 )
 
 // TestTheRulesNeverWriteTheSettings: compute computes, the rules only read.
@@ -32,21 +33,23 @@ func TestTheRulesNeverWriteTheSettings(t *testing.T) {
 		})
 		imported := awssqs.Queue_FromQueueArn(stack, jsii.String("Imported"), jsii.String("arn:aws:sqs:eu-west-1:123456789012:q"))
 		for name, p := range map[string]*IdempotentConsumerProps{
-			"created":  {Entry: jsii.String("e"), VisibilityTimeout: awscdk.Duration_Seconds(jsii.Number(10))},
-			"app":      {Entry: jsii.String("e"), Queue: own, MaxReceiveCount: jsii.Number(7), VisibilityTimeout: awscdk.Duration_Minutes(jsii.Number(9))},
-			"imported": {Entry: jsii.String("e"), Queue: imported},
-			"fifo":     {Entry: jsii.String("e"), FifoTopic: jsii.Bool(true), BatchSize: jsii.Number(50)},
+			"created":  {Props: core.Props{Entry: jsii.String("e")}, VisibilityTimeout: awscdk.Duration_Seconds(jsii.Number(10))},
+			"app":      {Props: core.Props{Entry: jsii.String("e")}, Queue: own, MaxReceiveCount: jsii.Number(7), VisibilityTimeout: awscdk.Duration_Minutes(jsii.Number(9))},
+			"imported": {Props: core.Props{Entry: jsii.String("e")}, Queue: imported},
+			"fifo":     {Props: core.Props{Entry: jsii.String("e")}, FifoTopic: jsii.Bool(true), BatchSize: jsii.Number(50)},
 			// What refusals.go judges: a layer and a table imported, the
 			// retentions, TransactionalTables.
-			"refusals": {Entry: jsii.String("e"), LogLevel: awslambda.ApplicationLogLevel("VERBOSE"),
-				QueueProps:           &awssqs.QueueProps{RetentionPeriod: awscdk.Duration_Minutes(jsii.Number(10))},
-				DeadLetterQueueProps: &awssqs.QueueProps{RetentionPeriod: awscdk.Duration_Minutes(jsii.Number(5))},
-				Layers:               &[]awslambda.ILayerVersion{awslambda.LayerVersion_FromLayerVersionArn(stack, jsii.String("Layer"), jsii.String("arn:aws:lambda:eu-west-1:123456789012:layer:l:1"))},
-				Table:                awsdynamodb.Table_FromTableName(stack, jsii.String("Shared"), jsii.String("shared")), Namespace: jsii.String("n"),
+			"refusals": {Props: core.Props{Entry: jsii.String("e"), LogLevel: awslambda.ApplicationLogLevel("VERBOSE"),
+				Layers: &[]awslambda.ILayerVersion{awslambda.LayerVersion_FromLayerVersionArn(stack, jsii.String("Layer"), jsii.String("arn:aws:lambda:eu-west-1:123456789012:layer:l:1"))},
+				Table:  awsdynamodb.Table_FromTableName(stack, jsii.String("Shared"), jsii.String("shared")), Namespace: jsii.String("n"),
 				TransactionalTables: &[]awsdynamodb.ITable{nil, awsdynamodb.Table_FromTableName(stack, jsii.String("Stock"), jsii.String("stock"))}},
+				QueueProps:           &awssqs.QueueProps{RetentionPeriod: awscdk.Duration_Minutes(jsii.Number(10))},
+				DeadLetterQueueProps: &awssqs.QueueProps{RetentionPeriod: awscdk.Duration_Minutes(jsii.Number(5))}},
 		} {
 			s, _ := p.compute("C")
 			before := *s
+			shared := *s.Settings // the family's settings, behind a pointer
+			before.Settings = &shared
 			if len(p.problems(s)) == 0 {
 				t.Errorf("%s: no problems; the case is meant to break rules", name)
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/family"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 )
 
@@ -131,9 +132,9 @@ func (p *IdempotentConsumerProps) computeSource(rd *propReader) source {
 	switch src.kind {
 	case sourceEventBus:
 		src.eventPattern, src.eventBus = p.EventPattern, p.EventBus
-		src.retryAttempts = rd.count("EventRetryAttempts", p.EventRetryAttempts, defaultEventRetryAttempts)
-		src.maxEventAge = rd.duration("EventMaxAge", p.EventMaxAge, defaultEventMaxAge)
-		src.messageGroupID = stringOr(p.EventMessageGroupId, "")
+		src.retryAttempts = rd.Count("EventRetryAttempts", p.EventRetryAttempts, defaultEventRetryAttempts)
+		src.maxEventAge = rd.Duration("EventMaxAge", p.EventMaxAge, defaultEventMaxAge)
+		src.messageGroupID = family.Str(p.EventMessageGroupId, "")
 	case sourceBucket:
 		src.bucket = p.Bucket
 		src.bucketEvents = []awss3.EventType{awss3.EventType_OBJECT_CREATED}
@@ -382,7 +383,7 @@ func sourceWarnings(s *settings) []synthWarning {
 	if kind == sourceBucket {
 		from = "the bucket (aws:SourceArn) of its account (aws:SourceAccount)"
 	}
-	return []synthWarning{{WarnSourcePolicyUnwritable, fmt.Sprintf("%s: it must already let %s send (sqs:SendMessage from %s) and, for a customer-managed key, use the key (kms:GenerateDataKey*, kms:Decrypt); otherwise every delivery fails.", what, servicePrincipal(kind), from)}}
+	return []synthWarning{{ID: WarnSourcePolicyUnwritable, Message: fmt.Sprintf("%s: it must already let %s send (sqs:SendMessage from %s) and, for a customer-managed key, use the key (kms:GenerateDataKey*, kms:Decrypt); otherwise every delivery fails.", what, servicePrincipal(kind), from)}}
 }
 
 // isAppQueue says whether q is a queue of the app.

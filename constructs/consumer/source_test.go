@@ -19,6 +19,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/consumer"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 )
 
@@ -566,7 +567,8 @@ func TestBucketNotificationsThatOverlapAnotherConsumersAreRefused(t *testing.T) 
 		bucket := awss3.Bucket_FromBucketName(stack, jsii.String("B"), jsii.String("uploads"))
 		for i, prefix := range []string{"invoices/", "invoices/2026/"} {
 			consumer.NewIdempotentConsumer(stack, jsii.String(fmt.Sprintf("C%d", i)), &consumer.IdempotentConsumerProps{
-				Entry: jsii.String(handlerDir), Bucket: bucket,
+				Props:         core.Props{Entry: jsii.String(handlerDir)},
+				Bucket:        bucket,
 				BucketFilters: &[]*awss3.NotificationKeyFilter{{Prefix: jsii.String(prefix)}},
 			})
 		}
@@ -581,7 +583,7 @@ func TestBucketNotificationsThatOverlapAnotherConsumersAreRefused(t *testing.T) 
 		}
 		stack := awscdk.NewStack(app, jsii.String("S"), &awscdk.StackProps{Env: &awscdk.Environment{Account: jsii.String("123456789012"), Region: jsii.String("eu-west-1")}})
 		bucket := awss3.Bucket_FromBucketAttributes(stack, jsii.String("B"), &awss3.BucketAttributes{BucketName: jsii.String("uploads"), Region: jsii.String("us-east-1")})
-		consumer.NewIdempotentConsumer(stack, jsii.String("C"), &consumer.IdempotentConsumerProps{Entry: jsii.String(handlerDir), Bucket: bucket})
+		consumer.NewIdempotentConsumer(stack, jsii.String("C"), &consumer.IdempotentConsumerProps{Props: core.Props{Entry: jsii.String(handlerDir)}, Bucket: bucket})
 	})
 	if !panicked || !strings.Contains(msg, "Bucket is in Region us-east-1 and the consumer's queue in eu-west-1") {
 		t.Errorf("a bucket of another Region: %q, want it refused", msg)
@@ -597,7 +599,8 @@ func TestSourcePolicyUnwritableWarns(t *testing.T) {
 	}
 	stack := awscdk.NewStack(app, jsii.String("S"), nil)
 	consumer.NewIdempotentConsumer(stack, jsii.String("C"), &consumer.IdempotentConsumerProps{
-		Entry: jsii.String(handlerDir), EventPattern: &awsevents.EventPattern{Source: jsii.Strings("orders")},
+		Props:             core.Props{Entry: jsii.String(handlerDir)},
+		EventPattern:      &awsevents.EventPattern{Source: jsii.Strings("orders")},
 		Queue:             awssqs.Queue_FromQueueArn(stack, jsii.String("Q"), jsii.String("arn:aws:sqs:eu-west-1:123456789012:q")),
 		DeadLetterQueue:   awssqs.Queue_FromQueueArn(stack, jsii.String("D"), jsii.String("arn:aws:sqs:eu-west-1:123456789012:d")),
 		VisibilityTimeout: awscdk.Duration_Minutes(jsii.Number(3)),

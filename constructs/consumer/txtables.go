@@ -3,7 +3,6 @@ package consumer
 import (
 	"fmt"
 
-	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/jsii-runtime-go"
 )
 
@@ -16,20 +15,6 @@ import (
 // writes with no table declared is refused at synth: in AWS every one of
 // its writes would be denied. Whether it makes them is read from its
 // bootstrap (bundle.LinksTransactions), after bundling.
-
-// txTableProblems checks TransactionalTables: no nil entries.
-func txTableProblems(tables *[]awsdynamodb.ITable) []string {
-	if tables == nil {
-		return nil
-	}
-	var problems []string
-	for i, t := range *tables {
-		if t == nil {
-			problems = append(problems, fmt.Sprintf("TransactionalTables[%d] is nil; remove it, or give the table the transactional effect writes", i))
-		}
-	}
-	return problems
-}
 
 // undeclaredTxProblem is the rule that a handler which makes transactional
 // writes declares the tables they write (linked: its bootstrap links a

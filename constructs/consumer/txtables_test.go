@@ -15,6 +15,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/consumer"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 )
 
@@ -118,7 +119,7 @@ func synthTx(t *testing.T, name string, build func(stack awscdk.Stack, props *co
 			panic(err)
 		}
 		stack = awscdk.NewStack(app, jsii.String("S"), nil)
-		props := &consumer.IdempotentConsumerProps{Entry: jsii.String(entry)}
+		props := &consumer.IdempotentConsumerProps{Props: core.Props{Entry: jsii.String(entry)}}
 		after := build(stack, props)
 		c = consumer.NewIdempotentConsumer(stack, jsii.String("ReserveStock"), props)
 		if after != nil {
@@ -219,7 +220,7 @@ func TestTransactionalTablesAreGrantedAndNamed(t *testing.T) {
 				// Another consumer of the table, made after, declares it
 				// with GrantTransactionalWrites.
 				email = consumer.NewIdempotentConsumer(stack, jsii.String("EmailCustomer"), &consumer.IdempotentConsumerProps{
-					Entry: props.Entry, Table: shared, Namespace: jsii.String("email"),
+					Props: core.Props{Entry: props.Entry, Table: shared, Namespace: jsii.String("email")},
 				})
 				consumer.GrantTransactionalWrites(shared, email)
 			}
@@ -277,7 +278,7 @@ func TestATableTheConstructCreatesIsClaimedToo(t *testing.T) {
 	tpl, stack, c, msg := synthTx(t, "TxCreated", func(stack awscdk.Stack, props *consumer.IdempotentConsumerProps) func(consumer.IdempotentConsumer) {
 		props.TransactionalTables = &[]awsdynamodb.ITable{stockTable(stack, "Stock")}
 		return func(c consumer.IdempotentConsumer) {
-			other = consumer.NewIdempotentConsumer(stack, jsii.String("Audit"), &consumer.IdempotentConsumerProps{Entry: props.Entry})
+			other = consumer.NewIdempotentConsumer(stack, jsii.String("Audit"), &consumer.IdempotentConsumerProps{Props: core.Props{Entry: props.Entry}})
 			consumer.GrantTransactionalWrites(c.Table(), other)
 		}
 	})

@@ -2,27 +2,13 @@ package consumer
 
 import (
 	"fmt"
-	"sort"
-	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 
-	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/table"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/family"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 )
-
-// contractProp returns the prop that sets the variable name of the runtime
-// contract (contract.Fields), for the message that refuses it in
-// Environment, and whether name is one.
-func contractProp(name string) (string, bool) {
-	if name == contract.VersionVar {
-		return "the construct itself", true
-	}
-	f, ok := contract.FieldOf(name)
-	return f.Prop, ok
-}
 
 // Validate reports every problem of the props for a consumer with the given
 // construct id, in one error, or nil. NewIdempotentConsumer calls it and
@@ -50,84 +36,31 @@ func (p *IdempotentConsumerProps) resolve(id *string) (*settings, error) {
 		p = &IdempotentConsumerProps{}
 	}
 	s, problems := p.compute(name)
-	problems = append(problems, p.problems(s)...)
-	if len(problems) > 0 {
-		return nil, fmt.Errorf("IdempotentConsumer %q: invalid props:\n  - %s", name, strings.Join(problems, "\n  - "))
+	if err := family.Fail(familyKind, name, append(problems, p.problems(s)...)); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
 
-// problems are every rule the props and their settings break, in the order
+// problems are every rule the props and their settings break: the
+// family's shared rules (family.Rules: the table and its design, the
+// function, the runtime contract), then the consumer's own, in the order
 // the refusal lists them. Each rule is pure: it reads the props and the
 // settings and writes neither.
 func (p *IdempotentConsumerProps) problems(s *settings) []string {
-	var problems []string
-	bad := func(format string, args ...any) {
-		problems = append(problems, fmt.Sprintf(format, args...))
-	}
-	r := s.runtime
-
+	problems := s.Problems()
 	problems = append(problems, p.sourceProblems(s)...) // source.go
 	problems = append(problems, p.fifoProblems(s)...)
-	if p.Entry == nil || strings.TrimSpace(*p.Entry) == "" {
-		bad("Entry is required: set it to the directory of the handler's main package, for example jsii.String(\"app/cmd/charge\")")
-	}
 	problems = append(problems, p.queueProblems(s)...)
-	problems = append(problems, p.functionProblems(s)...)
-	if !isInt(s.memorySize) || s.memorySize < 128 || s.memorySize > 10240 {
-		bad("MemorySize %v is out of range; give a whole number of MiB from 128 to 10240 (default %d)", s.memorySize, defaultMemorySize)
-	}
 	problems = append(problems, p.eventSourceProblems(s)...)
-	if p.Table != nil {
-		if p.Namespace == nil {
-			bad("Table is given (shared-table mode), so Namespace is required: the default, the construct id in lower case, is the same for a consumer of that id in another stack, and two consumers with one namespace on one table suppress each other's facts; set Namespace to a name that is this consumer's alone")
-		}
-		problems = append(problems, table.Problems(p.Table, p.AcceptSingleRegionGuarantee != nil && *p.AcceptSingleRegionGuarantee)...)
-	}
-	problems = append(problems, p.designProblems(s)...) // design.go
+	r := s.Runtime
 	if topicMax := s.topicMaxBytes; s.topicMaxKnown && topicMax > float64(r.MaxMessageBytes) {
-		bad("Topic accepts messages of up to %s bytes (its MaximumMessageSize), more than MaxMessageBytes %d: a message in between would be published and then refused by the handler on every delivery, until the dead-letter queue takes it; set MaxMessageBytes to %s, or lower the topic's MaximumMessageSize", formatNumber(topicMax), r.MaxMessageBytes, formatNumber(topicMax))
+		problems = append(problems, fmt.Sprintf("Topic accepts messages of up to %s bytes (its MaximumMessageSize), more than MaxMessageBytes %d: a message in between would be published and then refused by the handler on every delivery, until the dead-letter queue takes it; set MaxMessageBytes to %s, or lower the topic's MaximumMessageSize", formatNumber(topicMax), r.MaxMessageBytes, formatNumber(topicMax)))
 	}
 	if s.oldestMessageAge <= 0 {
-		bad("OldestMessageAlarmThreshold %s must be positive (default %s)", contract.Format(s.oldestMessageAge), contract.Format(defaultOldestMessageAge))
+		problems = append(problems, fmt.Sprintf("OldestMessageAlarmThreshold %s must be positive (default %s)", contract.Format(s.oldestMessageAge), contract.Format(defaultOldestMessageAge)))
 	}
-	if p.Environment != nil {
-		var refused []string
-		for k := range *p.Environment {
-			if _, ok := contractProp(k); ok {
-				refused = append(refused, k)
-			}
-		}
-		sort.Strings(refused)
-		for _, k := range refused {
-			prop, _ := contractProp(k)
-			bad("Environment sets %s, a variable of the runtime contract that the construct sets itself; remove it from Environment and use %s instead", k, prop)
-		}
-	}
-	checked := r
-	if p.Namespace == nil && r.Namespace == "" {
-		if p.Table == nil { // with a Table, the rule above says to set Namespace
-			bad("the construct id %q gives no namespace: the default Namespace is the id in lower case without the characters a namespace cannot hold ('#', '*', '?', control characters), and none is left; set Namespace to a short name (for example \"orders\")", s.id)
-		}
-		checked.Namespace = "said-above" // the contract's other rules still apply
-	}
-	problems = append(problems, checked.Problems()...)
-	problems = append(problems, p.refusalProblems(s)...) // refusals.go, txtables.go
-	return problems
-}
-
-// defaultNamespace is the Namespace of a consumer that sets none: its
-// construct id in lower case, without the characters the contract refuses
-// in a namespace (idempotency.NamespaceAllows), so that an id like
-// "Reserve*Stock" gives "reservestock" rather than a refusal of a Namespace
-// the user never set. It may be empty (an id of such characters alone).
-func defaultNamespace(id string) string {
-	return strings.Map(func(r rune) rune {
-		if !idempotency.NamespaceAllows(r) {
-			return -1
-		}
-		return r
-	}, strings.ToLower(id))
+	return append(problems, p.refusalProblems(s)...) // refusals.go
 }
 
 // eventSourceProblems checks the event source's batches, window and
@@ -149,8 +82,8 @@ func (p *IdempotentConsumerProps) eventSourceProblems(s *settings) []string {
 		}
 	} else if w, ok := concreteDuration(p.MaxBatchingWindow); !ok {
 		bad("MaxBatchingWindow is a token that CDK resolves only at deployment; give a concrete duration such as awscdk.Duration_Seconds(jsii.Number(5))")
-	} else if w > maxBatchingWindow {
-		bad("MaxBatchingWindow %s is above the SQS event source's maximum of %s; give at most %s", contract.Format(w), contract.Format(maxBatchingWindow), contract.Format(maxBatchingWindow))
+	} else if w > family.MaxBatchingWindow {
+		bad("MaxBatchingWindow %s is above the SQS event source's maximum of %s; give at most %s", contract.Format(w), contract.Format(family.MaxBatchingWindow), contract.Format(family.MaxBatchingWindow))
 	}
 	if p.MaxConcurrency != nil {
 		if mc := *p.MaxConcurrency; !isInt(mc) || mc < 2 || mc > 1000 {
@@ -159,9 +92,6 @@ func (p *IdempotentConsumerProps) eventSourceProblems(s *settings) []string {
 	}
 	if p.ReservedConcurrentExecutions != nil {
 		rc := *p.ReservedConcurrentExecutions
-		if !isInt(rc) || rc < 0 {
-			bad("ReservedConcurrentExecutions %v is out of range; give a whole number of at least 0, or leave it nil for none", rc)
-		}
 		if p.MaxConcurrency != nil && rc < *p.MaxConcurrency {
 			bad("ReservedConcurrentExecutions %v is below MaxConcurrency %v, so the event source would start invocations that are throttled (and their messages would count receives towards the dead-letter queue); give ReservedConcurrentExecutions at least %v, or lower MaxConcurrency", rc, *p.MaxConcurrency, *p.MaxConcurrency)
 		}

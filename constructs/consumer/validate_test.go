@@ -10,6 +10,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/consumer"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 )
 
@@ -120,7 +121,7 @@ func TestTheDefaultNamespaceDropsWhatTheContractRefuses(t *testing.T) {
 		}
 	}
 	// A Namespace set is the user's: refused as given.
-	err := (&consumer.IdempotentConsumerProps{Entry: jsii.String(handlerDir), Namespace: jsii.String("a*b")}).Validate(jsii.String("C"))
+	err := (&consumer.IdempotentConsumerProps{Props: core.Props{Entry: jsii.String(handlerDir), Namespace: jsii.String("a*b")}}).Validate(jsii.String("C"))
 	if err == nil || !strings.Contains(err.Error(), `Namespace "a*b" contains '*' or '?'`) {
 		t.Errorf("Namespace a*b: %v; want the contract's refusal", err)
 	}

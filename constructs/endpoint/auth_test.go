@@ -7,6 +7,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/endpoint"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 )
@@ -114,9 +115,9 @@ func TestSignatureAlarmOnlyWithWebhook(t *testing.T) {
 		props endpoint.IdempotentEndpointProps
 		want  bool
 	}{
-		{"webhook", endpoint.IdempotentEndpointProps{Webhook: jsii.String("stripe"), Dashboard: jsii.Bool(true)}, true},
+		{"webhook", endpoint.IdempotentEndpointProps{Props: core.Props{Dashboard: jsii.Bool(true)}, Webhook: jsii.String("stripe")}, true},
 		{"webhook on a route", endpoint.IdempotentEndpointProps{Webhook: jsii.String("stripe"), Route: jsii.String("/hooks")}, true},
-		{"IAM function URL", endpoint.IdempotentEndpointProps{Dashboard: jsii.Bool(true)}, false},
+		{"IAM function URL", endpoint.IdempotentEndpointProps{Props: core.Props{Dashboard: jsii.Bool(true)}}, false},
 		{"IAM route", endpoint.IdempotentEndpointProps{Route: jsii.String("/charges")}, false},
 		{"JWT route", endpoint.IdempotentEndpointProps{Route: jsii.String("/charges"), JwtIssuer: jsii.String("https://issuer.example.com"), JwtAudience: jsii.Strings("a")}, false},
 	} {

@@ -7,13 +7,11 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/interfaces/interfacesawscloudwatch"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/monitor"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
-
-// IDDashboard is the construct id of the dashboard (Dashboard).
-const IDDashboard = "Dashboard"
 
 // Widgets returns the endpoint's dashboard, row by row (24 units wide), for
 // the construct's own (Dashboard) or a dashboard of the app's. Each call
@@ -64,5 +62,5 @@ func (e *idempotentEndpoint) addDashboard() {
 	for _, row := range e.Widgets() {
 		rows = append(rows, &row)
 	}
-	awscloudwatch.NewDashboard(e, jsii.String(IDDashboard), &awscloudwatch.DashboardProps{Widgets: &rows})
+	awscloudwatch.NewDashboard(e, jsii.String(core.IDDashboard), &awscloudwatch.DashboardProps{Widgets: &rows})
 }

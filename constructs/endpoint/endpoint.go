@@ -20,8 +20,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
-	"unicode"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
@@ -36,24 +34,18 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/bundle"
-	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/function"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/family"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/monitor"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/nag"
-	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/table"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
 // Construct ids of what the endpoint creates: a public contract (renaming
 // one replaces the resource).
 const (
-	IDTable       = "Table"
-	IDLogGroup    = "LogGroup"
-	IDRole        = "Role"
 	IDFunction    = "Handler"
-	IDKeySecret   = "KeySecret"
 	IDFunctionURL = "Url"
 	IDHttpApi     = "Api"
 	IDStage       = "Stage"
@@ -64,15 +56,10 @@ const (
 	IDServerErrorsAlarm = "ServerErrorsAlarm"
 	IDSignatureAlarm    = "SignatureFailuresAlarm"
 	IDInProgressAlarm   = "InProgressAlarm"
-	IDErrorsAlarm       = "ErrorsAlarm"
-	IDThrottlesAlarm    = "ThrottlesAlarm"
 )
 
 // Defaults of the props.
 const (
-	DefaultTimeout             = 10 * time.Second
-	DefaultMemorySize          = 256
-	DefaultReservedConcurrency = 10
 	// DefaultSignatureFailures is the signature failures in five minutes
 	// above which SignatureFailuresAlarm fires.
 	DefaultSignatureFailures = 10
@@ -87,17 +74,19 @@ const (
 
 // IdempotentEndpointProps configure an IdempotentEndpoint.
 type IdempotentEndpointProps struct {
-	// Entry is the directory of the handler's main package, which calls
-	// endpoint.Start. Required.
-	Entry *string
-	// EntryRoot resolves a relative Entry. Default: the root of the Go
-	// module of the working directory.
-	EntryRoot *string
-	// Table is a shared idempotency table. Default: a new table, retained.
-	Table awsdynamodb.ITable
-	// Namespace prefixes every key. Default: the construct id, lowercased,
-	// without the characters a namespace refuses. Required with Table.
-	Namespace *string
+	// Props are the settings every construct of the family shares (see
+	// core.Props): Entry (its main calls endpoint.Start), the table and
+	// its design (the handler gets the key schema's variables as every
+	// construct's does), Namespace, Window (with Webhook at least the
+	// provider's redelivery period, contract.RetryPeriod: a shorter one is
+	// refused, since a late delivery of a completed event would run again),
+	// the function (ReservedConcurrentExecutions bounds it, and so the URL:
+	// Lambda answers 429 beyond it, and beyond 10 requests a second for
+	// each unit, its invoke rate quota; a webhook's forged requests share
+	// both: the verifier refuses them before any store request, in tens of
+	// microseconds, but each is an invocation: DESIGN.md, "A webhook under
+	// an unsigned flood"), its logs and alarms.
+	core.Props
 	// Webhook is the provider whose signature every request must carry:
 	// "stripe", "github", "shopify", "standard-webhooks" (Svix and the
 	// senders of the Standard Webhooks scheme) or "slack"
@@ -131,14 +120,6 @@ type IdempotentEndpointProps struct {
 	HashHeaders *[]*string
 	// MaxRequestBytes bounds a request's body. Default: 1 MiB.
 	MaxRequestBytes *float64
-	// Window is the business window, the expiry policy published in
-	// Idempotency-Window. With Webhook it must outlast the provider's
-	// redelivery period (contract.RetryPeriod), or a late delivery of a
-	// completed event would run again: a shorter one is refused. Default:
-	// 24 hours, or the provider's period when longer
-	// (contract.ProviderWindow: 72 hours for Stripe and GitHub, 27h35m5s
-	// for Standard Webhooks).
-	Window awscdk.Duration
 	// Route, when set, serves the endpoint on an API Gateway HTTP API route
 	// (POST <Route>, payload format 2.0) instead of a function URL: IAM
 	// authorization (a JWT authorizer with JwtIssuer) unless Webhook, the
@@ -161,39 +142,6 @@ type IdempotentEndpointProps struct {
 	// ThrottlingRateLimit and ThrottlingBurstLimit throttle the HTTP API's
 	// stage (with Route). Default: DefaultRateLimit, DefaultBurstLimit.
 	ThrottlingRateLimit, ThrottlingBurstLimit *float64
-	// Environment is the handler's own variables (a downstream API's URL);
-	// the runtime contract's variables are the construct's and refused
-	// here. Default: none.
-	Environment *map[string]*string
-	// Timeout is the function's. Default: DefaultTimeout (10 s).
-	Timeout awscdk.Duration
-	// MemorySize in MiB. Default: DefaultMemorySize.
-	MemorySize *float64
-	// ReservedConcurrentExecutions bounds the function, and so the URL:
-	// Lambda answers 429 beyond it, and beyond 10 requests a second for
-	// each unit (its invoke rate quota; a function URL has no other
-	// throttle). A webhook's forged requests share both: the verifier
-	// refuses them before any store request, in tens of microseconds, but
-	// each is an invocation (DESIGN.md, "A webhook under an unsigned
-	// flood", measured by make flood). Default: DefaultReservedConcurrency.
-	ReservedConcurrentExecutions *float64
-	// Architecture is the function's. Default: arm64.
-	Architecture awslambda.Architecture
-	// HashKeys stores keys as keyed hashes (see the consumer's HashKeys).
-	// Default: false.
-	HashKeys *bool
-	// MetricsNamespace is the handler's CloudWatch namespace. Default:
-	// IdempotentConsumer.
-	MetricsNamespace *string
-	// RemovalPolicy of the table it creates. Default: RETAIN.
-	RemovalPolicy awscdk.RemovalPolicy
-	// LogRetention of the function's logs. Default: one month.
-	LogRetention awslogs.RetentionDays
-	// Dashboard creates a CloudWatch dashboard of the endpoint (Widgets).
-	// Default: false.
-	Dashboard *bool
-	// AlarmAction is notified by every alarm. Default: none.
-	AlarmAction awscloudwatch.IAlarmAction
 	// SignatureFailures is the threshold of SignatureFailuresAlarm, with
 	// Webhook (refused without it: there is no such alarm). Default:
 	// DefaultSignatureFailures.
@@ -293,26 +241,27 @@ func (e *idempotentEndpoint) GrantInvokeUrl(grantee awsiam.IGrantable) awsiam.Gr
 	return e.url.GrantInvokeUrl(grantee)
 }
 
+// kind is the endpoint, to the family's core.
+var kind = family.Kind{
+	Name:                "IdempotentEndpoint",
+	Noun:                "idempotent endpoint",
+	FunctionID:          IDFunction,
+	Timeout:             core.DefaultEndpointTimeout,
+	ReservedConcurrency: core.DefaultEndpointReservedConcurrency,
+	ReservedMin:         1,
+	ReservedWhy:         " (default 10): it is the URL's throttle, and 0 would stop the endpoint",
+}
+
 // settings are the props resolved: every default applied once.
 type settings struct {
-	id, entry, entryRoot    string
-	runtime                 contract.Settings
-	table                   awsdynamodb.ITable
+	*family.Settings
+	p                       *IdempotentEndpointProps
 	secret                  awssecretsmanager.ISecret
-	memorySize, reserved    float64
-	architecture            awslambda.Architecture
-	goarch                  string
-	hashKeys                bool
-	removal                 awscdk.RemovalPolicy
-	logRetention            awslogs.RetentionDays
-	action                  awscloudwatch.IAlarmAction
 	signatureFail, inFlight float64
-	dashboard               bool
 	route                   string
 	jwtIssuer               string
 	jwtAudience             []string
 	rate, burst             float64
-	environment             map[string]*string
 }
 
 // secretPlaceholder stands for the secret's ARN while the settings are
@@ -321,187 +270,145 @@ const secretPlaceholder = "arn:aws:secretsmanager:region:account:secret:(the web
 
 // resolve computes the settings and checks them: every problem at once,
 // each naming the construct, the value, the rule and the fix.
-func (p *IdempotentEndpointProps) resolve(id string) (settings, error) {
-	var problems []string
-	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
-	s := settings{id: id, table: p.Table, secret: p.WebhookSecret, action: p.AlarmAction}
-	dur := func(name string, d awscdk.Duration, def time.Duration) time.Duration {
-		if d == nil {
-			return def
-		}
-		if *awscdk.Token_IsUnresolved(d) {
-			bad("%s is a token that CDK resolves only at deployment; the construct checks it and writes it into the function's environment: give a literal duration", name)
-			return def
-		}
-		return time.Duration(*d.ToMilliseconds(nil)) * time.Millisecond
-	}
-	s.entry, s.entryRoot = str(p.Entry), str(p.EntryRoot)
-	if s.entry == "" {
-		bad("Entry is empty; give the directory of the handler's main package (one that calls endpoint.Start)")
-	}
-	timeout := dur("Timeout", p.Timeout, DefaultTimeout)
-	r := contract.Defaults(timeout)
-	r.Source = contract.SourceHTTP
-	r.Table = "(the idempotency table)"
-	r.Consumer = id
-	r.Window = dur("Window", p.Window, contract.ProviderWindow(str(p.Webhook)))
-	r.Namespace = str(p.Namespace)
-	if r.Namespace == "" {
-		if p.Table != nil {
-			bad("Namespace is empty with a shared Table; give one, unique among the consumers of the table")
-		}
-		r.Namespace = strings.Map(func(c rune) rune {
-			if !idempotency.NamespaceAllows(c) {
-				return -1
-			}
-			return unicode.ToLower(c)
-		}, id)
-	}
-	r.WebhookProvider, r.ClientAttribute = str(p.Webhook), str(p.ClientAttribute)
-	s.route = str(p.Route)
-	p.resolveAuth(&s, &r, bad)
-	if v := list(p.ReplayHeaders); v != nil {
-		r.ReplayHeaders = v
-	}
-	r.HashHeaders = list(p.HashHeaders)
-	r.MaxRequestBytes = int(num(p.MaxRequestBytes, float64(r.MaxRequestBytes)))
-	if v := str(p.MetricsNamespace); v != "" {
-		r.MetricsNamespace = v
-	}
-	switch {
-	case r.WebhookProvider != "" && p.WebhookSecret == nil:
-		bad("Webhook %q needs WebhookSecret, the Secrets Manager secret that holds its signing secret; give one (the function reads it at init)", r.WebhookProvider)
-	case r.WebhookProvider == "" && p.WebhookSecret != nil:
-		bad("WebhookSecret is given without Webhook; name the provider (%s), or leave the secret out", strings.Join(contract.Providers, ", "))
-	}
-	if p.WebhookSecret != nil {
-		r.WebhookSecret = secretPlaceholder
-	}
-	s.memorySize = num(p.MemorySize, DefaultMemorySize)
-	if s.memorySize < 128 || s.memorySize > 10240 || s.memorySize != float64(int(s.memorySize)) {
-		bad("MemorySize %v is out of range; give a whole number of MiB from 128 to 10240 (default %d)", s.memorySize, DefaultMemorySize)
-	}
-	s.reserved = num(p.ReservedConcurrentExecutions, DefaultReservedConcurrency)
-	if s.reserved < 1 || s.reserved != float64(int(s.reserved)) {
-		bad("ReservedConcurrentExecutions %v would stop the endpoint (0) or is not whole; give at least 1 (default %d): it is the URL's throttle", s.reserved, DefaultReservedConcurrency)
-	}
-	s.architecture = p.Architecture
-	if s.architecture == nil {
-		s.architecture = awslambda.Architecture_ARM_64()
-	}
-	var ok bool
-	if s.goarch, ok = bundle.Goarch(*s.architecture.Name()); !ok {
-		bad("Architecture %s is not one the construct builds for; give arm64 or x86_64", *s.architecture.Name())
-	}
-	s.hashKeys = p.HashKeys != nil && *p.HashKeys
-	s.dashboard = p.Dashboard != nil && *p.Dashboard
-	if s.hashKeys {
-		r.KeySecret = strings.Repeat("k", 64) // stands for the secret the builder makes
-	}
-	if p.Environment != nil {
-		s.environment = *p.Environment
-		names := contract.Names()
-		for k := range s.environment {
-			if slices.Contains(names, k) {
-				bad("Environment sets %s, a variable of the runtime contract that the construct writes from its props; remove it and set the prop instead", k)
-			}
-		}
-	}
-	p.resolveLimits(&s, r.WebhookProvider, bad)
-	problems = append(problems, r.Problems()...)
-	if p.Table != nil {
-		problems = append(problems, table.Problems(p.Table, false)...)
-	}
-	s.removal = p.RemovalPolicy
-	if s.removal == "" {
-		s.removal = awscdk.RemovalPolicy_RETAIN
-	}
-	s.logRetention = p.LogRetention
-	if s.logRetention == "" {
-		s.logRetention = awslogs.RetentionDays_ONE_MONTH
-	}
-	s.runtime = r
-	if len(problems) > 0 {
-		slices.Sort(problems)
-		return s, fmt.Errorf("IdempotentEndpoint %q:\n  - %s", id, strings.Join(slices.Compact(problems), "\n  - "))
+func (p *IdempotentEndpointProps) resolve(id string) (*settings, error) {
+	s := p.compute(id)
+	own, _ := family.Evaluate(s, rules)
+	if err := family.Fail(kind, id, append(s.Problems(), own...)); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
 
-// resolveAuth reads the props of the route's JWT authorizer and the client
-// attribute's default by the endpoint's auth (the IAM identity, the
-// token's subject, or none for a webhook), and their rules.
-func (p *IdempotentEndpointProps) resolveAuth(s *settings, r *contract.Settings, bad func(string, ...any)) {
-	s.jwtIssuer, s.jwtAudience = str(p.JwtIssuer), list(p.JwtAudience)
-	jwt := s.jwtIssuer != ""
+// compute applies the defaults: the shared props by the family's core,
+// the endpoint's own over them.
+func (p *IdempotentEndpointProps) compute(id string) *settings {
+	s := &settings{p: p, secret: p.WebhookSecret, route: family.Str(p.Route, "")}
+	s.Settings = family.Resolve(kind, id, &p.Props, func(f contract.Field) (any, bool) {
+		v, ok := p.runtimeValues()[f.Var]
+		return v, ok
+	})
+	r := &s.Runtime
+	s.jwtIssuer, s.jwtAudience = family.Str(p.JwtIssuer, ""), list(p.JwtAudience)
 	if r.ClientAttribute == "" {
-		r.ClientAttribute = defaultClientAttribute(*r, jwt)
+		r.ClientAttribute = defaultClientAttribute(*r, s.jwtIssuer != "")
 	}
+	s.rate, s.burst = family.Num(p.ThrottlingRateLimit, DefaultRateLimit), family.Num(p.ThrottlingBurstLimit, DefaultBurstLimit)
+	s.signatureFail = family.Num(p.SignatureFailures, DefaultSignatureFailures)
+	s.inFlight = family.Num(p.InProgress, DefaultInProgress)
+	return s
+}
+
+// runtimeValues are the runtime settings the endpoint's own props set, by
+// the contract's variable; the Window's default is the provider's
+// redelivery period when longer than the contract's.
+func (p *IdempotentEndpointProps) runtimeValues() map[string]any {
+	values := map[string]any{
+		contract.SourceVar:          contract.SourceHTTP,
+		contract.WindowVar:          contract.ProviderWindow(family.Str(p.Webhook, "")),
+		contract.WebhookProviderVar: family.Str(p.Webhook, ""),
+		contract.ClientAttributeVar: family.Str(p.ClientAttribute, ""),
+		contract.HashHeadersVar:     list(p.HashHeaders),
+	}
+	if v := list(p.ReplayHeaders); v != nil {
+		values[contract.ReplayHeadersVar] = v
+	}
+	if p.MaxRequestBytes != nil {
+		values[contract.MaxRequestBytesVar] = int(*p.MaxRequestBytes)
+	}
+	if p.WebhookSecret != nil {
+		values[contract.WebhookSecretVar] = secretPlaceholder
+	}
+	return values
+}
+
+// rules are the endpoint's own rules, after the family's.
+var rules = []family.Rule[*settings]{
+	{Reads: []string{"Webhook", "WebhookSecret"}, Check: family.Problem(webhookProblems)},
+	{Reads: []string{"Route", "JwtIssuer", "JwtAudience", "Webhook"}, Check: family.Problem(jwtProblems)},
+	{Reads: []string{"ClientAttribute", "JwtIssuer", "Webhook"}, Check: family.Problem(clientProblems)},
+	{Reads: []string{"Route", "ThrottlingRateLimit", "ThrottlingBurstLimit"}, Check: family.Problem(routeProblems)},
+	{Reads: []string{"SignatureFailures", "InProgress", "Webhook"}, Check: family.Problem(alarmProblems)},
+}
+
+func webhookProblems(s *settings) []string {
+	switch provider := s.Runtime.WebhookProvider; {
+	case provider != "" && s.p.WebhookSecret == nil:
+		return []string{fmt.Sprintf("Webhook %q needs WebhookSecret, the Secrets Manager secret that holds its signing secret; give one (the function reads it at init)", provider)}
+	case provider == "" && s.p.WebhookSecret != nil:
+		return []string{fmt.Sprintf("WebhookSecret is given without Webhook; name the provider (%s), or leave the secret out", strings.Join(contract.Providers, ", "))}
+	}
+	return nil
+}
+
+// jwtProblems are the rules of the route's JWT authorizer.
+func jwtProblems(s *settings) []string {
+	p, jwt := s.p, s.jwtIssuer != ""
+	var msg string
 	switch {
 	case (jwt || p.JwtAudience != nil) && s.route == "":
-		bad("JwtIssuer and JwtAudience configure an HTTP API route's JWT authorizer, and there is none without Route: a function URL authenticates by IAM alone; give a Route, or leave them out")
-	case (jwt || p.JwtAudience != nil) && r.WebhookProvider != "":
-		bad("JwtIssuer and JwtAudience are given with Webhook %q: a provider signs its deliveries and sends no token; leave JwtIssuer and JwtAudience out (the verifier authenticates), or Webhook", r.WebhookProvider)
+		msg = "JwtIssuer and JwtAudience configure an HTTP API route's JWT authorizer, and there is none without Route: a function URL authenticates by IAM alone; give a Route, or leave them out"
+	case (jwt || p.JwtAudience != nil) && s.Runtime.WebhookProvider != "":
+		msg = fmt.Sprintf("JwtIssuer and JwtAudience are given with Webhook %q: a provider signs its deliveries and sends no token; leave JwtIssuer and JwtAudience out (the verifier authenticates), or Webhook", s.Runtime.WebhookProvider)
 	case jwt && len(s.jwtAudience) == 0:
-		bad("JwtIssuer %q is given without JwtAudience; give the audiences (client ids) its tokens must be issued to", s.jwtIssuer)
+		msg = fmt.Sprintf("JwtIssuer %q is given without JwtAudience; give the audiences (client ids) its tokens must be issued to", s.jwtIssuer)
 	case !jwt && p.JwtAudience != nil:
-		bad("JwtAudience is given without JwtIssuer; give the issuer's URL too, or leave JwtAudience out")
+		msg = "JwtAudience is given without JwtIssuer; give the issuer's URL too, or leave JwtAudience out"
 	case jwt && slices.Contains(s.jwtAudience, ""):
-		bad("JwtAudience holds an empty audience; give client ids")
+		msg = "JwtAudience holds an empty audience; give client ids"
+	default:
+		return nil
 	}
+	return []string{msg}
+}
+
+// clientProblems are the rules of ClientAttribute against the endpoint's
+// auth.
+func clientProblems(s *settings) []string {
+	r, jwt := s.Runtime, s.jwtIssuer != ""
 	switch kind, _, _ := strings.Cut(r.ClientAttribute, ":"); {
 	case jwt && r.ClientAttribute == "iam":
-		bad("ClientAttribute \"iam\" is refused with JwtIssuer: a JWT route's requests carry no IAM identity, so every request would be refused (401); leave ClientAttribute out for \"claim:sub\" (the token's subject), or give \"claim:<name>\" or \"none\"")
+		return []string{"ClientAttribute \"iam\" is refused with JwtIssuer: a JWT route's requests carry no IAM identity, so every request would be refused (401); leave ClientAttribute out for \"claim:sub\" (the token's subject), or give \"claim:<name>\" or \"none\""}
 	case !jwt && r.WebhookProvider == "" && kind == "claim":
-		bad("ClientAttribute %q reads a claim of the token that an HTTP API's JWT authorizer verified, and there is none without JwtIssuer: every request would be refused (401); give JwtIssuer, JwtAudience and a Route, or another ClientAttribute", r.ClientAttribute)
+		return []string{fmt.Sprintf("ClientAttribute %q reads a claim of the token that an HTTP API's JWT authorizer verified, and there is none without JwtIssuer: every request would be refused (401); give JwtIssuer, JwtAudience and a Route, or another ClientAttribute", r.ClientAttribute)}
 	}
+	return nil
 }
 
-// resolveLimits reads the route's throttle and the alarms' thresholds, and
-// their rules.
-func (p *IdempotentEndpointProps) resolveLimits(s *settings, provider string, bad func(string, ...any)) {
-	s.rate, s.burst = num(p.ThrottlingRateLimit, DefaultRateLimit), num(p.ThrottlingBurstLimit, DefaultBurstLimit)
-	switch {
+// routeProblems are the rules of the route and its stage's throttle.
+func routeProblems(s *settings) []string {
+	var out []string
+	switch p := s.p; {
 	case s.route != "" && (!strings.HasPrefix(s.route, "/") || strings.ContainsAny(s.route, " ?#{}")):
-		bad("Route %q is not a literal path of an HTTP API route; give one such as \"/hooks/stripe\"", s.route)
+		out = append(out, fmt.Sprintf("Route %q is not a literal path of an HTTP API route; give one such as \"/hooks/stripe\"", s.route))
 	case s.route == "" && (p.ThrottlingRateLimit != nil || p.ThrottlingBurstLimit != nil):
-		bad("ThrottlingRateLimit and ThrottlingBurstLimit throttle an HTTP API stage, and there is none without Route: a function URL is throttled by ReservedConcurrentExecutions alone; give a Route, or leave them out")
+		out = append(out, "ThrottlingRateLimit and ThrottlingBurstLimit throttle an HTTP API stage, and there is none without Route: a function URL is throttled by ReservedConcurrentExecutions alone; give a Route, or leave them out")
 	}
 	if s.rate <= 0 || s.burst < 1 {
-		bad("ThrottlingRateLimit %v and ThrottlingBurstLimit %v would stop the route; give a positive rate and a burst of at least 1", s.rate, s.burst)
+		out = append(out, fmt.Sprintf("ThrottlingRateLimit %v and ThrottlingBurstLimit %v would stop the route; give a positive rate and a burst of at least 1", s.rate, s.burst))
 	}
-	if p.SignatureFailures != nil && provider == "" {
-		bad("SignatureFailures is the threshold of SignatureFailuresAlarm, which exists only with Webhook (behind IAM or a JWT authorizer an unauthenticated request never reaches the function); leave it out, or give Webhook")
+	return out
+}
+
+// alarmProblems are the rules of the alarms' thresholds.
+func alarmProblems(s *settings) []string {
+	var out []string
+	if s.p.SignatureFailures != nil && s.Runtime.WebhookProvider == "" {
+		out = append(out, "SignatureFailures is the threshold of SignatureFailuresAlarm, which exists only with Webhook (behind IAM or a JWT authorizer an unauthenticated request never reaches the function); leave it out, or give Webhook")
 	}
-	s.signatureFail = num(p.SignatureFailures, DefaultSignatureFailures)
-	s.inFlight = num(p.InProgress, DefaultInProgress)
 	if s.signatureFail < 0 || s.inFlight < 0 {
-		bad("SignatureFailures %v and InProgress %v are alarm thresholds; give numbers of at least 0", s.signatureFail, s.inFlight)
+		out = append(out, fmt.Sprintf("SignatureFailures %v and InProgress %v are alarm thresholds; give numbers of at least 0", s.signatureFail, s.inFlight))
 	}
+	return out
 }
 
-// str, num and list read optional props: their zero or default when absent.
-func str(v *string) string {
-	if v == nil {
-		return ""
-	}
-	return *v
-}
-
-func num(v *float64, def float64) float64 {
-	if v == nil {
-		return def
-	}
-	return *v
-}
-
+// list reads an optional list prop: nil when it is nil.
 func list(v *[]*string) []string {
 	if v == nil {
 		return nil
 	}
 	out := make([]string, 0, len(*v))
 	for _, x := range *v {
-		out = append(out, str(x))
+		out = append(out, family.Str(x, ""))
 	}
 	return out
 }
@@ -528,46 +435,17 @@ func NewIdempotentEndpoint(scope constructs.Construct, id *string, props *Idempo
 	if err != nil {
 		panic(err)
 	}
-	entry, err := bundle.ResolveEntry(s.entry, s.entryRoot)
-	if err != nil {
-		panic(fmt.Errorf("IdempotentEndpoint %q: %w", *id, err))
-	}
-	assetDir, err := bundle.Dir(entry, s.goarch)
-	if err != nil {
-		panic(fmt.Errorf("IdempotentEndpoint %q: %w", *id, err))
-	}
-	e := &idempotentEndpoint{namespace: s.runtime.Namespace}
+	assetDir := s.Bundle()
+	e := &idempotentEndpoint{namespace: s.Runtime.Namespace}
 	constructs.NewConstruct_Override(e, scope, id)
-	s.runtime.Consumer = *e.Node().Path()
-	e.table = s.table
-	if e.table == nil {
-		e.table = table.New(e, IDTable, s.removal)
-	}
-	if err := table.ClaimNamespace(e, e.table, s.runtime); err != nil {
-		panic(fmt.Errorf("IdempotentEndpoint %q: %w", *id, err))
-	}
+	s.Runtime.Consumer = *e.Node().Path()
+	e.table = s.NewTable(e)
 	if s.secret != nil {
-		s.runtime.WebhookSecret = *s.secret.SecretArn()
+		s.Runtime.WebhookSecret = *s.secret.SecretArn()
 	}
-	s.runtime.KeySecret = ""
-	f := function.New(e, function.Config{
-		IDs:                 function.IDs{LogGroup: IDLogGroup, Role: IDRole, Function: IDFunction, KeySecret: IDKeySecret},
-		Kind:                "idempotent endpoint",
-		Name:                *id,
-		AssetDir:            assetDir,
-		Architecture:        s.architecture,
-		MemorySize:          s.memorySize,
-		Timeout:             s.runtime.Timeout,
-		ReservedConcurrency: jsii.Number(s.reserved),
-		Tracing:             awslambda.Tracing_ACTIVE,
-		LogLevel:            awslambda.ApplicationLogLevel_INFO,
-		LogRetention:        s.logRetention,
-		Environment:         s.environment,
-		Runtime:             s.runtime,
-		Table:               e.table,
-		HashKeys:            s.hashKeys,
-		Suppressions:        []nag.Rule{{ID: "Serverless-LambdaDLQ", Reason: dlqReason(s.route != "")}},
-	})
+	s.Kind.InvokedBy = dlqReason(s.route != "")
+	f := s.NewFunction(e, assetDir, e.table)
+	family.Warn(e, s.Warnings())
 	e.function, e.role = f.Function, f.Role
 	if s.secret != nil {
 		s.secret.GrantRead(e.role, nil)
@@ -576,7 +454,7 @@ func NewIdempotentEndpoint(scope constructs.Construct, id *string, props *Idempo
 		e.addRoute(s)
 	} else {
 		auth := awslambda.FunctionUrlAuthType_AWS_IAM
-		if s.runtime.WebhookProvider != "" {
+		if s.Runtime.WebhookProvider != "" {
 			// The verifier authenticates every request (its signature) before
 			// any store request; IAM cannot, since the provider signs no SigV4.
 			auth = awslambda.FunctionUrlAuthType_NONE
@@ -586,9 +464,9 @@ func NewIdempotentEndpoint(scope constructs.Construct, id *string, props *Idempo
 			AuthType: auth,
 		})
 	}
-	function.SuppressWildcards(e.role, awslambda.Tracing_ACTIVE, nil)
+	s.SuppressWildcards(f)
 	e.addAlarms(s)
-	if s.dashboard {
+	if s.Dashboard {
 		e.addDashboard()
 	}
 	return e
@@ -608,13 +486,13 @@ func dlqReason(route bool) string {
 // authorization, or JWT with JwtIssuer, unless a webhook verifier
 // authenticates; a $default stage
 // throttled and with JSON access logs.
-func (e *idempotentEndpoint) addRoute(s settings) {
+func (e *idempotentEndpoint) addRoute(s *settings) {
 	e.route = s.route
 	e.api = awsapigatewayv2.NewHttpApi(e, jsii.String(IDHttpApi), &awsapigatewayv2.HttpApiProps{
-		Description:        jsii.String(fmt.Sprintf("Idempotent endpoint %s", s.runtime.Consumer)),
+		Description:        jsii.String(fmt.Sprintf("Idempotent endpoint %s", s.Runtime.Consumer)),
 		CreateDefaultStage: jsii.Bool(false),
 	})
-	logs := awslogs.NewLogGroup(e, jsii.String(IDAccessLogs), &awslogs.LogGroupProps{Retention: s.logRetention})
+	logs := awslogs.NewLogGroup(e, jsii.String(IDAccessLogs), &awslogs.LogGroupProps{Retention: s.LogRetention})
 	e.stage = awsapigatewayv2.NewHttpStage(e, jsii.String(IDStage), &awsapigatewayv2.HttpStageProps{
 		HttpApi:    e.api,
 		StageName:  jsii.String("$default"),
@@ -635,11 +513,11 @@ func (e *idempotentEndpoint) addRoute(s settings) {
 		route.Authorizer = awsapigatewayv2authorizers.NewHttpJwtAuthorizer(jsii.String(IDJwtAuthorizer), jsii.String(s.jwtIssuer), &awsapigatewayv2authorizers.HttpJwtAuthorizerProps{
 			JwtAudience: jsii.Strings(s.jwtAudience...),
 		})
-	case s.runtime.WebhookProvider == "":
+	case s.Runtime.WebhookProvider == "":
 		route.Authorizer = awsapigatewayv2authorizers.NewHttpIamAuthorizer()
 	}
 	for _, r := range *e.api.AddRoutes(route) {
-		if s.runtime.WebhookProvider != "" {
+		if s.Runtime.WebhookProvider != "" {
 			nag.Suppress(r, true, nag.Rule{ID: "AwsSolutions-APIG4", Reason: "A webhook route: the provider signs its deliveries (no SigV4, no token), and the handler's verifier authenticates every request before any store request, answering 401 otherwise."})
 		}
 	}
@@ -655,33 +533,33 @@ func (e *idempotentEndpoint) metric(name string, props *awscloudwatch.MetricOpti
 	}).With(monitor.WithStatistic(props, "Sum"))
 }
 
-func (e *idempotentEndpoint) addAlarms(s settings) {
-	e.mns = s.runtime.MetricsNamespace
-	e.handler = monitor.Handler{Namespace: s.runtime.MetricsNamespace, Consumer: s.runtime.Consumer, Function: e.function, Timeout: s.runtime.Timeout}
+func (e *idempotentEndpoint) addAlarms(s *settings) {
+	e.mns = s.Runtime.MetricsNamespace
+	e.handler = monitor.Handler{Namespace: s.Runtime.MetricsNamespace, Consumer: s.Runtime.Consumer, Function: e.function, Timeout: s.Runtime.Timeout}
 	h := e.handler
 	five := &awscloudwatch.MetricOptions{Period: awscdk.Duration_Minutes(jsii.Number(5)), Statistic: jsii.String("Sum")}
 	metric := func(name string) awscloudwatch.IMetric { return e.metric(name, five) }
-	path := s.runtime.Consumer
+	path := s.Runtime.Consumer
 	e.alarms = Alarms{
 		ServerErrors: monitor.NewAlarm(e, IDServerErrorsAlarm,
 			fmt.Sprintf("Idempotent endpoint %s answered 5xx (the handler's, a store failure or a lost lease): its key was released or left to its lease; see the request lines with status >= 500", path),
-			metric(outcome.MetricServerErrors), 0, s.action),
+			metric(outcome.MetricServerErrors), 0, s.AlarmAction),
 		InProgress: monitor.NewAlarm(e, IDInProgressAlarm,
 			fmt.Sprintf("Idempotent endpoint %s answered 409 more than %v times in 5 minutes: clients retry against requests still running (a slow effect, or retries that ignore Retry-After)", path, s.inFlight),
-			metric(outcome.InProgress.MetricName()), s.inFlight, s.action),
-		Errors: monitor.NewAlarm(e, IDErrorsAlarm,
+			metric(outcome.InProgress.MetricName()), s.inFlight, s.AlarmAction),
+		Errors: monitor.NewAlarm(e, core.IDErrorsAlarm,
 			fmt.Sprintf("Idempotent endpoint %s: the function failed (an init error, a timeout, a crash)", path),
-			h.Errors(five), 0, s.action),
-		Throttles: monitor.NewAlarm(e, IDThrottlesAlarm,
-			fmt.Sprintf("Idempotent endpoint %s was throttled (429 to callers): more requests at once than ReservedConcurrentExecutions %v", path, s.reserved),
-			h.Throttles(five), 0, s.action),
+			h.Errors(five), 0, s.AlarmAction),
+		Throttles: monitor.NewAlarm(e, core.IDThrottlesAlarm,
+			fmt.Sprintf("Idempotent endpoint %s was throttled (429 to callers): more requests at once than ReservedConcurrentExecutions %v", path, *s.Reserved),
+			h.Throttles(five), 0, s.AlarmAction),
 	}
-	if s.runtime.WebhookProvider != "" {
+	if s.Runtime.WebhookProvider != "" {
 		// Only a webhook's verifier refuses requests in the function: behind
 		// IAM or a JWT authorizer, API Gateway or the function URL refuses
 		// them before it runs, and the alarm could never fire.
 		e.alarms.SignatureFailures = monitor.NewAlarm(e, IDSignatureAlarm,
 			fmt.Sprintf("Idempotent endpoint %s refused more than %v requests in 5 minutes with 401 (a signature, timestamp, header or event id check failed): a rotated secret not listed, or forged deliveries; the lines of outcome unauthorized say which check", path, s.signatureFail),
-			metric(outcome.MetricUnauthorized), s.signatureFail, s.action)
+			metric(outcome.MetricUnauthorized), s.signatureFail, s.AlarmAction)
 	}
 }

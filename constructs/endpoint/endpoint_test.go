@@ -14,6 +14,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/endpoint"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/consumertest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
@@ -80,7 +81,7 @@ func js(v any) string { b, _ := json.Marshal(v); return string(b) }
 // contract, the right to read that one secret, the reserved concurrency,
 // and the alarms on the handler's own counts.
 func TestWebhookEndpoint(t *testing.T) {
-	st, e := stack(t, &endpoint.IdempotentEndpointProps{Webhook: jsii.String("stripe"), Dashboard: jsii.Bool(true)}, false)
+	st, e := stack(t, &endpoint.IdempotentEndpointProps{Props: core.Props{Dashboard: jsii.Bool(true)}, Webhook: jsii.String("stripe")}, false)
 	tpl := cdktest.Template(t, st)
 	if d := js(resources(tpl, "AWS::CloudWatch::Dashboard")); !strings.Contains(d, "Answers of the adapter") || !strings.Contains(d, "RequestDuration") {
 		t.Errorf("dashboard: %s", d)
@@ -100,7 +101,7 @@ func TestWebhookEndpoint(t *testing.T) {
 		t.Fatalf("functions: %d", len(fns))
 	}
 	fn := fns[0]
-	if fn["ReservedConcurrentExecutions"] != float64(endpoint.DefaultReservedConcurrency) {
+	if fn["ReservedConcurrentExecutions"] != float64(core.DefaultEndpointReservedConcurrency) {
 		t.Errorf("ReservedConcurrentExecutions = %v", fn["ReservedConcurrentExecutions"])
 	}
 	env := fn["Environment"].(map[string]any)["Variables"].(map[string]any)
@@ -129,7 +130,7 @@ func TestWebhookEndpoint(t *testing.T) {
 // An Idempotency-Key endpoint without a verifier is behind IAM, and
 // GrantInvokeUrl grants both actions a new function URL requires.
 func TestIAMEndpoint(t *testing.T) {
-	st, _ := stack(t, &endpoint.IdempotentEndpointProps{ClientAttribute: jsii.String("iam"), Environment: &map[string]*string{"PAYMENTS_URL": jsii.String("https://pay.example.com")}}, true)
+	st, _ := stack(t, &endpoint.IdempotentEndpointProps{Props: core.Props{Environment: &map[string]*string{"PAYMENTS_URL": jsii.String("https://pay.example.com")}}, ClientAttribute: jsii.String("iam")}, true)
 	tpl := cdktest.Template(t, st)
 	if urls := resources(tpl, "AWS::Lambda::Url"); len(urls) != 1 || urls[0]["AuthType"] != "AWS_IAM" {
 		t.Fatalf("function URLs: %v", js(urls))
@@ -192,37 +193,37 @@ func TestRefusals(t *testing.T) {
 		props endpoint.IdempotentEndpointProps
 		want  []string
 	}{
-		{"no entry, a webhook without its secret, no concurrency", endpoint.IdempotentEndpointProps{Webhook: jsii.String("stripe"), ReservedConcurrentExecutions: jsii.Number(0)},
-			[]string{`IdempotentEndpoint "E"`, "Entry is empty", `Webhook "stripe" needs WebhookSecret`, "ReservedConcurrentExecutions 0"}},
-		{"a secret without a webhook, an unknown provider header", endpoint.IdempotentEndpointProps{Entry: jsii.String(handlerDir), WebhookSecret: secret, HashHeaders: &[]*string{jsii.String("X Bad")}},
+		{"no entry, a webhook without its secret, no concurrency", endpoint.IdempotentEndpointProps{Props: core.Props{ReservedConcurrentExecutions: jsii.Number(0)}, Webhook: jsii.String("stripe")},
+			[]string{`IdempotentEndpoint "E": invalid props`, "Entry is required", `Webhook "stripe" needs WebhookSecret`, "ReservedConcurrentExecutions 0"}},
+		{"a secret without a webhook, an unknown provider header", endpoint.IdempotentEndpointProps{Props: core.Props{Entry: jsii.String(handlerDir)}, WebhookSecret: secret, HashHeaders: &[]*string{jsii.String("X Bad")}},
 			[]string{"WebhookSecret is given without Webhook", `"X Bad"`}},
-		{"a contract variable in Environment", endpoint.IdempotentEndpointProps{Entry: jsii.String(handlerDir), Environment: &map[string]*string{"HTTP_WEBHOOK_PROVIDER": jsii.String("stripe"), "PAYMENTS_URL": jsii.String("https://pay.example.com")}},
+		{"a contract variable in Environment", endpoint.IdempotentEndpointProps{Props: core.Props{Entry: jsii.String(handlerDir), Environment: &map[string]*string{"HTTP_WEBHOOK_PROVIDER": jsii.String("stripe"), "PAYMENTS_URL": jsii.String("https://pay.example.com")}}},
 			[]string{"Environment sets HTTP_WEBHOOK_PROVIDER"}},
-		{"a throttle without a route, a route that is no path", endpoint.IdempotentEndpointProps{Entry: jsii.String(handlerDir), ThrottlingRateLimit: jsii.Number(5)},
+		{"a throttle without a route, a route that is no path", endpoint.IdempotentEndpointProps{Props: core.Props{Entry: jsii.String(handlerDir)}, ThrottlingRateLimit: jsii.Number(5)},
 			[]string{"ThrottlingRateLimit and ThrottlingBurstLimit throttle an HTTP API stage"}},
-		{"a route that is no path", endpoint.IdempotentEndpointProps{Entry: jsii.String(handlerDir), Route: jsii.String("hooks/{id}")},
+		{"a route that is no path", endpoint.IdempotentEndpointProps{Props: core.Props{Entry: jsii.String(handlerDir)}, Route: jsii.String("hooks/{id}")},
 			[]string{`Route "hooks/{id}" is not a literal path`}},
-		{"an unknown provider", endpoint.IdempotentEndpointProps{Entry: jsii.String(handlerDir), Webhook: jsii.String("paypal"), WebhookSecret: secret},
+		{"an unknown provider", endpoint.IdempotentEndpointProps{Props: core.Props{Entry: jsii.String(handlerDir)}, Webhook: jsii.String("paypal"), WebhookSecret: secret},
 			[]string{`WebhookProvider "paypal" is not one of`}},
-		{"a window shorter than the lease, a client attribute the handler does not read", endpoint.IdempotentEndpointProps{Entry: jsii.String(handlerDir), Window: awscdk.Duration_Seconds(jsii.Number(1)), ClientAttribute: jsii.String("jwt")},
+		{"a window shorter than the lease, a client attribute the handler does not read", endpoint.IdempotentEndpointProps{Props: core.Props{Entry: jsii.String(handlerDir), Window: awscdk.Duration_Seconds(jsii.Number(1))}, ClientAttribute: jsii.String("jwt")},
 			[]string{"Window", "ClientAttribute"}},
-		{"a window that Stripe's retries outlive", endpoint.IdempotentEndpointProps{Entry: jsii.String(handlerDir), Webhook: jsii.String("stripe"), WebhookSecret: secret, Window: awscdk.Duration_Hours(jsii.Number(24))},
+		{"a window that Stripe's retries outlive", endpoint.IdempotentEndpointProps{Props: core.Props{Entry: jsii.String(handlerDir), Window: awscdk.Duration_Hours(jsii.Number(24))}, Webhook: jsii.String("stripe"), WebhookSecret: secret},
 			[]string{"Window 24h is shorter than stripe's redelivery period, 72h", "give a Window of at least 72h"}},
-		{"a webhook's client scope chosen by a header", endpoint.IdempotentEndpointProps{Entry: jsii.String(handlerDir), Webhook: jsii.String("stripe"), WebhookSecret: secret, ClientAttribute: jsii.String("header:X-Tenant")},
+		{"a webhook's client scope chosen by a header", endpoint.IdempotentEndpointProps{Props: core.Props{Entry: jsii.String(handlerDir)}, Webhook: jsii.String("stripe"), WebhookSecret: secret, ClientAttribute: jsii.String("header:X-Tenant")},
 			[]string{`ClientAttribute "header:X-Tenant" is refused with WebhookProvider "stripe"`, "leave ClientAttribute out"}},
-		{"a JWT authorizer without a route", endpoint.IdempotentEndpointProps{Entry: jsii.String(handlerDir), JwtIssuer: jsii.String("https://issuer.example.com"), JwtAudience: jsii.Strings("a")},
+		{"a JWT authorizer without a route", endpoint.IdempotentEndpointProps{Props: core.Props{Entry: jsii.String(handlerDir)}, JwtIssuer: jsii.String("https://issuer.example.com"), JwtAudience: jsii.Strings("a")},
 			[]string{"there is none without Route", "give a Route, or leave them out"}},
-		{"a JWT authorizer with a webhook", endpoint.IdempotentEndpointProps{Entry: jsii.String(handlerDir), Webhook: jsii.String("stripe"), WebhookSecret: secret, Route: jsii.String("/hooks"), JwtIssuer: jsii.String("https://issuer.example.com"), JwtAudience: jsii.Strings("a")},
+		{"a JWT authorizer with a webhook", endpoint.IdempotentEndpointProps{Props: core.Props{Entry: jsii.String(handlerDir)}, Webhook: jsii.String("stripe"), WebhookSecret: secret, Route: jsii.String("/hooks"), JwtIssuer: jsii.String("https://issuer.example.com"), JwtAudience: jsii.Strings("a")},
 			[]string{`JwtIssuer and JwtAudience are given with Webhook "stripe"`, "leave JwtIssuer and JwtAudience out"}},
-		{"an issuer without an audience", endpoint.IdempotentEndpointProps{Entry: jsii.String(handlerDir), Route: jsii.String("/orders"), JwtIssuer: jsii.String("https://issuer.example.com")},
+		{"an issuer without an audience", endpoint.IdempotentEndpointProps{Props: core.Props{Entry: jsii.String(handlerDir)}, Route: jsii.String("/orders"), JwtIssuer: jsii.String("https://issuer.example.com")},
 			[]string{`JwtIssuer "https://issuer.example.com" is given without JwtAudience`}},
-		{"an audience without an issuer", endpoint.IdempotentEndpointProps{Entry: jsii.String(handlerDir), Route: jsii.String("/orders"), JwtAudience: jsii.Strings("a")},
+		{"an audience without an issuer", endpoint.IdempotentEndpointProps{Props: core.Props{Entry: jsii.String(handlerDir)}, Route: jsii.String("/orders"), JwtAudience: jsii.Strings("a")},
 			[]string{"JwtAudience is given without JwtIssuer"}},
-		{"iam behind a JWT authorizer", endpoint.IdempotentEndpointProps{Entry: jsii.String(handlerDir), Route: jsii.String("/orders"), JwtIssuer: jsii.String("https://issuer.example.com"), JwtAudience: jsii.Strings("a"), ClientAttribute: jsii.String("iam")},
+		{"iam behind a JWT authorizer", endpoint.IdempotentEndpointProps{Props: core.Props{Entry: jsii.String(handlerDir)}, Route: jsii.String("/orders"), JwtIssuer: jsii.String("https://issuer.example.com"), JwtAudience: jsii.Strings("a"), ClientAttribute: jsii.String("iam")},
 			[]string{`ClientAttribute "iam" is refused with JwtIssuer`, `leave ClientAttribute out for "claim:sub"`}},
-		{"a claim without a JWT authorizer", endpoint.IdempotentEndpointProps{Entry: jsii.String(handlerDir), Route: jsii.String("/orders"), ClientAttribute: jsii.String("claim:sub")},
+		{"a claim without a JWT authorizer", endpoint.IdempotentEndpointProps{Props: core.Props{Entry: jsii.String(handlerDir)}, Route: jsii.String("/orders"), ClientAttribute: jsii.String("claim:sub")},
 			[]string{`ClientAttribute "claim:sub" reads a claim`, "give JwtIssuer"}},
-		{"a signature threshold without a webhook", endpoint.IdempotentEndpointProps{Entry: jsii.String(handlerDir), SignatureFailures: jsii.Number(3)},
+		{"a signature threshold without a webhook", endpoint.IdempotentEndpointProps{Props: core.Props{Entry: jsii.String(handlerDir)}, SignatureFailures: jsii.Number(3)},
 			[]string{"SignatureFailures is the threshold of SignatureFailuresAlarm, which exists only with Webhook"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -242,8 +243,8 @@ func TestRefusals(t *testing.T) {
 // TestConstructIDsAreStable: renaming one replaces a resource in someone's
 // account.
 func TestConstructIDsAreStable(t *testing.T) {
-	got := strings.Join([]string{endpoint.IDTable, endpoint.IDLogGroup, endpoint.IDRole, endpoint.IDFunction, endpoint.IDKeySecret, endpoint.IDFunctionURL, endpoint.IDHttpApi, endpoint.IDStage, endpoint.IDAccessLogs, endpoint.IDJwtAuthorizer,
-		endpoint.IDServerErrorsAlarm, endpoint.IDSignatureAlarm, endpoint.IDInProgressAlarm, endpoint.IDErrorsAlarm, endpoint.IDThrottlesAlarm, endpoint.IDDashboard}, ",")
+	got := strings.Join([]string{core.IDTable, core.IDLogGroup, core.IDRole, endpoint.IDFunction, core.IDKeySecret, endpoint.IDFunctionURL, endpoint.IDHttpApi, endpoint.IDStage, endpoint.IDAccessLogs, endpoint.IDJwtAuthorizer,
+		endpoint.IDServerErrorsAlarm, endpoint.IDSignatureAlarm, endpoint.IDInProgressAlarm, core.IDErrorsAlarm, core.IDThrottlesAlarm, core.IDDashboard}, ",")
 	if want := "Table,LogGroup,Role,Handler,KeySecret,Url,Api,Stage,AccessLogs,JwtAuthorizer,ServerErrorsAlarm,SignatureFailuresAlarm,InProgressAlarm,ErrorsAlarm,ThrottlesAlarm,Dashboard"; got != want {
 		t.Fatalf("construct ids %s, want %s", got, want)
 	}

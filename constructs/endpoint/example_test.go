@@ -7,6 +7,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/endpoint"
 )
 
@@ -21,10 +22,9 @@ func ExampleNewIdempotentEndpoint() {
 	secret := awssecretsmanager.Secret_FromSecretNameV2(stack, jsii.String("StripeSecret"), jsii.String("stripe/webhook-signing-secret"))
 
 	hooks := endpoint.NewIdempotentEndpoint(stack, jsii.String("StripeHooks"), &endpoint.IdempotentEndpointProps{
-		Entry:         jsii.String(handlerDir),
+		Props:         core.Props{Entry: jsii.String(handlerDir), Window: awscdk.Duration_Days(jsii.Number(4))},
 		Webhook:       jsii.String("stripe"),
 		WebhookSecret: secret,
-		Window:        awscdk.Duration_Days(jsii.Number(4)), // Stripe retries for up to three days
 	})
 
 	fmt.Println("namespace:", *hooks.Namespace())

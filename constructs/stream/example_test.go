@@ -5,6 +5,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/stream"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 )
@@ -22,9 +23,9 @@ func ExampleNewIdempotentStreamConsumer() {
 		Stream:       awsdynamodb.StreamViewType_NEW_AND_OLD_IMAGES,
 	})
 	confirm := stream.NewIdempotentStreamConsumer(stack, jsii.String("Confirm"), &stream.IdempotentStreamConsumerProps{
-		Entry:       jsii.String("cmd/confirm"),
+		Props:       core.Props{Entry: jsii.String("cmd/confirm")},
 		SourceTable: orders,
-		OldImage:    jsii.Bool(true), // the status it changed from, too
+		OldImage:    jsii.Bool(true),
 		Removes:     contract.RemoveSkip,
 	})
 	// Failed batches, with their records, to replay through the handler

@@ -4,11 +4,11 @@ import (
 	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskinesis"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 )
 
@@ -29,30 +29,28 @@ const (
 	// 24 hours and the default business window (24 h), so that no record
 	// Lambda delivers is as old as the window (see MaxRecordAge).
 	DefaultMaxRecordAge = 6 * time.Hour
+	// DefaultFailureRetention is how long the on-failure bucket keeps a
+	// batch the event source gave up on (its current and its noncurrent
+	// versions): two weeks to look and replay, as a queue consumer's
+	// dead-letter queue keeps a message; at least MaxRecordAge's longest,
+	// 7 days, so that it outlasts any retry period the construct allows.
+	DefaultFailureRetention = 14 * 24 * time.Hour
 	// DefaultParallelizationFactor: one batch per shard at a time.
 	DefaultParallelizationFactor = 1
 	// DefaultIteratorAgeAlarm is the iterator age past which the iterator
 	// age alarm fires: the consumer is 5 minutes behind its stream.
 	DefaultIteratorAgeAlarm = 5 * time.Minute
-	// DefaultTimeout is the function's timeout.
-	DefaultTimeout = 30 * time.Second
-	// DefaultMemorySize is the function's memory, in MB.
-	DefaultMemorySize = 256
 )
 
 // IdempotentStreamConsumerProps configure an IdempotentStreamConsumer.
 // Every optional prop documents its default as behaviour.
 type IdempotentStreamConsumerProps struct {
-	// Entry is the directory of the handler's Go main package (absolute, or
-	// relative to EntryRoot, by default the root of the Go module of the
-	// working directory), built at synth as the queue consumer's is. Its
-	// main calls streambatch.StartKinesis or streambatch.StartDynamoDB: the
-	// contract names the source, and the other entry points refuse it at
-	// init. Required.
-	Entry *string
-	// EntryRoot is what a relative Entry is resolved against. Default: the
-	// root of the Go module that holds the working directory.
-	EntryRoot *string
+	// Props are the settings every construct of the family shares: Entry
+	// (its main calls streambatch.StartKinesis or streambatch.StartDynamoDB,
+	// or their Tx forms with TransactionalTables), the table and its
+	// design, Namespace, Window, the function, its logs and alarms. The
+	// RemovalPolicy applies to the on-failure bucket too.
+	core.Props
 
 	// Stream is the Kinesis data stream consumed. Exactly one of Stream and
 	// SourceTable.
@@ -109,20 +107,6 @@ type IdempotentStreamConsumerProps struct {
 	// state is not the guard's.
 	ParallelizationFactor *float64
 
-	// Table is the idempotency table, of the construct's design (a string
-	// partition key "pk", TTL on "ttl"). Default: a new table, retained on
-	// delete.
-	Table awsdynamodb.ITable
-	// Namespace prefixes the consumer's keys. Default: the construct id,
-	// lowercased, without the characters a namespace cannot hold.
-	Namespace *string
-	// Window is the business window. Default: 24 h
-	// (idempotency.DefaultWindow).
-	Window awscdk.Duration
-	// Timeout is the function's timeout. Default: DefaultTimeout (30 s).
-	Timeout awscdk.Duration
-	// MemorySize is the function's memory, in MB. Default: 256.
-	MemorySize *float64
 	// BatchConcurrency bounds how many records of a batch run at once
 	// (records of one key run in order whatever it is). Default: the batch
 	// size, at most 32.
@@ -134,22 +118,12 @@ type IdempotentStreamConsumerProps struct {
 	// DynamoDB stream, under "new." and "old." ("new.updatedAt"). Default:
 	// none.
 	PayloadIgnore *[]*string
-	// MetricsNamespace is the CloudWatch namespace of the handler's
-	// metrics. Default: "IdempotentConsumer".
-	MetricsNamespace *string
-	// Architecture is the function's. Default: ARM_64.
-	Architecture awslambda.Architecture
-	// LogRetention is the function's log retention. Default: one month.
-	LogRetention awslogs.RetentionDays
-	// RemovalPolicy applies to the table and the on-failure bucket the
-	// construct creates. Default: RETAIN (the records and the failed
-	// batches are kept).
-	RemovalPolicy awscdk.RemovalPolicy
+	// FailureRetention is how long the on-failure bucket keeps each batch
+	// (a lifecycle rule expires the objects, and their noncurrent
+	// versions, after it): whole days, at least MaxRecordAge. Default:
+	// DefaultFailureRetention (14 days).
+	FailureRetention awscdk.Duration
 	// IteratorAgeAlarmThreshold is the iterator age past which the iterator
 	// age alarm fires. Default: DefaultIteratorAgeAlarm (5 minutes).
 	IteratorAgeAlarmThreshold awscdk.Duration
-	// AlarmAction is the action of every alarm. Default: none.
-	AlarmAction awscloudwatch.IAlarmAction
-	// Dashboard creates the consumer's dashboard. Default: false.
-	Dashboard *bool
 }

@@ -5,17 +5,14 @@ import (
 	"math"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 
-	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/bundle"
-	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/table"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/family"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore/schema"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 )
 
@@ -24,25 +21,26 @@ import (
 // and the DynamoDB Streams page of the same name).
 const (
 	maxBatchSize             = 10000
-	maxBatchingWindow        = 300 * time.Second
 	maxRetryAttempts         = 10000
 	minRecordAge             = 60 * time.Second
 	maxRecordAge             = 604800 * time.Second
 	maxParallelizationFactor = 10
 )
 
+// kind is the stream consumer, to the family's core.
+var kind = family.Kind{
+	Name:        "IdempotentStreamConsumer",
+	Noun:        "idempotent stream consumer",
+	FunctionID:  IDFunction,
+	Timeout:     core.DefaultTimeout,
+	ReservedWhy: ", or leave it nil for none",
+	InvokedBy:   "The function is only invoked synchronously, by the stream event-source mapping; a batch it gives up on goes to the mapping's on-failure destination, the construct's S3 bucket, with its records.",
+}
+
 // settings are the props resolved: every default applied once. The
 // builders read only these.
 type settings struct {
-	id               string
-	entry, entryRoot string
-	goarch           string
-	architecture     awslambda.Architecture
-	memorySize       float64
-	logRetention     awslogs.RetentionDays
-	removalPolicy    awscdk.RemovalPolicy
-	runtime          contract.Settings
-	table            awsdynamodb.ITable // given; nil: created
+	*family.Settings
 
 	startingPosition      awslambda.StartingPosition
 	batchSize             float64
@@ -51,40 +49,28 @@ type settings struct {
 	retryAttempts         float64
 	maxRecordAge          time.Duration
 	parallelizationFactor float64
+	failureRetention      time.Duration
 	viewType              string // the source table's stream view type, "" when unknown
 	iteratorAgeAlarm      time.Duration
-	dashboard             bool
 	// unreadable are the props given as values the construct cannot read
 	// at synth (tokens, fractions).
 	unreadable []string
+	p          *IdempotentStreamConsumerProps
 }
 
 // resolve computes the settings and checks them: every problem at once.
 func (p *IdempotentStreamConsumerProps) resolve(id string) (*settings, error) {
 	s := p.compute(id)
-	if problems := s.problems(p); len(problems) > 0 {
-		return nil, fmt.Errorf("IdempotentStreamConsumer %q: invalid props:\n  - %s", id, strings.Join(problems, "\n  - "))
+	own, _ := family.Evaluate(s, rules)
+	problems := append(append(s.unreadable, s.Problems()...), own...)
+	if err := family.Fail(kind, id, problems); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
 
 func (p *IdempotentStreamConsumerProps) compute(id string) *settings {
-	s := &settings{id: id, table: p.Table}
-	s.entry, s.entryRoot = deref(p.Entry), deref(p.EntryRoot)
-	s.architecture = p.Architecture
-	if s.architecture == nil {
-		s.architecture = awslambda.Architecture_ARM_64()
-	}
-	s.goarch, _ = bundle.Goarch(*s.architecture.Name())
-	s.memorySize = s.number("MemorySize", p.MemorySize, DefaultMemorySize)
-	s.logRetention = p.LogRetention
-	if s.logRetention == "" {
-		s.logRetention = awslogs.RetentionDays_ONE_MONTH
-	}
-	s.removalPolicy = p.RemovalPolicy
-	if s.removalPolicy == "" {
-		s.removalPolicy = awscdk.RemovalPolicy_RETAIN
-	}
+	s := &settings{p: p}
 	s.startingPosition = p.StartingPosition
 	if s.startingPosition == "" {
 		s.startingPosition = awslambda.StartingPosition_TRIM_HORIZON
@@ -95,33 +81,34 @@ func (p *IdempotentStreamConsumerProps) compute(id string) *settings {
 	s.retryAttempts = s.number("RetryAttempts", p.RetryAttempts, DefaultRetryAttempts)
 	s.maxRecordAge = s.duration("MaxRecordAge", p.MaxRecordAge, DefaultMaxRecordAge)
 	s.parallelizationFactor = s.number("ParallelizationFactor", p.ParallelizationFactor, DefaultParallelizationFactor)
+	s.failureRetention = s.duration("FailureRetention", p.FailureRetention, DefaultFailureRetention)
 	s.iteratorAgeAlarm = s.duration("IteratorAgeAlarmThreshold", p.IteratorAgeAlarmThreshold, DefaultIteratorAgeAlarm)
-	s.dashboard = p.Dashboard != nil && *p.Dashboard
 	if p.SourceTable != nil {
 		s.viewType = viewTypeOf(p.SourceTable)
 	}
+	own := p.runtimeValues(s)
+	s.Settings = family.Resolve(kind, id, &p.Props, func(f contract.Field) (any, bool) {
+		v, ok := own[f.Var]
+		return v, ok
+	})
+	return s
+}
 
-	source := contract.SourceKinesis
+// runtimeValues are the runtime settings the stream's own props set, by
+// the contract's variable.
+func (p *IdempotentStreamConsumerProps) runtimeValues(s *settings) map[string]any {
+	source, images := contract.SourceKinesis, contract.ImagesNew
 	if p.SourceTable != nil {
 		source = contract.SourceDynamoDBStreams
 	}
-	images := contract.ImagesNew
 	if p.OldImage != nil && *p.OldImage {
 		images = contract.ImagesNewAndOld
 	}
-	timeout := s.duration("Timeout", p.Timeout, DefaultTimeout)
 	values := map[string]any{
-		contract.TableVar:            tablePlaceholder,
-		contract.NamespaceVar:        namespaceOf(p.Namespace, id),
-		contract.TimeoutVar:          timeout,
-		contract.ConsumerVar:         id, // the construct's path, once it exists
 		contract.SourceVar:           source,
 		contract.StreamImagesVar:     images,
 		contract.StreamRemovesVar:    p.Removes,
 		contract.BatchConcurrencyVar: contract.DefaultConcurrency(int(s.batchSize)),
-	}
-	if p.Window != nil {
-		values[contract.WindowVar] = s.duration("Window", p.Window, 0)
 	}
 	if p.BatchConcurrency != nil {
 		values[contract.BatchConcurrencyVar] = int(s.number("BatchConcurrency", p.BatchConcurrency, 0))
@@ -132,84 +119,92 @@ func (p *IdempotentStreamConsumerProps) compute(id string) *settings {
 	if p.PayloadIgnore != nil {
 		var fields []string
 		for _, f := range *p.PayloadIgnore {
-			fields = append(fields, deref(f))
+			fields = append(fields, family.Str(f, ""))
 		}
 		values[contract.PayloadIgnoreVar] = fields
 	}
-	if p.MetricsNamespace != nil {
-		values[contract.MetricsNamespaceVar] = *p.MetricsNamespace
-	}
-	s.runtime = contract.Fill(func(f contract.Field) (any, bool) {
-		v, ok := values[f.Var]
-		return v, ok
-	})
-	return s
+	return values
 }
 
-// tablePlaceholder is the runtime Table until the table exists: its name is
-// a token (function.New writes the table's name).
-const tablePlaceholder = "idempotency-table"
+// rules are the stream consumer's own rules, after the family's.
+var rules = []family.Rule[*settings]{
+	{Reads: []string{"Stream", "SourceTable", "OldImage", "Removes"}, Check: family.Problem(sourceProblems)},
+	{Reads: []string{"StartingPosition", "BatchSize", "MaxBatchingWindow", "RetryAttempts", "ParallelizationFactor"}, Check: family.Problem(eventSourceProblems)},
+	{Reads: []string{"MaxRecordAge", "Window"}, Check: family.Problem(recordAgeProblems)},
+	{Reads: []string{"FailureRetention", "MaxRecordAge"}, Check: family.Problem(failureRetentionProblems)},
+	{Reads: []string{"IteratorAgeAlarmThreshold"}, Check: family.Problem(iteratorAgeProblems)},
+}
 
-// problems are every rule the props and settings break: the contract's, the
-// stream's and the event source's. Pure: it writes nothing.
-func (s *settings) problems(p *IdempotentStreamConsumerProps) []string {
-	out := append([]string(nil), s.unreadable...)
-	bad := func(f string, args ...any) { out = append(out, fmt.Sprintf(f, args...)) }
-	if s.entry == "" {
-		bad("Entry is empty; give the directory of the handler's Go main package (it calls streambatch.StartKinesis or streambatch.StartDynamoDB)")
-	}
-	if s.goarch == "" {
-		bad("Architecture %s is not one the construct builds for; give ARM_64 or X86_64", *s.architecture.Name())
-	}
+func sourceProblems(s *settings) []string {
+	p := s.p
 	switch {
 	case p.Stream == nil && p.SourceTable == nil:
-		bad("neither Stream nor SourceTable is given; give the Kinesis stream to consume, or the DynamoDB table whose stream to consume")
+		return []string{"neither Stream nor SourceTable is given; give the Kinesis stream to consume, or the DynamoDB table whose stream to consume"}
 	case p.Stream != nil && p.SourceTable != nil:
-		bad("both Stream and SourceTable are given; one consumer has one source: give one, and a second consumer for the other")
-	case p.Stream != nil:
-		if p.OldImage != nil && *p.OldImage {
-			bad("OldImage is set, but the source is a Kinesis stream, whose records have no images; leave it unset, or consume a table's stream (SourceTable)")
-		}
-		if p.Removes != "" {
-			bad("Removes is %q, but the source is a Kinesis stream, which has no REMOVE records; leave it unset", p.Removes)
-		}
+		return []string{"both Stream and SourceTable are given; one consumer has one source: give one, and a second consumer for the other"}
 	case p.SourceTable != nil:
-		out = append(out, s.viewProblems(p.SourceTable)...)
+		return s.viewProblems(p.SourceTable)
 	}
+	var out []string
+	if p.OldImage != nil && *p.OldImage {
+		out = append(out, "OldImage is set, but the source is a Kinesis stream, whose records have no images; leave it unset, or consume a table's stream (SourceTable)")
+	}
+	if p.Removes != "" {
+		out = append(out, fmt.Sprintf("Removes is %q, but the source is a Kinesis stream, which has no REMOVE records; leave it unset", p.Removes))
+	}
+	return out
+}
+
+func eventSourceProblems(s *settings) []string {
+	var out []string
+	bad := func(f string, args ...any) { out = append(out, fmt.Sprintf(f, args...)) }
 	if s.startingPosition != awslambda.StartingPosition_TRIM_HORIZON && s.startingPosition != awslambda.StartingPosition_LATEST {
 		bad("StartingPosition %s is not offered; give TRIM_HORIZON (the default) or LATEST", s.startingPosition)
 	}
 	if s.batchSize < 1 || s.batchSize > maxBatchSize || s.batchSize != math.Trunc(s.batchSize) {
 		bad("BatchSize %v is out of range: Lambda takes 1 to %d records per batch from a stream; give one in that range (default %d)", s.batchSize, maxBatchSize, DefaultBatchSize)
 	}
-	if s.batchingWindow < 0 || s.batchingWindow > maxBatchingWindow {
-		bad("MaxBatchingWindow %s is out of range: Lambda takes at most %s; give one in that range", contract.Format(s.batchingWindow), contract.Format(maxBatchingWindow))
+	if s.batchingWindow < 0 || s.batchingWindow > family.MaxBatchingWindow {
+		bad("MaxBatchingWindow %s is out of range: Lambda takes at most %s; give one in that range", contract.Format(s.batchingWindow), contract.Format(family.MaxBatchingWindow))
 	}
 	if s.retryAttempts < 0 || s.retryAttempts > maxRetryAttempts || s.retryAttempts != math.Trunc(s.retryAttempts) {
 		bad("RetryAttempts %v is out of range: give 0 to %d (default %d); unlimited retries (-1) block the shard until the failing record leaves the stream", s.retryAttempts, maxRetryAttempts, DefaultRetryAttempts)
 	}
-	switch limit := s.runtime.Window - idempotency.ClockSkewMargin; {
-	case s.maxRecordAge < minRecordAge || s.maxRecordAge > maxRecordAge:
-		bad("MaxRecordAge %s is out of range: Lambda takes %s to %s (unlimited, -1, is refused: a failing record would block its shard until it leaves the stream); give one in that range (default %s)",
-			contract.Format(s.maxRecordAge), contract.Format(minRecordAge), contract.Format(maxRecordAge), contract.Format(DefaultMaxRecordAge))
-	case s.maxRecordAge >= limit:
-		bad("MaxRecordAge %s is not less than Window %s less the clock-skew margin %s: Lambda could deliver a record as old as the business window, which the handler refuses as expired (its fact's record may be gone); give a MaxRecordAge below %s, or a longer Window",
-			contract.Format(s.maxRecordAge), contract.Format(s.runtime.Window), contract.Format(idempotency.ClockSkewMargin), contract.Format(limit))
-	}
 	if s.parallelizationFactor < 1 || s.parallelizationFactor > maxParallelizationFactor || s.parallelizationFactor != math.Trunc(s.parallelizationFactor) {
 		bad("ParallelizationFactor %v is out of range: Lambda takes 1 to %d batches per shard at once; give one in that range (default 1)", s.parallelizationFactor, maxParallelizationFactor)
 	}
-	if s.iteratorAgeAlarm <= 0 {
-		bad("IteratorAgeAlarmThreshold %s is not positive; give the iterator age the consumer may lag by (default %s)", contract.Format(s.iteratorAgeAlarm), contract.Format(DefaultIteratorAgeAlarm))
-	}
-	if s.table != nil {
-		out = append(out, table.Problems(s.table, false)...)
-		if k := table.KeysOf(s.table); k.Known && (k.Partition != schema.Key || k.Sort != "") {
-			bad("Table's key schema is %s; the stream consumer writes its records under the construct's design (a string partition key %q, no sort key); give a table of that design, or leave Table nil for one of the construct's own", k, schema.Key)
-		}
-	}
-	out = append(out, s.runtime.Problems()...)
 	return out
+}
+
+func recordAgeProblems(s *settings) []string {
+	switch limit := s.Runtime.Window - idempotency.ClockSkewMargin; {
+	case s.maxRecordAge < minRecordAge || s.maxRecordAge > maxRecordAge:
+		return []string{fmt.Sprintf("MaxRecordAge %s is out of range: Lambda takes %s to %s (unlimited, -1, is refused: a failing record would block its shard until it leaves the stream); give one in that range (default %s)",
+			contract.Format(s.maxRecordAge), contract.Format(minRecordAge), contract.Format(maxRecordAge), contract.Format(DefaultMaxRecordAge))}
+	case s.maxRecordAge >= limit:
+		return []string{fmt.Sprintf("MaxRecordAge %s is not less than Window %s less the clock-skew margin %s: Lambda could deliver a record as old as the business window, which the handler refuses as expired (its fact's record may be gone); give a MaxRecordAge below %s, or a longer Window",
+			contract.Format(s.maxRecordAge), contract.Format(s.Runtime.Window), contract.Format(idempotency.ClockSkewMargin), contract.Format(limit))}
+	}
+	return nil
+}
+
+// failureRetentionProblems: the failure bucket keeps a batch at least as
+// long as the event source may retry its records (MaxRecordAge), in whole
+// days (S3 lifecycle rules count days).
+func failureRetentionProblems(s *settings) []string {
+	const day = 24 * time.Hour
+	if s.failureRetention < day || s.failureRetention%day != 0 || s.failureRetention < s.maxRecordAge {
+		return []string{fmt.Sprintf("FailureRetention %s is not a whole number of days of at least 1 day and MaxRecordAge %s: S3 expires objects by days, and a batch must be kept at least as long as its records may be retried; give at least %s (default %s)",
+			contract.Format(s.failureRetention), contract.Format(s.maxRecordAge), contract.Format(max(day, s.maxRecordAge.Round(day))), contract.Format(DefaultFailureRetention))}
+	}
+	return nil
+}
+
+func iteratorAgeProblems(s *settings) []string {
+	if s.iteratorAgeAlarm <= 0 {
+		return []string{fmt.Sprintf("IteratorAgeAlarmThreshold %s is not positive; give the iterator age the consumer may lag by (default %s)", contract.Format(s.iteratorAgeAlarm), contract.Format(DefaultIteratorAgeAlarm))}
+	}
+	return nil
 }
 
 // viewProblems checks the source table's stream: it must exist, and carry
@@ -220,7 +215,7 @@ func (s *settings) viewProblems(t awsdynamodb.ITable) []string {
 	}
 	want := []string{"NEW_IMAGE", "NEW_AND_OLD_IMAGES"}
 	why := "the function is handed each change's new image"
-	if s.runtime.StreamImages == contract.ImagesNewAndOld {
+	if s.Runtime.StreamImages == contract.ImagesNewAndOld {
 		want, why = []string{"NEW_AND_OLD_IMAGES"}, "OldImage asks for the old image of a MODIFY too"
 	}
 	if s.viewType == "" {
@@ -252,28 +247,6 @@ func viewTypeOf(t awsdynamodb.ITable) string {
 	return v
 }
 
-// namespaceOf is the given namespace, or the construct id's: lowercased,
-// without the characters a namespace cannot hold.
-func namespaceOf(given *string, id string) string {
-	if given != nil {
-		return *given
-	}
-	var b strings.Builder
-	for _, r := range strings.ToLower(id) {
-		if idempotency.NamespaceAllows(r) && !unicode.IsSpace(r) {
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
-
 // number reads a count prop; a token is refused by name.
 func (s *settings) number(name string, v *float64, def float64) float64 {
 	if v == nil {
@@ -297,5 +270,3 @@ func (s *settings) duration(name string, d awscdk.Duration, def time.Duration) t
 	}
 	return time.Duration(*d.ToMilliseconds(nil)) * time.Millisecond
 }
-
-func formatDuration(d time.Duration) string { return contract.Format(d) }

@@ -31,33 +31,29 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/bundle"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/family"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/function"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/monitor"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/nag"
-	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/table"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
-// Construct ids of what an IdempotentStreamConsumer creates, relative to
-// it: a public contract (renaming one replaces the resource).
+// Construct ids of what an IdempotentStreamConsumer adds to the family's
+// (core.IDTable, core.IDRole, ...), relative to it: a public contract
+// (renaming one replaces the resource).
 const (
-	IDTable              = "Table"
-	IDLogGroup           = "LogGroup"
-	IDRole               = "Role"
-	IDFunction           = "Function"
-	IDKeySecret          = "KeySecret"
-	IDFailureBucket      = "FailureBucket"
-	IDFailureAccessLogs  = "FailureAccessLogs"
-	IDIteratorAgeAlarm   = "IteratorAgeAlarm"
-	IDFailureAlarm       = "FailureAlarm"
-	IDErrorsAlarm        = "ErrorsAlarm"
-	IDThrottlesAlarm     = "ThrottlesAlarm"
-	IDPayloadMismatchAlm = "PayloadMismatchAlarm"
-	IDLeaseLostAlarm     = "LeaseLostAlarm"
-	IDBadInputAlarm      = "BadInputAlarm"
-	IDExpiredAlarm       = "ExpiredAlarm"
-	IDDashboard          = "Dashboard"
+	// IDFunction is the function.
+	IDFunction = "Function"
+	// IDFailureBucket keeps the batches the event source gave up on.
+	IDFailureBucket = "FailureBucket"
+	// IDFailureAccessLogs is the failure bucket's access-log bucket.
+	IDFailureAccessLogs = "FailureAccessLogs"
+	// IDIteratorAgeAlarm is the alarm on the iterator age.
+	IDIteratorAgeAlarm = "IteratorAgeAlarm"
+	// IDFailureAlarm is the alarm on batches written to the failure bucket.
+	IDFailureAlarm = "FailureAlarm"
 )
 
 // FailureMetricsFilter is the id of the failure bucket's request metrics
@@ -163,47 +159,18 @@ func NewIdempotentStreamConsumer(scope constructs.Construct, id *string, props *
 	if err != nil {
 		panic(err)
 	}
-	entry, err := bundle.ResolveEntry(s.entry, s.entryRoot)
-	if err != nil {
-		panic(fmt.Errorf("IdempotentStreamConsumer %q: %w", *id, err))
-	}
-	assetDir, err := bundle.Dir(entry, s.goarch)
-	if err != nil {
-		panic(fmt.Errorf("IdempotentStreamConsumer %q: %w", *id, err))
-	}
-	c := &streamConsumer{stream: props.Stream, sourceTable: props.SourceTable, namespace: s.runtime.Namespace, s: s}
+	assetDir := s.Bundle()
+	c := &streamConsumer{stream: props.Stream, sourceTable: props.SourceTable, namespace: s.Runtime.Namespace, s: s}
 	constructs.NewConstruct_Override(c, scope, id)
-	s.runtime.Consumer = *c.Node().Path()
-
-	c.table = s.table
-	if c.table == nil {
-		c.table = table.New(c, IDTable, s.removalPolicy)
-	}
-	if err := table.ClaimNamespace(c, c.table, s.runtime); err != nil {
-		panic(fmt.Errorf("IdempotentStreamConsumer %q: %w", *id, err))
-	}
-	c.fn = function.New(c, function.Config{
-		IDs:          function.IDs{LogGroup: IDLogGroup, Role: IDRole, Function: IDFunction, KeySecret: IDKeySecret},
-		Kind:         "idempotent stream consumer",
-		Name:         *id,
-		AssetDir:     assetDir,
-		Architecture: s.architecture,
-		MemorySize:   s.memorySize,
-		Timeout:      s.runtime.Timeout,
-		Tracing:      awslambda.Tracing_ACTIVE,
-		LogLevel:     awslambda.ApplicationLogLevel_INFO,
-		LogRetention: s.logRetention,
-		Runtime:      s.runtime,
-		Table:        c.table,
-		Suppressions: []nag.Rule{
-			{ID: "Serverless-LambdaDLQ", Reason: "The function is only invoked synchronously, by the stream event-source mapping; a batch it gives up on goes to the mapping's on-failure destination, the construct's S3 bucket, with its records."},
-		},
-	})
+	s.Runtime.Consumer = *c.Node().Path()
+	c.table = s.NewTable(c)
+	c.fn = s.NewFunction(c, assetDir, c.table)
+	family.Warn(c, s.Warnings())
 	c.addBucket(s)
 	c.addEventSource(s)
-	function.SuppressWildcards(c.fn.Role, awslambda.Tracing_ACTIVE, nil)
-	c.addAlarms(s, props)
-	if s.dashboard {
+	s.SuppressWildcards(c.fn)
+	c.addAlarms(s)
+	if s.Dashboard {
 		c.addDashboard()
 	}
 	return c
@@ -218,9 +185,10 @@ func (c *streamConsumer) addBucket(s *settings) {
 		BlockPublicAccess: awss3.BlockPublicAccess_BLOCK_ALL(),
 		EnforceSSL:        jsii.Bool(true),
 		ObjectOwnership:   awss3.ObjectOwnership_BUCKET_OWNER_PREFERRED,
-		RemovalPolicy:     s.removalPolicy,
+		RemovalPolicy:     s.Removal,
 	})
 	// cdk-nag asks no access logs of the access-log bucket itself (AwsSolutions-S1).
+	days := awscdk.Duration_Days(jsii.Number(s.failureRetention.Hours() / 24))
 	c.bucket = awss3.NewBucket(c, jsii.String(IDFailureBucket), &awss3.BucketProps{
 		Encryption:             awss3.BucketEncryption_S3_MANAGED,
 		BlockPublicAccess:      awss3.BlockPublicAccess_BLOCK_ALL(),
@@ -228,7 +196,12 @@ func (c *streamConsumer) addBucket(s *settings) {
 		Versioned:              jsii.Bool(true),
 		ServerAccessLogsBucket: logs,
 		Metrics:                &[]*awss3.BucketMetrics{{Id: jsii.String(FailureMetricsFilter)}},
-		RemovalPolicy:          s.removalPolicy,
+		RemovalPolicy:          s.Removal,
+		LifecycleRules: &[]*awss3.LifecycleRule{{
+			Id:                          jsii.String("ExpireFailedBatches"),
+			Expiration:                  days,
+			NoncurrentVersionExpiration: days,
+		}},
 	})
 }
 
@@ -280,33 +253,33 @@ func (c *streamConsumer) addEventSource(s *settings) {
 }
 
 func (c *streamConsumer) handler() monitor.Handler {
-	return monitor.Handler{Namespace: c.s.runtime.MetricsNamespace, Consumer: *c.Node().Path(), Function: c.fn.Function, Timeout: c.s.runtime.Timeout}
+	return monitor.Handler{Namespace: c.s.Runtime.MetricsNamespace, Consumer: *c.Node().Path(), Function: c.fn.Function, Timeout: c.s.Runtime.Timeout}
 }
 
-func (c *streamConsumer) addAlarms(s *settings, p *IdempotentStreamConsumerProps) {
-	id := s.id
+func (c *streamConsumer) addAlarms(s *settings) {
+	id := s.ID
 	alarm := func(alarmID, description string, metric awscloudwatch.IMetric, threshold float64) awscloudwatch.Alarm {
-		return monitor.NewAlarm(c, alarmID, description, metric, threshold, p.AlarmAction)
+		return monitor.NewAlarm(c, alarmID, description, metric, threshold, s.AlarmAction)
 	}
 	c.alarms = Alarms{
 		IteratorAge: alarm(IDIteratorAgeAlarm,
-			fmt.Sprintf("%s: the consumer is more than %s behind its stream: a failing record blocks its shard (it is retried, then sent to the failure bucket), or the consumer does not keep up.", id, formatDuration(s.iteratorAgeAlarm)),
+			fmt.Sprintf("%s: the consumer is more than %s behind its stream: a failing record blocks its shard (it is retried, then sent to the failure bucket), or the consumer does not keep up.", id, contract.Format(s.iteratorAgeAlarm)),
 			c.MetricIteratorAge(nil), float64(s.iteratorAgeAlarm.Milliseconds())),
 		Failure: alarm(IDFailureAlarm,
 			fmt.Sprintf("%s: the event source gave up on a batch (retries or record age exhausted) and wrote it, with its records, to the failure bucket. Fix the cause, then replay the object through the handler: the records whose facts completed are duplicates.", id),
 			c.MetricFailedBatches(nil), 0),
-		Errors:    alarm(IDErrorsAlarm, fmt.Sprintf("%s: invocations failed as a whole (records reported as batch item failures are not errors).", id), c.MetricErrors(nil), 0),
-		Throttles: alarm(IDThrottlesAlarm, fmt.Sprintf("%s: invocations were throttled.", id), c.handler().Throttles(nil), 0),
-		PayloadMismatch: alarm(IDPayloadMismatchAlm,
+		Errors:    alarm(core.IDErrorsAlarm, fmt.Sprintf("%s: invocations failed as a whole (records reported as batch item failures are not errors).", id), c.MetricErrors(nil), 0),
+		Throttles: alarm(core.IDThrottlesAlarm, fmt.Sprintf("%s: invocations were throttled.", id), c.handler().Throttles(nil), 0),
+		PayloadMismatch: alarm(core.IDPayloadMismatchAlarm,
 			fmt.Sprintf("%s: a fact's key arrived with another payload than the one recorded; the record is retried, then sent to the failure bucket. The key function gives two facts one key.", id),
 			c.MetricOutcome(outcome.Mismatch, nil), 0),
-		LeaseLost: alarm(IDLeaseLostAlarm,
+		LeaseLost: alarm(core.IDLeaseLostAlarm,
 			fmt.Sprintf("%s: an effect outlived its lease and another worker took the fact over, so the effect may have run twice. Raise Timeout, or make the effect faster.", id),
 			c.MetricOutcome(outcome.LeaseLost, nil), 0),
-		BadInput: alarm(IDBadInputAlarm,
+		BadInput: alarm(core.IDBadInputAlarm,
 			fmt.Sprintf("%s: the handler refused records no retry can fix (not JSON, a KPL aggregate, no key); they block their key's later records until the event source sends the batch to the failure bucket.", id),
 			c.MetricOutcome(outcome.BadInput, nil), 0),
-		Expired: alarm(IDExpiredAlarm,
+		Expired: alarm(core.IDExpiredAlarm,
 			fmt.Sprintf("%s: the handler refused records as old as the business window: their facts' records may be gone, so their effects did not run. A replay of an old failure-bucket object does this; settle such records by hand.", id),
 			c.MetricOutcome(outcome.Expired, nil), 0),
 	}
@@ -317,7 +290,7 @@ func (c *streamConsumer) addDashboard() {
 	for _, row := range c.Widgets() {
 		rows = append(rows, &row)
 	}
-	c.dashboard = awscloudwatch.NewDashboard(c, jsii.String(IDDashboard), &awscloudwatch.DashboardProps{Widgets: &rows})
+	c.dashboard = awscloudwatch.NewDashboard(c, jsii.String(core.IDDashboard), &awscloudwatch.DashboardProps{Widgets: &rows})
 }
 
 // Widgets returns the consumer's dashboard, row by row.

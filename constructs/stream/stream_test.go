@@ -14,6 +14,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/stream"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/consumertest"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/modroot"
@@ -97,7 +98,7 @@ func TestKinesisDefaults(t *testing.T) {
 	s := newStack(t)
 	cdktest.Must(t, func() {
 		orders := awskinesis.NewStream(s, jsii.String("Events"), &awskinesis.StreamProps{Encryption: awskinesis.StreamEncryption_MANAGED})
-		stream.NewIdempotentStreamConsumer(s, jsii.String("Ship"), &stream.IdempotentStreamConsumerProps{Entry: jsii.String(handlerDir), Stream: orders})
+		stream.NewIdempotentStreamConsumer(s, jsii.String("Ship"), &stream.IdempotentStreamConsumerProps{Props: core.Props{Entry: jsii.String(handlerDir)}, Stream: orders})
 	})
 	tmpl := cdktest.Template(t, s)
 	cdktest.Snapshot(t, tmpl, "testdata/Kinesis.template.json")
@@ -129,11 +130,15 @@ func TestDynamoDBStreamCustom(t *testing.T) {
 	s := newStack(t)
 	cdktest.Must(t, func() {
 		stream.NewIdempotentStreamConsumer(s, jsii.String("Confirm"), &stream.IdempotentStreamConsumerProps{
-			Entry: jsii.String(handlerDir), SourceTable: ordersTable(s, awsdynamodb.StreamViewType_NEW_AND_OLD_IMAGES),
-			OldImage: jsii.Bool(true), Removes: contract.RemoveSkip,
-			BatchSize: jsii.Number(50), MaxBatchingWindow: awscdk.Duration_Seconds(jsii.Number(2)), RetryAttempts: jsii.Number(3),
-			MaxRecordAge: awscdk.Duration_Hours(jsii.Number(1)), ParallelizationFactor: jsii.Number(4),
-			Namespace: jsii.String("confirm"), Dashboard: jsii.Bool(true),
+			Props:                 core.Props{Entry: jsii.String(handlerDir), Namespace: jsii.String("confirm"), Dashboard: jsii.Bool(true)},
+			SourceTable:           ordersTable(s, awsdynamodb.StreamViewType_NEW_AND_OLD_IMAGES),
+			OldImage:              jsii.Bool(true),
+			Removes:               contract.RemoveSkip,
+			BatchSize:             jsii.Number(50),
+			MaxBatchingWindow:     awscdk.Duration_Seconds(jsii.Number(2)),
+			RetryAttempts:         jsii.Number(3),
+			MaxRecordAge:          awscdk.Duration_Hours(jsii.Number(1)),
+			ParallelizationFactor: jsii.Number(4),
 		})
 	})
 	tmpl := cdktest.Template(t, s)
@@ -152,7 +157,9 @@ func TestRemovesSkipExpired(t *testing.T) {
 	s := newStack(t)
 	cdktest.Must(t, func() {
 		stream.NewIdempotentStreamConsumer(s, jsii.String("Confirm"), &stream.IdempotentStreamConsumerProps{
-			Entry: jsii.String(handlerDir), SourceTable: ordersTable(s, awsdynamodb.StreamViewType_NEW_IMAGE), Removes: contract.RemoveSkipExpired,
+			Props:       core.Props{Entry: jsii.String(handlerDir)},
+			SourceTable: ordersTable(s, awsdynamodb.StreamViewType_NEW_IMAGE),
+			Removes:     contract.RemoveSkipExpired,
 		})
 	})
 	env := fmt.Sprint(only(t, cdktest.Template(t, s), "AWS::Lambda::Function")["Environment"])
@@ -170,41 +177,54 @@ func TestRefusals(t *testing.T) {
 		want  []string
 	}{
 		{"no source", func(awscdk.Stack) *stream.IdempotentStreamConsumerProps {
-			return &stream.IdempotentStreamConsumerProps{Entry: jsii.String(handlerDir)}
+			return &stream.IdempotentStreamConsumerProps{Props: core.Props{Entry: jsii.String(handlerDir)}}
 		}, []string{"neither Stream nor SourceTable"}},
 		{"a table without a stream", func(s awscdk.Stack) *stream.IdempotentStreamConsumerProps {
-			return &stream.IdempotentStreamConsumerProps{Entry: jsii.String(handlerDir), SourceTable: ordersTable(s, ""), Removes: contract.RemoveRun}
+			return &stream.IdempotentStreamConsumerProps{Props: core.Props{Entry: jsii.String(handlerDir)}, SourceTable: ordersTable(s, ""), Removes: contract.RemoveRun}
 		}, []string{"has no stream"}},
 		{"a view type without the images", func(s awscdk.Stack) *stream.IdempotentStreamConsumerProps {
-			return &stream.IdempotentStreamConsumerProps{Entry: jsii.String(handlerDir), SourceTable: ordersTable(s, awsdynamodb.StreamViewType_NEW_IMAGE), OldImage: jsii.Bool(true), Removes: contract.RemoveRun}
+			return &stream.IdempotentStreamConsumerProps{Props: core.Props{Entry: jsii.String(handlerDir)}, SourceTable: ordersTable(s, awsdynamodb.StreamViewType_NEW_IMAGE), OldImage: jsii.Bool(true), Removes: contract.RemoveRun}
 		}, []string{"view type NEW_IMAGE, but OldImage asks for the old image"}},
 		{"keys only", func(s awscdk.Stack) *stream.IdempotentStreamConsumerProps {
-			return &stream.IdempotentStreamConsumerProps{Entry: jsii.String(handlerDir), SourceTable: ordersTable(s, awsdynamodb.StreamViewType_KEYS_ONLY), Removes: contract.RemoveRun}
+			return &stream.IdempotentStreamConsumerProps{Props: core.Props{Entry: jsii.String(handlerDir)}, SourceTable: ordersTable(s, awsdynamodb.StreamViewType_KEYS_ONLY), Removes: contract.RemoveRun}
 		}, []string{"view type KEYS_ONLY"}},
 		{"no REMOVE choice", func(s awscdk.Stack) *stream.IdempotentStreamConsumerProps {
-			return &stream.IdempotentStreamConsumerProps{Entry: jsii.String(handlerDir), SourceTable: ordersTable(s, awsdynamodb.StreamViewType_NEW_IMAGE)}
+			return &stream.IdempotentStreamConsumerProps{Props: core.Props{Entry: jsii.String(handlerDir)}, SourceTable: ordersTable(s, awsdynamodb.StreamViewType_NEW_IMAGE)}
 		}, []string{"StreamRemoves is not set"}},
 		{"stream limits", func(s awscdk.Stack) *stream.IdempotentStreamConsumerProps {
 			return &stream.IdempotentStreamConsumerProps{
-				Entry: jsii.String(handlerDir), Stream: awskinesis.NewStream(s, jsii.String("E"), nil), Removes: contract.RemoveRun, OldImage: jsii.Bool(true),
-				BatchSize: jsii.Number(10001), RetryAttempts: jsii.Number(-1), ParallelizationFactor: jsii.Number(11),
-				MaxRecordAge: awscdk.Duration_Hours(jsii.Number(24)), MaxBatchingWindow: awscdk.Duration_Minutes(jsii.Number(6)),
+				Props:                 core.Props{Entry: jsii.String(handlerDir)},
+				Stream:                awskinesis.NewStream(s, jsii.String("E"), nil),
+				Removes:               contract.RemoveRun,
+				OldImage:              jsii.Bool(true),
+				BatchSize:             jsii.Number(10001),
+				RetryAttempts:         jsii.Number(-1),
+				ParallelizationFactor: jsii.Number(11),
+				MaxRecordAge:          awscdk.Duration_Hours(jsii.Number(24)),
+				MaxBatchingWindow:     awscdk.Duration_Minutes(jsii.Number(6)),
 			}
 		}, []string{"OldImage is set, but the source is a Kinesis stream", `Removes is "run", but the source is a Kinesis stream`,
 			"BatchSize 10001 is out of range", "RetryAttempts -1 is out of range", "ParallelizationFactor 11 is out of range",
 			"MaxRecordAge 24h is not less than Window 24h", "MaxBatchingWindow 6m is out of range"}},
-		{"tokens and a table of another design", func(s awscdk.Stack) *stream.IdempotentStreamConsumerProps {
+		{"tokens and a table the store cannot write", func(s awscdk.Stack) *stream.IdempotentStreamConsumerProps {
+			// A table of the app's own design is accepted (TestStreamOnSingleTableDesign);
+			// one with a numeric key is not: the store writes strings.
 			other := awsdynamodb.NewTable(s, jsii.String("Other"), &awsdynamodb.TableProps{
-				PartitionKey: &awsdynamodb.Attribute{Name: jsii.String("id"), Type: awsdynamodb.AttributeType_STRING},
+				PartitionKey: &awsdynamodb.Attribute{Name: jsii.String("id"), Type: awsdynamodb.AttributeType_NUMBER},
 				BillingMode:  awsdynamodb.BillingMode_PAY_PER_REQUEST,
 			})
-			return &stream.IdempotentStreamConsumerProps{Entry: jsii.String(handlerDir), Stream: awskinesis.NewStream(s, jsii.String("E"), nil), Table: other,
+			return &stream.IdempotentStreamConsumerProps{
+				Props:        core.Props{Entry: jsii.String(handlerDir), Table: other},
+				Stream:       awskinesis.NewStream(s, jsii.String("E"), nil),
 				BatchSize:    awscdk.Token_AsNumber(awscdk.Fn_ImportValue(jsii.String("Size"))),
-				MaxRecordAge: awscdk.Duration_Seconds(awscdk.Token_AsNumber(awscdk.Fn_ImportValue(jsii.String("Age"))))}
-		}, []string{"BatchSize is a token", "MaxRecordAge is a token", `Table's key schema is`}},
+				MaxRecordAge: awscdk.Duration_Seconds(awscdk.Token_AsNumber(awscdk.Fn_ImportValue(jsii.String("Age")))),
+			}
+		}, []string{"BatchSize is a token", "MaxRecordAge is a token", `Table's key schema is [HASH id (N)]`, "Namespace is required"}},
 		{"the contract's rules", func(s awscdk.Stack) *stream.IdempotentStreamConsumerProps {
-			return &stream.IdempotentStreamConsumerProps{Entry: jsii.String(handlerDir), Stream: awskinesis.NewStream(s, jsii.String("E"), nil),
-				Timeout: awscdk.Duration_Seconds(jsii.Number(2)), Namespace: jsii.String("a#b")}
+			return &stream.IdempotentStreamConsumerProps{
+				Props:  core.Props{Entry: jsii.String(handlerDir), Timeout: awscdk.Duration_Seconds(jsii.Number(2)), Namespace: jsii.String("a#b")},
+				Stream: awskinesis.NewStream(s, jsii.String("E"), nil),
+			}
 		}, []string{"Timeout 2s is too short", `Namespace "a#b"`}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -231,7 +251,7 @@ func TestRefusals(t *testing.T) {
 // table, the failure bucket) in every deployed stack.
 func TestConstructIDsAreStable(t *testing.T) {
 	for got, want := range map[string]string{
-		stream.IDTable: "Table", stream.IDFunction: "Function", stream.IDRole: "Role", stream.IDLogGroup: "LogGroup",
+		core.IDTable: "Table", stream.IDFunction: "Function", core.IDRole: "Role", core.IDLogGroup: "LogGroup",
 		stream.IDFailureBucket: "FailureBucket", stream.IDFailureAccessLogs: "FailureAccessLogs",
 		stream.IDIteratorAgeAlarm: "IteratorAgeAlarm", stream.IDFailureAlarm: "FailureAlarm",
 	} {

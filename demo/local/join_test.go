@@ -15,6 +15,7 @@ import (
 	"github.com/sivchari/kumo"
 
 	consumercdk "github.com/idempotent-consumer/idempotent-consumer/constructs/consumer"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 )
 
@@ -50,8 +51,7 @@ func TestTransactionalTablesResolveLocally(t *testing.T) {
 		}
 		stock, orders := table("Stock"), table("Orders")
 		consumercdk.NewIdempotentConsumer(stack, jsii.String("Reserve"), &consumercdk.IdempotentConsumerProps{
-			Entry:               jsii.String(filepath.Join(root, "app", "cmd", "charge")),
-			TransactionalTables: &[]awsdynamodb.ITable{stock, orders},
+			Props: core.Props{Entry: jsii.String(filepath.Join(root, "app", "cmd", "charge")), TransactionalTables: &[]awsdynamodb.ITable{stock, orders}},
 		})
 		app.Synth(nil)
 		stockID = *stack.GetLogicalId(stock.Node().DefaultChild().(awsdynamodb.CfnTable))

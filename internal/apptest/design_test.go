@@ -15,6 +15,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/consumer"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/iamcond"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
@@ -64,14 +65,14 @@ func TestLeadingKeysMatchEveryKeyTheHandlerWritesInEachDesign(t *testing.T) {
 			built[id] = consumer.NewIdempotentConsumer(stack, jsii.String(id), props)
 			consumers[id] = &designed{table: table}
 		}
-		add("Own", "own", &consumer.IdempotentConsumerProps{Namespace: jsii.String("own")})
-		add("OwnHashed", "ownhashed", &consumer.IdempotentConsumerProps{Namespace: jsii.String("own"), HashKeys: jsii.Bool(true)})
-		add("Reserve", "single", &consumer.IdempotentConsumerProps{Table: single, Namespace: jsii.String("reserve")})
-		add("Res", "single", &consumer.IdempotentConsumerProps{Table: single, Namespace: jsii.String("res"), TableFixedKeyValue: jsii.String("IDEMPOTENCY"), HashKeys: jsii.Bool(true)})
-		add("Email", "peer", &consumer.IdempotentConsumerProps{Table: peer, Namespace: jsii.String("email"), TableKeyInSortKey: jsii.Bool(true)})
-		add("EmailCustomer", "peer", &consumer.IdempotentConsumerProps{Table: peer, Namespace: jsii.String("email-customer"), TableKeyInSortKey: jsii.Bool(true), HashKeys: jsii.Bool(true)})
-		add("SharedA", "peer", &consumer.IdempotentConsumerProps{Table: peer, Namespace: jsii.String("a"), TableKeyInSortKey: jsii.Bool(true), TableFixedKeyValue: jsii.String("shared$")})
-		add("SharedB", "peer", &consumer.IdempotentConsumerProps{Table: peer, Namespace: jsii.String("a$b"), TableKeyInSortKey: jsii.Bool(true), TableFixedKeyValue: jsii.String("shared$")})
+		add("Own", "own", &consumer.IdempotentConsumerProps{Props: core.Props{Namespace: jsii.String("own")}})
+		add("OwnHashed", "ownhashed", &consumer.IdempotentConsumerProps{Props: core.Props{Namespace: jsii.String("own"), HashKeys: jsii.Bool(true)}})
+		add("Reserve", "single", &consumer.IdempotentConsumerProps{Props: core.Props{Table: single, Namespace: jsii.String("reserve")}})
+		add("Res", "single", &consumer.IdempotentConsumerProps{Props: core.Props{Table: single, Namespace: jsii.String("res"), TableFixedKeyValue: jsii.String("IDEMPOTENCY"), HashKeys: jsii.Bool(true)}})
+		add("Email", "peer", &consumer.IdempotentConsumerProps{Props: core.Props{Table: peer, Namespace: jsii.String("email"), TableKeyInSortKey: jsii.Bool(true)}})
+		add("EmailCustomer", "peer", &consumer.IdempotentConsumerProps{Props: core.Props{Table: peer, Namespace: jsii.String("email-customer"), TableKeyInSortKey: jsii.Bool(true), HashKeys: jsii.Bool(true)}})
+		add("SharedA", "peer", &consumer.IdempotentConsumerProps{Props: core.Props{Table: peer, Namespace: jsii.String("a"), TableKeyInSortKey: jsii.Bool(true), TableFixedKeyValue: jsii.String("shared$")}})
+		add("SharedB", "peer", &consumer.IdempotentConsumerProps{Props: core.Props{Table: peer, Namespace: jsii.String("a$b"), TableKeyInSortKey: jsii.Bool(true), TableFixedKeyValue: jsii.String("shared$")}})
 		template = *assertions.Template_FromStack(stack, nil).ToJSON()
 	})
 	if panicked {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest"
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest/nagtest"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/endpoint"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	lambdaendpoint "github.com/idempotent-consumer/idempotent-consumer/lambda/endpoint"
@@ -47,23 +48,33 @@ func endpointStack(t *testing.T, nag bool) awscdk.Stack {
 		cdknag.NagSuppressions_AddResourceSuppressions(secret, &[]*cdknag.NagPackSuppression{{Id: jsii.String("AwsSolutions-SMG4"),
 			Reason: jsii.String("The webhook's signing secret is issued by the provider (GitHub): it is rotated there, and both secrets are listed here during the rotation.")}}, jsii.Bool(true))
 		endpoint.NewIdempotentEndpoint(st, jsii.String("GitHubHooks"), &endpoint.IdempotentEndpointProps{
-			Entry: jsii.String(fixtures.Entry), Webhook: jsii.String("github"), WebhookSecret: secret,
+			Props:         core.Props{Entry: jsii.String(fixtures.Entry)},
+			Webhook:       jsii.String("github"),
+			WebhookSecret: secret,
 		})
 		api := endpoint.NewIdempotentEndpoint(st, jsii.String("Orders"), &endpoint.IdempotentEndpointProps{
-			Entry: jsii.String(fixtures.Entry), ClientAttribute: jsii.String("iam"),
+			Props:           core.Props{Entry: jsii.String(fixtures.Entry)},
+			ClientAttribute: jsii.String("iam"),
 		})
 		api.GrantInvokeUrl(awsiam.NewRole(st, jsii.String("Client"), &awsiam.RoleProps{AssumedBy: awsiam.NewAccountRootPrincipal()}))
 		// The same two on HTTP API routes.
 		endpoint.NewIdempotentEndpoint(st, jsii.String("GitHubRoute"), &endpoint.IdempotentEndpointProps{
-			Entry: jsii.String(fixtures.Entry), Webhook: jsii.String("github"), WebhookSecret: secret, Route: jsii.String("/hooks/github"), Namespace: jsii.String("githubroute"),
+			Props:         core.Props{Entry: jsii.String(fixtures.Entry), Namespace: jsii.String("githubroute")},
+			Webhook:       jsii.String("github"),
+			WebhookSecret: secret,
+			Route:         jsii.String("/hooks/github"),
 		})
 		route := endpoint.NewIdempotentEndpoint(st, jsii.String("OrdersRoute"), &endpoint.IdempotentEndpointProps{
-			Entry: jsii.String(fixtures.Entry), Route: jsii.String("/orders"),
+			Props: core.Props{Entry: jsii.String(fixtures.Entry)},
+			Route: jsii.String("/orders"),
 		})
 		route.GrantInvokeUrl(awsiam.NewRole(st, jsii.String("RouteClient"), &awsiam.RoleProps{AssumedBy: awsiam.NewAccountRootPrincipal()}))
 		// A route behind a JWT authorizer: keys scoped to the token's subject.
 		endpoint.NewIdempotentEndpoint(st, jsii.String("OrdersJwt"), &endpoint.IdempotentEndpointProps{
-			Entry: jsii.String(fixtures.Entry), Route: jsii.String("/orders"), JwtIssuer: jsii.String(jwtIssuer), JwtAudience: jsii.Strings("client-a"),
+			Props:       core.Props{Entry: jsii.String(fixtures.Entry)},
+			Route:       jsii.String("/orders"),
+			JwtIssuer:   jsii.String(jwtIssuer),
+			JwtAudience: jsii.Strings("client-a"),
 		})
 	})
 	return st

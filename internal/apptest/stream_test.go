@@ -10,6 +10,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest"
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest/nagtest"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/stream"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 )
@@ -21,7 +22,7 @@ func TestStreamConsumersAreNagClean(t *testing.T) {
 	for name, build := range map[string]func(s awscdk.Stack){
 		"Kinesis": func(s awscdk.Stack) {
 			events := awskinesis.NewStream(s, jsii.String("Events"), &awskinesis.StreamProps{Encryption: awskinesis.StreamEncryption_MANAGED})
-			stream.NewIdempotentStreamConsumer(s, jsii.String("Ship"), &stream.IdempotentStreamConsumerProps{Entry: jsii.String(fixtures.Entry), Stream: events})
+			stream.NewIdempotentStreamConsumer(s, jsii.String("Ship"), &stream.IdempotentStreamConsumerProps{Props: core.Props{Entry: jsii.String(fixtures.Entry)}, Stream: events})
 		},
 		"DynamoDB": func(s awscdk.Stack) {
 			orders := awsdynamodb.NewTable(s, jsii.String("Orders"), &awsdynamodb.TableProps{
@@ -31,7 +32,10 @@ func TestStreamConsumersAreNagClean(t *testing.T) {
 				PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{PointInTimeRecoveryEnabled: jsii.Bool(true)},
 			})
 			stream.NewIdempotentStreamConsumer(s, jsii.String("Confirm"), &stream.IdempotentStreamConsumerProps{
-				Entry: jsii.String(fixtures.Entry), SourceTable: orders, OldImage: jsii.Bool(true), Removes: contract.RemoveSkip, Dashboard: jsii.Bool(true),
+				Props:       core.Props{Entry: jsii.String(fixtures.Entry), Dashboard: jsii.Bool(true)},
+				SourceTable: orders,
+				OldImage:    jsii.Bool(true),
+				Removes:     contract.RemoveSkip,
 			})
 		},
 	} {

@@ -23,6 +23,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/consumer"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/modroot"
 )
 
@@ -48,7 +49,7 @@ var Builds = map[string]Build{
 	// Defaults: is a consumer with nothing but Entry set.
 	"Defaults": func(f *Fixture, entry string) {
 		f.Consumer = consumer.NewIdempotentConsumer(f.Stack, jsii.String("ChargeOrder"), &consumer.IdempotentConsumerProps{
-			Entry: jsii.String(entry),
+			Props: core.Props{Entry: jsii.String(entry)},
 		})
 	},
 	// Custom: sets every prop away from its default, with an existing topic, a
@@ -81,42 +82,29 @@ var Builds = map[string]Build{
 		f.Shared = table("Shared", nil)
 		f.Ledger = table("Ledger", f.Key)
 		f.Consumer = consumer.NewIdempotentConsumer(s, jsii.String("CreditWallet"), &consumer.IdempotentConsumerProps{
-			Entry:              jsii.String(entry),
+			Props:              core.Props{Entry: jsii.String(entry), Table: f.Shared, Namespace: jsii.String("wallet"), MemorySize: jsii.Number(512), Timeout: awscdk.Duration_Seconds(jsii.Number(45)), ReservedConcurrentExecutions: jsii.Number(5), LogRetention: awslogs.RetentionDays_ONE_WEEK, Tracing: awslambda.Tracing_DISABLED, Environment: &map[string]*string{"WALLET_TABLE": f.Shared.TableName()}, Window: awscdk.Duration_Hours(jsii.Number(1)), TTLAfterWindow: awscdk.Duration_Hours(jsii.Number(2)), HashKeys: jsii.Bool(true), MetricsNamespace: jsii.String("Wallets"), AlarmAction: awscloudwatchactions.NewSnsAction(f.AlarmTopic)},
 			Topic:              f.Topic,
 			RawMessageDelivery: jsii.Bool(true),
 			FilterPolicy: &map[string]awssns.SubscriptionFilter{
 				"type": awssns.SubscriptionFilter_StringFilter(&awssns.StringConditions{Allowlist: jsii.Strings("order.placed")}),
 			},
-			EncryptionKey:                f.Key,
-			MaxReceiveCount:              jsii.Number(5),
-			VisibilityTimeout:            awscdk.Duration_Seconds(jsii.Number(300)),
-			Table:                        f.Shared,
-			Namespace:                    jsii.String("wallet"),
-			MemorySize:                   jsii.Number(512),
-			Timeout:                      awscdk.Duration_Seconds(jsii.Number(45)),
-			ReservedConcurrentExecutions: jsii.Number(5),
-			LogRetention:                 awslogs.RetentionDays_ONE_WEEK,
-			Tracing:                      awslambda.Tracing_DISABLED,
-			Environment:                  &map[string]*string{"WALLET_TABLE": f.Shared.TableName()},
-			Window:                       awscdk.Duration_Hours(jsii.Number(1)),
-			BackoffBase:                  awscdk.Duration_Minutes(jsii.Number(2)),
-			BackoffCap:                   awscdk.Duration_Minutes(jsii.Number(10)),
-			BackoffFIFOCap:               awscdk.Duration_Minutes(jsii.Number(5)),
-			TTLAfterWindow:               awscdk.Duration_Hours(jsii.Number(2)),
-			LeaseMax:                     awscdk.Duration_Seconds(jsii.Number(40)),
-			CacheSize:                    jsii.Number(100),
-			PayloadIgnore:                jsii.Strings("meta.sentAt", "traceId"),
-			HashKeys:                     jsii.Bool(true),
-			BatchConcurrency:             jsii.Number(4),
-			FinishBudget:                 awscdk.Duration_Millis(jsii.Number(1500)),
-			MinRemaining:                 awscdk.Duration_Millis(jsii.Number(2500)),
-			MaxMessageBytes:              jsii.Number(1048576),
-			MetricsNamespace:             jsii.String("Wallets"),
-			BatchSize:                    jsii.Number(100),
-			MaxBatchingWindow:            awscdk.Duration_Seconds(jsii.Number(5)),
-			MaxConcurrency:               jsii.Number(5),
-			OldestMessageAlarmThreshold:  awscdk.Duration_Minutes(jsii.Number(5)),
-			AlarmAction:                  awscloudwatchactions.NewSnsAction(f.AlarmTopic),
+			EncryptionKey:               f.Key,
+			MaxReceiveCount:             jsii.Number(5),
+			VisibilityTimeout:           awscdk.Duration_Seconds(jsii.Number(300)),
+			BackoffBase:                 awscdk.Duration_Minutes(jsii.Number(2)),
+			BackoffCap:                  awscdk.Duration_Minutes(jsii.Number(10)),
+			BackoffFIFOCap:              awscdk.Duration_Minutes(jsii.Number(5)),
+			LeaseMax:                    awscdk.Duration_Seconds(jsii.Number(40)),
+			CacheSize:                   jsii.Number(100),
+			PayloadIgnore:               jsii.Strings("meta.sentAt", "traceId"),
+			BatchConcurrency:            jsii.Number(4),
+			FinishBudget:                awscdk.Duration_Millis(jsii.Number(1500)),
+			MinRemaining:                awscdk.Duration_Millis(jsii.Number(2500)),
+			MaxMessageBytes:             jsii.Number(1048576),
+			BatchSize:                   jsii.Number(100),
+			MaxBatchingWindow:           awscdk.Duration_Seconds(jsii.Number(5)),
+			MaxConcurrency:              jsii.Number(5),
+			OldestMessageAlarmThreshold: awscdk.Duration_Minutes(jsii.Number(5)),
 		})
 		consumer.GrantTransactionalWrites(f.Ledger, f.Consumer)
 	},
@@ -126,9 +114,8 @@ var Builds = map[string]Build{
 	"Keyed": func(f *Fixture, entry string) {
 		f.Key = awskms.NewKey(f.Stack, jsii.String("Key"), &awskms.KeyProps{EnableKeyRotation: jsii.Bool(true)})
 		f.Consumer = consumer.NewIdempotentConsumer(f.Stack, jsii.String("SendReceipt"), &consumer.IdempotentConsumerProps{
-			Entry:         jsii.String(entry),
+			Props:         core.Props{Entry: jsii.String(entry), RemovalPolicy: awscdk.RemovalPolicy_DESTROY},
 			EncryptionKey: f.Key,
-			RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
 		})
 		f.AlarmTopic = awssns.NewTopic(f.Stack, jsii.String("Publishers"), &awssns.TopicProps{
 			MasterKey:  f.Key,
@@ -142,9 +129,7 @@ var Builds = map[string]Build{
 	// Dashboard: is a consumer with its dashboard, in a namespace of its own.
 	"Dashboard": func(f *Fixture, entry string) {
 		f.Consumer = consumer.NewIdempotentConsumer(f.Stack, jsii.String("Watched"), &consumer.IdempotentConsumerProps{
-			Entry:            jsii.String(entry),
-			Dashboard:        jsii.Bool(true),
-			MetricsNamespace: jsii.String("Payments"),
+			Props: core.Props{Entry: jsii.String(entry), Dashboard: jsii.Bool(true), MetricsNamespace: jsii.String("Payments")},
 		})
 	},
 	// OwnQueue: brings a queue of the app with its dead-letter queue.
@@ -158,7 +143,7 @@ var Builds = map[string]Build{
 			DeadLetterQueue:   &awssqs.DeadLetterQueue{Queue: dlq, MaxReceiveCount: jsii.Number(3)},
 		})
 		f.Consumer = consumer.NewIdempotentConsumer(f.Stack, jsii.String("Pay"), &consumer.IdempotentConsumerProps{
-			Entry: jsii.String(entry),
+			Props: core.Props{Entry: jsii.String(entry)},
 			Queue: queue,
 		})
 		// The consumer is an IGrantable: aws-cdk-lib's grants take it.
@@ -172,7 +157,7 @@ var Builds = map[string]Build{
 	// Imported: brings an imported queue, with the declarations it needs.
 	"Imported": func(f *Fixture, entry string) {
 		f.Consumer = consumer.NewIdempotentConsumer(f.Stack, jsii.String("Pay"), &consumer.IdempotentConsumerProps{
-			Entry:             jsii.String(entry),
+			Props:             core.Props{Entry: jsii.String(entry)},
 			Queue:             awssqs.Queue_FromQueueArn(f.Stack, jsii.String("Payments"), jsii.String("arn:aws:sqs:eu-west-1:123456789012:payments")),
 			DeadLetterQueue:   awssqs.Queue_FromQueueArn(f.Stack, jsii.String("PaymentsDLQ"), jsii.String("arn:aws:sqs:eu-west-1:123456789012:payments-dlq")),
 			VisibilityTimeout: awscdk.Duration_Minutes(jsii.Number(3)),
@@ -182,7 +167,7 @@ var Builds = map[string]Build{
 	"Overrides": func(f *Fixture, entry string) {
 		f.Key = awskms.NewKey(f.Stack, jsii.String("Key"), &awskms.KeyProps{EnableKeyRotation: jsii.Bool(true)})
 		f.Consumer = consumer.NewIdempotentConsumer(f.Stack, jsii.String("Pay"), &consumer.IdempotentConsumerProps{
-			Entry: jsii.String(entry),
+			Props: core.Props{Entry: jsii.String(entry)},
 			QueueProps: &awssqs.QueueProps{
 				RetentionPeriod:     awscdk.Duration_Days(jsii.Number(7)),
 				EncryptionMasterKey: f.Key,
@@ -202,14 +187,8 @@ var Builds = map[string]Build{
 		sg := awsec2.NewSecurityGroup(f.Stack, jsii.String("SG"), &awsec2.SecurityGroupProps{Vpc: vpc, Description: jsii.String("payments")})
 		role := awsiam.NewRole(f.Stack, jsii.String("PayRole"), &awsiam.RoleProps{AssumedBy: awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil)})
 		f.Consumer = consumer.NewIdempotentConsumer(f.Stack, jsii.String("Pay"), &consumer.IdempotentConsumerProps{
-			Entry:          jsii.String(entry),
-			Vpc:            vpc,
-			VpcSubnets:     &awsec2.SubnetSelection{SubnetType: awsec2.SubnetType_PRIVATE_ISOLATED},
-			SecurityGroups: &[]awsec2.ISecurityGroup{sg},
-			Layers: &[]awslambda.ILayerVersion{awslambda.LayerVersion_FromLayerVersionArn(f.Stack, jsii.String("Otel"),
-				jsii.String("arn:aws:lambda:eu-west-1:123456789012:layer:otel-collector-amd64:1"))},
-			Role:         role,
-			Architecture: awslambda.Architecture_X86_64(),
+			Props: core.Props{Entry: jsii.String(entry), Vpc: vpc, VpcSubnets: &awsec2.SubnetSelection{SubnetType: awsec2.SubnetType_PRIVATE_ISOLATED}, SecurityGroups: &[]awsec2.ISecurityGroup{sg}, Layers: &[]awslambda.ILayerVersion{awslambda.LayerVersion_FromLayerVersionArn(f.Stack, jsii.String("Otel"),
+				jsii.String("arn:aws:lambda:eu-west-1:123456789012:layer:otel-collector-amd64:1"))}, Role: role, Architecture: awslambda.Architecture_X86_64()},
 		})
 	},
 	// Fifo: is one stack of consumers of FIFO topics:

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/consumer"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 )
 
 // The fixtures of the sources other than a topic (Builds).
@@ -30,11 +31,16 @@ func eventBridgeFixture(f *Fixture, entry string) {
 		p  *consumer.IdempotentConsumerProps
 	}{
 		{"BookOrder", &consumer.IdempotentConsumerProps{EventPattern: orders}},
-		{"ShipOrder", &consumer.IdempotentConsumerProps{EventPattern: orders, EventBus: bus, EncryptionKey: f.Key,
+		{"ShipOrder", &consumer.IdempotentConsumerProps{
+			Props:               core.Props{Dashboard: jsii.Bool(true)},
+			EventPattern:        orders,
+			EventBus:            bus,
+			EncryptionKey:       f.Key,
 			QueueProps:          &awssqs.QueueProps{Fifo: jsii.Bool(true)},
 			EventMessageGroupId: jsii.String("$.detail.customerId"),
-			EventRetryAttempts:  jsii.Number(10), EventMaxAge: awscdk.Duration_Hours(jsii.Number(2)),
-			Dashboard: jsii.Bool(true)}},
+			EventRetryAttempts:  jsii.Number(10),
+			EventMaxAge:         awscdk.Duration_Hours(jsii.Number(2)),
+		}},
 		{"AuditOrder", &consumer.IdempotentConsumerProps{EventPattern: orders,
 			EventBus: awsevents.EventBus_FromEventBusArn(s, jsii.String("Audit"), jsii.String("arn:aws:events:eu-west-1:123456789012:event-bus/audit"))}},
 	} {

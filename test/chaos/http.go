@@ -102,50 +102,55 @@ func (h *httpSim) between(lo, hi time.Duration) time.Duration {
 	return lo + time.Duration(h.rng.Int64N(int64(hi-lo)+1))
 }
 
-// httpStore is the server's store under faults: every call takes virtual
-// time, and an invocation killed at its deadline reaches nothing.
-type httpStore struct {
-	h     *httpSim
-	inner *storetest.MemoryStore
+// requestStore is the store of a request-shaped mode (http, saga) under
+// faults: every call takes virtual time (spend parks the calling
+// invocation, and fails once it is dead: killed at its deadline, nothing
+// more reaches the store), with latency spikes, throttling, 5xx, and writes
+// that take effect while the caller sees an error; faults counts them.
+type requestStore struct {
+	inner  idempotency.Store
+	rng    *rand.Rand
+	faults *int
+	spend  func(ctx context.Context, d time.Duration) error
 }
 
 var errHTTPDead = errors.New("the invocation was killed at its deadline")
 
-func (st *httpStore) call(ctx context.Context, apply func() error) error {
-	h := st.h
-	inv := ctx.Value(invocationKey{}).(*httpInvocation)
-	d := h.between(time.Millisecond, 20*time.Millisecond)
-	if h.chance(0.02) {
-		d = h.between(time.Second, 3*time.Second) // a latency spike
-		h.sum.StoreFaults++
+func (st *requestStore) between(lo, hi time.Duration) time.Duration {
+	return lo + time.Duration(st.rng.Int64N(int64(hi-lo)+1))
+}
+
+func (st *requestStore) call(ctx context.Context, apply func() error) error {
+	d := st.between(time.Millisecond, 20*time.Millisecond)
+	if st.rng.Float64() < 0.02 {
+		d = st.between(time.Second, 3*time.Second) // a latency spike
+		*st.faults++
 	}
-	h.sched.park(inv.t, d)
-	if inv.dead || h.clock.Now().After(inv.deadline) {
-		inv.dead = true
-		return errHTTPDead
+	if err := st.spend(ctx, d); err != nil {
+		return err
 	}
-	switch x := h.rng.Float64(); {
+	switch x := st.rng.Float64(); {
 	case x < 0.03:
-		h.sum.StoreFaults++
+		*st.faults++
 		return errThrottled
 	case x < 0.05:
-		h.sum.StoreFaults++
+		*st.faults++
 		return errServer
 	case x < 0.07:
 		if err := apply(); err != nil {
 			return err
 		}
-		h.sum.StoreFaults++
+		*st.faults++
 		return errAmbiguous
 	}
 	return apply()
 }
 
-func (st *httpStore) Reserve(ctx context.Context, rec idempotency.Record, now time.Time) error {
+func (st *requestStore) Reserve(ctx context.Context, rec idempotency.Record, now time.Time) error {
 	return st.call(ctx, func() error { return st.inner.Reserve(ctx, rec, now) })
 }
 
-func (st *httpStore) Get(ctx context.Context, key string) (rec *idempotency.Record, err error) {
+func (st *requestStore) Get(ctx context.Context, key string) (rec *idempotency.Record, err error) {
 	err = st.call(ctx, func() error {
 		var e error
 		rec, e = st.inner.Get(ctx, key)
@@ -154,12 +159,24 @@ func (st *httpStore) Get(ctx context.Context, key string) (rec *idempotency.Reco
 	return rec, err
 }
 
-func (st *httpStore) Complete(ctx context.Context, rec idempotency.Record) error {
+func (st *requestStore) Complete(ctx context.Context, rec idempotency.Record) error {
 	return st.call(ctx, func() error { return st.inner.Complete(ctx, rec) })
 }
 
-func (st *httpStore) Release(ctx context.Context, key, owner string) error {
+func (st *requestStore) Release(ctx context.Context, key, owner string) error {
 	return st.call(ctx, func() error { return st.inner.Release(ctx, key, owner) })
+}
+
+// spend parks the invocation of ctx for d; it fails once the invocation is
+// past its deadline.
+func (h *httpSim) spend(ctx context.Context, d time.Duration) error {
+	inv := ctx.Value(invocationKey{}).(*httpInvocation)
+	h.sched.park(inv.t, d)
+	if inv.dead || h.clock.Now().After(inv.deadline) {
+		inv.dead = true
+		return errHTTPDead
+	}
+	return nil
 }
 
 // charge is the endpoint's handler: a downstream that answers 503 now and
@@ -210,7 +227,7 @@ func RunHTTP(ctx context.Context, cfg HTTPConfig) (*HTTPSummary, error) {
 	h := &httpSim{cfg: cfg, sched: newScheduler(c, cfg.Stall), clock: c, rng: rand.New(rand.NewPCG(uint64(cfg.Seed), 0x4774)),
 		sum:      &HTTPSummary{Seed: cfg.Seed, Keys: cfg.Keys, Clients: cfg.Clients, Statuses: map[int]int{}},
 		provider: map[string]string{}, charges: map[string]int{}}
-	guard, err := idempotency.NewGuard(&httpStore{h: h, inner: storetest.NewMemoryStore()},
+	guard, err := idempotency.NewGuard(&requestStore{inner: storetest.NewMemoryStore(), rng: h.rng, faults: &h.sum.StoreFaults, spend: h.spend},
 		idempotency.Config{Namespace: "pay", Now: c.Now, LeaseMax: httpFunctionTimeout, FinishBudget: time.Second, Window: time.Hour})
 	if err != nil {
 		return nil, err

@@ -361,28 +361,11 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	s.shadow = &shadow{sim: s, recs: make(map[string]idempotency.Record), completions: make(map[string][]time.Time)}
 	s.provider = &provider{clock: s.clock, byKey: make(map[string]*payment)}
 
-	var inner idempotency.TxStore
-	switch cfg.Store {
-	case "memory":
-		m := storetest.NewMemoryStore()
-		// Odd seeds answer a failed condition without the old record, as
-		// kumo and dynalite do: the guard's read-after-failure path.
-		m.OmitOld = cfg.Seed%2 != 0
-		s.stats.OldOmitted = m.OmitOld
-		inner = m
-	case "dynamodb":
-		if cfg.DynamoDB == nil {
-			return nil, errors.New("chaos: the dynamodb store needs Config.DynamoDB")
-		}
-		table, err := kumotest.NewTable(ctx, cfg.DynamoDB, fmt.Sprintf("chaos-%d", uint64(cfg.Seed)))
-		if err != nil {
-			return nil, err
-		}
-		s.table = table
-		inner = dynamostore.New(cfg.DynamoDB, table)
-	default:
-		return nil, fmt.Errorf("chaos: unknown store %q (memory or dynamodb)", cfg.Store)
+	inner, table, omitted, err := openStore(ctx, cfg.Store, cfg.Seed, cfg.DynamoDB, "chaos")
+	if err != nil {
+		return nil, err
 	}
+	s.table, s.stats.OldOmitted = table, omitted
 	s.makeFacts()
 	for _, spec := range consumerSpecs {
 		c, err := s.newConsumer(spec.name, spec.tx, spec.window, spec.lease, inner)
@@ -406,7 +389,7 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	s.stats.Virtual = s.clock.Now().Sub(epoch)
 	s.stats.Steps = s.sched.steps
 	s.stats.Trace = s.sched.trace
-	err := s.check(ctx, inner)
+	err = s.check(ctx, inner)
 	if err != nil {
 		s.problem("check: %v", err)
 	}
@@ -414,6 +397,30 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	s.stats.Sources = *RunSources(cfg.Seed, cfg.Facts, sourcesSabotage(cfg.Sabotage))
 	s.stats.Wall = time.Since(start)
 	return s.stats, err
+}
+
+// openStore opens the store a run names: "memory" (storetest.MemoryStore;
+// odd seeds answer a failed condition without the old record, as kumo and
+// dynalite do: the guard's read-after-failure path, reported by omitted) or
+// "dynamodb" (dynamostore over a new table, named after prefix and seed, of
+// the server ddb points at).
+func openStore(ctx context.Context, kind string, seed int64, ddb *dynamodb.Client, prefix string) (store idempotency.TxStore, table string, omitted bool, err error) {
+	switch kind {
+	case "memory":
+		m := storetest.NewMemoryStore()
+		m.OmitOld = seed%2 != 0
+		return m, "", m.OmitOld, nil
+	case "dynamodb":
+		if ddb == nil {
+			return nil, "", false, errors.New("chaos: the dynamodb store needs a DynamoDB client")
+		}
+		table, err := kumotest.NewTable(ctx, ddb, fmt.Sprintf("%s-%d", prefix, uint64(seed)))
+		if err != nil {
+			return nil, "", false, err
+		}
+		return dynamostore.New(ddb, table), table, false, nil
+	}
+	return nil, "", false, fmt.Errorf("chaos: unknown store %q (memory or dynamodb)", kind)
 }
 
 // makeFacts draws the facts: most valid, some poison, some with a

@@ -40,9 +40,11 @@ type Config struct {
 	// Name is its construct id.
 	Kind, Name string
 	// AssetDir holds the bootstrap (bundle.Dir).
-	AssetDir            string
-	Architecture        awslambda.Architecture
-	MemorySize          float64
+	AssetDir     string
+	Architecture awslambda.Architecture
+	MemorySize   float64
+	// EphemeralStorage is the size of /tmp in MiB; 0 for Lambda's.
+	EphemeralStorage    float64
 	Timeout             time.Duration
 	ReservedConcurrency *float64
 	Tracing             awslambda.Tracing
@@ -124,6 +126,7 @@ func New(scope constructs.Construct, cfg Config) Function {
 		Role:                         f.Role,
 		LogGroup:                     f.LogGroup,
 		MemorySize:                   jsii.Number(cfg.MemorySize),
+		EphemeralStorageSize:         ephemeralStorage(cfg.EphemeralStorage),
 		Timeout:                      awscdk.Duration_Seconds(jsii.Number(cfg.Timeout.Seconds())),
 		ReservedConcurrentExecutions: cfg.ReservedConcurrency,
 		Tracing:                      cfg.Tracing,
@@ -192,6 +195,14 @@ func (x *TxTables) Declare(t awsdynamodb.ITable, grant bool) {
 
 // Len is the number of tables declared.
 func (x *TxTables) Len() int { return len(x.declared) }
+
+// ephemeralStorage is the size of /tmp, or nil for Lambda's.
+func ephemeralStorage(mib float64) awscdk.Size {
+	if mib == 0 {
+		return nil
+	}
+	return awscdk.Size_Mebibytes(jsii.Number(mib))
+}
 
 // role is the given role, or a new one the function can assume.
 func role(scope constructs.Construct, cfg Config) awsiam.IRole {

@@ -11,13 +11,15 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 )
 
 // WarnTxTableImported is the id of the synth warning on a transactional
 // grant to an imported idempotency table: consumers of other apps (or of
 // stacks deployed apart) that share it are not known at synth, so the
 // grant cannot be kept off their records.
-const WarnTxTableImported = "idempotent-consumer:transactionalTableImported"
+const WarnTxTableImported = core.WarnTransactionalTableImported
 
 // ExceptOthers is the IAM condition operator that keeps a transactional
 // grant on an idempotency table off the records of the other namespaces

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/consumer"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 )
 
 // Payments is the stack and what a test or a larger app may reach.
@@ -53,9 +54,9 @@ func NewPayments(scope constructs.Construct, id *string, props *awscdk.StackProp
 
 	table := func(id string) awsdynamodb.Table {
 		return awsdynamodb.NewTable(stack, jsii.String(id), &awsdynamodb.TableProps{
-			PartitionKey:        &awsdynamodb.Attribute{Name: jsii.String(consumer.PartitionKey), Type: awsdynamodb.AttributeType_STRING},
+			PartitionKey:        &awsdynamodb.Attribute{Name: jsii.String(core.PartitionKey), Type: awsdynamodb.AttributeType_STRING},
 			BillingMode:         awsdynamodb.BillingMode_PAY_PER_REQUEST,
-			TimeToLiveAttribute: jsii.String(consumer.TTLAttribute),
+			TimeToLiveAttribute: jsii.String(core.TTLAttribute),
 			PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{
 				PointInTimeRecoveryEnabled: jsii.Bool(true),
 			},
@@ -96,26 +97,15 @@ func NewPayments(scope constructs.Construct, id *string, props *awscdk.StackProp
 
 	// Relative entries resolve against this module's root.
 	p.Settle = consumer.NewIdempotentConsumer(stack, jsii.String("Settle"), &consumer.IdempotentConsumerProps{
-		Entry:       jsii.String("cmd/settle"),
-		Topic:       p.Payments, // FIFO: the consumer gets FIFO queues
-		Table:       p.Ledger,
-		Namespace:   jsii.String("settle"),
-		Environment: &map[string]*string{"BALANCES_TABLE": p.Balances.TableName()},
-		Dashboard:   jsii.Bool(true),
+		Props: core.Props{Entry: jsii.String("cmd/settle"), Table: p.Ledger, Namespace: jsii.String("settle"), Environment: &map[string]*string{"BALANCES_TABLE": p.Balances.TableName()}, Dashboard: jsii.Bool(true)},
+		Topic: p.Payments,
 	})
 	consumer.GrantTransactionalWrites(p.Balances, p.Settle)
 
 	p.Refund = consumer.NewIdempotentConsumer(stack, jsii.String("Refund"), &consumer.IdempotentConsumerProps{
-		Entry:        jsii.String("cmd/refund"),
-		Topic:        p.Refunds,
-		Queue:        p.RefundQueue, // its own visibility timeout and dead-letter queue
-		Table:        p.Ledger,
-		Namespace:    jsii.String("refund"),
-		Timeout:      awscdk.Duration_Minutes(jsii.Number(1)),
-		Vpc:          p.Vpc,
-		VpcSubnets:   &awsec2.SubnetSelection{SubnetType: awsec2.SubnetType_PRIVATE_ISOLATED},
-		Architecture: awslambda.Architecture_X86_64(),
-		Dashboard:    jsii.Bool(true),
+		Props: core.Props{Entry: jsii.String("cmd/refund"), Table: p.Ledger, Namespace: jsii.String("refund"), Timeout: awscdk.Duration_Minutes(jsii.Number(1)), Vpc: p.Vpc, VpcSubnets: &awsec2.SubnetSelection{SubnetType: awsec2.SubnetType_PRIVATE_ISOLATED}, Architecture: awslambda.Architecture_X86_64(), Dashboard: jsii.Bool(true)},
+		Topic: p.Refunds,
+		Queue: p.RefundQueue,
 	})
 	return p
 }

@@ -13,6 +13,20 @@
 //	go run ./cmd/chaos -seed 7 -facts 10000
 //	go run ./cmd/chaos -seed 7 -facts 2000 -store dynamodb   # on kumo, in process
 //
+// With -mode saga, it runs the saga simulation instead (chaos.RunSaga:
+// -sagas orders through reserve stock → charge → ship on a model of Step
+// Functions, with package step's handlers), then the same seed with the
+// sabotage that keys steps by the execution's ARN; it prints each run's
+// report, whose last line is
+//
+//	saga: seed=<S> store=<store> [sabotage=execution-key] sagas=<N> executions=… duplicate_starts=… restarts=… steps=… retries=… timeouts=… crashes=… store_faults=… redrives=… compensations=… double_effects=<X> lost=<L> stuck=<K>
+//
+// and exits 0 only when the first keeps its invariants (X, L and K all 0)
+// and the sabotage breaks them. With -sabotage execution-key it runs only
+// the sabotage, and exits 1 as its invariants break:
+//
+//	go run ./cmd/chaos -mode saga -seed 1 -sagas 10000
+//
 // With -outage, the charge consumer's payment provider is down for that
 // span of virtual time (from -outage-start, default half of it), and the
 // seed runs twice, with the queue's fixed visibility timeout and with the
@@ -39,9 +53,11 @@ func main() {
 	facts := flag.Int("facts", 10000, "number of business facts published")
 	store := flag.String("store", "memory", "idempotency store: memory or dynamodb (kumo, in process)")
 	scale := flag.Float64("fault-scale", 1, "multiply the probability of every fault and crash")
-	sabotage := flag.String("sabotage", "", "break the system on purpose to see the invariants fail: token-as-key, unfenced-complete, effect-outside-tx, ignore-failures, short-window, foreign-retry, effect-to-lease, no-age, blocking-store (fails as a deadlock after a minute), or for the sources simulation delete-any-record or raw-events")
+	sabotage := flag.String("sabotage", "", "break the system on purpose to see the invariants fail: with -mode saga execution-key; otherwise token-as-key, unfenced-complete, effect-outside-tx, ignore-failures, short-window, foreign-retry, effect-to-lease, no-age, blocking-store (fails as a deadlock after a minute), or for the sources simulation delete-any-record or raw-events")
 	outage := flag.Duration("outage", 0, "a downstream outage: the charge provider fails for this long (virtual time); runs the seed with fixed visibility and with backoff, and prints them side by side")
 	outageStart := flag.Duration("outage-start", 0, "with -outage: when the outage starts, from the start of the run (default: half the outage)")
+	mode := flag.String("mode", "queues", "queues (the consumers and sources) or saga (the saga steps on Step Functions)")
+	sagas := flag.Int("sagas", 10000, "with -mode saga: number of orders")
 	flag.Parse()
 	if *outage > 0 {
 		factsSet := false
@@ -52,6 +68,13 @@ func main() {
 	}
 	if *seed == 0 {
 		*seed = time.Now().UnixNano() % 1_000_000
+	}
+	if *mode == "saga" {
+		os.Exit(runSaga(chaos.SagaConfig{Seed: *seed, Sagas: *sagas, Store: *store, Sabotage: *sabotage}))
+	}
+	if *mode != "queues" {
+		fmt.Fprintf(os.Stderr, "chaos: unknown -mode %q (queues or saga)\n", *mode)
+		os.Exit(2)
 	}
 	cfg := chaos.Config{Seed: *seed, Facts: *facts, Store: *store, FaultScale: *scale, Sabotage: *sabotage}
 	fmt.Printf("chaos: seed %d, %d facts, %s store; replay: cd test && go run ./cmd/chaos -seed %d -facts %d -store %s -fault-scale %g\n",
@@ -104,6 +127,42 @@ func runOutage(cfg chaos.Config) int {
 	if sums[1].Outage.DeadLettered >= sums[0].Outage.DeadLettered && sums[0].Outage.DeadLettered > 0 {
 		fmt.Println("chaos: the backoff dead-lettered no fewer messages than the fixed visibility")
 		code = 1
+	}
+	return code
+}
+
+// runSaga runs the saga simulation, and unless cfg.Sabotage is set the same
+// seed with the sabotage execution-key, prints their reports and returns the
+// exit code.
+func runSaga(cfg chaos.SagaConfig) int {
+	if cfg.Store == "dynamodb" {
+		client, stop := kumotest.StartDynamoDB(false) // the simulation injects its own faults
+		defer stop()
+		cfg.DynamoDB = client
+	}
+	fmt.Printf("chaos: saga mode, seed %d, %d sagas, %s store; replay: cd test && go run ./cmd/chaos -mode saga -seed %d -sagas %d -store %s\n",
+		cfg.Seed, cfg.Sagas, cfg.Store, cfg.Seed, cfg.Sagas, cfg.Store)
+	runs := []chaos.SagaConfig{cfg}
+	if cfg.Sabotage == "" {
+		sab := cfg
+		sab.Sabotage = "execution-key"
+		runs = append(runs, sab)
+	}
+	code := 0
+	for _, c := range runs {
+		sum, err := chaos.RunSaga(context.Background(), c)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "chaos:", err)
+			return 2
+		}
+		sum.Report(os.Stdout)
+		switch {
+		case c.Sabotage == "" && !sum.OK(), c.Sabotage != "" && cfg.Sabotage != "" && !sum.OK():
+			code = 1
+		case c.Sabotage != "" && cfg.Sabotage == "" && sum.OK():
+			fmt.Println("chaos: the sabotage went unseen")
+			code = 1
+		}
 	}
 	return code
 }

@@ -8,9 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -112,32 +110,6 @@ func (p *poller) send(ctx context.Context, t *testing.T, body string) {
 	}
 }
 
-// kumoDeliveries routes what kumo's EventBridge sends to its own endpoint
-// (it delivers SQS targets over HTTP to localhost:4566, or KUMO_PORT,
-// fixed when its package is initialised) to the server of the test, for
-// the test's duration: kumo's delivery client uses http.DefaultTransport.
-func kumoDeliveries(t *testing.T, serverURL string) {
-	t.Helper()
-	u, err := url.Parse(serverURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	base, ok := http.DefaultTransport.(*http.Transport)
-	if !ok {
-		t.Fatalf("http.DefaultTransport is a %T", http.DefaultTransport)
-	}
-	redirected := base.Clone()
-	var d net.Dialer
-	redirected.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		if addr == "localhost:4566" {
-			addr = u.Host
-		}
-		return d.DialContext(ctx, network, addr)
-	}
-	http.DefaultTransport = redirected
-	t.Cleanup(func() { http.DefaultTransport = base })
-}
-
 // events is a client of kumo's EventBridge API (JSON protocol), enough for
 // a rule, its target and PutEvents.
 type eventsAPI struct{ url string }
@@ -217,7 +189,7 @@ func TestEventBridgeRuleThroughKumo(t *testing.T) {
 	defer cancel()
 	c := server(t)
 	srvURL := c.URL
-	kumoDeliveries(t, srvURL)
+	kumotest.RouteDefaultAddress(t, srvURL) // kumo delivers SQS targets to its own endpoint
 	suffix := fmt.Sprint(time.Now().UnixNano())
 	q := standardQueue(ctx, t, c.SQS, "shipments-"+suffix)
 	eb := eventsAPI{url: srvURL}

@@ -1,0 +1,264 @@
+// Package step makes the steps of a saga on Step Functions idempotent: each
+// step's effect happens once per business fact, whatever Step Functions
+// retries, redrives or starts twice, and every duplicate gets the step's
+// output back, since a step's output feeds the next states.
+//
+// A step is request-shaped: one invocation is one event, the Task state's
+// input. Its record key is the step's name and the fact's key ("<step>#<key>",
+// under the guard's namespace), which comes from the business fact (KeyFunc,
+// Field), never from the execution's ARN or name, the task token or the
+// attempt: two executions of one fact (an Express workflow started twice, a
+// redrive, a retry after a timeout) find the same record. A compensation is
+// another step over the same fact ("release-stock" for "reserve-stock"), so
+// that it too runs once.
+//
+// The first invocation runs the effect under the guard's conditional write
+// and stores its output (JSON) with the completed record; a duplicate gets
+// that output verbatim. Failures are Lambda function errors whose errorType
+// is a name a state's Retry and Catch match (ErrorInProgress, …): Retryable
+// lists the transient ones, Permanent those never retried, and an effect
+// names its own business failures with Fail. Retriers is the Retry policy a
+// step's Task state should carry.
+//
+// The reservation's lease ends at the invocation's Lambda deadline (the
+// guard's rule): a Task state whose TimeoutSeconds ends the attempt earlier
+// (States.Timeout) leaves the invocation running, and the retry is told
+// ErrorInProgress until that invocation completes or its lease ends, when a
+// retry takes the fact over. The guard of a step stores outputs of up to
+// MaxOutputBytes (New refuses a smaller one) and, under a Standard
+// workflow, keeps each fact for DefaultWindow, the redrive period and a day.
+package step
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
+)
+
+// MaxOutputBytes is the largest output a step returns: 256 KiB, the largest
+// payload Step Functions passes between states. The guard of a step must
+// store results at least this large (idempotency.Config.MaxResultBytes),
+// so that every output a state can take is returned to duplicates.
+const MaxOutputBytes = 256 * 1024
+
+// RedrivePeriod is how long after a Standard execution fails, aborts or times
+// out that RedriveExecution may start it again from the state that did not
+// succeed, with the same input: 14 days. A step whose effect ran and whose
+// answer was lost may be run again by a redrive that late.
+const RedrivePeriod = 14 * 24 * time.Hour
+
+// DefaultWindow is the business window a step's guard should keep
+// (idempotency.Config.Window): RedrivePeriod and a day, so that a redrive
+// finds the record of every effect its execution made. The guard's own
+// default (a day) fits Express workflows, which last at most five minutes
+// and are never redriven; a guard with a shorter window than this under a
+// Standard workflow runs a redriven step's effect again once the window has
+// passed.
+const DefaultWindow = RedrivePeriod + 24*time.Hour
+
+// MaxNameBytes bounds a step's name: 80, as Step Functions bounds a state's.
+const MaxNameBytes = 80
+
+// Effect is a step's work, done once per fact: it is given the state input
+// and the reservation it runs under (pass r.Key downstream as the
+// idempotency key of an external call), and returns the step's output, JSON
+// that feeds the next states ("null" when empty). An error releases the
+// reservation; name a business failure with Fail so that a Catch can match
+// it.
+type Effect func(ctx context.Context, input json.RawMessage, r idempotency.Reservation) (output json.RawMessage, err error)
+
+// Handler is a step's Lambda handler: lambda.Start(h). Its errors are
+// reported by aws-lambda-go under the names Step Functions matches
+// (ErrorName).
+type Handler func(ctx context.Context, input json.RawMessage) (json.RawMessage, error)
+
+// Config configures a step. The zero value of every field means the
+// documented default.
+type Config struct {
+	// Logger receives one line per invocation. Default: outcome.NewLogger
+	// on standard error at INFO.
+	Logger *slog.Logger
+}
+
+// New returns the handler of the step name, whose effect runs once per
+// fact (the key that key reads from the state input) under guard. It refuses,
+// listing every problem, a nil guard, key or effect, a name that is empty,
+// longer than MaxNameBytes, not UTF-8 or holding '#' or control characters,
+// and a guard that stores results smaller than MaxOutputBytes. The name is
+// part of every record key ("<namespace>#<name>#<key>"): renaming a step
+// makes every fact new to it, as a new step.
+func New(guard *idempotency.Guard, name string, key KeyFunc, effect Effect, cfg Config) (Handler, error) {
+	var problems []string
+	if guard == nil {
+		problems = append(problems, "the guard is nil; give the idempotency.Guard over the step's table")
+	} else if guard.MaxResultBytes() < MaxOutputBytes {
+		problems = append(problems, fmt.Sprintf("the guard stores results of at most %d bytes; give it idempotency.Config.MaxResultBytes of at least %d (step.MaxOutputBytes), so that every output Step Functions can carry is returned to duplicates", guard.MaxResultBytes(), MaxOutputBytes))
+	}
+	if p := nameProblem(name); p != "" {
+		problems = append(problems, p)
+	}
+	if key == nil {
+		problems = append(problems, "the key function is nil; give one that reads the business fact's key from the state input (step.Field(\"orderId\"))")
+	}
+	if effect == nil {
+		problems = append(problems, "the effect is nil")
+	}
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("step %q:\n  - %s", name, strings.Join(problems, "\n  - "))
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = outcome.NewLogger(os.Stderr, slog.LevelInfo)
+	}
+	s := &step{guard: guard, name: name, key: key, effect: effect, log: cfg.Logger}
+	return s.invoke, nil
+}
+
+// nameProblem says what is wrong with a step's name, or "".
+func nameProblem(name string) string {
+	switch {
+	case name == "":
+		return "the step's name is empty; give the name of its state (\"reserve-stock\")"
+	case len(name) > MaxNameBytes:
+		return fmt.Sprintf("the step's name has %d bytes, more than %d", len(name), MaxNameBytes)
+	case !utf8.ValidString(name):
+		return "the step's name is not valid UTF-8"
+	case strings.ContainsRune(name, '#') || strings.IndexFunc(name, unicode.IsControl) >= 0:
+		return "the step's name holds '#' (the separator of its key from the fact's) or control characters; remove them"
+	}
+	return ""
+}
+
+type step struct {
+	guard  *idempotency.Guard
+	name   string
+	key    KeyFunc
+	effect Effect
+	log    *slog.Logger
+}
+
+// invocation is one invocation and what became of it, for its log line.
+type invocation struct {
+	outcome outcome.Outcome
+	key     string // the record key, once known
+	err     error  // the error returned, named
+	reason  string
+	level   slog.Level
+}
+
+func (s *step) invoke(ctx context.Context, input json.RawMessage) (json.RawMessage, error) {
+	var x invocation
+	out, err := s.run(ctx, input, &x)
+	x.err = err
+	s.report(ctx, &x)
+	return out, err
+}
+
+func (s *step) run(ctx context.Context, input json.RawMessage, x *invocation) (json.RawMessage, error) {
+	if !json.Valid(input) {
+		return nil, x.fail(outcome.BadInput, ErrorBadInput, "the state input is not JSON")
+	}
+	k, err := s.key(input)
+	if err == nil && k == "" {
+		err = errors.New("the key is empty; keys come from the business fact (an order id), never from the execution")
+	}
+	if err != nil {
+		return nil, x.fail(outcome.BadInput, ErrorBadInput, "key: "+err.Error())
+	}
+	fact, err := s.guard.Fact(s.name+"#"+k, input)
+	if err != nil {
+		return nil, x.fail(outcome.BadInput, ErrorBadInput, err.Error())
+	}
+	x.key = fact.Key
+	res, err := s.guard.Run(ctx, fact, func(ctx context.Context, r idempotency.Reservation) (string, error) {
+		out, err := s.effect(ctx, input, r)
+		if err != nil {
+			return "", err
+		}
+		if len(out) == 0 {
+			out = json.RawMessage("null")
+		}
+		if !json.Valid(out) {
+			return "", errInvalidOutput
+		}
+		return string(out), nil
+	})
+	if err != nil {
+		return nil, x.failed(err)
+	}
+	x.outcome = outcome.Processed
+	if res.Outcome == outcome.Duplicate {
+		x.outcome = outcome.Duplicate
+	}
+	if res.TookOver {
+		x.level, x.reason = slog.LevelWarn, "took over the lapsed reservation of another invocation: the effect may have run before, in part or in full"
+	}
+	if res.DroppedBytes > 0 || res.Value == "" {
+		// An output is never empty ("null" at least): "" is one the guard
+		// did not store. Stopping here, and for every duplicate, is what
+		// keeps the saga from going on with an output it cannot repeat.
+		return nil, x.fail(x.outcome, ErrorOutputNotStored, fmt.Sprintf("the step's output was larger than the %d bytes the guard stores; the effect ran and will not run again", s.guard.MaxResultBytes()))
+	}
+	return json.RawMessage(res.Value), nil
+}
+
+var errInvalidOutput = errors.New("the effect's output is not JSON")
+
+// fail records the outcome and returns the error named name.
+func (x *invocation) fail(o outcome.Outcome, name, message string) error {
+	x.outcome, x.reason = o, message
+	if x.level < slog.LevelWarn {
+		x.level = slog.LevelWarn
+	}
+	return invokeError(name, message)
+}
+
+// failed names an error of the guard's Run.
+func (x *invocation) failed(err error) error {
+	var f *Failure
+	var effectErr *idempotency.EffectError
+	switch {
+	case errors.As(err, &f) && f.Name != "" && !strings.HasPrefix(f.Name, "States."):
+		return x.fail(outcome.Failed, f.Name, err.Error())
+	case errors.Is(err, errInvalidOutput):
+		return x.fail(outcome.Failed, ErrorInvalidOutput, err.Error())
+	case errors.As(err, &effectErr):
+		return x.fail(outcome.Failed, ErrorEffect, err.Error())
+	case errors.Is(err, idempotency.ErrInProgress):
+		return x.fail(outcome.InProgress, ErrorInProgress, err.Error())
+	case errors.Is(err, idempotency.ErrPayloadMismatch):
+		return x.fail(outcome.Mismatch, ErrorMismatch, err.Error()+": the step's fact was run with another input")
+	case errors.Is(err, idempotency.ErrInvalidKey), errors.Is(err, idempotency.ErrInvalidPayload):
+		return x.fail(outcome.BadInput, ErrorBadInput, err.Error())
+	case errors.Is(err, idempotency.ErrNotStarted):
+		return x.fail(outcome.NotStarted, ErrorNotStarted, err.Error())
+	case errors.Is(err, idempotency.ErrLeaseLost):
+		return x.fail(outcome.LeaseLost, ErrorLeaseLost, err.Error())
+	}
+	x.level = slog.LevelError
+	return x.fail(outcome.Failed, ErrorStore, err.Error())
+}
+
+// report writes the invocation's log line.
+func (s *step) report(ctx context.Context, x *invocation) {
+	attrs := []slog.Attr{slog.String("step", s.name), slog.String("outcome", x.outcome.String())}
+	if x.key != "" {
+		attrs = append(attrs, slog.String("key", x.key))
+	}
+	if x.err != nil {
+		attrs = append(attrs, slog.String("error", ErrorName(x.err)))
+	}
+	if x.reason != "" {
+		attrs = append(attrs, slog.String("reason", x.reason))
+	}
+	s.log.LogAttrs(ctx, x.level, "step", attrs...)
+}
