@@ -78,7 +78,7 @@ type IdempotentEndpointProps struct {
 	// core.Props): Entry (its main calls endpoint.Start), the table and
 	// its design (the handler gets the key schema's variables as every
 	// construct's does), Namespace, Window (with Webhook at least the
-	// provider's redelivery period, webhook.RetryPeriod: a shorter one is
+	// provider's redelivery period, contract.RetryPeriod: a shorter one is
 	// refused, since a late delivery of a completed event would run again),
 	// the function (ReservedConcurrentExecutions bounds it, and so the URL:
 	// Lambda answers 429 beyond it, and beyond 10 requests a second for

@@ -51,7 +51,7 @@ func TestTransactionalTablesResolveLocally(t *testing.T) {
 		}
 		stock, orders := table("Stock"), table("Orders")
 		consumercdk.NewIdempotentConsumer(stack, jsii.String("Reserve"), &consumercdk.IdempotentConsumerProps{
-			Props: core.Props{Entry: jsii.String(filepath.Join(root, "lambda", "cmd", "charge")), TransactionalTables: &[]awsdynamodb.ITable{stock, orders}},
+			Props: core.Props{Entry: jsii.String(filepath.Join(root, "app", "cmd", "charge")), TransactionalTables: &[]awsdynamodb.ITable{stock, orders}},
 		})
 		app.Synth(nil)
 		stockID = *stack.GetLogicalId(stock.Node().DefaultChild().(awsdynamodb.CfnTable))
