@@ -221,23 +221,24 @@ func truncate(s string, n int) string {
 
 // sagaAPI is the saga's downstream: stock, payments and shipping in one
 // fake with no idempotency of its own. Each step's function gets its own
-// base path (its name), so that effects are counted per step, keyed by
-// the reservation the step passes (the Idempotency-Key header; the order
-// id when there is none), and per order. It refuses some orders' effects
-// (422: a business refusal, for a step's named failure) and is down for
-// others (503) until told it is back.
+// base path (its name), so that effects are counted per step and order:
+// per reservation, whose key is the step's name and the order's (a step
+// keyed otherwise, by the attempt or the execution, still shows its double
+// effects here). It refuses some orders' effects (422: a business refusal,
+// for a step's named failure) and is down for others (503) until told it
+// is back.
 type sagaAPI struct {
 	mu      sync.Mutex
-	byKey   map[string]int            // "step key" → effects
 	byOrder map[string]map[string]int // step → order → effects
 	refuse  map[string]bool           // "step/order" refused (422)
 	down    map[string]bool           // "step/order" unavailable (503)
 	refused int
 	failed  int
+	n       int
 }
 
 func newSagaAPI() *sagaAPI {
-	return &sagaAPI{byKey: map[string]int{}, byOrder: map[string]map[string]int{}, refuse: map[string]bool{}, down: map[string]bool{}}
+	return &sagaAPI{byOrder: map[string]map[string]int{}, refuse: map[string]bool{}, down: map[string]bool{}}
 }
 
 func (a *sagaAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -248,10 +249,6 @@ func (a *sagaAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost || json.NewDecoder(r.Body).Decode(&req) != nil || req.OrderID == "" {
 		http.Error(w, "bad request: POST a JSON body with orderId", http.StatusBadRequest)
 		return
-	}
-	key := r.Header.Get("Idempotency-Key")
-	if key == "" {
-		key = req.OrderID
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -267,13 +264,13 @@ func (a *sagaAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte(`{"error":"refused","message":"the demo refuses this order's effect"}`))
 		return
 	}
-	a.byKey[step+" "+key]++
 	if a.byOrder[step] == nil {
 		a.byOrder[step] = map[string]int{}
 	}
 	a.byOrder[step][req.OrderID]++
+	a.n++
 	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]string{"id": fmt.Sprintf("fx_%d", len(a.byKey)), "orderId": req.OrderID})
+	_ = json.NewEncoder(w).Encode(map[string]string{"id": fmt.Sprintf("fx_%d", a.n), "orderId": req.OrderID})
 }
 
 // set marks step/order refused or down (or back, with false).
@@ -290,14 +287,17 @@ func (a *sagaAPI) effects(step, order string) int {
 	return a.byOrder[step][order]
 }
 
-// doubles counts the reservations with more than one effect.
+// doubles counts the reservations (a step and an order) with more than
+// one effect.
 func (a *sagaAPI) doubles() int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	n := 0
-	for _, v := range a.byKey {
-		if v > 1 {
-			n++
+	for _, orders := range a.byOrder {
+		for _, v := range orders {
+			if v > 1 {
+				n++
+			}
 		}
 	}
 	return n

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http/httptest"
 	"sync"
 	"time"
@@ -41,17 +42,18 @@ func (f *pooledFunction) stop() {
 // sagaRun is the saga's part of a run: the template's state machine on
 // kumo, its steps' functions behind the bridge, and the scenario.
 type sagaRun struct {
-	sm       *StateMachine
-	def      definition
-	tasks    []taskState
-	sfn      sfnAPI
-	fx       *sagaAPI
-	bridge   *sagaBridge
-	scale    float64
-	fns      []*pooledFunction
-	servers  []*httptest.Server
-	dropping map[string]bool // "execution/state/attempt" whose answer is dropped, set before any start
-	logf     func(string, ...any)
+	sm        *StateMachine
+	def       definition
+	tasks     []taskState
+	sfn       sfnAPI
+	fx        *sagaAPI
+	bridge    *sagaBridge
+	scale     float64
+	fns       []*pooledFunction
+	fxSrv     *httptest.Server // the fake downstream's
+	bridgeSrv *httptest.Server
+	dropping  map[string]bool // "execution/state/attempt" whose answer is dropped, set before any start
+	logf      func(string, ...any)
 
 	mu         sync.Mutex
 	executions int
@@ -65,8 +67,10 @@ func (s *sagaRun) stop() {
 	for _, f := range s.fns {
 		f.stop()
 	}
-	for _, srv := range s.servers {
-		srv.Close()
+	for _, srv := range []*httptest.Server{s.fxSrv, s.bridgeSrv} {
+		if srv != nil {
+			srv.Close()
+		}
 	}
 }
 
@@ -85,6 +89,28 @@ func startSaga(ctx context.Context, stack *Stack, dep *deployment, c *clients, s
 	if err != nil {
 		return nil, fmt.Errorf("state machine %s: %w", sm.ID, err)
 	}
+	s, err := newSagaRun(ctx, sm, text, c.endpoint, opts.TimeScale, opts.Progress)
+	if err != nil {
+		return s, err
+	}
+	for _, t := range s.tasks {
+		if s.bridge.fns[t.Function] != nil {
+			continue
+		}
+		f, err := s.startFunction(ctx, stack, dep, c, srcDir, rie, binDir, logDir, opts, t.Function)
+		if err != nil {
+			return s, err
+		}
+		if err := s.addFunction(ctx, t.Function, f); err != nil {
+			return s, err
+		}
+	}
+	return s, nil
+}
+
+// newSagaRun reads the state machine's resolved definition and starts the
+// fake downstream and the bridge, with no function yet (addFunction).
+func newSagaRun(ctx context.Context, sm *StateMachine, text, endpoint string, scale float64, progress io.Writer) (*sagaRun, error) {
 	def, err := parseDefinition(text)
 	if err != nil {
 		return nil, fmt.Errorf("state machine %s: %w", sm.ID, err)
@@ -93,35 +119,30 @@ func startSaga(ctx context.Context, stack *Stack, dep *deployment, c *clients, s
 	if err != nil {
 		return nil, fmt.Errorf("state machine %s: %w", sm.ID, err)
 	}
-	s := &sagaRun{sm: sm, def: def, tasks: tasks, sfn: sfnAPI{endpoint: c.endpoint}, fx: newSagaAPI(), scale: opts.TimeScale, dropping: map[string]bool{},
-		logf: func(f string, a ...any) { fmt.Fprintf(opts.Progress, "demo: "+f+"\n", a...) }}
-	fxSrv := httptest.NewServer(s.fx)
-	s.servers = append(s.servers, fxSrv)
-	fns := map[string]invoker{}
-	s.bridge = newSagaBridge(ctx, s.sfn, fns, func(execution, state string, n int) bool {
+	s := &sagaRun{sm: sm, def: def, tasks: tasks, sfn: sfnAPI{endpoint: endpoint}, fx: newSagaAPI(), scale: scale, dropping: map[string]bool{},
+		logf: func(f string, a ...any) { fmt.Fprintf(progress, "demo: "+f+"\n", a...) }}
+	s.fxSrv = httptest.NewServer(s.fx)
+	s.bridge = newSagaBridge(ctx, s.sfn, map[string]invoker{}, func(execution, state string, n int) bool {
 		return s.dropping[fmt.Sprintf("%s/%s/%d", execution, state, n)]
 	}, s.logf)
-	bridgeSrv := httptest.NewServer(s.bridge)
-	s.servers = append(s.servers, bridgeSrv)
-	for _, t := range tasks {
-		if fns[t.Function] != nil {
-			continue
-		}
-		f, err := s.startFunction(ctx, stack, dep, c, srcDir, rie, binDir, logDir, opts, t.Function, fxSrv.URL+"/"+t.Function)
-		if err != nil {
-			return s, err
-		}
-		fns[t.Function] = f
-		if err := createBridgedFunction(ctx, c.endpoint, t.Function, bridgeSrv.URL+"/"+t.Function); err != nil {
-			return s, err
-		}
-	}
+	s.bridgeSrv = httptest.NewServer(s.bridge)
 	return s, nil
+}
+
+// apiURL is the base URL of a step's downstream APIs: the fake's, under
+// the function's name.
+func (s *sagaRun) apiURL(function string) string { return s.fxSrv.URL + "/" + function }
+
+// addFunction puts f behind the bridge as the kumo function name. Every
+// function is added before the first execution starts.
+func (s *sagaRun) addFunction(ctx context.Context, name string, f invoker) error {
+	s.bridge.fns[name] = f
+	return createBridgedFunction(ctx, s.sfn.endpoint, name, s.bridgeSrv.URL+"/"+name)
 }
 
 // startFunction builds a step's handler and starts its execution
 // environments, its downstream APIs at api.
-func (s *sagaRun) startFunction(ctx context.Context, stack *Stack, dep *deployment, c *clients, srcDir, rie, binDir, logDir string, opts Options, id, api string) (*pooledFunction, error) {
+func (s *sagaRun) startFunction(ctx context.Context, stack *Stack, dep *deployment, c *clients, srcDir, rie, binDir, logDir string, opts Options, id string) (*pooledFunction, error) {
 	fn := stack.Functions[id]
 	if fn == nil {
 		return nil, fmt.Errorf("state machine %s: its function %s is not a function of the template", s.sm.ID, id)
@@ -137,7 +158,7 @@ func (s *sagaRun) startFunction(ctx context.Context, stack *Stack, dep *deployme
 	}
 	extra := map[string]string{}
 	for _, v := range sagaAPIVars {
-		extra[v] = api
+		extra[v] = s.apiURL(id)
 	}
 	line, err := functionLog(logDir, fn, nil)
 	if err != nil {
