@@ -346,8 +346,8 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The saga (saga.go) runs beside the fan-out from here.
-	sagaReport, stopSaga, err := launchSaga(ctx, stack, dep, c, srcDir, rie, binDir, logDir, opts)
+	// The saga's functions (saga.go); its scenario runs after the endpoints'.
+	runSaga, stopSaga, err := prepareSaga(ctx, stack, dep, c, srcDir, rie, binDir, logDir, opts)
 	defer stopSaga()
 	if err != nil {
 		return nil, err
@@ -438,7 +438,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 
 	rep := &Report{Orders: opts.Orders, Injected: map[string]int{}}
-	if rep.Saga, err = sagaReport(); err != nil {
+	if rep.Saga, err = runSaga(); err != nil {
 		return nil, err
 	}
 	for _, con := range consumers {

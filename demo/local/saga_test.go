@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -262,5 +263,40 @@ func TestBridgedDefinition(t *testing.T) {
 	def["States"].(map[string]any)["Queue"] = map[string]any{"Type": "Task", "Resource": "arn:aws:states:::sqs:sendMessage", "End": true}
 	if _, err := def.bridged("o-1", "", 60); err == nil || !strings.Contains(err.Error(), "Lambda Task states only") {
 		t.Fatalf("an SQS task: %v", err)
+	}
+}
+
+// checkSaga checks the saga's part of TestDemoEndToEnd: the template's
+// state machine ran its sagas with every fault injected, each effect once,
+// every saga complete or compensated, and the last line ends with the
+// saga's counts.
+func checkSaga(t *testing.T, root string, rep *Report) {
+	t.Helper()
+	stack, err := LoadStack(filepath.Join(root, "cdk.out"), "OrdersPlatform")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(stack.StateMachines) == 0 {
+		if rep.Saga != nil {
+			t.Errorf("a saga ran from a template with no state machine: %s", rep.Saga.line())
+		}
+		return // the template has no saga yet
+	}
+	s := rep.Saga
+	if s == nil {
+		t.Fatal("the template's state machine did not run")
+	}
+	t.Logf("%s %v", s.line(), s.Injected)
+	// 6 sagas: 5 executions, the duplicated start's second and the redrive;
+	// the retries of the timeout and of the outage at least; a compensation
+	// at least for the refused last step.
+	if !s.OK() || s.Executions != 8 || s.Redrives != 1 || s.Retries < 2 || s.Compensations < 1 || s.Steps < 6*2 {
+		t.Errorf("saga: %s (unexpected %d): want OK, 8 executions, 1 redrive, 2 retries and a compensation at least", s.line(), s.Unexpected)
+	}
+	if s.Injected["timeout_after_effect"] == 0 || s.Injected["replayed_after_timeout"] != s.Injected["timeout_after_effect"] || s.Injected["refused"] == 0 || s.Injected["outage_failures"] == 0 {
+		t.Errorf("saga: injected %v: want every fault, and each retry after a lost answer given the step's stored output", s.Injected)
+	}
+	if !strings.HasSuffix(rep.Line(), " "+s.line()) || !strings.HasSuffix(s.line(), " double_effects=0 lost=0") {
+		t.Errorf("last line %q: want the saga's part last", rep.Line())
 	}
 }

@@ -464,33 +464,23 @@ func (s *sagaRun) check(p plan, cases []sagaCase, rep *SagaReport, unexpected fu
 	}
 }
 
-// launchSaga starts the template's saga (if it has a state machine) and
-// runs its scenario in the background, beside the rest of the run: wait
-// returns its report (nil without a state machine), stop ends its
-// functions.
-func launchSaga(ctx context.Context, stack *Stack, dep *deployment, c *clients, srcDir, rie, binDir, logDir string, opts Options) (wait func() (*SagaReport, error), stop func(), err error) {
+// prepareSaga starts the template's saga (if it has a state machine):
+// its functions built and started behind the bridge. run runs its
+// scenario and reports (nil without a state machine); stop ends its
+// functions. The scenario runs once the rest of the run is done, so that
+// its load does not push the other functions past their scaled deadlines.
+func prepareSaga(ctx context.Context, stack *Stack, dep *deployment, c *clients, srcDir, rie, binDir, logDir string, opts Options) (run func() (*SagaReport, error), stop func(), err error) {
 	s, err := startSaga(ctx, stack, dep, c, srcDir, rie, binDir, logDir, opts)
 	if err != nil || s == nil {
 		return func() (*SagaReport, error) { return nil, nil }, s.stop, err
 	}
-	var (
-		rep    *SagaReport
-		runErr error
-		done   = make(chan struct{})
-	)
-	go func() {
-		defer close(done)
-		t0 := time.Now()
-		rep, runErr = s.run(ctx, opts.Sagas)
-		if runErr == nil {
-			s.logf("saga: done in %.1fs: %s", time.Since(t0).Seconds(), rep.line())
-		}
-	}()
 	return func() (*SagaReport, error) {
-		<-done
-		if runErr != nil {
-			return nil, fmt.Errorf("saga: %w", runErr)
+		t0 := time.Now()
+		rep, err := s.run(ctx, opts.Sagas)
+		if err != nil {
+			return nil, fmt.Errorf("saga: %w", err)
 		}
+		s.logf("saga: done in %.1fs: %s", time.Since(t0).Seconds(), rep.line())
 		return rep, nil
 	}, s.stop, nil
 }
