@@ -232,6 +232,9 @@ type Settings struct {
 	// MaxRequestBytes is the largest request body an HTTP endpoint
 	// accepts: 1 to MaxRequestBytes; default httpkey.DefaultMaxBodyBytes.
 	MaxRequestBytes int
+	// StepName is a step's name (SourceStep), part of every record key:
+	// required for a step, states.NameProblem's rule.
+	StepName string
 }
 
 // KeyPlace says which of the table's key attributes holds the record's key

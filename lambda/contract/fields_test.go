@@ -221,6 +221,7 @@ func TestEverySettingReachesItsUser(t *testing.T) {
 	}
 	handlers := []string{"Table", "Timeout", "TxTables", "Source", // Source: each entry point's CheckSource (the handler's TestEntryPointsRefuseAnotherSource)
 		"WebhookProvider", "WebhookSecret", "ClientAttribute", // the HTTP handler's verifier and client (handler/http_test.go)
+		"StepName", // step.FromEnv (step/start_test.go)
 		// the table's design, which handler.NewStore maps onto the store's
 		// options (pinned by the handler's TestNewStoreMapsTheDesign)
 		"TablePartitionKey", "TableSortKey", "TableRecordKeyIn", "TableFixedKeyValue", "TableTTLAttribute"}

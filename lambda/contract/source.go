@@ -28,7 +28,7 @@ const (
 )
 
 // sources are the sources of the library, in the order messages name them.
-var sources = []Source{SourceQueue, SourceKinesis, SourceDynamoDBStreams, SourceHTTP}
+var sources = []Source{SourceQueue, SourceKinesis, SourceDynamoDBStreams, SourceHTTP, SourceStep}
 
 // sourceNames names the sources as a message or a document lists them:
 // "queue, kinesis, dynamodb-streams or http".
@@ -132,6 +132,8 @@ func (s Settings) adapterProblems() []string {
 		return out
 	case SourceHTTP:
 		return s.httpProblems()
+	case SourceStep:
+		return s.stepProblems()
 	}
 	return []string{fmt.Sprintf("Source %q is not a source of this library; give %s", s.Source, sourceNames())}
 }
@@ -163,6 +165,8 @@ func EntryPoint(s Source) string {
 		return "handler.Start or handler.StartTx"
 	case SourceHTTP:
 		return "handler.StartHTTP"
+	case SourceStep:
+		return "step.Start"
 	}
 	return "the entry point of source " + string(s)
 }

@@ -96,10 +96,11 @@ func DefaultClientAttribute(s Settings) string {
 // maxResultBytes is the guard's MaxResultBytes for s's source: an HTTP
 // endpoint stores its responses (status, representation headers, body), so
 // that a client whose first attempt timed out gets its 201 and the body
-// that names what it created, up to what a record holds; the other sources
-// store their effects' small results.
+// that names what it created, up to what a record holds; a step stores its
+// output, which a state may carry up to 256 KiB of; the other sources store
+// their effects' small results.
 func (s Settings) maxResultBytes() int {
-	if s.Source == SourceHTTP {
+	if s.Source == SourceHTTP || s.Source == SourceStep {
 		return idempotency.LargestResultBytes
 	}
 	return idempotency.DefaultMaxResultBytes

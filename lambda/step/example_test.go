@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/step/states"
 	"io"
 	"log/slog"
 	"time"
@@ -21,7 +22,7 @@ import (
 // handler is given to lambda.Start. The guard stores outputs as large as
 // Step Functions passes, and keeps each fact for the redrive period.
 func ExampleNew() {
-	guard, err := idempotency.NewGuard(storetest.NewMemoryStore(), idempotency.Config{Namespace: "orders", MaxResultBytes: step.MaxOutputBytes, Window: step.DefaultWindow})
+	guard, err := idempotency.NewGuard(storetest.NewMemoryStore(), idempotency.Config{Namespace: "orders", MaxResultBytes: step.MaxOutputBytes, Window: states.DefaultWindow})
 	if err != nil {
 		panic(err)
 	}
@@ -78,7 +79,7 @@ func ExampleFail() {
 // The Retry field of a step's Task state, for a function with a 30-second
 // timeout.
 func ExampleRetriers() {
-	for _, r := range step.Retriers(30 * time.Second) {
+	for _, r := range states.Retriers(30 * time.Second) {
 		fmt.Printf("%v every %ds ×%v, at most %ds, %d attempts\n", r.ErrorEquals, r.IntervalSeconds, r.BackoffRate, r.MaxDelaySeconds, r.MaxAttempts)
 	}
 	// Output:

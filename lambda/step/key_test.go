@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/step/states"
 	"log/slog"
 	"strings"
 	"testing"
@@ -48,8 +49,8 @@ func TestOutputNotStored(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 2 {
-		if _, name := invoke(t, h, `{"id":1}`); name != step.ErrorOutputNotStored {
-			t.Fatalf("error %q, want %s", name, step.ErrorOutputNotStored)
+		if _, name := invoke(t, h, `{"id":1}`); name != states.ErrorOutputNotStored {
+			t.Fatalf("error %q, want %s", name, states.ErrorOutputNotStored)
 		}
 	}
 	if runs != 1 {
@@ -92,12 +93,12 @@ func TestHashedKeysStayHidden(t *testing.T) {
 		_, _ = h(context.Background(), json.RawMessage(`{"customer":"bob@example.com","slow":1}`))
 	}()
 	<-entered
-	if _, err := h(context.Background(), json.RawMessage(`{"customer":"bob@example.com","slow":1}`)); step.ErrorName(err) == step.ErrorInProgress {
+	if _, err := h(context.Background(), json.RawMessage(`{"customer":"bob@example.com","slow":1}`)); step.ErrorName(err) == states.ErrorInProgress {
 		errs = append(errs, step.ErrorMessage(err))
 	}
 	close(gate)
 	<-done
-	if len(errs) != 2 || !strings.HasPrefix(errs[0], step.ErrorMismatch) {
+	if len(errs) != 2 || !strings.HasPrefix(errs[0], states.ErrorMismatch) {
 		t.Fatalf("errors %q: want a mismatch and an in-progress answer", errs)
 	}
 	recs := store.Records()

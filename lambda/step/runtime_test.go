@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/step/states"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -91,13 +92,13 @@ func TestErrorTypeOnTheWire(t *testing.T) {
 	want := []answer{
 		{"response", `{"reservation":"r-1"}`},
 		{"response", `{"reservation":"r-1"}`},
-		{"error", step.ErrorBadInput},
+		{"error", states.ErrorBadInput},
 		// A payload that is not JSON never reaches the handler:
 		// aws-lambda-go fails to decode it and reports its decoder's
 		// error type. Step Functions only sends JSON; no Retry of
 		// Retriers matches this name either.
 		{"error", "SyntaxError"},
-		{"error", step.ErrorMismatch},
+		{"error", states.ErrorMismatch},
 		{"error", "OutOfStock"},
 	}
 	for i, w := range want {

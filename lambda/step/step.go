@@ -26,7 +26,8 @@
 // ErrorInProgress until that invocation completes or its lease ends, when a
 // retry takes the fact over. The guard of a step stores outputs of up to
 // MaxOutputBytes (New refuses a smaller one) and, under a Standard
-// workflow, keeps each fact for DefaultWindow, the redrive period and a day.
+// workflow, keeps each fact for states.DefaultWindow, the redrive period
+// and a day.
 package step
 
 import (
@@ -34,12 +35,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/step/states"
 	"log/slog"
 	"os"
 	"strings"
-	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
@@ -50,24 +49,6 @@ import (
 // store results at least this large (idempotency.Config.MaxResultBytes),
 // so that every output a state can take is returned to duplicates.
 const MaxOutputBytes = 256 * 1024
-
-// RedrivePeriod is how long after a Standard execution fails, aborts or times
-// out that RedriveExecution may start it again from the state that did not
-// succeed, with the same input: 14 days. A step whose effect ran and whose
-// answer was lost may be run again by a redrive that late.
-const RedrivePeriod = 14 * 24 * time.Hour
-
-// DefaultWindow is the business window a step's guard should keep
-// (idempotency.Config.Window): RedrivePeriod and a day, so that a redrive
-// finds the record of every effect its execution made. The guard's own
-// default (a day) fits Express workflows, which last at most five minutes
-// and are never redriven; a guard with a shorter window than this under a
-// Standard workflow runs a redriven step's effect again once the window has
-// passed.
-const DefaultWindow = RedrivePeriod + 24*time.Hour
-
-// MaxNameBytes bounds a step's name: 80, as Step Functions bounds a state's.
-const MaxNameBytes = 80
 
 // Effect is a step's work, done once per fact: it is given the state input
 // and the reservation it runs under (pass r.Key downstream as the
@@ -93,7 +74,7 @@ type Config struct {
 // New returns the handler of the step name, whose effect runs once per
 // fact (the key that key reads from the state input) under guard. It refuses,
 // listing every problem, a nil guard, key or effect, a name that is empty,
-// longer than MaxNameBytes, not UTF-8 or holding '#' or control characters,
+// longer than states.MaxNameBytes, not UTF-8 or holding '#' or control characters,
 // and a guard that stores results smaller than MaxOutputBytes. The name is
 // part of every record key ("<namespace>#<name>#<key>"): renaming a step
 // makes every fact new to it, as a new step.
@@ -104,7 +85,7 @@ func New(guard *idempotency.Guard, name string, key KeyFunc, effect Effect, cfg 
 	} else if guard.MaxResultBytes() < MaxOutputBytes {
 		problems = append(problems, fmt.Sprintf("the guard stores results of at most %d bytes; give it idempotency.Config.MaxResultBytes of at least %d (step.MaxOutputBytes), so that every output Step Functions can carry is returned to duplicates", guard.MaxResultBytes(), MaxOutputBytes))
 	}
-	if p := nameProblem(name); p != "" {
+	if p := states.NameProblem(name); p != "" {
 		problems = append(problems, p)
 	}
 	if key == nil {
@@ -121,21 +102,6 @@ func New(guard *idempotency.Guard, name string, key KeyFunc, effect Effect, cfg 
 	}
 	s := &step{guard: guard, name: name, key: key, effect: effect, log: cfg.Logger}
 	return s.invoke, nil
-}
-
-// nameProblem says what is wrong with a step's name, or "".
-func nameProblem(name string) string {
-	switch {
-	case name == "":
-		return "the step's name is empty; give the name of its state (\"reserve-stock\")"
-	case len(name) > MaxNameBytes:
-		return fmt.Sprintf("the step's name has %d bytes, more than %d", len(name), MaxNameBytes)
-	case !utf8.ValidString(name):
-		return "the step's name is not valid UTF-8"
-	case strings.ContainsRune(name, '#') || strings.IndexFunc(name, unicode.IsControl) >= 0:
-		return "the step's name holds '#' (the separator of its key from the fact's) or control characters; remove them"
-	}
-	return ""
 }
 
 type step struct {
@@ -165,18 +131,18 @@ func (s *step) invoke(ctx context.Context, input json.RawMessage) (json.RawMessa
 
 func (s *step) run(ctx context.Context, input json.RawMessage, x *invocation) (json.RawMessage, error) {
 	if !json.Valid(input) {
-		return nil, x.fail(sqsbatch.BadInput, ErrorBadInput, "the state input is not JSON")
+		return nil, x.fail(sqsbatch.BadInput, states.ErrorBadInput, "the state input is not JSON")
 	}
 	k, err := s.key(input)
 	if err == nil && k == "" {
 		err = errors.New("the key is empty; keys come from the business fact (an order id), never from the execution")
 	}
 	if err != nil {
-		return nil, x.fail(sqsbatch.BadInput, ErrorBadInput, "key: "+err.Error())
+		return nil, x.fail(sqsbatch.BadInput, states.ErrorBadInput, "key: "+err.Error())
 	}
 	fact, err := s.guard.Fact(s.name+"#"+k, input)
 	if err != nil {
-		return nil, x.fail(sqsbatch.BadInput, ErrorBadInput, err.Error())
+		return nil, x.fail(sqsbatch.BadInput, states.ErrorBadInput, err.Error())
 	}
 	x.key = fact.Key
 	res, err := s.guard.Run(ctx, fact, func(ctx context.Context, r idempotency.Reservation) (string, error) {
@@ -206,7 +172,7 @@ func (s *step) run(ctx context.Context, input json.RawMessage, x *invocation) (j
 		// An output is never empty ("null" at least): "" is one the guard
 		// did not store. Stopping here, and for every duplicate, is what
 		// keeps the saga from going on with an output it cannot repeat.
-		return nil, x.fail(x.outcome, ErrorOutputNotStored, fmt.Sprintf("the step's output was larger than the %d bytes the guard stores; the effect ran and will not run again", s.guard.MaxResultBytes()))
+		return nil, x.fail(x.outcome, states.ErrorOutputNotStored, fmt.Sprintf("the step's output was larger than the %d bytes the guard stores; the effect ran and will not run again", s.guard.MaxResultBytes()))
 	}
 	return json.RawMessage(res.Value), nil
 }
@@ -230,22 +196,22 @@ func (x *invocation) failed(err error) error {
 	case errors.As(err, &f) && f.Name != "" && !strings.HasPrefix(f.Name, "States."):
 		return x.fail(sqsbatch.Failed, f.Name, err.Error())
 	case errors.Is(err, errInvalidOutput):
-		return x.fail(sqsbatch.Failed, ErrorInvalidOutput, err.Error())
+		return x.fail(sqsbatch.Failed, states.ErrorInvalidOutput, err.Error())
 	case errors.As(err, &effectErr):
-		return x.fail(sqsbatch.Failed, ErrorEffect, err.Error())
+		return x.fail(sqsbatch.Failed, states.ErrorEffect, err.Error())
 	case errors.Is(err, idempotency.ErrInProgress):
-		return x.fail(sqsbatch.InProgress, ErrorInProgress, err.Error())
+		return x.fail(sqsbatch.InProgress, states.ErrorInProgress, err.Error())
 	case errors.Is(err, idempotency.ErrPayloadMismatch):
-		return x.fail(sqsbatch.Mismatch, ErrorMismatch, err.Error()+": the step's fact was run with another input")
+		return x.fail(sqsbatch.Mismatch, states.ErrorMismatch, err.Error()+": the step's fact was run with another input")
 	case errors.Is(err, idempotency.ErrInvalidKey), errors.Is(err, idempotency.ErrInvalidPayload):
-		return x.fail(sqsbatch.BadInput, ErrorBadInput, err.Error())
+		return x.fail(sqsbatch.BadInput, states.ErrorBadInput, err.Error())
 	case errors.Is(err, idempotency.ErrNotStarted):
-		return x.fail(sqsbatch.NotStarted, ErrorNotStarted, err.Error())
+		return x.fail(sqsbatch.NotStarted, states.ErrorNotStarted, err.Error())
 	case errors.Is(err, idempotency.ErrLeaseLost):
-		return x.fail(sqsbatch.LeaseLost, ErrorLeaseLost, err.Error())
+		return x.fail(sqsbatch.LeaseLost, states.ErrorLeaseLost, err.Error())
 	}
 	x.level = slog.LevelError
-	return x.fail(sqsbatch.Failed, ErrorStore, err.Error())
+	return x.fail(sqsbatch.Failed, states.ErrorStore, err.Error())
 }
 
 // report writes the invocation's log line.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/step/states"
 	"io"
 	"log/slog"
 	"slices"
@@ -119,8 +120,8 @@ func TestConcurrentExecutionsOneEffect(t *testing.T) {
 		switch names[i] {
 		case "":
 			first = outs[i]
-		case step.ErrorInProgress:
-			if !slices.Contains(step.Retryable(), names[i]) {
+		case states.ErrorInProgress:
+			if !slices.Contains(states.Retryable(), names[i]) {
 				t.Fatalf("%s is not retryable", names[i])
 			}
 		default:
@@ -128,7 +129,7 @@ func TestConcurrentExecutionsOneEffect(t *testing.T) {
 		}
 	}
 	for i := range executions {
-		if names[i] == step.ErrorInProgress {
+		if names[i] == states.ErrorInProgress {
 			if outs[i], names[i] = invoke(t, h, order42); names[i] != "" {
 				t.Fatalf("retry of execution %d: %s", i, names[i])
 			}
@@ -185,23 +186,23 @@ func TestPermanentErrorsAreNamed(t *testing.T) {
 		t.Fatal(name)
 	}
 	for _, tc := range []struct{ input, want string }{
-		{`{"order":`, step.ErrorBadInput},
-		{`{"order":{"amount":50}}`, step.ErrorBadInput},
-		{`{"order":{"id":""}}`, step.ErrorBadInput},
-		{`{"order":{"id":true}}`, step.ErrorBadInput},
-		{`{"order":"o-42"}`, step.ErrorBadInput},
-		{`{"order":{"id":"o-42","amount":60}}`, step.ErrorMismatch},
+		{`{"order":`, states.ErrorBadInput},
+		{`{"order":{"amount":50}}`, states.ErrorBadInput},
+		{`{"order":{"id":""}}`, states.ErrorBadInput},
+		{`{"order":{"id":true}}`, states.ErrorBadInput},
+		{`{"order":"o-42"}`, states.ErrorBadInput},
+		{`{"order":{"id":"o-42","amount":60}}`, states.ErrorMismatch},
 	} {
 		out, name := invoke(t, h, tc.input)
 		if name != tc.want || out != "" {
 			t.Errorf("%s: got %q and error %q, want %s", tc.input, out, name, tc.want)
 		}
-		for _, r := range step.Retriers(time.Minute) {
+		for _, r := range states.Retriers(time.Minute) {
 			if slices.Contains(r.ErrorEquals, name) {
 				t.Errorf("%s is retried by %v", name, r.ErrorEquals)
 			}
 		}
-		if !slices.Contains(step.Permanent(), name) {
+		if !slices.Contains(states.Permanent(), name) {
 			t.Errorf("%s is not in Permanent()", name)
 		}
 	}
@@ -232,7 +233,7 @@ func TestEffectFailures(t *testing.T) {
 		}
 		return nil, nil
 	})
-	for _, want := range []string{"OutOfStock", step.ErrorEffect, step.ErrorEffect, step.ErrorInvalidOutput, step.ErrorEffect, ""} {
+	for _, want := range []string{"OutOfStock", states.ErrorEffect, states.ErrorEffect, states.ErrorInvalidOutput, states.ErrorEffect, ""} {
 		out, name := invoke(t, h, order42)
 		if name != want {
 			t.Fatalf("run %d: error %q, want %q", runs.Load(), name, want)
@@ -260,11 +261,11 @@ func TestLeaseEndsAtTheDeadline(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	deadline, _ := ctx.Deadline()
-	if _, err := crashed(ctx, json.RawMessage(order42)); step.ErrorName(err) != step.ErrorStore {
+	if _, err := crashed(ctx, json.RawMessage(order42)); step.ErrorName(err) != states.ErrorStore {
 		t.Fatalf("crashed invocation: %v", err)
 	}
-	if _, name := invoke(t, h, order42); name != step.ErrorInProgress {
-		t.Fatalf("retry within the lease: %q, want %s", name, step.ErrorInProgress)
+	if _, name := invoke(t, h, order42); name != states.ErrorInProgress {
+		t.Fatalf("retry within the lease: %q, want %s", name, states.ErrorInProgress)
 	}
 	time.Sleep(time.Until(deadline) + 10*time.Millisecond)
 	if out, name := invoke(t, h, order42); name != "" || !strings.Contains(out, "ch_2") {
@@ -315,12 +316,12 @@ func TestNewRefuses(t *testing.T) {
 // holds Lambda's errors and the step's transient names.
 func TestRetriers(t *testing.T) {
 	for _, timeout := range []time.Duration{3 * time.Second, 30 * time.Second, 15 * time.Minute} {
-		rs := step.Retriers(timeout)
-		if len(rs) != 2 || !slices.Contains(rs[0].ErrorEquals, "Lambda.ServiceException") || !slices.Contains(rs[0].ErrorEquals, step.ErrorEffect) {
+		rs := states.Retriers(timeout)
+		if len(rs) != 2 || !slices.Contains(rs[0].ErrorEquals, "Lambda.ServiceException") || !slices.Contains(rs[0].ErrorEquals, states.ErrorEffect) {
 			t.Fatalf("%v: %+v", timeout, rs)
 		}
 		lease := rs[1]
-		if !slices.Contains(lease.ErrorEquals, "States.Timeout") || !slices.Contains(lease.ErrorEquals, step.ErrorInProgress) {
+		if !slices.Contains(lease.ErrorEquals, "States.Timeout") || !slices.Contains(lease.ErrorEquals, states.ErrorInProgress) {
 			t.Fatalf("%v: %+v", timeout, lease)
 		}
 		var waited time.Duration
@@ -334,7 +335,7 @@ func TestRetriers(t *testing.T) {
 		if waited < 2*timeout || waited > 2*timeout+timeout/2+time.Second {
 			t.Fatalf("%v: the waits add up to %v (%d attempts)", timeout, waited, lease.MaxAttempts)
 		}
-		for _, name := range step.Retryable() {
+		for _, name := range states.Retryable() {
 			if !slices.Contains(rs[0].ErrorEquals, name) && !slices.Contains(lease.ErrorEquals, name) {
 				t.Fatalf("%s is not retried", name)
 			}

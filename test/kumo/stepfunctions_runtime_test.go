@@ -21,6 +21,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	sfnstep "github.com/idempotent-consumer/idempotent-consumer/lambda/step"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/step/states"
 	"github.com/idempotent-consumer/idempotent-consumer/test/internal/kumotest"
 )
 
@@ -109,7 +110,7 @@ func (k *sfn) awaitRuntime(t *testing.T, fn string) {
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		if resp.StatusCode == http.StatusOK {
-			if resp.Header.Get("X-Amz-Function-Error") == "" || !strings.Contains(string(body), sfnstep.ErrorBadInput) {
+			if resp.Header.Get("X-Amz-Function-Error") == "" || !strings.Contains(string(body), states.ErrorBadInput) {
 				t.Fatalf("probe: %s %s", resp.Status, body)
 			}
 			return

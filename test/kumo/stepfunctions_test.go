@@ -17,6 +17,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	sfnstep "github.com/idempotent-consumer/idempotent-consumer/lambda/step"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/step/states"
 	"github.com/idempotent-consumer/idempotent-consumer/test/internal/kumotest"
 )
 
@@ -256,7 +257,7 @@ func TestStepFunctionsFunctionErrorIsNotAnError(t *testing.T) {
 	fn, calls := k.function(t, h)
 	machine := k.machine(t, "STANDARD", map[string]any{"StartAt": "Reserve", "States": map[string]any{
 		"Reserve": task(fn, map[string]any{"End": true,
-			"Retry": []any{map[string]any{"ErrorEquals": []string{"OutOfStock", sfnstep.ErrorInProgress}, "IntervalSeconds": 1, "MaxAttempts": 2}},
+			"Retry": []any{map[string]any{"ErrorEquals": []string{"OutOfStock", states.ErrorInProgress}, "IntervalSeconds": 1, "MaxAttempts": 2}},
 			"Catch": []any{map[string]any{"ErrorEquals": []string{"States.ALL"}, "Next": "Caught"}}}),
 		"Caught": map[string]any{"Type": "Pass", "Result": "caught", "End": true},
 	}})

@@ -1,0 +1,44 @@
+package contract_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
+)
+
+// TestAStepNeedsAValidNameAndStoresItsOutputs: a step's contract carries
+// its name (STEP_NAME, written for it alone), refuses a missing or
+// malformed one naming the variable at init, and gives the guard room for
+// every output Step Functions carries (256 KiB).
+func TestAStepNeedsAValidNameAndStoresItsOutputs(t *testing.T) {
+	s := contract.Defaults(30 * time.Second)
+	s.Table, s.Namespace, s.Consumer, s.Source, s.StepName = "t", "orders", "Shop/ReserveStock", contract.SourceStep, "reserve-stock"
+	env := s.Encode()
+	if env[contract.StepNameVar] != "reserve-stock" || env[contract.SourceVar] != "step" {
+		t.Fatalf("env %v: want STEP_NAME and CONSUMER_SOURCE=step", env)
+	}
+	got, err := contract.Decode(func(k string) string { return env[k] }, "")
+	if err != nil || got.StepName != "reserve-stock" || got.Source != contract.SourceStep {
+		t.Fatalf("Decode: %+v, %v", got, err)
+	}
+	if n := got.GuardConfig().MaxResultBytes; n < 256*1024 {
+		t.Errorf("a step's guard stores %d bytes, want at least 256 KiB", n)
+	}
+	if contract.EntryPoint(contract.SourceStep) != "step.Start" {
+		t.Errorf("EntryPoint(step) = %q", contract.EntryPoint(contract.SourceStep))
+	}
+	q := contract.Defaults(30 * time.Second)
+	q.Table, q.Namespace, q.Consumer = "t", "orders", "c"
+	if _, ok := q.Encode()[contract.StepNameVar]; ok {
+		t.Errorf("a queue consumer's environment carries %s", contract.StepNameVar)
+	}
+	for name, want := range map[string]string{"": "the step's name is empty", "a#b": "holds '#'"} {
+		env[contract.StepNameVar] = name
+		_, err := contract.Decode(func(k string) string { return env[k] }, "")
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "StepName") {
+			t.Errorf("STEP_NAME %q: %v, want an error with %q", name, err, want)
+		}
+	}
+}
