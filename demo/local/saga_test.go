@@ -23,6 +23,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/step"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/step/states"
 )
 
 // sagaDefinition is an order saga of the shape the app's (reserve → charge
@@ -35,8 +36,8 @@ func sagaDefinition(prefix string) string {
 			"Parameters":     map[string]any{"FunctionName": "arn:aws:lambda:us-east-1:000000000000:function:" + prefix + fn, "Payload.$": "$"},
 			"ResultSelector": map[string]any{"value.$": "$.Payload"}, "ResultPath": "$." + fn, "TimeoutSeconds": 60, "Next": next,
 			"Retry": []any{
-				map[string]any{"ErrorEquals": []string{"States.Timeout", step.ErrorInProgress}, "IntervalSeconds": 60, "MaxAttempts": 3, "BackoffRate": 2},
-				map[string]any{"ErrorEquals": []string{step.ErrorEffect}, "IntervalSeconds": 60, "MaxAttempts": 1},
+				map[string]any{"ErrorEquals": []string{"States.Timeout", states.ErrorInProgress}, "IntervalSeconds": 60, "MaxAttempts": 3, "BackoffRate": 2},
+				map[string]any{"ErrorEquals": []string{states.ErrorEffect}, "IntervalSeconds": 60, "MaxAttempts": 1},
 			}}
 		for k, v := range extra {
 			st[k] = v

@@ -8,6 +8,8 @@ import (
 	"net/http/httptest"
 	"sync"
 	"time"
+
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/step/states"
 )
 
 // sagaAPIVars are the variables naming the downstream APIs a step's handler
@@ -227,17 +229,17 @@ func (s *sagaRun) plan() (plan, error) {
 	if !found {
 		return p, fmt.Errorf("state machine %s: no step has a TimeoutSeconds and a Retry on States.Timeout, so that no timeout can be injected", s.sm.ID)
 	}
-	states := s.def["States"].(map[string]any)
+	all := s.def["States"].(map[string]any)
 	found = false
 	for _, t := range append(p.forward, p.compensations...) {
-		st, _ := states[t.Name].(map[string]any)
-		if !catches(st, "Step.EffectFailed") {
+		st, _ := all[t.Name].(map[string]any)
+		if !catches(st, states.ErrorEffect) {
 			p.outageAt, found = t, true
 			break
 		}
 	}
 	if !found {
-		return p, fmt.Errorf("state machine %s: every step catches Step.EffectFailed, so that no execution fails for a redrive", s.sm.ID)
+		return p, fmt.Errorf("state machine %s: every step catches %s, so that no execution fails for a redrive", s.sm.ID, states.ErrorEffect)
 	}
 	return p, nil
 }
