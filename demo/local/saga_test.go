@@ -301,3 +301,39 @@ func checkSaga(t *testing.T, root string, rep *Report) {
 		t.Errorf("last line %q: want the saga's part last", rep.Line())
 	}
 }
+
+// TestStateMachineFromTemplate: a state machine as CDK writes it (its
+// DefinitionString an Fn::Join of the partition and the functions' ARNs)
+// is read from the template and resolved to the functions' names on kumo;
+// a state machine with no definition is refused by name.
+func TestStateMachineFromTemplate(t *testing.T) {
+	join := map[string]any{"Fn::Join": []any{"", []any{
+		`{"StartAt":"Reserve","States":{"Reserve":{"Type":"Task","Resource":"arn:`, map[string]any{"Ref": "AWS::Partition"},
+		`:states:::lambda:invoke","Parameters":{"FunctionName":"`, map[string]any{"Fn::GetAtt": []any{"ReserveFn", "Arn"}},
+		`","Payload.$":"$"},"Next":"Undo"},"Undo":{"Type":"Task","Resource":"`, map[string]any{"Fn::GetAtt": []any{"UndoFn", "Arn"}}, `","End":true}}}`,
+	}}}
+	raw, _ := json.Marshal(map[string]any{"DefinitionString": join, "StateMachineType": "STANDARD"})
+	s := &Stack{Functions: map[string]*Function{"ReserveFn": {ID: "ReserveFn"}, "UndoFn": {ID: "UndoFn"}}}
+	if err := s.addStateMachine("OrderSaga", resource{Type: "AWS::StepFunctions::StateMachine", Properties: raw}); err != nil {
+		t.Fatal(err)
+	}
+	d := &deployment{functionARN: map[string]string{}}
+	for id := range s.Functions {
+		d.functionARN[id] = "arn:aws:lambda:" + Region + ":" + localAccount + ":function:" + id
+	}
+	text, err := d.value(s.StateMachines[0].Definition)
+	if err != nil {
+		t.Fatal(err)
+	}
+	def, err := parseDefinition(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tasks, err := def.tasks()
+	if err != nil || len(tasks) != 2 || tasks[0].Function != "ReserveFn" || tasks[1].Function != "UndoFn" || tasks[0].Compensation || tasks[1].Compensation {
+		t.Fatalf("tasks %+v, %v (definition %s)", tasks, err, text)
+	}
+	if err := s.addStateMachine("Empty", resource{Properties: []byte(`{"StateMachineType":"EXPRESS"}`)}); err == nil || !strings.Contains(err.Error(), "DefinitionString") {
+		t.Fatalf("a state machine without a definition: %v", err)
+	}
+}
