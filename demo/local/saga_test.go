@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -335,5 +336,48 @@ func TestStateMachineFromTemplate(t *testing.T) {
 	}
 	if err := s.addStateMachine("Empty", resource{Properties: []byte(`{"StateMachineType":"EXPRESS"}`)}); err == nil || !strings.Contains(err.Error(), "DefinitionString") {
 		t.Fatalf("a state machine without a definition: %v", err)
+	}
+}
+
+// TestSagaAPI: the saga's downstream counts effects per step and order
+// (the order from the body, or from the reservation's key), refuses or
+// fails what the scenario says, and counts a second effect of one
+// reservation as a double.
+func TestSagaAPI(t *testing.T) {
+	a := newSagaAPI()
+	post := func(path, body, key string) int {
+		w := httptest.NewRecorder()
+		r := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
+		if key != "" {
+			r.Header.Set("Idempotency-Key", key)
+		}
+		a.ServeHTTP(w, r)
+		return w.Code
+	}
+	a.set(a.refuse, "Ship", "o-2", true)
+	a.set(a.down, "Charge", "o-3", true)
+	for _, c := range []struct {
+		path, body, key string
+		want            int
+	}{
+		{"/Reserve/reservations", `{"orderId":"o-1"}`, "orders#reserve#o-1", 200},
+		{"/Charge/charges", `{"amount":5}`, "orders#charge#o-1", 200}, // the order from the key
+		{"/Ship/shipments", `{"orderId":"o-2"}`, "", 422},
+		{"/Charge/charges", `{"orderId":"o-3"}`, "", 503},
+		{"/Charge/charges", `{"amount":5}`, "no-order", 400},
+		{"/Charge/charges", `not json`, "", 400},
+	} {
+		if got := post(c.path, c.body, c.key); got != c.want {
+			t.Errorf("POST %s %s: %d, want %d", c.path, c.body, got, c.want)
+		}
+	}
+	if a.effects("Reserve", "o-1") != 1 || a.effects("Charge", "o-1") != 1 || a.effects("Ship", "o-2") != 0 || a.refused != 1 || a.failed != 1 || a.doubles() != 0 {
+		t.Fatalf("effects %v, refused %d, failed %d", a.byOrder, a.refused, a.failed)
+	}
+	a.set(a.down, "Charge", "o-3", false)
+	post("/Charge/charges", `{"orderId":"o-3"}`, "")
+	post("/Charge/charges", `{"orderId":"o-3"}`, "")
+	if a.doubles() != 1 {
+		t.Fatalf("a second charge of o-3: %d doubles, want 1", a.doubles())
 	}
 }

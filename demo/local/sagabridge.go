@@ -246,8 +246,17 @@ func (a *sagaAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		OrderID string `json:"orderId"`
 	}
-	if r.Method != http.MethodPost || json.NewDecoder(r.Body).Decode(&req) != nil || req.OrderID == "" {
-		http.Error(w, "bad request: POST a JSON body with orderId", http.StatusBadRequest)
+	if r.Method != http.MethodPost || json.NewDecoder(r.Body).Decode(&req) != nil {
+		http.Error(w, "bad request: POST a JSON body", http.StatusBadRequest)
+		return
+	}
+	if req.OrderID == "" { // the reservation's key ("<namespace>#<step>#<order>") names the order
+		if k := r.Header.Get("Idempotency-Key"); strings.Count(k, "#") >= 2 {
+			req.OrderID = k[strings.LastIndex(k, "#")+1:]
+		}
+	}
+	if req.OrderID == "" {
+		http.Error(w, "bad request: no orderId in the body, nor a reservation's key in Idempotency-Key", http.StatusBadRequest)
 		return
 	}
 	a.mu.Lock()
