@@ -29,8 +29,9 @@ import (
 
 // sagaDefinition is an order saga of the shape the app's (reserve → charge
 // → ship; refund and release when shipping is refused), each Task state a
-// lambda:invoke with a Retry on the lease's errors and a timeout, and on a
-// step's effect failing once more.
+// lambda:invoke (the compensations the function's ARN, as the app's steps
+// are) with a Retry on the lease's errors and a timeout, and on a step's
+// effect failing once more.
 func sagaDefinition(prefix string) string {
 	task := func(fn, next string, extra map[string]any) map[string]any {
 		st := map[string]any{"Type": "Task", "Resource": "arn:aws:states:::lambda:invoke",
@@ -45,13 +46,19 @@ func sagaDefinition(prefix string) string {
 		}
 		return st
 	}
+	direct := func(st map[string]any) map[string]any { // the function's ARN as the resource (PayloadResponseOnly)
+		st["Resource"] = st["Parameters"].(map[string]any)["FunctionName"]
+		delete(st, "Parameters")
+		delete(st, "ResultSelector")
+		return st
+	}
 	def := map[string]any{"StartAt": "Reserve", "States": map[string]any{
 		"Reserve": task("reserve", "Charge", nil),
 		"Charge":  task("charge", "Ship", nil),
 		"Ship": task("ship", "Done", map[string]any{"Catch": []any{
 			map[string]any{"ErrorEquals": []string{"Refused"}, "ResultPath": "$.error", "Next": "Refund"}}}),
-		"Refund":  task("refund", "Release", nil),
-		"Release": task("release", "Failed", nil),
+		"Refund":  direct(task("refund", "Release", nil)),
+		"Release": direct(task("release", "Failed", nil)),
 		"Done":    map[string]any{"Type": "Succeed"},
 		"Failed":  map[string]any{"Type": "Fail", "Error": "OrderFailed", "Cause": "shipping refused the order"},
 	}}
@@ -119,8 +126,9 @@ func newTestSaga(t *testing.T, ctx context.Context, srv *kumo.Server, prefix str
 	return s
 }
 
-// postEffect makes a step's effect downstream: a 422 is the named failure
-// Refused, any other refusal an error that a retry may fix.
+// postEffect makes a step's effect downstream, as the app's steps do: a
+// 422 {"error": name} is the failure name, any other refusal an error that
+// a retry may fix.
 func postEffect(ctx context.Context, url string, input json.RawMessage, key string) (json.RawMessage, error) {
 	var o struct {
 		OrderID string `json:"orderId"`
@@ -138,9 +146,10 @@ func postEffect(ctx context.Context, url string, input json.RawMessage, key stri
 	}
 	defer resp.Body.Close()
 	out, _ := io.ReadAll(resp.Body)
+	var f struct{ Error, Message string }
 	switch {
-	case resp.StatusCode == http.StatusUnprocessableEntity:
-		return nil, step.Fail("Refused", errors.New(string(out)))
+	case resp.StatusCode == http.StatusUnprocessableEntity && json.Unmarshal(out, &f) == nil && f.Error != "":
+		return nil, step.Fail(f.Error, errors.New(f.Message))
 	case resp.StatusCode != http.StatusOK:
 		return nil, fmt.Errorf("%s: %s", resp.Status, out)
 	}
@@ -354,8 +363,8 @@ func TestSagaAPI(t *testing.T) {
 		a.ServeHTTP(w, r)
 		return w.Code
 	}
-	a.set(a.refuse, "Ship", "o-2", true)
-	a.set(a.down, "Charge", "o-3", true)
+	a.setRefused("Ship", "o-2", "Undeliverable")
+	a.setDown("Charge", "o-3", true)
 	for _, c := range []struct {
 		path, body, key string
 		want            int
@@ -374,7 +383,7 @@ func TestSagaAPI(t *testing.T) {
 	if a.effects("Reserve", "o-1") != 1 || a.effects("Charge", "o-1") != 1 || a.effects("Ship", "o-2") != 0 || a.refused != 1 || a.failed != 1 || a.doubles() != 0 {
 		t.Fatalf("effects %v, refused %d, failed %d", a.byOrder, a.refused, a.failed)
 	}
-	a.set(a.down, "Charge", "o-3", false)
+	a.setDown("Charge", "o-3", false)
 	post("/Charge/charges", `{"orderId":"o-3"}`, "")
 	post("/Charge/charges", `{"orderId":"o-3"}`, "")
 	if a.doubles() != 1 {

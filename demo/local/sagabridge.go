@@ -230,7 +230,7 @@ func truncate(s string, n int) string {
 type sagaAPI struct {
 	mu      sync.Mutex
 	byOrder map[string]map[string]int // step → order → effects
-	refuse  map[string]bool           // "step/order" refused (422)
+	refuse  map[string]string         // "step/order" → the business failure's name it is refused with (422)
 	down    map[string]bool           // "step/order" unavailable (503)
 	refused int
 	failed  int
@@ -238,7 +238,7 @@ type sagaAPI struct {
 }
 
 func newSagaAPI() *sagaAPI {
-	return &sagaAPI{byOrder: map[string]map[string]int{}, refuse: map[string]bool{}, down: map[string]bool{}}
+	return &sagaAPI{byOrder: map[string]map[string]int{}, refuse: map[string]string{}, down: map[string]bool{}}
 }
 
 func (a *sagaAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -266,11 +266,11 @@ func (a *sagaAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		a.failed++
 		http.Error(w, "unavailable (the demo's outage)", http.StatusServiceUnavailable)
 		return
-	case a.refuse[step+"/"+req.OrderID]:
+	case a.refuse[step+"/"+req.OrderID] != "":
 		a.refused++
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusUnprocessableEntity)
-		_, _ = w.Write([]byte(`{"error":"refused","message":"the demo refuses this order's effect"}`))
+		_ = json.NewEncoder(w).Encode(map[string]string{"error": a.refuse[step+"/"+req.OrderID], "message": "the demo refuses this order's effect"})
 		return
 	}
 	if a.byOrder[step] == nil {
@@ -282,11 +282,19 @@ func (a *sagaAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(w).Encode(map[string]string{"id": fmt.Sprintf("fx_%d", a.n), "orderId": req.OrderID})
 }
 
-// set marks step/order refused or down (or back, with false).
-func (a *sagaAPI) set(m map[string]bool, step, order string, on bool) {
+// setDown marks step/order down (or back, with false).
+func (a *sagaAPI) setDown(step, order string, on bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	m[step+"/"+order] = on
+	a.down[step+"/"+order] = on
+}
+
+// setRefused makes the API refuse step/order's effect with the business
+// failure name (422 {"error": name}, as the app's services answer).
+func (a *sagaAPI) setRefused(step, order, name string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.refuse[step+"/"+order] = name
 }
 
 // effects returns the effects of step for order.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"time"
 
@@ -15,7 +16,8 @@ import (
 // sagaAPIVars are the variables naming the downstream APIs a step's handler
 // calls, each pointed at the saga's fake downstream under the step's own
 // base path.
-var sagaAPIVars = []string{"STOCK_API_URL", "INVENTORY_API_URL", "PAYMENT_API_URL", "SHIPPING_API_URL"}
+// (app/cmd/saga: the stock, payments and shipping services).
+var sagaAPIVars = []string{"STOCK_API_URL", "PAYMENTS_API_URL", "SHIPPING_API_URL"}
 
 // pooledFunction is a step's function: execution environments under the
 // emulator, each running one invocation at a time.
@@ -203,6 +205,7 @@ type sagaCase struct {
 type plan struct {
 	forward, compensations []taskState
 	timeoutAt, failAt      taskState
+	failName               string // the business failure the last step is refused with: one its Catch matches
 	outageAt               taskState
 }
 
@@ -219,6 +222,10 @@ func (s *sagaRun) plan() (plan, error) {
 		return p, fmt.Errorf("state machine %s: %d forward steps and %d compensations; the demo's saga needs two steps and a compensation at least", s.sm.ID, len(p.forward), len(p.compensations))
 	}
 	p.failAt = p.forward[len(p.forward)-1]
+	all := s.def["States"].(map[string]any)
+	if p.failName = caughtFailure(all[p.failAt.Name]); p.failName == "" {
+		return p, fmt.Errorf("state machine %s: the last step, %s, catches no business failure by name, so that no failure can be injected there", s.sm.ID, p.failAt.Name)
+	}
 	found := false
 	for _, t := range append([]taskState{p.forward[1]}, p.forward...) {
 		if t.TimeoutSeconds > 0 && t.RetriesTimeout {
@@ -229,7 +236,6 @@ func (s *sagaRun) plan() (plan, error) {
 	if !found {
 		return p, fmt.Errorf("state machine %s: no step has a TimeoutSeconds and a Retry on States.Timeout, so that no timeout can be injected", s.sm.ID)
 	}
-	all := s.def["States"].(map[string]any)
 	found = false
 	for _, t := range append(p.forward, p.compensations...) {
 		st, _ := all[t.Name].(map[string]any)
@@ -242,6 +248,22 @@ func (s *sagaRun) plan() (plan, error) {
 		return p, fmt.Errorf("state machine %s: every step catches %s, so that no execution fails for a redrive", s.sm.ID, states.ErrorEffect)
 	}
 	return p, nil
+}
+
+// caughtFailure returns the first error name a state's Catch matches that
+// is a business failure (not States.* nor a step's own Step.*), or "".
+func caughtFailure(state any) string {
+	st, _ := state.(map[string]any)
+	list, _ := st["Catch"].([]any)
+	for _, c := range list {
+		cm, _ := c.(map[string]any)
+		for _, e := range asStrings(cm["ErrorEquals"]) {
+			if !strings.HasPrefix(e, "States.") && !strings.HasPrefix(e, "Step.") {
+				return e
+			}
+		}
+	}
+	return ""
 }
 
 // catches says whether a state's Catch matches the error name.
@@ -318,19 +340,19 @@ func (s *sagaRun) run(ctx context.Context, n int) (*SagaReport, error) {
 		case caseTimeout:
 			s.dropping[fmt.Sprintf("%s/%s/1", id, p.timeoutAt.Name)] = true
 		case caseFailLast:
-			s.fx.set(s.fx.refuse, p.failAt.Function, id, true)
+			s.fx.setRefused(p.failAt.Function, id, p.failName)
 			if c := p.compensations[0]; c.TimeoutSeconds > 0 && c.RetriesTimeout { // a compensation's answer lost too
 				s.dropping[fmt.Sprintf("%s/%s/1", id, c.Name)] = true
 			}
 		case caseRedrive:
-			s.fx.set(s.fx.down, p.outageAt.Function, id, true)
+			s.fx.setDown(p.outageAt.Function, id, true)
 			if p.outageAt.Compensation { // the compensation runs after a failure
-				s.fx.set(s.fx.refuse, p.failAt.Function, id, true)
+				s.fx.setRefused(p.failAt.Function, id, p.failName)
 			}
 		}
 	}
-	s.logf("saga: %s (%s): %d sagas at once: a timeout after %s's effect, a refusal at %s (the compensations run), an outage at %s until its execution fails, then a redrive; a duplicated start",
-		s.sm.ID, s.sm.Type, len(cases), p.timeoutAt.Name, p.failAt.Name, p.outageAt.Name)
+	s.logf("saga: %s (%s): %d sagas at once: a timeout after %s's effect, a refusal at %s (%s: the compensations run), an outage at %s until its execution fails, then a redrive; a duplicated start",
+		s.sm.ID, s.sm.Type, len(cases), p.timeoutAt.Name, p.failAt.Name, p.failName, p.outageAt.Name)
 	rep := &SagaReport{Machine: s.sm.ID, Injected: map[string]int{}}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -397,7 +419,7 @@ func (s *sagaRun) runCase(ctx context.Context, p plan, sc sagaCase, rep *SagaRep
 			unexpected("%s: the execution ended %s (its last step %q failed: %v), want FAILED in a step, to redrive", id, status, last.state, last.failed)
 			return nil
 		}
-		s.fx.set(s.fx.down, p.outageAt.Function, id, false) // the downstream is back
+		s.fx.setDown(p.outageAt.Function, id, false) // the downstream is back
 		s.mu.Lock()
 		s.redrives++
 		s.mu.Unlock()
