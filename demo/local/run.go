@@ -346,8 +346,8 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The saga's functions (saga.go); its scenario runs after the endpoints'.
-	runSaga, stopSaga, err := prepareSaga(ctx, stack, dep, c, srcDir, rie, binDir, logDir, opts)
+	// The saga's functions (saga.go); its scenario begins with the drain.
+	beginSaga, sagaReport, stopSaga, err := prepareSaga(ctx, stack, dep, c, srcDir, rie, binDir, logDir, opts)
 	defer stopSaga()
 	if err != nil {
 		return nil, err
@@ -416,6 +416,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	beginSaga()
 	fmt.Fprintf(opts.Progress, "demo: %s published %d messages; draining: waiting until every queue is empty, which takes each poison message's %d receives before its redrive to the DLQ\n",
 		elapsed(), sc.published(), maxReceives(stack, consumers))
 	if err := drain(ctx, c, dep, consumers, func(status string) {
@@ -438,7 +439,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 
 	rep := &Report{Orders: opts.Orders, Injected: map[string]int{}}
-	if rep.Saga, err = runSaga(); err != nil {
+	if rep.Saga, err = sagaReport(); err != nil {
 		return nil, err
 	}
 	for _, con := range consumers {

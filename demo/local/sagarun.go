@@ -3,6 +3,7 @@ package local
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http/httptest"
@@ -489,22 +490,41 @@ func (s *sagaRun) check(p plan, cases []sagaCase, rep *SagaReport, unexpected fu
 }
 
 // prepareSaga starts the template's saga (if it has a state machine):
-// its functions built and started behind the bridge. run runs its
-// scenario and reports (nil without a state machine); stop ends its
-// functions. The scenario runs once the rest of the run is done, so that
-// its load does not push the other functions past their scaled deadlines.
-func prepareSaga(ctx context.Context, stack *Stack, dep *deployment, c *clients, srcDir, rie, binDir, logDir string, opts Options) (run func() (*SagaReport, error), stop func(), err error) {
+// its functions built and started behind the bridge. begin starts its
+// scenario in the background, wait waits for its report (nil without a
+// state machine); stop ends its functions. The run begins the scenario
+// once its producers are done: the saga's invocations come in its first
+// seconds, then its outage's execution waits out its retries (about a
+// minute with the construct's policy) beside the drain.
+func prepareSaga(ctx context.Context, stack *Stack, dep *deployment, c *clients, srcDir, rie, binDir, logDir string, opts Options) (begin func(), wait func() (*SagaReport, error), stop func(), err error) {
 	s, err := startSaga(ctx, stack, dep, c, srcDir, rie, binDir, logDir, opts)
 	if err != nil || s == nil {
-		return func() (*SagaReport, error) { return nil, nil }, s.stop, err
+		return func() {}, func() (*SagaReport, error) { return nil, nil }, s.stop, err
 	}
-	return func() (*SagaReport, error) {
-		t0 := time.Now()
-		rep, err := s.run(ctx, opts.Sagas)
-		if err != nil {
-			return nil, fmt.Errorf("saga: %w", err)
+	var (
+		rep    *SagaReport
+		runErr = errors.New("the saga's scenario was not run")
+		done   = make(chan struct{})
+		once   sync.Once
+	)
+	begin = func() {
+		once.Do(func() {
+			go func() {
+				defer close(done)
+				t0 := time.Now()
+				if rep, runErr = s.run(ctx, opts.Sagas); runErr == nil {
+					s.logf("saga: done in %.1fs: %s", time.Since(t0).Seconds(), rep.line())
+				}
+			}()
+		})
+	}
+	wait = func() (*SagaReport, error) {
+		begin() // a run that never began it runs it now
+		<-done
+		if runErr != nil {
+			return nil, fmt.Errorf("saga: %w", runErr)
 		}
-		s.logf("saga: done in %.1fs: %s", time.Since(t0).Seconds(), rep.line())
 		return rep, nil
-	}, s.stop, nil
+	}
+	return begin, wait, s.stop, nil
 }
