@@ -390,3 +390,21 @@ func TestSagaAPI(t *testing.T) {
 		t.Fatalf("a second charge of o-3: %d doubles, want 1", a.doubles())
 	}
 }
+
+// TestRuleStartingTheSaga: a rule whose target is a state machine of the
+// template (the saga's start) keeps it apart from its queue targets, which
+// are provisioned; a target that is neither is refused.
+func TestRuleStartingTheSaga(t *testing.T) {
+	s := &Stack{Queues: map[string]*Queue{"ShipQ": {ID: "ShipQ"}, "SagaDLQ": {ID: "SagaDLQ"}}, StateMachines: []*StateMachine{{ID: "OrderSaga"}},
+		Rules: []*Rule{{ID: "OrderSagaRule", Targets: []RuleTarget{{ID: "T0", Queue: "OrderSaga", DeadLetter: "SagaDLQ"}, {ID: "T1", Queue: "ShipQ"}}}}}
+	if err := s.checkRules(); err != nil {
+		t.Fatal(err)
+	}
+	if r := s.Rules[0]; len(r.Targets) != 1 || r.Targets[0].Queue != "ShipQ" || fmt.Sprint(r.StateMachines) != "[OrderSaga]" {
+		t.Fatalf("rule %+v", r)
+	}
+	s.Rules = append(s.Rules, &Rule{ID: "Other", Targets: []RuleTarget{{ID: "T0", Queue: "SomeTopic"}}})
+	if err := s.checkRules(); err == nil || !strings.Contains(err.Error(), "not a queue of the template") {
+		t.Fatalf("a rule targeting a topic: %v", err)
+	}
+}

@@ -74,6 +74,7 @@ type attempt struct {
 	state      string
 	stateInput json.RawMessage
 	failed     bool   // answered with a failure (or never answered, when dropped)
+	dropped    bool   // its answer was dropped after the function's
 	output     string // the payload of an answer that was not a failure
 }
 
@@ -170,7 +171,7 @@ func (b *sagaBridge) record(key string, n int, errName, body string, dropped boo
 	defer b.mu.Unlock()
 	list := b.attempts[key]
 	a := &list[n-1]
-	a.failed = errName != "" || dropped
+	a.failed, a.dropped = errName != "" || dropped, dropped
 	if errName == "" {
 		a.output = body
 	}
@@ -178,7 +179,7 @@ func (b *sagaBridge) record(key string, n int, errName, body string, dropped boo
 		b.dropped++
 	}
 	if n > 1 && errName == "" && !dropped {
-		if prev := list[n-2]; prev.output != "" { // the previous attempt's answer was lost
+		if prev := list[n-2]; prev.dropped && prev.output != "" { // the previous attempt's answer was lost after the effect
 			if prev.output == body {
 				b.replays++
 			} else {
