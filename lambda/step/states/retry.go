@@ -64,3 +64,19 @@ func Retriers(functionTimeout time.Duration) []Retrier {
 		lease,
 	}
 }
+
+// InitMargin is what a Task state waits for beside its function's timeout:
+// a cold start's init, which the function's timeout does not count and
+// Lambda bounds to 10 seconds.
+const InitMargin = 10 * time.Second
+
+// TaskTimeout is a step's Task state's TimeoutSeconds for a function whose
+// timeout is functionTimeout: the function's timeout and InitMargin, so that
+// an attempt does not end (States.Timeout) before its invocation's lease,
+// which ends at the function's deadline; an invocation that runs out of
+// time is reported as Sandbox.Timedout, and States.Timeout means an answer
+// that did not arrive. Either way the retry (Retriers) gets the step's
+// stored output, or Step.InProgress until the lease ends.
+func TaskTimeout(functionTimeout time.Duration) time.Duration {
+	return functionTimeout + InitMargin
+}

@@ -1,0 +1,66 @@
+package step
+
+import (
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/family"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/step/states"
+)
+
+// IdempotentStepProps configure an IdempotentStep. Every optional prop
+// documents its default as behaviour.
+type IdempotentStepProps struct {
+	// Props are the settings every construct of the family shares: Entry
+	// (its main calls step.Start), the table and its design, Namespace,
+	// Window, the function, its logs and alarms. Window's default is a
+	// step's: states.DefaultWindow (15 days), the 14 days in which a
+	// Standard execution may be redriven and a day, so that a redriven step
+	// finds the record of its effect. An Express workflow, never redriven,
+	// may give the family's day.
+	core.Props
+
+	// StepName is the step's name, part of every record key
+	// ("<Namespace>#<StepName>#<key>"): the name of its state
+	// ("reserve-stock"). A compensation is another step over the same fact
+	// ("release-stock"). At most 80 bytes, without '#' or control
+	// characters. Required.
+	StepName *string
+}
+
+// kind is the step, to the family's core.
+var kind = family.Kind{
+	Name:        "IdempotentStep",
+	Noun:        "idempotent step",
+	FunctionID:  IDFunction,
+	Timeout:     core.DefaultTimeout,
+	ReservedWhy: ", or leave it nil for none",
+	InvokedBy:   "The function is only invoked synchronously, by its Step Functions Task state: a failure is the state's error, which its Retry and Catch handle, and a failed execution is redriven; there is no asynchronous event to dead-letter.",
+}
+
+// settings are the props resolved; a step adds nothing to the family's but
+// its name, which the runtime contract carries.
+type settings struct {
+	*family.Settings
+}
+
+// resolve computes the settings and checks them (the family's rules and
+// the contract's, which judge StepName): every problem at once.
+func (p *IdempotentStepProps) resolve(id string) (*settings, error) {
+	name := ""
+	if p.StepName != nil {
+		name = *p.StepName
+	}
+	own := map[string]any{
+		contract.SourceVar:   contract.SourceStep,
+		contract.StepNameVar: name,
+		contract.WindowVar:   states.DefaultWindow,
+	}
+	s := &settings{family.Resolve(kind, id, &p.Props, func(f contract.Field) (any, bool) {
+		v, ok := own[f.Var]
+		return v, ok
+	})}
+	if err := family.Fail(kind, id, s.Problems()); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
