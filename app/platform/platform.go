@@ -3,7 +3,9 @@
 // source: an EventBridge rule on the platform's bus, producers that send to
 // a queue, and the uploads bucket's notifications; and an outbox: the
 // orders table ChargeOrder writes, whose stream feeds NotifyCharge; and two
-// HTTP endpoints: Stripe's webhook and the orders API (Idempotency-Key).
+// HTTP endpoints: Stripe's webhook and the orders API (Idempotency-Key);
+// and the order saga on Step Functions, started from the bus, whose steps
+// are idempotent steps.
 package platform
 
 import (
@@ -77,6 +79,10 @@ type OrdersPlatform struct {
 	// OrdersAPI is POST /orders with an Idempotency-Key, on an HTTP API
 	// route with IAM authorization.
 	OrdersAPI endpoint.IdempotentEndpoint
+
+	// Saga is the order saga (saga.go): reserve stock → charge → ship on
+	// Step Functions, started for each order placed on Bus.
+	Saga *Saga
 }
 
 // NewOrdersPlatform builds the stack: the orders topic (encrypted, TLS-only)
@@ -137,6 +143,7 @@ func NewOrdersPlatform(scope constructs.Construct, id *string, props *Props) *Or
 	p.addSources(stack, entry)
 	p.addOutbox(stack, entry)
 	p.addEndpoints(stack, entry)
+	p.addSaga(stack)
 	return p
 }
 

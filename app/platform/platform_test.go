@@ -72,31 +72,33 @@ func TestResources(t *testing.T) {
 		counts[r.(map[string]any)["Type"].(string)]++
 	}
 	want := map[string]int{
-		"AWS::SNS::Topic":                 1, // orders, shared by the three consumers
-		"AWS::SNS::TopicPolicy":           1,
-		"AWS::SNS::Subscription":          3,
-		"AWS::Events::EventBus":           1, // the platform's bus
-		"AWS::Events::Rule":               1, // ShipOrder's
-		"AWS::S3::Bucket":                 4, // uploads, and its access logs; NotifyCharge's failure bucket, and its access logs
-		"AWS::S3::BucketPolicy":           4,
-		"Custom::S3BucketNotifications":   1,  // ImportInvoice's notification on uploads
-		"AWS::SQS::Queue":                 16, // queue and DLQ per consumer; a subscription DLQ per SNS consumer, the rule target's DLQ
-		"AWS::SQS::QueuePolicy":           16,
-		"AWS::DynamoDB::Table":            10, // one per consumer and endpoint, CreditWallet's is Wallets; the orders table (the outbox)
-		"AWS::Logs::LogGroup":             11, // the functions'; the orders API stage's access logs; and CDK's bucket-notifications handler's (its retention)
-		"AWS::IAM::Role":                  10, // one per consumer and endpoint, CDK's bucket-notifications handler's
-		"AWS::IAM::Policy":                10, // the consumers' and endpoints', the handler's on the uploads bucket
-		"AWS::Lambda::Function":           10,
-		"AWS::Lambda::EventSourceMapping": 7,  // six queues', the orders table stream's
-		"AWS::CloudWatch::Alarm":          78, // ten per SNS consumer, nine per other, four of the rule, eight of the stream consumer, five for the webhook, four for the IAM route (no signature alarm)
-		"AWS::KMS::Key":                   1,  // the Stripe secret's
-		"AWS::SecretsManager::Secret":     1,  // the Stripe webhook's signing secret
-		"AWS::Lambda::Url":                1,  // StripeHooks'
-		"AWS::Lambda::Permission":         3,  // the URL's two (InvokeFunctionUrl and InvokeFunction), the route's
-		"AWS::ApiGatewayV2::Api":          1,  // the orders API
-		"AWS::ApiGatewayV2::Stage":        1,
-		"AWS::ApiGatewayV2::Route":        1, // POST /orders
-		"AWS::ApiGatewayV2::Integration":  1,
+		"AWS::SNS::Topic":                  1, // orders, shared by the three consumers
+		"AWS::SNS::TopicPolicy":            1,
+		"AWS::SNS::Subscription":           3,
+		"AWS::Events::EventBus":            1, // the platform's bus
+		"AWS::Events::Rule":                2, // ShipOrder's, the saga's
+		"AWS::S3::Bucket":                  4, // uploads, and its access logs; NotifyCharge's failure bucket, and its access logs
+		"AWS::S3::BucketPolicy":            4,
+		"Custom::S3BucketNotifications":    1,  // ImportInvoice's notification on uploads
+		"AWS::SQS::Queue":                  17, // queue and DLQ per consumer; a subscription DLQ per SNS consumer, the rule target's DLQ; the saga rule target's DLQ
+		"AWS::SQS::QueuePolicy":            17,
+		"AWS::DynamoDB::Table":             11,  // one per consumer and endpoint, CreditWallet's is Wallets; the orders table (the outbox); the saga's steps' (one, shared)
+		"AWS::Logs::LogGroup":              17,  // the functions'; the orders API stage's access logs; CDK's bucket-notifications handler's (its retention); the saga's execution logs
+		"AWS::IAM::Role":                   17,  // one per consumer, endpoint and step, CDK's bucket-notifications handler's; the state machine's, the saga rule's
+		"AWS::IAM::Policy":                 17,  // the consumers', endpoints' and steps', the handler's on the uploads bucket; the state machine's, the saga rule's
+		"AWS::Lambda::Function":            15,  // ten consumers and endpoints, five saga steps
+		"AWS::Logs::MetricFilter":          25,  // five per step, on its log lines
+		"AWS::StepFunctions::StateMachine": 1,   // the order saga
+		"AWS::Lambda::EventSourceMapping":  7,   // six queues', the orders table stream's
+		"AWS::CloudWatch::Alarm":           108, // ten per SNS consumer, nine per other, four of the rule, eight of the stream consumer, five for the webhook, four for the IAM route (no signature alarm), six per step
+		"AWS::KMS::Key":                    1,   // the Stripe secret's
+		"AWS::SecretsManager::Secret":      1,   // the Stripe webhook's signing secret
+		"AWS::Lambda::Url":                 1,   // StripeHooks'
+		"AWS::Lambda::Permission":          3,   // the URL's two (InvokeFunctionUrl and InvokeFunction), the route's
+		"AWS::ApiGatewayV2::Api":           1,   // the orders API
+		"AWS::ApiGatewayV2::Stage":         1,
+		"AWS::ApiGatewayV2::Route":         1, // POST /orders
+		"AWS::ApiGatewayV2::Integration":   1,
 	}
 	if fmt.Sprint(counts) != fmt.Sprint(want) {
 		var lines []string

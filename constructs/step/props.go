@@ -25,6 +25,11 @@ type IdempotentStepProps struct {
 	// ("release-stock"). At most 80 bytes, without '#' or control
 	// characters. Required.
 	StepName *string
+	// PayloadIgnore lists JSON fields of the state input left out of the
+	// payload hash: a field that differs between two executions of one
+	// fact (a producer's timestamp, an execution's name) would otherwise
+	// make the second a payload mismatch. Default: none.
+	PayloadIgnore *[]*string
 }
 
 // kind is the step, to the family's core.
@@ -54,6 +59,15 @@ func (p *IdempotentStepProps) resolve(id string) (*settings, error) {
 		contract.SourceVar:   contract.SourceStep,
 		contract.StepNameVar: name,
 		contract.WindowVar:   states.DefaultWindow,
+	}
+	if p.PayloadIgnore != nil {
+		var fields []string
+		for _, f := range *p.PayloadIgnore {
+			if f != nil {
+				fields = append(fields, *f)
+			}
+		}
+		own[contract.PayloadIgnoreVar] = fields
 	}
 	s := &settings{family.Resolve(kind, id, &p.Props, func(f contract.Field) (any, bool) {
 		v, ok := own[f.Var]
