@@ -408,3 +408,62 @@ func TestRuleStartingTheSaga(t *testing.T) {
 		t.Fatalf("a rule targeting a topic: %v", err)
 	}
 }
+
+// TestLoadStackReadsTheSaga: the app's synthesized state machine is read and
+// resolved as the demo runs it, and the scenario finds its places: the
+// timeout after Charge's effect, Ship refused as Undeliverable (caught:
+// Refund and ReleaseStock run), the outage at ReserveStock (which catches
+// only OutOfStock, so that its retries spent fail the execution); the rule
+// that starts it from the bus is the demo's to play.
+func TestLoadStackReadsTheSaga(t *testing.T) {
+	dir := filepath.Join("..", "..", "cdk.out")
+	stack, err := LoadStack(dir, "OrdersPlatform")
+	if err != nil {
+		t.Fatalf("%v (run `make synth` first)", err)
+	}
+	if len(stack.StateMachines) != 1 {
+		t.Fatalf("state machines %v, want the order saga", stack.StateMachines)
+	}
+	sm := stack.StateMachines[0]
+	started := 0
+	for _, r := range stack.Rules {
+		if fmt.Sprint(r.StateMachines) == "["+sm.ID+"]" {
+			started++
+		}
+	}
+	d := &deployment{functionARN: map[string]string{}}
+	for id := range stack.Functions {
+		d.functionARN[id] = "arn:aws:lambda:" + Region + ":" + localAccount + ":function:" + id
+	}
+	text, err := d.value(sm.Definition)
+	if err != nil {
+		t.Fatal(err)
+	}
+	def, err := parseDefinition(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tasks, err := def.tasks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &sagaRun{sm: sm, def: def, tasks: tasks}
+	p, err := s.plan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var comps []string
+	for _, c := range p.compensations {
+		comps = append(comps, c.Name)
+		if stack.Functions[c.Function] == nil {
+			t.Errorf("compensation %s: function %s is not in the template", c.Name, c.Function)
+		}
+	}
+	got := fmt.Sprintf("sm=%s forward=%d timeout=%s fail=%s/%s outage=%s compensations=%v started_by_rules=%d", sm.Type, len(p.forward), p.timeoutAt.Name, p.failAt.Name, p.failName, p.outageAt.Name, comps, started)
+	if got != "sm=STANDARD forward=3 timeout=Charge fail=Ship/Undeliverable outage=ReserveStock compensations=[Refund ReleaseStock] started_by_rules=1" {
+		t.Errorf("saga read as %s", got)
+	}
+	if _, err := def.bridged("saga-001", "", 60); err != nil {
+		t.Fatal(err)
+	}
+}
