@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -153,7 +154,9 @@ func (s *sagaRun) startFunction(ctx context.Context, stack *Stack, dep *deployme
 		return nil, fmt.Errorf("state machine %s: its function %s is not a function of the template", s.sm.ID, id)
 	}
 	fmt.Fprintf(opts.Progress, "demo: %s: building its handler %s for this machine (go build)\n", fn.Name, fn.Package)
-	bin, err := buildHandler(ctx, srcDir, fn.Package, binDir)
+	// A directory of the saga's own: its steps' packages are named as the
+	// consumers' (app/cmd/saga/charge and lambda/cmd/charge).
+	bin, err := buildHandler(ctx, srcDir, fn.Package, filepath.Join(binDir, "saga"))
 	if err != nil {
 		return nil, err
 	}
