@@ -1,6 +1,7 @@
 package platform_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"sort"
@@ -11,6 +12,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/idempotent-consumer/idempotent-consumer/app/cmd/saga/names"
 	"github.com/idempotent-consumer/idempotent-consumer/app/platform"
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest"
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest/nagtest"
@@ -238,4 +240,75 @@ func TestEndpoints(t *testing.T) {
 			}},
 		})
 	})
+}
+
+// TestOrderSaga: the saga is a Standard state machine reserve-stock →
+// charge → ship whose Catch sends each business failure to its
+// compensations (a declined charge to release-stock; an undeliverable
+// order to refund, then release-stock), each Task invoking its step's
+// function by ARN with the Retry of the step's errors; each step's
+// function carries the contract of its step; the rule on the bus starts
+// it with the order.
+func TestOrderSaga(t *testing.T) {
+	p := load(t)
+	var def map[string]any
+	for _, r := range synthesized.template["Resources"].(map[string]any) {
+		r := r.(map[string]any)
+		if r["Type"] != "AWS::StepFunctions::StateMachine" {
+			continue
+		}
+		if r["Properties"].(map[string]any)["StateMachineType"] != "STANDARD" {
+			t.Errorf("the saga is not a Standard workflow: %v", r["Properties"])
+		}
+		var b strings.Builder
+		for _, part := range r["Properties"].(map[string]any)["DefinitionString"].(map[string]any)["Fn::Join"].([]any)[1].([]any) {
+			if s, ok := part.(string); ok {
+				b.WriteString(s)
+			} else {
+				b.WriteString("ARN")
+			}
+		}
+		if err := json.Unmarshal([]byte(b.String()), &def); err != nil {
+			t.Fatal(err)
+		}
+	}
+	states, _ := def["States"].(map[string]any)
+	next := func(name string) string { s, _ := states[name].(map[string]any)["Next"].(string); return s }
+	catch := func(name string) string {
+		c := states[name].(map[string]any)["Catch"].([]any)[0].(map[string]any)
+		return fmt.Sprint(c["ErrorEquals"], "→", c["Next"])
+	}
+	if def["StartAt"] != "ReserveStock" || next("ReserveStock") != "Charge" || next("Charge") != "Ship" || next("Refund") != "ReleaseStock" {
+		t.Errorf("the saga's order: %v", def)
+	}
+	for state, want := range map[string]string{"ReserveStock": "[" + names.OutOfStock + "]→Rejected", "Charge": "[" + names.PaymentDeclined + "]→ReleaseStock", "Ship": "[" + names.Undeliverable + "]→Refund"} {
+		if got := catch(state); got != want {
+			t.Errorf("%s catches %s, want %s", state, got, want)
+		}
+	}
+	for _, name := range []string{"ReserveStock", "Charge", "Ship", "Refund", "ReleaseStock"} {
+		s := states[name].(map[string]any)
+		if s["Resource"] != "ARN" || !strings.Contains(fmt.Sprint(s["Retry"]), "Step.InProgress") {
+			t.Errorf("%s: %v", name, s)
+		}
+	}
+	for _, st := range []struct{ name, path string }{{names.Reserve, "SagaReserveStock"}, {names.Charge, "SagaCharge"}, {names.Ship, "SagaShip"}, {names.Refund, "SagaRefund"}, {names.Release, "SagaReleaseStock"}} {
+		cdktest.Must(t, func() {
+			synthesized.tmpl.HasResourceProperties(jsii.String("AWS::Lambda::Function"), map[string]any{
+				"Environment": map[string]any{"Variables": map[string]any{
+					contract.SourceVar: "step", contract.StepNameVar: st.name, contract.NamespaceVar: st.name,
+					contract.ConsumerVar: "OrdersPlatform/" + st.path, contract.PayloadIgnoreVar: "placedAt",
+				}},
+			})
+		})
+	}
+	cdktest.Must(t, func() {
+		synthesized.tmpl.HasResourceProperties(jsii.String("AWS::Events::Rule"), map[string]any{
+			"EventPattern": map[string]any{"source": []any{"orders"}, "detail-type": []any{"OrderPlaced"}},
+			"Targets":      []any{assertions.Match_ObjectLike(&map[string]any{"InputPath": "$.detail"})},
+		})
+	})
+	if p.Saga.Charge.Table() != p.Saga.Reserve.Table() {
+		t.Error("the steps do not share one table")
+	}
 }

@@ -12,23 +12,9 @@ import (
 	"github.com/aws/jsii-runtime-go"
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
 
+	"github.com/idempotent-consumer/idempotent-consumer/app/cmd/saga/names"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/step"
-)
-
-// The order saga's step names (each step's StepName, part of its record
-// keys), its states' names and the business failures its Catch matches:
-// what a run of the state machine (the demo's, on kumo) reads.
-const (
-	StepReserve = "reserve-stock"
-	StepCharge  = "charge"
-	StepShip    = "ship"
-	StepRefund  = "refund"
-	StepRelease = "release-stock"
-
-	FailOutOfStock    = "OutOfStock"
-	FailDeclined      = "PaymentDeclined"
-	FailUndeliverable = "Undeliverable"
 )
 
 // Saga is the order saga: a Standard state machine reserve stock → charge
@@ -63,11 +49,11 @@ func (p *OrdersPlatform) addSaga(stack awscdk.Stack) {
 		}
 		return step.NewIdempotentStep(stack, jsii.String(id), &step.IdempotentStepProps{Props: props, StepName: jsii.String(name), PayloadIgnore: jsii.Strings("placedAt")})
 	}
-	s.Reserve = newStep("SagaReserveStock", StepReserve, "reserve")
-	s.Charge = newStep("SagaCharge", StepCharge, "charge")
-	s.Ship = newStep("SagaShip", StepShip, "ship")
-	s.Refund = newStep("SagaRefund", StepRefund, "refund")
-	s.Release = newStep("SagaReleaseStock", StepRelease, "release")
+	s.Reserve = newStep("SagaReserveStock", names.Reserve, "reserve")
+	s.Charge = newStep("SagaCharge", names.Charge, "charge")
+	s.Ship = newStep("SagaShip", names.Ship, "ship")
+	s.Refund = newStep("SagaRefund", names.Refund, "refund")
+	s.Release = newStep("SagaReleaseStock", names.Release, "release")
 
 	s.Machine = awsstepfunctions.NewStateMachine(stack, jsii.String("OrderSaga"), &awsstepfunctions.StateMachineProps{
 		DefinitionBody:   awsstepfunctions.DefinitionBody_FromChainable(s.definition(stack)),
@@ -100,11 +86,11 @@ func (s *Saga) definition(stack awscdk.Stack) awsstepfunctions.IChainable {
 	refund.Next(release)
 
 	reserve := s.Reserve.Task(stack, jsii.String("ReserveStock"), &step.TaskProps{ResultPath: jsii.String("$.reservation")})
-	reserve.AddCatch(awsstepfunctions.NewFail(stack, jsii.String("Rejected"), &awsstepfunctions.FailProps{Error: jsii.String(FailOutOfStock), Cause: jsii.String("out of stock; nothing to compensate")}), caught(FailOutOfStock))
+	reserve.AddCatch(awsstepfunctions.NewFail(stack, jsii.String("Rejected"), &awsstepfunctions.FailProps{Error: jsii.String(names.OutOfStock), Cause: jsii.String("out of stock; nothing to compensate")}), caught(names.OutOfStock))
 	charge := s.Charge.Task(stack, jsii.String("Charge"), &step.TaskProps{ResultPath: jsii.String("$.charge")})
-	charge.AddCatch(release, caught(FailDeclined))
+	charge.AddCatch(release, caught(names.PaymentDeclined))
 	ship := s.Ship.Task(stack, jsii.String("Ship"), &step.TaskProps{ResultPath: jsii.String("$.shipment")})
-	ship.AddCatch(refund, caught(FailUndeliverable))
+	ship.AddCatch(refund, caught(names.Undeliverable))
 	return reserve.Next(charge).Next(ship).Next(awsstepfunctions.NewSucceed(stack, jsii.String("Shipped"), nil))
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/family"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/nag"
 )
 
@@ -200,7 +201,7 @@ func notificationsOf(events []awss3.EventType, filters []*awss3.NotificationKeyF
 			ns = append(ns, notification{event: s3EventName(e)})
 		}
 		for _, f := range filters {
-			ns = append(ns, notification{event: s3EventName(e), prefix: stringOr(f.Prefix, ""), suffix: stringOr(f.Suffix, "")})
+			ns = append(ns, notification{event: s3EventName(e), prefix: family.Str(f.Prefix, ""), suffix: family.Str(f.Suffix, "")})
 		}
 	}
 	return ns

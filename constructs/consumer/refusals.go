@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/family"
@@ -248,12 +247,6 @@ func importedQueueWarning(name, path string, need int, maxReceive float64, visib
 	}
 	return synthWarning{ID: WarnQueueUnreadable, Message: fmt.Sprintf("%s %s is imported, so the construct cannot check at synth what it checks for a queue of the app: %s. Check them where the queue is defined (DESIGN.md, \"What the construct refuses\").",
 		name, path, strings.Join(rules, "; "))}
-}
-
-// applicationLogLevels are Lambda's application log levels.
-var applicationLogLevels = []awslambda.ApplicationLogLevel{
-	awslambda.ApplicationLogLevel_TRACE, awslambda.ApplicationLogLevel_DEBUG, awslambda.ApplicationLogLevel_INFO,
-	awslambda.ApplicationLogLevel_WARN, awslambda.ApplicationLogLevel_ERROR, awslambda.ApplicationLogLevel_FATAL,
 }
 
 // windowRetentionWarnings is the warning that Window is shorter than the

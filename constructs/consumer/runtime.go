@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/family"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 )
 
@@ -48,6 +49,7 @@ var explicitSettings = map[string]string{
 	// consumer does not read.
 	"WebhookProvider": httpReason, "WebhookSecret": httpReason, "ClientAttribute": httpReason,
 	"ReplayHeaders": httpReason, "HashHeaders": httpReason, "MaxRequestBytes": httpReason,
+	"StepName": "a step's name (the step construct's StepName, contract.SourceStep), which a queue consumer does not read",
 }
 
 // httpReason is why an HTTP endpoint's settings are explicit.
@@ -142,7 +144,7 @@ func readProp(name string, v any, rd *propReader) (any, bool) {
 		if v != nil && len(*v) > 0 {
 			out := make([]string, len(*v))
 			for i, s := range *v {
-				out[i] = stringOr(s, "")
+				out[i] = family.Str(s, "")
 			}
 			return out, true
 		}

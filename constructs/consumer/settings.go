@@ -38,8 +38,6 @@ const (
 	// sqsDefaultVisibility is the visibility timeout of a queue that sets
 	// none.
 	sqsDefaultVisibility = 30 * time.Second
-	// maxBatchingWindow is the SQS event source's longest batching window.
-	maxBatchingWindow = 5 * time.Minute
 	// maxReceiveBatch is the most messages one ReceiveMessage returns: 10,
 	// the one home of the limit that the SQS event source's batch without
 	// a batching window (maxBatchWithoutWindow), a FIFO queue's batch
@@ -182,7 +180,7 @@ func (p *IdempotentConsumerProps) computeRuntime(name string, s *settings, rd *p
 // declarations stand).
 func (p *IdempotentConsumerProps) computeQueues(s *settings, rd *propReader) {
 	s.declaredVisibilityTimeout = rd.Duration("VisibilityTimeout", p.VisibilityTimeout, 0)
-	s.declaredMaxReceiveCount = numberOr(p.MaxReceiveCount, defaultMaxReceiveCount)
+	s.declaredMaxReceiveCount = family.Num(p.MaxReceiveCount, defaultMaxReceiveCount)
 	s.queue, s.dlq = p.Queue, p.DeadLetterQueue
 	s.visibilityTimeout, s.maxReceiveCount = s.declaredVisibilityTimeout, s.declaredMaxReceiveCount
 	key := p.EncryptionKey
@@ -290,20 +288,6 @@ type propReader = family.Reader
 
 // concreteDuration converts a duration that is not a token.
 func concreteDuration(d awscdk.Duration) (time.Duration, bool) { return family.Concrete(d) }
-
-func numberOr(n *float64, def float64) float64 {
-	if n == nil {
-		return def
-	}
-	return *n
-}
-
-func stringOr(s *string, def string) string {
-	if s == nil {
-		return def
-	}
-	return *s
-}
 
 func formatNumber(f float64) string { return family.FormatNumber(f) }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/family"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
@@ -134,7 +135,7 @@ func (p *IdempotentConsumerProps) computeSource(rd *propReader) source {
 		src.eventPattern, src.eventBus = p.EventPattern, p.EventBus
 		src.retryAttempts = rd.Count("EventRetryAttempts", p.EventRetryAttempts, defaultEventRetryAttempts)
 		src.maxEventAge = rd.Duration("EventMaxAge", p.EventMaxAge, defaultEventMaxAge)
-		src.messageGroupID = stringOr(p.EventMessageGroupId, "")
+		src.messageGroupID = family.Str(p.EventMessageGroupId, "")
 	case sourceBucket:
 		src.bucket = p.Bucket
 		src.bucketEvents = []awss3.EventType{awss3.EventType_OBJECT_CREATED}

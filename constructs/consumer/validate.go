@@ -82,8 +82,8 @@ func (p *IdempotentConsumerProps) eventSourceProblems(s *settings) []string {
 		}
 	} else if w, ok := concreteDuration(p.MaxBatchingWindow); !ok {
 		bad("MaxBatchingWindow is a token that CDK resolves only at deployment; give a concrete duration such as awscdk.Duration_Seconds(jsii.Number(5))")
-	} else if w > maxBatchingWindow {
-		bad("MaxBatchingWindow %s is above the SQS event source's maximum of %s; give at most %s", contract.Format(w), contract.Format(maxBatchingWindow), contract.Format(maxBatchingWindow))
+	} else if w > family.MaxBatchingWindow {
+		bad("MaxBatchingWindow %s is above the SQS event source's maximum of %s; give at most %s", contract.Format(w), contract.Format(family.MaxBatchingWindow), contract.Format(family.MaxBatchingWindow))
 	}
 	if p.MaxConcurrency != nil {
 		if mc := *p.MaxConcurrency; !isInt(mc) || mc < 2 || mc > 1000 {

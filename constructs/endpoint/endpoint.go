@@ -284,19 +284,19 @@ func (p *IdempotentEndpointProps) resolve(id string) (*settings, error) {
 // compute applies the defaults: the shared props by the family's core,
 // the endpoint's own over them.
 func (p *IdempotentEndpointProps) compute(id string) *settings {
-	s := &settings{p: p, secret: p.WebhookSecret, route: str(p.Route)}
+	s := &settings{p: p, secret: p.WebhookSecret, route: family.Str(p.Route, "")}
 	s.Settings = family.Resolve(kind, id, &p.Props, func(f contract.Field) (any, bool) {
 		v, ok := p.runtimeValues()[f.Var]
 		return v, ok
 	})
 	r := &s.Runtime
-	s.jwtIssuer, s.jwtAudience = str(p.JwtIssuer), list(p.JwtAudience)
+	s.jwtIssuer, s.jwtAudience = family.Str(p.JwtIssuer, ""), list(p.JwtAudience)
 	if r.ClientAttribute == "" {
 		r.ClientAttribute = defaultClientAttribute(*r, s.jwtIssuer != "")
 	}
-	s.rate, s.burst = num(p.ThrottlingRateLimit, DefaultRateLimit), num(p.ThrottlingBurstLimit, DefaultBurstLimit)
-	s.signatureFail = num(p.SignatureFailures, DefaultSignatureFailures)
-	s.inFlight = num(p.InProgress, DefaultInProgress)
+	s.rate, s.burst = family.Num(p.ThrottlingRateLimit, DefaultRateLimit), family.Num(p.ThrottlingBurstLimit, DefaultBurstLimit)
+	s.signatureFail = family.Num(p.SignatureFailures, DefaultSignatureFailures)
+	s.inFlight = family.Num(p.InProgress, DefaultInProgress)
 	return s
 }
 
@@ -306,9 +306,9 @@ func (p *IdempotentEndpointProps) compute(id string) *settings {
 func (p *IdempotentEndpointProps) runtimeValues() map[string]any {
 	values := map[string]any{
 		contract.SourceVar:          contract.SourceHTTP,
-		contract.WindowVar:          contract.ProviderWindow(str(p.Webhook)),
-		contract.WebhookProviderVar: str(p.Webhook),
-		contract.ClientAttributeVar: str(p.ClientAttribute),
+		contract.WindowVar:          contract.ProviderWindow(family.Str(p.Webhook, "")),
+		contract.WebhookProviderVar: family.Str(p.Webhook, ""),
+		contract.ClientAttributeVar: family.Str(p.ClientAttribute, ""),
 		contract.HashHeadersVar:     list(p.HashHeaders),
 	}
 	if v := list(p.ReplayHeaders); v != nil {
@@ -403,28 +403,14 @@ func alarmProblems(s *settings) []string {
 	return out
 }
 
-// str, num and list read optional props: their zero or default when absent.
-func str(v *string) string {
-	if v == nil {
-		return ""
-	}
-	return *v
-}
-
-func num(v *float64, def float64) float64 {
-	if v == nil {
-		return def
-	}
-	return *v
-}
-
+// list reads an optional list prop: nil when it is nil.
 func list(v *[]*string) []string {
 	if v == nil {
 		return nil
 	}
 	out := make([]string, 0, len(*v))
 	for _, x := range *v {
-		out = append(out, str(x))
+		out = append(out, family.Str(x, ""))
 	}
 	return out
 }

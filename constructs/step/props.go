@@ -73,8 +73,24 @@ func (p *IdempotentStepProps) resolve(id string) (*settings, error) {
 		v, ok := own[f.Var]
 		return v, ok
 	})}
-	if err := family.Fail(kind, id, s.Problems()); err != nil {
+	mine, _ := family.Evaluate(s, rules)
+	if err := family.Fail(kind, id, append(s.Problems(), mine...)); err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// rules are the step's own rules, after the family's.
+var rules = []family.Rule[*settings]{
+	{Reads: []string{"TransactionalTables"}, Check: family.Problem(txProblems)},
+}
+
+// txProblems refuses TransactionalTables: a step's effect (step.Effect)
+// has no transaction to write in, so the tables would be declared to a
+// handler that never writes them.
+func txProblems(s *settings) []string {
+	if len(s.TxTables) == 0 {
+		return nil
+	}
+	return []string{"TransactionalTables is given, but a step's effect is not transactional (step.Effect commits nothing with its record); leave it out, and grant the step's Role what its effect writes"}
 }

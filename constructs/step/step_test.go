@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsstepfunctions"
 	"github.com/aws/jsii-runtime-go"
 
@@ -157,6 +158,7 @@ func definition(t *testing.T, tpl map[string]any, sm map[string]any) map[string]
 // cannot hold, and a contract variable in Environment are refused, naming
 // the construct and the fix.
 func TestRefusals(t *testing.T) {
+	s0 := newStack(t)
 	for _, c := range []struct {
 		name  string
 		props *step.IdempotentStepProps
@@ -168,6 +170,10 @@ func TestRefusals(t *testing.T) {
 			Props:    core.Props{Entry: jsii.String(handlerDir), Environment: &map[string]*string{contract.StepNameVar: jsii.String("x")}},
 			StepName: jsii.String("charge"),
 		}, []string{"Environment sets STEP_NAME", "use StepName instead"}},
+		{"transactional tables", &step.IdempotentStepProps{
+			Props:    core.Props{Entry: jsii.String(handlerDir), TransactionalTables: &[]awsdynamodb.ITable{awsdynamodb.Table_FromTableName(s0, jsii.String("Ledger"), jsii.String("ledger"))}},
+			StepName: jsii.String("charge"),
+		}, []string{"TransactionalTables is given, but a step's effect is not transactional"}},
 		{"a window shorter than the lease", &step.IdempotentStepProps{
 			Props:    core.Props{Entry: jsii.String(handlerDir), Window: awscdk.Duration_Seconds(jsii.Number(1))},
 			StepName: jsii.String("charge"),

@@ -21,7 +21,6 @@ import (
 // and the DynamoDB Streams page of the same name).
 const (
 	maxBatchSize             = 10000
-	maxBatchingWindow        = 300 * time.Second
 	maxRetryAttempts         = 10000
 	minRecordAge             = 60 * time.Second
 	maxRecordAge             = 604800 * time.Second
@@ -120,7 +119,7 @@ func (p *IdempotentStreamConsumerProps) runtimeValues(s *settings) map[string]an
 	if p.PayloadIgnore != nil {
 		var fields []string
 		for _, f := range *p.PayloadIgnore {
-			fields = append(fields, deref(f))
+			fields = append(fields, family.Str(f, ""))
 		}
 		values[contract.PayloadIgnoreVar] = fields
 	}
@@ -165,8 +164,8 @@ func eventSourceProblems(s *settings) []string {
 	if s.batchSize < 1 || s.batchSize > maxBatchSize || s.batchSize != math.Trunc(s.batchSize) {
 		bad("BatchSize %v is out of range: Lambda takes 1 to %d records per batch from a stream; give one in that range (default %d)", s.batchSize, maxBatchSize, DefaultBatchSize)
 	}
-	if s.batchingWindow < 0 || s.batchingWindow > maxBatchingWindow {
-		bad("MaxBatchingWindow %s is out of range: Lambda takes at most %s; give one in that range", contract.Format(s.batchingWindow), contract.Format(maxBatchingWindow))
+	if s.batchingWindow < 0 || s.batchingWindow > family.MaxBatchingWindow {
+		bad("MaxBatchingWindow %s is out of range: Lambda takes at most %s; give one in that range", contract.Format(s.batchingWindow), contract.Format(family.MaxBatchingWindow))
 	}
 	if s.retryAttempts < 0 || s.retryAttempts > maxRetryAttempts || s.retryAttempts != math.Trunc(s.retryAttempts) {
 		bad("RetryAttempts %v is out of range: give 0 to %d (default %d); unlimited retries (-1) block the shard until the failing record leaves the stream", s.retryAttempts, maxRetryAttempts, DefaultRetryAttempts)
@@ -246,13 +245,6 @@ func viewTypeOf(t awsdynamodb.ITable) string {
 	}
 	v, _ := spec["streamViewType"].(string)
 	return v
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
 
 // number reads a count prop; a token is refused by name.

@@ -35,8 +35,8 @@ func (s *Settings) read(p *core.Props) {
 	s.tableTTL = ttlOf(p.Table)
 	s.tableKeys = table.KeysOf(p.Table)
 	r := &s.Runtime
-	r.TablePartitionKey = str(p.TablePartitionKey, r.TablePartitionKey)
-	r.TableSortKey = str(p.TableSortKey, r.TableSortKey)
+	r.TablePartitionKey = Str(p.TablePartitionKey, r.TablePartitionKey)
+	r.TableSortKey = Str(p.TableSortKey, r.TableSortKey)
 	if k := s.tableKeys; k.Known {
 		r.TablePartitionKey, r.TableSortKey = k.Partition, k.Sort
 	}
@@ -50,8 +50,8 @@ func (s *Settings) read(p *core.Props) {
 			def = core.DefaultPartitionValuePrefix + r.Namespace
 		}
 	}
-	r.TableFixedKeyValue = str(p.TableFixedKeyValue, def)
-	r.TableTTLAttribute = str(p.TableTTLAttribute, r.TableTTLAttribute)
+	r.TableFixedKeyValue = Str(p.TableFixedKeyValue, def)
+	r.TableTTLAttribute = Str(p.TableTTLAttribute, r.TableTTLAttribute)
 	if t := s.tableTTL; t.known && t.enabled && t.attribute != "" && p.TableTTLAttribute == nil {
 		r.TableTTLAttribute = t.attribute
 	}

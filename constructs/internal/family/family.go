@@ -57,6 +57,10 @@ type Kind struct {
 	InvokedBy string
 }
 
+// MaxBatchingWindow is the longest batching window of a Lambda event
+// source, an SQS queue's as a stream's.
+const MaxBatchingWindow = 5 * time.Minute
+
 // TablePlaceholder stands for the table's name while the props are
 // checked: the name is a token, known once the table exists.
 const TablePlaceholder = "(the idempotency table)"
@@ -120,7 +124,7 @@ func Resolve(kind Kind, id string, p *core.Props, own func(contract.Field) (any,
 		s.Runtime.Namespace = *p.Namespace
 	}
 	s.WindowIsDefault = p.Window == nil
-	s.Entry, s.EntryRoot = str(p.Entry, ""), str(p.EntryRoot, "")
+	s.Entry, s.EntryRoot = Str(p.Entry, ""), Str(p.EntryRoot, "")
 	s.resolveFunction(p, rd)
 	s.Table, s.Removal, s.AlarmAction = p.Table, p.RemovalPolicy, p.AlarmAction
 	if s.Removal == "" {
@@ -195,14 +199,16 @@ func defaultNamespace(id string) string {
 	}, strings.ToLower(id))
 }
 
-func num(n *float64, def float64) float64 {
+// Num reads an optional number prop: def when it is nil.
+func Num(n *float64, def float64) float64 {
 	if n == nil {
 		return def
 	}
 	return *n
 }
 
-func str(s *string, def string) string {
+// Str reads an optional text prop: def when it is nil.
+func Str(s *string, def string) string {
 	if s == nil {
 		return def
 	}

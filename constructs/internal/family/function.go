@@ -66,8 +66,8 @@ var functionRules = []Rule[*Settings]{
 // concurrency, architecture, tracing, logs, role, network, layers, the
 // user's environment and HashKeys.
 func (s *Settings) resolveFunction(p *core.Props, rd *Reader) {
-	s.MemorySize = num(p.MemorySize, core.DefaultMemorySize)
-	s.EphemeralStorage = num(p.EphemeralStorageSize, 0)
+	s.MemorySize = Num(p.MemorySize, core.DefaultMemorySize)
+	s.EphemeralStorage = Num(p.EphemeralStorageSize, 0)
 	s.Reserved = p.ReservedConcurrentExecutions
 	if s.Reserved == nil && s.Kind.ReservedConcurrency > 0 {
 		v := s.Kind.ReservedConcurrency

@@ -9,12 +9,13 @@ import (
 	"os"
 
 	"github.com/idempotent-consumer/idempotent-consumer/app/cmd/saga/internal/saga"
+	"github.com/idempotent-consumer/idempotent-consumer/app/cmd/saga/names"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/step"
 )
 
 // service is the step's service at url.
 func service(url string) *saga.Service {
-	return saga.NewService(url, "/reservations", saga.OutOfStock)
+	return saga.NewService(url, "/reservations", names.OutOfStock)
 }
 
 func main() { step.Start(saga.Key, service(os.Getenv("STOCK_API_URL")).Effect) }

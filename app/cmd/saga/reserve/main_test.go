@@ -3,13 +3,13 @@ package main
 import (
 	"testing"
 
-	"github.com/idempotent-consumer/idempotent-consumer/app/cmd/saga/internal/saga"
 	"github.com/idempotent-consumer/idempotent-consumer/app/cmd/saga/internal/sagatest"
+	"github.com/idempotent-consumer/idempotent-consumer/app/cmd/saga/names"
 )
 
 // TestStepRunsOncePerOrder: the step reserve-stock calls its service once per
 // order, whatever Step Functions repeats, and names its failures
 // (sagatest.CheckStep), on dynalite.
 func TestStepRunsOncePerOrder(t *testing.T) {
-	sagatest.CheckStep(t, "reserve-stock", service, saga.OutOfStock)
+	sagatest.CheckStep(t, names.Reserve, service, names.OutOfStock)
 }

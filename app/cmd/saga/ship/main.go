@@ -8,12 +8,13 @@ import (
 	"os"
 
 	"github.com/idempotent-consumer/idempotent-consumer/app/cmd/saga/internal/saga"
+	"github.com/idempotent-consumer/idempotent-consumer/app/cmd/saga/names"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/step"
 )
 
 // service is the step's service at url.
 func service(url string) *saga.Service {
-	return saga.NewService(url, "/shipments", saga.Undeliverable)
+	return saga.NewService(url, "/shipments", names.Undeliverable)
 }
 
 func main() { step.Start(saga.Key, service(os.Getenv("SHIPPING_API_URL")).Effect) }

@@ -3,13 +3,13 @@ package main
 import (
 	"testing"
 
-	"github.com/idempotent-consumer/idempotent-consumer/app/cmd/saga/internal/saga"
 	"github.com/idempotent-consumer/idempotent-consumer/app/cmd/saga/internal/sagatest"
+	"github.com/idempotent-consumer/idempotent-consumer/app/cmd/saga/names"
 )
 
 // TestStepRunsOncePerOrder: the step ship calls its service once per
 // order, whatever Step Functions repeats, and names its failures
 // (sagatest.CheckStep), on dynalite.
 func TestStepRunsOncePerOrder(t *testing.T) {
-	sagatest.CheckStep(t, "ship", service, saga.Undeliverable)
+	sagatest.CheckStep(t, names.Ship, service, names.Undeliverable)
 }

@@ -26,19 +26,6 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/step"
 )
 
-// Business failures a step names (step.Fail), which the state machine's
-// Catch matches to run the compensations.
-const (
-	// OutOfStock: reserve-stock found too little stock; the order is
-	// rejected, nothing to compensate.
-	OutOfStock = "OutOfStock"
-	// PaymentDeclined: charge was declined; the stock is released.
-	PaymentDeclined = "PaymentDeclined"
-	// Undeliverable: ship cannot deliver; the charge is refunded and the
-	// stock released.
-	Undeliverable = "Undeliverable"
-)
-
 // Key is the fact of every step: the order's id, never the execution's.
 var Key = step.Field("orderId")
 
