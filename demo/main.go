@@ -42,6 +42,7 @@ func main() {
 	flag.StringVar(&opts.CDKOut, "cdk-out", "", "cloud assembly directory (default: <source>/cdk.out)")
 	flag.StringVar(&opts.RIE, "rie", "", "path of aws-lambda-rie (default: on PATH or <source>/.tools/bin)")
 	flag.StringVar(&opts.LogDir, "logs", "", "directory for the functions' logs (default: a temporary one)")
+	flag.IntVar(&opts.Sagas, "sagas", 6, "orders that go through the template's saga on Step Functions (at least one per injected fault)")
 	flag.Parse()
 	opts.Progress = os.Stdout
 
@@ -121,5 +122,15 @@ func print(rep *local.Report) {
 	}
 	sort.Strings(injected)
 	fmt.Printf("injected: %s\n", strings.Join(injected, " "))
+	if s := rep.Saga; s != nil {
+		fmt.Printf("  saga: %s on kumo's Step Functions (each Lambda task through the demo's bridge: kumo takes a function error as a result); executions counts the\n", s.Machine)
+		fmt.Println("  duplicated start and the redrive; steps every invocation; retries the attempts after a timeout or a retried error; compensations their effects;")
+		injected = injected[:0]
+		for k, v := range s.Injected {
+			injected = append(injected, fmt.Sprintf("%s=%d", k, v))
+		}
+		sort.Strings(injected)
+		fmt.Printf("  saga injected: %s\n", strings.Join(injected, " "))
+	}
 	fmt.Println(rep.Line())
 }

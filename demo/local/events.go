@@ -30,6 +30,10 @@ type Rule struct {
 	Bus     string          // logical id of the bus; "" for the default bus
 	Pattern json.RawMessage // the event pattern
 	Targets []RuleTarget
+	// StateMachines are the state machines the rule starts (logical ids):
+	// the demo starts the saga's executions itself (saga.go), with the
+	// event's detail, the order, as their input.
+	StateMachines []string
 }
 
 // RuleTarget is a rule's SQS target, as the template declares it.
@@ -96,9 +100,25 @@ func (s *Stack) addRule(id string, r resource) error {
 	return nil
 }
 
-// checkRules refuses a rule whose targets are not queues of the template.
+// checkRules refuses a rule whose targets are not queues of the template,
+// or its state machines: those targets (the saga's start) move to the
+// rule's StateMachines, which the demo plays (saga.go), and are not
+// provisioned on kumo.
 func (s *Stack) checkRules() error {
+	machines := map[string]bool{}
+	for _, m := range s.StateMachines {
+		machines[m.ID] = true
+	}
 	for _, r := range s.Rules {
+		queues := r.Targets[:0]
+		for _, t := range r.Targets {
+			if machines[t.Queue] {
+				r.StateMachines = append(r.StateMachines, t.Queue)
+			} else {
+				queues = append(queues, t)
+			}
+		}
+		r.Targets = queues
 		for _, t := range r.Targets {
 			if s.Queues[t.Queue] == nil || (t.DeadLetter != "" && s.Queues[t.DeadLetter] == nil) {
 				return fmt.Errorf("rule %s: target %s is not a queue of the template", r.ID, t.ID)
@@ -148,6 +168,9 @@ func (d *deployment) provisionRules(ctx context.Context, c *clients) error {
 		d.busName[id] = id
 	}
 	for _, r := range d.stack.Rules {
+		if len(r.Targets) == 0 {
+			continue // a rule that starts the saga: the demo plays it (saga.go)
+		}
 		bus := "default"
 		if r.Bus != "" {
 			bus = d.busName[r.Bus]

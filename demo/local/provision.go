@@ -23,6 +23,13 @@ import (
 // Region is the region the local resources live in.
 const Region = "us-east-1"
 
+// localAccount is the account of the local resources' ARNs.
+const localAccount = "000000000000"
+
+// pseudoParameters are CloudFormation's pseudo parameters, as the local run
+// resolves them (a state machine's definition builds ARNs of them).
+var pseudoParameters = map[string]string{"AWS::Partition": "aws", "AWS::Region": Region, "AWS::AccountId": localAccount, "AWS::URLSuffix": "amazonaws.com"}
+
 // clients are the SDK clients of the emulator.
 type clients struct {
 	endpoint string
@@ -65,13 +72,20 @@ type deployment struct {
 	// The secrets' ARNs by logical id, and their values by ARN
 	// (endpoints.go).
 	secretARN, secretValue map[string]string
+	// functionARN are the functions' ARNs on kumo, which a state machine's
+	// definition names (saga.go).
+	functionARN map[string]string
 }
 
 // provision creates the template's topics, queues (with their redrive
 // policies), subscriptions and tables. Durations are divided by scale.
 func provision(ctx context.Context, c *clients, s *Stack, scale float64) (*deployment, error) {
 	d := &deployment{stack: s, scale: scale, topicARN: map[string]string{}, queueURL: map[string]string{}, queueARN: map[string]string{}, tableName: map[string]string{},
-		busName: map[string]string{}, ruleBus: map[string]string{}, bucketName: map[string]string{}, secretARN: map[string]string{}, secretValue: map[string]string{}}
+		busName: map[string]string{}, ruleBus: map[string]string{}, bucketName: map[string]string{}, secretARN: map[string]string{}, secretValue: map[string]string{},
+		functionARN: map[string]string{}}
+	for id := range s.Functions {
+		d.functionARN[id] = "arn:aws:lambda:" + Region + ":" + localAccount + ":function:" + id
+	}
 	for _, id := range s.Topics {
 		in := &sns.CreateTopicInput{Name: aws.String(id)}
 		if s.FIFOTopics[id] {
@@ -301,6 +315,9 @@ func (d *deployment) join(args any) (string, error) {
 }
 
 func (d *deployment) resolve(ref intrinsic) (string, error) {
+	if v, ok := pseudoParameters[ref.Ref]; ok {
+		return v, nil
+	}
 	if ref.Ref != "" {
 		if v, ok := d.tableName[ref.Ref]; ok {
 			return v, nil
@@ -317,6 +334,9 @@ func (d *deployment) resolve(ref intrinsic) (string, error) {
 	}
 	if len(ref.GetAtt) == 2 && ref.GetAtt[1] == "Arn" {
 		if v, ok := d.queueARN[ref.GetAtt[0]]; ok {
+			return v, nil
+		}
+		if v, ok := d.functionARN[ref.GetAtt[0]]; ok {
 			return v, nil
 		}
 	}

@@ -71,6 +71,9 @@ type Options struct {
 	// LogDir receives each function's output. Default: a temporary
 	// directory, removed after the run.
 	LogDir string
+	// Sagas is how many orders go through the template's saga (saga.go),
+	// at least one per injected fault. Default: 6.
+	Sagas int
 }
 
 func (o *Options) defaults() {
@@ -100,6 +103,9 @@ func (o *Options) defaults() {
 	}
 	if o.Progress == nil {
 		o.Progress = io.Discard
+	}
+	if o.Sagas <= 0 {
+		o.Sagas = 6
 	}
 }
 
@@ -163,6 +169,9 @@ type Report struct {
 	HTTP *HTTPReport
 	// Outage is the payment API's outage; nil without one.
 	Outage *OutageReport
+	// Saga is the template's saga on Step Functions (saga.go); nil when the
+	// template has no state machine.
+	Saga *SagaReport
 }
 
 // OK reports whether the run proved the point: no double effect, nothing
@@ -180,6 +189,9 @@ func (r *Report) OK() bool {
 		return false
 	}
 	if r.Outage != nil && r.Outage.DeadLettered > 0 {
+		return false
+	}
+	if r.Saga != nil && !r.Saga.OK() {
 		return false
 	}
 	return r.DoubleEffects == 0 && r.Lost == 0 && r.PoisonLost == 0
@@ -200,6 +212,9 @@ func (r *Report) Line() string {
 	}
 	if r.HTTP != nil {
 		line += " " + r.HTTP.line()
+	}
+	if r.Saga != nil {
+		line += " " + r.Saga.line()
 	}
 	return line
 }
@@ -331,6 +346,12 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The saga's functions (saga.go); its scenario begins with the drain.
+	beginSaga, sagaReport, stopSaga, err := prepareSaga(ctx, stack, dep, c, srcDir, rie, binDir, logDir, opts)
+	defer stopSaga()
+	if err != nil {
+		return nil, err
+	}
 	pollCtx, stopPolling := context.WithCancel(ctx)
 	var pollers sync.WaitGroup
 	if ob != nil {
@@ -395,6 +416,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	beginSaga()
 	fmt.Fprintf(opts.Progress, "demo: %s published %d messages; draining: waiting until every queue is empty, which takes each poison message's %d receives before its redrive to the DLQ\n",
 		elapsed(), sc.published(), maxReceives(stack, consumers))
 	if err := drain(ctx, c, dep, consumers, func(status string) {
@@ -417,6 +439,9 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 
 	rep := &Report{Orders: opts.Orders, Injected: map[string]int{}}
+	if rep.Saga, err = sagaReport(); err != nil {
+		return nil, err
+	}
 	for _, con := range consumers {
 		if isSourceKind(con.kind) {
 			sr, err := src.check(ctx, c, con)

@@ -70,6 +70,7 @@ func TestDemoEndToEnd(t *testing.T) {
 	checkSources(t, rep) // sources_test.go
 	checkOutbox(t, rep)  // streams_test.go
 	checkHTTP(t, rep)    // endpoints_test.go
+	checkSaga(t, root, rep)
 	// A newcomer sees what the demo does from its first second: the
 	// template read before anything slow, each handler's build, publishing,
 	// and what the drain waits for (the poison messages' receives).

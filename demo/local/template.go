@@ -40,6 +40,8 @@ type Stack struct {
 	// serves, Secrets the Secrets Manager secrets (endpoints.go).
 	Endpoints []*Endpoint
 	Secrets   []string
+	// StateMachines are the saga's (saga.go).
+	StateMachines []*StateMachine
 }
 
 // Queue is an AWS::SQS::Queue.
@@ -146,6 +148,8 @@ func LoadStack(dir, stack string) (*Stack, error) {
 			err = s.addRoute(id, r, tpl.Resources)
 		case "AWS::SecretsManager::Secret":
 			s.Secrets = append(s.Secrets, id)
+		case "AWS::StepFunctions::StateMachine":
+			err = s.addStateMachine(id, r) // saga.go
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%s %s: %w", r.Type, id, err)
