@@ -155,7 +155,7 @@ func (s *sagaRun) startFunction(ctx context.Context, stack *Stack, dep *deployme
 	}
 	fmt.Fprintf(opts.Progress, "demo: %s: building its handler %s for this machine (go build)\n", fn.Name, fn.Package)
 	// A directory of the saga's own: its steps' packages are named as the
-	// consumers' (app/cmd/saga/charge and lambda/cmd/charge).
+	// consumers' (app/cmd/saga/charge and app/cmd/charge).
 	bin, err := buildHandler(ctx, srcDir, fn.Package, filepath.Join(binDir, "saga"))
 	if err != nil {
 		return nil, err
