@@ -9,7 +9,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/app/platform"
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 )
 
 // TestTheOutbox: ChargeOrder writes the orders table (its name in the

@@ -16,7 +16,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/app/platform"
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest"
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest/nagtest"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 )
 
 func TestMain(m *testing.M) { os.Exit(cdktest.Main(m)) }

@@ -8,7 +8,7 @@
 // handler's Go main package for provided.al2023 on arm64 (or x86_64), its own
 // least-privilege role and log group, the SQS event source with partial
 // batch responses, and alarms. The handler is configured only through the
-// runtime contract of package lambda/contract.
+// runtime contract of package internal/contract.
 //
 // The queue has one source: the SNS topic (given, or created when no other
 // source is declared), an EventBridge rule (EventPattern, with the rule

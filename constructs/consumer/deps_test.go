@@ -10,7 +10,7 @@ import (
 // any of its tests, depends on the AWS SDK or on cdk-nag, so that neither
 // is in the package graph of a CDK app that uses the constructs (the
 // record's attribute names come from the leaf package
-// lambda/dynamostore/schema; the suppressions are written as cdk-nag's
+// internal/schema; the suppressions are written as cdk-nag's
 // metadata by constructs/internal/nag). The tests that need either live in
 // internal/apptest.
 func TestTheConstructsLinkNoSDKAndNoCDKNag(t *testing.T) {

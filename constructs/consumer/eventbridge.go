@@ -14,7 +14,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/monitor"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/nag"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 )
 
 // Construct ids of an EventBridge source's resources, relative to the

@@ -7,7 +7,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/family"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 )
 
 // Validate reports every problem of the props for a consumer with the given

@@ -11,7 +11,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/consumer"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 )
 
 // TestValidateRefuses: the rules of validate.go (and of the shared table, constructs/internal/table, which it applies).

@@ -7,7 +7,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore/schema"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/schema"
 )
 
 // The defaults of Props, in one place: every construct of the family reads

@@ -261,7 +261,7 @@ type Props struct {
 
 	// Environment holds extra environment variables for the function. It
 	// must not set a variable of the configuration contract (package
-	// lambda/contract, contract.Names): use the matching prop instead.
+	// internal/contract, contract.Names): use the matching prop instead.
 	//
 	// Default: none.
 	Environment *map[string]*string

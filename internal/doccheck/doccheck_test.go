@@ -20,7 +20,7 @@ import (
 // folder of the repository.
 const modulePath = "github.com/idempotent-consumer/idempotent-consumer/"
 
-// tops are the top-level folders whose paths docs cite ("lambda/contract",
+// tops are the top-level folders whose paths docs cite ("internal/contract",
 // "constructs/consumer", "demo/local"), as the before-stop hook greps them.
 var tops = []string{"app", "bench", "cdktest", "constructs", "demo", "examples", "internal", "lambda", "test"}
 
@@ -170,8 +170,8 @@ func TestStalePathsFindsWhatIsGone(t *testing.T) {
 	gone := "lambda/" + "env" // spelt apart, so that this file cites no removed path itself
 	notes := "lambda/handler/" + "NOTES.md"
 	files := map[string]string{
-		"lambda/contract/contract.go": "// Package contract replaces package " + gone + ".\npackage contract\n",
-		"lambda/handler/handler.go": "package handler\n\n// New reads what lambda/contract decodes (see lambda/contract/contract.go,\n" +
+		"internal/contract/contract.go": "// Package contract replaces package " + gone + ".\npackage contract\n",
+		"lambda/handler/handler.go": "package handler\n\n// New reads what internal/contract decodes (see internal/contract/contract.go,\n" +
 			"// constructs/v10 is constructs-go, and aws-cdk-go/awscdk/v2/awslambda is no path of ours).\nfunc New() {}\n",
 		"README.md": "Import `" + modulePath + gone + "` or " + modulePath + "lambda/handler.\n" +
 			"See [the design](DESIGN.md#the-record), [gone](docs/GONE.md), [the handler](lambda/handler) and [Go](https://go.dev).\n",
@@ -189,7 +189,7 @@ func TestStalePathsFindsWhatIsGone(t *testing.T) {
 	for _, s := range found {
 		got = append(got, s.String())
 	}
-	want := []string{"README.md:1: " + gone, "README.md:2: docs/GONE.md", "lambda/contract/contract.go:1: " + gone, notes + ":1: lambda/" + "nowhere.md"}
+	want := []string{"README.md:1: " + gone, "README.md:2: docs/GONE.md", "internal/contract/contract.go:1: " + gone, notes + ":1: lambda/" + "nowhere.md"}
 	slices.Sort(got)
 	if !slices.Equal(got, want) {
 		t.Errorf("found %q, want %q", got, want)

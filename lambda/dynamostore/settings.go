@@ -3,7 +3,7 @@ package dynamostore
 import (
 	"fmt"
 
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 )
 
 // FromSettings returns the DynamoDB store over s's table, of the table's design

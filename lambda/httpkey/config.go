@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/emf"
 )
 

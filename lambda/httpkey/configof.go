@@ -1,6 +1,6 @@
 package httpkey
 
-import "github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
+import "github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 
 // ConfigOf is the HTTP adapter's configuration for s, without what the
 // handler builds (Verifier, Client, Logger, Metrics, MetricsLevel): the one

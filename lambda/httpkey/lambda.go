@@ -12,7 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 )
 
 // FunctionURL serves a Lambda function URL event (payload 2.0, BUFFERED

@@ -7,7 +7,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/format"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/format"
 )
 
 // MaxNamespaceBytes is the longest Config.Namespace, in bytes: half of

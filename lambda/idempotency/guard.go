@@ -30,7 +30,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/format"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/format"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 

@@ -3,7 +3,7 @@ package sqsbatch
 import (
 	"time"
 
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 )
 
 // ConfigOf is the batch adapter's configuration for s, without what is

@@ -1,6 +1,6 @@
 package streambatch
 
-import "github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
+import "github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 
 // ConfigOf is the stream adapter's configuration for s, without what
 // is the handler's to choose (Logger, Metrics, MetricsLevel): the one place

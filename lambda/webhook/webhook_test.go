@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/httpkey"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/webhook"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/webhook/webhooktest"

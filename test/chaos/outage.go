@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 )
 
 // The downstream outage (issue 36, item 4): Config.Outage makes the charge

@@ -9,7 +9,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/app/cmd/internal/orderstest"
 	"github.com/idempotent-consumer/idempotent-consumer/app/cmd/internal/provider"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 

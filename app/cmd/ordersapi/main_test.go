@@ -12,7 +12,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/app/cmd/internal/orderstest"
 	"github.com/idempotent-consumer/idempotent-consumer/app/cmd/internal/provider"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/endpoint"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/httpkey"

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/table"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 )
 
 // Rule is one rule of a construct's props, as data: the props it reads,

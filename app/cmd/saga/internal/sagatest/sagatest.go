@@ -16,7 +16,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/app/cmd/saga/internal/saga"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/dynalite"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/step"

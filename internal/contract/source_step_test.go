@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 )
 
 // TestAStepNeedsAValidNameAndStoresItsOutputs: a step's contract carries

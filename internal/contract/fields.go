@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore/schema"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/schema"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 )
 
@@ -319,7 +319,7 @@ func TestREADMEListsEveryVariable(t *testing.T) {
 		for _, m := range regexp.MustCompile("(?m)^\\| `([A-Z_]+)`").FindAllStringSubmatch(got, -1) {
 			listed = append(listed, m[1])
 		}
-		t.Errorf("README lists %v; the contract has %v. The table, from contract.Fields (go test ./lambda/contract -run README -update writes it):\n%s", listed, contract.Names(), want)
+		t.Errorf("README lists %v; the contract has %v. The table, from contract.Fields (go test ./internal/contract -run README -update writes it):\n%s", listed, contract.Names(), want)
 	}
 }
 
