@@ -17,8 +17,8 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/stream"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/consumertest"
-	"github.com/idempotent-consumer/idempotent-consumer/internal/modroot"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/modroot"
 )
 
 // handlerDir is a stream handler's main package, written by TestMain.

@@ -7,9 +7,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/idempotent-consumer/idempotent-consumer/internal/format"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/schema"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
-	"github.com/idempotent-consumer/idempotent-consumer/internal/format"
 )
 
 // Problems returns every rule s breaks, one sentence each that names the

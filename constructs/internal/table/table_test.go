@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/table"
-	"github.com/idempotent-consumer/idempotent-consumer/internal/iamcond"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/iamcond"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 )
