@@ -33,10 +33,17 @@ type Saga struct {
 	DeadLetters awssqs.Queue
 }
 
+// stateFields are the fields of a step's input that are not the order:
+// placedAt, which a producer's retry stamps anew (another event, so another
+// execution, of the same order), and what the state machine adds beside the
+// order (each step's ResultPath, a Catch's $.error). A step's payload hash
+// is the order's alone, so that a duplicate execution that reaches a step
+// by another path, or with another failure's message, is still a duplicate
+// of the same fact, not a mismatch.
+var stateFields = []string{"placedAt", "reservation", "charge", "shipment", "refund", "release", "error"}
+
 // addSaga adds the order saga. The steps share one idempotency table,
-// each under its own namespace (its step name), and ignore the order's
-// placedAt, which a producer's retry stamps anew (another event, so
-// another execution, of the same order). Only the business failures are
+// each under its own namespace (its step name), and ignore stateFields. Only the business failures are
 // caught: a state whose retries run out fails the execution, to be
 // redriven, rather than compensate an effect that a duplicate execution
 // may still complete.
@@ -47,7 +54,7 @@ func (p *OrdersPlatform) addSaga(stack awscdk.Stack) {
 		if s.Reserve != nil {
 			props.Table = s.Reserve.Table()
 		}
-		return step.NewIdempotentStep(stack, jsii.String(id), &step.IdempotentStepProps{Props: props, StepName: jsii.String(name), PayloadIgnore: jsii.Strings("placedAt")})
+		return step.NewIdempotentStep(stack, jsii.String(id), &step.IdempotentStepProps{Props: props, StepName: jsii.String(name), PayloadIgnore: jsii.Strings(stateFields...)})
 	}
 	s.Reserve = newStep("SagaReserveStock", names.Reserve, "reserve")
 	s.Charge = newStep("SagaCharge", names.Charge, "charge")

@@ -29,8 +29,11 @@ import (
 // handler's entry, the idempotency table and its design, the namespace and
 // business window, the function and its logs, the alarms' action. They are
 // declared once, here, and embedded in IdempotentConsumerProps,
-// IdempotentStreamConsumerProps and IdempotentEndpointProps, which add only
-// what their source needs. Each works on every construct, by one resolver.
+// IdempotentStreamConsumerProps, IdempotentEndpointProps and
+// IdempotentStepProps, which add only what their source needs. Each works
+// on every construct, by one resolver, or is refused by name where a
+// construct cannot honour it (a step refuses TransactionalTables and
+// Dashboard).
 //
 // Only Entry is required. Every other field documents its default; a nil
 // field means that default. Durations must be concrete values (not
@@ -260,8 +263,8 @@ type Props struct {
 	LogLevel awslambda.ApplicationLogLevel
 
 	// Environment holds extra environment variables for the function. It
-	// must not set a variable of the configuration contract (package
-	// internal/contract, contract.Names): use the matching prop instead.
+	// must not set a variable of the configuration contract (README's
+	// table of the contract's variables): use the matching prop instead.
 	//
 	// Default: none.
 	Environment *map[string]*string
@@ -314,7 +317,7 @@ type Props struct {
 	// MetricsNamespace is the CloudWatch namespace of the handler's
 	// embedded-metric-format lines.
 	//
-	// Default: "IdempotentConsumer" (sqsbatch.DefaultMetricsNamespace).
+	// Default: "IdempotentConsumer" (outcome.DefaultNamespace).
 	MetricsNamespace *string
 
 	// AlarmAction is added to every alarm of the construct (for example an

@@ -65,7 +65,7 @@ var (
 	watched         = []logged{loggedMismatch, loggedLeaseLost, loggedBadInput, loggedNotStored, loggedStore}
 )
 
-// metricName is the metric a filter writes for l: "StepPayloadMismatch".
+// metricName is the metric a filter writes for l: "StepMismatch".
 func (l logged) metricName() string {
 	switch l {
 	case loggedNotStored:

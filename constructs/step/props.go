@@ -1,6 +1,9 @@
 package step
 
 import (
+	"fmt"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/family"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
@@ -83,6 +86,30 @@ func (p *IdempotentStepProps) resolve(id string) (*settings, error) {
 // rules are the step's own rules, after the family's.
 var rules = []family.Rule[*settings]{
 	{Reads: []string{"TransactionalTables"}, Check: family.Problem(txProblems)},
+	{Reads: []string{"Dashboard"}, Check: family.Problem(dashboardProblems)},
+	{Reads: []string{"LogLevel"}, Check: family.Problem(logLevelProblems)},
+}
+
+// dashboardProblems refuses Dashboard: a step has no dashboard of its own
+// (its alarms and the state machine's execution history are where it is
+// watched), and a setting the construct would ignore is refused, not
+// dropped.
+func dashboardProblems(s *settings) []string {
+	if !s.Dashboard {
+		return nil
+	}
+	return []string{"Dashboard is set, but a step has no dashboard of its own: its alarms count its log lines, and the state machine's executions show each attempt; leave it out"}
+}
+
+// logLevelProblems refuses FATAL: the step's alarms count the lines it
+// writes at ERROR (a mismatched payload, a lost lease, bad input, an
+// output not stored), which Lambda drops at FATAL, so those alarms could
+// never fire.
+func logLevelProblems(s *settings) []string {
+	if s.LogLevel != awslambda.ApplicationLogLevel_FATAL {
+		return nil
+	}
+	return []string{fmt.Sprintf("LogLevel %s drops the ERROR lines that the step's alarms count (PayloadMismatch, LeaseLost, BadInput, OutputNotStored), so they could never fire; give ERROR or lower, or leave it empty for INFO", s.LogLevel)}
 }
 
 // txProblems refuses TransactionalTables: a step's effect (step.Effect)

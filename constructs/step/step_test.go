@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsstepfunctions"
 	"github.com/aws/jsii-runtime-go"
 
@@ -174,6 +175,14 @@ func TestRefusals(t *testing.T) {
 			Props:    core.Props{Entry: jsii.String(handlerDir), TransactionalTables: &[]awsdynamodb.ITable{awsdynamodb.Table_FromTableName(s0, jsii.String("Ledger"), jsii.String("ledger"))}},
 			StepName: jsii.String("charge"),
 		}, []string{"TransactionalTables is given, but a step's effect is not transactional"}},
+		{"a dashboard", &step.IdempotentStepProps{
+			Props:    core.Props{Entry: jsii.String(handlerDir), Dashboard: jsii.Bool(true)},
+			StepName: jsii.String("charge"),
+		}, []string{"Dashboard is set, but a step has no dashboard of its own"}},
+		{"a log level that drops what the alarms count", &step.IdempotentStepProps{
+			Props:    core.Props{Entry: jsii.String(handlerDir), LogLevel: awslambda.ApplicationLogLevel_FATAL},
+			StepName: jsii.String("charge"),
+		}, []string{"LogLevel FATAL drops the ERROR lines"}},
 		{"a window shorter than the lease", &step.IdempotentStepProps{
 			Props:    core.Props{Entry: jsii.String(handlerDir), Window: awscdk.Duration_Seconds(jsii.Number(1))},
 			StepName: jsii.String("charge"),

@@ -125,7 +125,7 @@ var (
 	}
 )
 
-// TestMappingIsFieldByField: GuardConfig and BatchConfig carry each setting
+// TestMappingIsFieldByField: GuardConfig and the adapters' ConfigOf carry each setting
 // into the field of the same meaning. The settings are every entry's
 // example at once, pairwise different within a type, so that two fields
 // swapped in the mapping, or one dropped, change a compared value.

@@ -259,7 +259,7 @@ func metricsNamespaceProblems(ns string) []string {
 	return []string{problem}
 }
 
-// backoffProblems are the bounds of the backoff of failed records: delays
+// backoffBounds are the bounds of the backoff of failed records: delays
 // of whole seconds that ChangeMessageVisibility takes (at most MaxBackoff,
 // SQS's 12 hours), a cap no shorter than the base. A BackoffBase of zero or
 // less turns it off, and nothing else is judged.

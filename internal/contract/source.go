@@ -158,7 +158,7 @@ func entryPoint(s Source) string {
 }
 
 // backoffProblems are the contract's rules of the backoff of failed records
-// (the adapter's own bounds are sqsbatch.Config.Problems'): a base that is
+// (the queue's own bounds are queueProblems'): a base that is
 // not negative, and a retry horizon shorter than the business window, past
 // which the age rule dead-letters the record as expired without running it.
 // The horizon against the queue's retention is the construct's rule (it

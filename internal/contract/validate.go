@@ -17,7 +17,7 @@ import (
 // construct reports them at synth (beside its own, about the resources) and
 // the handler at init: the same rules, in the same words. The guard's and
 // the adapter's rules are their own (idempotency.Config.Problems of
-// GuardConfig, Config.Problems of BatchConfig), so that NewGuard,
+// GuardConfig, the rules of each source in sources), so that NewGuard,
 // the construct and the handler refuse a setting in one voice; the rules
 // here are the contract's: the table, the function's timeout and what
 // depends on it, the declared tables, the concurrency.

@@ -10,7 +10,8 @@
 // raw messages), sqsbatch.StartEvents (an EventBridge rule),
 // sqsbatch.StartObjects (an S3 bucket's notifications),
 // streambatch.StartKinesis and StartDynamoDB (and their Tx), endpoint.Start
-// (an HTTP endpoint or webhook); each has a FromEnv twin that builds the
+// (an HTTP endpoint or webhook), step.Start (a saga step on Step
+// Functions); each has a FromEnv twin that builds the
 // handler without starting the runtime, for tests and custom mains. An
 // entry point of another source than the contract's refuses to start.
 //

@@ -72,11 +72,11 @@ type Config struct {
 	// as published, without the SNS envelope that may carry it (which can
 	// double it: see contract.MaxEnvelopedMessageBytes); an EventBridge event's
 	// detail (at most contract.MaxEventDetailBytes); an S3 record's fact (Object, as
-	// JSON). Larger messages are bad input; Problems says what is accepted.
+	// JSON). Larger messages are bad input; the contract's rules (contract.Settings.Problems) say what is accepted.
 	// Default: contract.DefaultMaxMessageBytes (256 KiB, what an SNS topic accepts
 	// by default).
 	MaxMessageBytes int
-	// contract.Delivery says how bodies are delivered. Default: contract.Auto.
+	// Delivery says how bodies are delivered. Default: contract.Auto.
 	Delivery contract.Delivery
 	// FIFO says the queue is a FIFO queue: the records of each message
 	// group (the MessageGroupId attribute) run in order, and after a record
@@ -218,7 +218,7 @@ type Handler[T any] struct {
 // but for an S3 notification: one per record.
 type item struct {
 	payload   []byte
-	published time.Time // the origin time in the body (SNS Timestamp, contract.EventBridge time, S3 eventTime); zero when none
+	published time.Time // the origin time in the body (SNS Timestamp, EventBridge time, S3 eventTime); zero when none
 	source    string    // what published is, for the expired line
 	event     eventMeta // an EventBridge event's other fields
 	err       error     // an S3 record that cannot be read: bad input, that record alone

@@ -20,7 +20,14 @@ type Failure struct {
 	Err error
 }
 
-func (f *Failure) Error() string { return f.Name + ": " + f.Err.Error() }
+// Error is the name and the cause's message, or the name alone when there
+// is no cause.
+func (f *Failure) Error() string {
+	if f.Err == nil {
+		return f.Name
+	}
+	return f.Name + ": " + f.Err.Error()
+}
 
 // Unwrap returns the cause.
 func (f *Failure) Unwrap() error { return f.Err }

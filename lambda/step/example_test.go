@@ -84,6 +84,6 @@ func ExampleRetriers() {
 		fmt.Printf("%v every %ds ×%v, at most %ds, %d attempts\n", r.ErrorEquals, r.IntervalSeconds, r.BackoffRate, r.MaxDelaySeconds, r.MaxAttempts)
 	}
 	// Output:
-	// [Lambda.ServiceException Lambda.AWSLambdaException Lambda.SdkClientException Lambda.TooManyRequestsException Lambda.Unknown Step.NotStarted Step.StoreFailed Step.EffectFailed Step.LeaseLost] every 1s ×2, at most 0s, 6 attempts
+	// [Lambda.ClientExecutionTimeoutException Lambda.ServiceException Lambda.AWSLambdaException Lambda.SdkClientException Lambda.TooManyRequestsException Lambda.Unknown Step.NotStarted Step.StoreFailed Step.EffectFailed Step.LeaseLost] every 1s ×2, at most 0s, 6 attempts
 	// [States.Timeout Sandbox.Timedout Step.InProgress] every 1s ×2, at most 15s, 7 attempts
 }

@@ -37,6 +37,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
@@ -146,6 +147,7 @@ func (s *step) run(ctx context.Context, input json.RawMessage, x *invocation) (j
 		return nil, x.fail(outcome.BadInput, states.ErrorBadInput, err.Error())
 	}
 	x.key = fact.Key
+	invalid := false
 	res, err := s.guard.Run(ctx, fact, func(ctx context.Context, r idempotency.Reservation) (string, error) {
 		out, err := s.effect(ctx, input, r)
 		if err != nil {
@@ -154,8 +156,11 @@ func (s *step) run(ctx context.Context, input json.RawMessage, x *invocation) (j
 		if len(out) == 0 {
 			out = json.RawMessage("null")
 		}
-		if !json.Valid(out) {
-			return "", errInvalidOutput
+		// An output that is not JSON cannot go on to the next state, but
+		// the effect has run: the fact is completed with no output, so
+		// that no retry, redrive or second execution runs it again.
+		if invalid = !json.Valid(out); invalid {
+			return "", nil
 		}
 		return string(out), nil
 	})
@@ -166,25 +171,33 @@ func (s *step) run(ctx context.Context, input json.RawMessage, x *invocation) (j
 	if res.TookOver {
 		x.level, x.reason = slog.LevelWarn, "took over the lapsed reservation of another invocation: the effect may have run before, in part or in full"
 	}
+	if invalid {
+		return nil, x.fail(x.outcome, states.ErrorInvalidOutput, "the effect's output is not JSON; the effect ran and will not run again")
+	}
 	if res.DroppedBytes > 0 || res.Value == "" {
 		// An output is never empty ("null" at least): "" is one the guard
 		// did not store. Stopping here, and for every duplicate, is what
 		// keeps the saga from going on with an output it cannot repeat.
-		return nil, x.fail(x.outcome, states.ErrorOutputNotStored, fmt.Sprintf("the step's output was larger than the %d bytes the guard stores; the effect ran and will not run again", s.guard.MaxResultBytes()))
+		return nil, x.fail(x.outcome, states.ErrorOutputNotStored, fmt.Sprintf("the step's output was not stored (larger than the %d bytes the guard stores, or not JSON); the effect ran and will not run again", s.guard.MaxResultBytes()))
 	}
 	return json.RawMessage(res.Value), nil
 }
 
-var errInvalidOutput = errors.New("the effect's output is not JSON")
-
-// fail records the outcome and returns the error named name.
+// fail records the outcome and returns the error named name, logged at
+// ERROR where an alarm counts it (as the batch adapters log a mismatch, bad
+// input or a lost lease), at WARN otherwise.
 func (x *invocation) fail(o outcome.Outcome, name, message string) error {
 	x.outcome, x.reason = o, message
-	if x.level < slog.LevelWarn {
-		x.level = slog.LevelWarn
+	level := slog.LevelWarn
+	if slices.Contains(alarmed, name) {
+		level = slog.LevelError
 	}
+	x.level = max(x.level, level)
 	return invokeError(name, message)
 }
+
+// alarmed are the errors the step construct's alarms count from the log.
+var alarmed = []string{states.ErrorMismatch, states.ErrorBadInput, states.ErrorLeaseLost, states.ErrorOutputNotStored, states.ErrorInvalidOutput}
 
 // failed names an error of the guard's Run.
 func (x *invocation) failed(err error) error {
@@ -193,8 +206,6 @@ func (x *invocation) failed(err error) error {
 	switch {
 	case errors.As(err, &f) && f.Name != "" && !strings.HasPrefix(f.Name, "States."):
 		return x.fail(outcome.Failed, f.Name, err.Error())
-	case errors.Is(err, errInvalidOutput):
-		return x.fail(outcome.Failed, states.ErrorInvalidOutput, err.Error())
 	case errors.As(err, &effectErr):
 		return x.fail(outcome.Failed, states.ErrorEffect, err.Error())
 	case errors.Is(err, idempotency.ErrInProgress):

@@ -228,13 +228,13 @@ func TestEffectFailures(t *testing.T) {
 		case 3:
 			panic("the effect broke")
 		case 4:
-			return json.RawMessage(`{not json`), nil
-		case 5:
 			return nil, step.Fail("States.Custom", errors.New("a reserved name"))
+		case 5:
+			return nil, step.Fail("Backordered", nil)
 		}
 		return nil, nil
 	})
-	for _, want := range []string{"OutOfStock", states.ErrorEffect, states.ErrorEffect, states.ErrorInvalidOutput, states.ErrorEffect, ""} {
+	for _, want := range []string{"OutOfStock", states.ErrorEffect, states.ErrorEffect, states.ErrorEffect, "Backordered", ""} {
 		out, name := invoke(t, h, order42)
 		if name != want {
 			t.Fatalf("run %d: error %q, want %q", runs.Load(), name, want)
@@ -245,6 +245,26 @@ func TestEffectFailures(t *testing.T) {
 	}
 	if out, name := invoke(t, h, order42); out != "null" || name != "" || runs.Load() != 6 {
 		t.Fatalf("duplicate: %q %q after %d runs", out, name, runs.Load())
+	}
+}
+
+// TestInvalidOutputRunsOnce: an effect that ran but returned an output
+// that is not JSON is Step.InvalidOutput, and its fact is completed: a
+// retry, a redrive or a second execution gets Step.OutputNotStored and
+// never runs the effect again.
+func TestInvalidOutputRunsOnce(t *testing.T) {
+	var runs atomic.Int64
+	h := newStep(t, newGuard(t, newStore(t)), "hold", func(context.Context, json.RawMessage, idempotency.Reservation) (json.RawMessage, error) {
+		runs.Add(1)
+		return json.RawMessage(`{not json`), nil
+	})
+	for _, want := range []string{states.ErrorInvalidOutput, states.ErrorOutputNotStored, states.ErrorOutputNotStored} {
+		if _, name := invoke(t, h, order42); name != want {
+			t.Fatalf("error %q, want %q", name, want)
+		}
+	}
+	if runs.Load() != 1 {
+		t.Fatalf("the effect ran %d times, want once", runs.Load())
 	}
 }
 

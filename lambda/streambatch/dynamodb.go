@@ -67,7 +67,7 @@ type DynamoDB[T any] struct {
 }
 
 // NewDynamoDB returns a DynamoDB handler that runs fn once per fact under
-// guard. It refuses a Config that breaks a rule of Problems (contract.Removes must
+// guard. It refuses a Config that breaks a rule of the contract's (contract.Removes must
 // be chosen).
 func NewDynamoDB[T any](guard *idempotency.Guard, key KeyFunc[Change[T]], fn Func[Change[T]], cfg Config) (*DynamoDB[T], error) {
 	return newDynamoDB(guard, newCore(guard, key, fn, cfg))

@@ -60,7 +60,7 @@ type Config struct {
 	// NEW_AND_OLD_IMAGES. A REMOVE record's old image, when its stream
 	// carries one, is always handed over. Kinesis: not used.
 	OldImage bool
-	// contract.Removes says what a DynamoDB handler does with REMOVE records (an
+	// Removes says what a DynamoDB handler does with REMOVE records (an
 	// item deleted, by a caller or by TTL): contract.RemoveRun, contract.RemoveSkip or
 	// contract.RemoveSkipExpired.
 	// Required for a DynamoDB handler: a REMOVE is never skipped without a

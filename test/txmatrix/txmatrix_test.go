@@ -121,8 +121,8 @@ var txRows = []txRow{
 // function synthesized with TransactionalTables = the Ledger table starts
 // the transactional handler from its environment against kumo; a fact
 // whose effect puts a Ledger item commits it with the fact's record in one
-// transaction, and the fact's duplicate is absorbed: the effect ran once,
-// the Ledger holds one item, the idempotency table one record. A fact
+// transaction, and the fact's duplicate is absorbed: its writes commit
+// once (the Ledger credited once), the idempotency table holds one record. A fact
 // whose effect writes a table the environment does not declare fails the
 // batch as a misconfiguration, and writes neither that table nor a record.
 // (The HTTP endpoint's runtime has no transactional entry point, and the

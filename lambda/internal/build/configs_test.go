@@ -73,7 +73,7 @@ var httpFrom = map[string]string{
 	"MaxBodyBytes": "MaxRequestBytes", "MetricsNamespace": "MetricsNamespace",
 }
 
-// TestHTTPMappingIsFieldByField: HTTPConfig carries each setting into the
+// TestHTTPMappingIsFieldByField: httpkey.ConfigOf carries each setting into the
 // field of the same meaning, and leaves the handler's own to the handler.
 func TestHTTPMappingIsFieldByField(t *testing.T) {
 	env := map[string]string{contract.SourceVar: string(contract.SourceHTTP)}
@@ -114,7 +114,7 @@ var streamFrom = map[string]string{
 	"Consumer": "Consumer", "MetricsNamespace": "MetricsNamespace", "OldImage": "StreamImages",
 }
 
-// TestStreamConfig: StreamConfig carries each setting into its field.
+// TestStreamConfig: streambatch.ConfigOf carries each setting into its field.
 func TestStreamConfig(t *testing.T) {
 	s := streamSettings(contract.SourceDynamoDBStreams)
 	s.BatchConcurrency, s.MinRemaining, s.StreamImages, s.StreamRemoves, s.MetricsNamespace = 7, 9*time.Second, contract.ImagesNewAndOld, contract.RemoveSkip, "Shop"
@@ -144,7 +144,7 @@ func TestEverySettingReachesItsUser(t *testing.T) {
 		}
 	}
 	handlers := []string{"Table", "Timeout", "TxTables", "Source", // Source: each entry point's CheckSource (the handler's TestEntryPointsRefuseAnotherSource)
-		"WebhookProvider", "WebhookSecret", "ClientAttribute", // the HTTP handler's verifier and client (handler/http_test.go)
+		"WebhookProvider", "WebhookSecret", "ClientAttribute", // the HTTP handler's verifier and client (lambda/endpoint's tests)
 		"StepName", // step.FromEnv (step/start_test.go)
 		// the table's design, which dynamostore.FromSettings maps onto the store's
 		// options (pinned by the handler's TestNewStoreMapsTheDesign)

@@ -2,6 +2,7 @@ package build_test
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -29,5 +30,27 @@ func TestTheEntryPointsLinkNoConfigPackage(t *testing.T) {
 	}
 	if !dynamodb {
 		t.Fatalf("go list -deps ../cmd/charge has no DynamoDB client; the test is not looking at a bootstrap:\n%s", out)
+	}
+}
+
+// TestAQueueConsumerLinksOnlyItsSource: a queue consumer's bootstrap
+// (app/cmd/charge, on sqsbatch.Start) links none of the other shapes' code:
+// no HTTP handler, webhook verifier, Secrets Manager client, stream adapter
+// or saga step; the bootstrap holds what its source runs (issue 32).
+func TestAQueueConsumerLinksOnlyItsSource(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "../../../app/cmd/charge").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	const lib = "github.com/idempotent-consumer/idempotent-consumer/lambda/"
+	deps := strings.Fields(string(out))
+	if !slices.Contains(deps, lib+"sqsbatch") {
+		t.Fatalf("go list -deps ../cmd/charge has no sqsbatch; the test is not looking at a queue consumer:\n%s", out)
+	}
+	for _, other := range []string{lib + "httpkey", lib + "webhook", lib + "endpoint", lib + "streambatch", lib + "step",
+		"github.com/aws/aws-sdk-go-v2/service/secretsmanager", "github.com/aws/aws-sdk-go-v2/service/kinesis"} {
+		if slices.Contains(deps, other) {
+			t.Errorf("app/cmd/charge, a queue consumer, links %s", other)
+		}
 	}
 }

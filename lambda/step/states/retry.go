@@ -29,7 +29,7 @@ func (r Retrier) Delay(attempt int) time.Duration {
 // Task state retries at once, whatever the step: those the Step Functions
 // Developer Guide asks a lambda:invoke task to retry, and Lambda.Unknown
 // (the function crashed or ran out of memory before it answered).
-var TransientErrors = []string{"Lambda.ServiceException", "Lambda.AWSLambdaException", "Lambda.SdkClientException", "Lambda.TooManyRequestsException", "Lambda.Unknown"}
+var TransientErrors = []string{"Lambda.ClientExecutionTimeoutException", "Lambda.ServiceException", "Lambda.AWSLambdaException", "Lambda.SdkClientException", "Lambda.TooManyRequestsException", "Lambda.Unknown"}
 
 // TimeoutErrors are the errors of an attempt that ran out of time: the
 // task's TimeoutSeconds (States.Timeout) or the function's own timeout

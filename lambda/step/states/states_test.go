@@ -1,6 +1,7 @@
 package states_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -33,6 +34,20 @@ func TestNameProblem(t *testing.T) {
 	for name, bad := range map[string]bool{"reserve-stock": false, "": true, "a#b": true, "a\nb": true, strings.Repeat("n", states.MaxNameBytes+1): true, "\xff": true} {
 		if got := states.NameProblem(name) != ""; got != bad {
 			t.Errorf("NameProblem(%q) = %q", name, states.NameProblem(name))
+		}
+	}
+}
+
+// TestTransientErrorsCoverTheGuide: the Lambda errors that the Step
+// Functions Developer Guide ("Handle transient Lambda service exceptions")
+// asks a Lambda task to retry, and that aws-lambda-cdk's LambdaInvoke
+// retries when RetryOnServiceExceptions is on (the step's Task turns it off
+// and carries Retriers instead), are all retried.
+func TestTransientErrorsCoverTheGuide(t *testing.T) {
+	retried := states.Retriers(30 * time.Second)[0].ErrorEquals
+	for _, name := range []string{"Lambda.ClientExecutionTimeoutException", "Lambda.ServiceException", "Lambda.AWSLambdaException", "Lambda.SdkClientException"} {
+		if !slices.Contains(retried, name) {
+			t.Errorf("%s is not retried: %v", name, retried)
 		}
 	}
 }
