@@ -48,7 +48,11 @@ type SagaConfig struct {
 	DynamoDB *dynamodb.Client
 	// Sabotage "execution-key" keys every step by the execution's ARN
 	// instead of the order: two executions of one order then make two
-	// effects, which the invariants must see.
+	// effects, which the invariants must see. Sabotage "no-guard" runs the
+	// steps over a store that forgets every record, so that every call of
+	// a step is new to its guard and runs the effect again, with the same
+	// idempotency key: the downstream counts every call, so the invariants
+	// must see it too.
 	Sabotage string
 	// Stall bounds the real time a step of the simulation may take.
 	// Default: 1m.
@@ -74,11 +78,21 @@ type SagaSummary struct {
 	CrashPoints                                                         map[string]int
 	// Succeeded, Compensated and Rejected count the executions by how
 	// they ended; Effects and Compensations the forward and compensating
-	// effects the downstream services applied.
+	// effects the downstream services applied (every call of a step's
+	// effect, less the KeyAbsorbed re-runs).
 	Succeeded, Compensated, Rejected, Effects, Compensations int
+	// KeyAbsorbed counts the calls of an effect that the downstream
+	// absorbed by its idempotency key: the re-run, under the same key, by
+	// the takeover of a lapsed lease after an invocation that ran the
+	// effect died (crashed, or killed at its deadline) or had its
+	// completion write failed by the store, before the record was
+	// completed. At most one re-run per such invocation is absorbed.
+	KeyAbsorbed int
 	// DoubleEffects counts the effects applied more than once per order
-	// and step; LostCompensations the compensations an order's fate
-	// needed that never applied; Stuck the executions that never ended.
+	// and step (every call of the effect but the first and the
+	// KeyAbsorbed re-runs); LostCompensations the compensations an
+	// order's fate needed that never applied; Stuck the executions that
+	// never ended.
 	DoubleEffects, LostCompensations, Stuck int
 	// Errors counts the error names the state machine saw.
 	Errors map[string]int
@@ -117,8 +131,8 @@ func (s *SagaSummary) Report(w io.Writer) {
 	if s.Sabotage != "" {
 		sabotage = " sabotage=" + s.Sabotage
 	}
-	fmt.Fprintf(w, "saga: seed=%d store=%s%s sagas=%d executions=%d duplicate_starts=%d restarts=%d steps=%d retries=%d timeouts=%d crashes=%d store_faults=%d redrives=%d compensations=%d double_effects=%d lost=%d stuck=%d\n",
-		s.Seed, s.Store, sabotage, s.Sagas, s.Executions, s.DuplicateStarts, s.Restarts, s.Steps, s.Retries, s.Timeouts, s.Crashes, s.StoreFaults, s.Redrives, s.Compensations, s.DoubleEffects, s.LostCompensations, s.Stuck)
+	fmt.Fprintf(w, "saga: seed=%d store=%s%s sagas=%d executions=%d duplicate_starts=%d restarts=%d steps=%d retries=%d timeouts=%d crashes=%d store_faults=%d redrives=%d compensations=%d key_absorbed=%d double_effects=%d lost=%d stuck=%d\n",
+		s.Seed, s.Store, sabotage, s.Sagas, s.Executions, s.DuplicateStarts, s.Restarts, s.Steps, s.Retries, s.Timeouts, s.Crashes, s.StoreFaults, s.Redrives, s.Compensations, s.KeyAbsorbed, s.DoubleEffects, s.LostCompensations, s.Stuck)
 }
 
 // The saga's step names: a compensation is the same fact (the order) under
@@ -193,11 +207,29 @@ type sagaSim struct {
 	rng      *rand.Rand
 	sum      *SagaSummary
 	handlers map[string]step.Handler
-	// applied is the downstream ledger: the effects each step's service
-	// applied per order, once per idempotency key (Reservation.Key), as a
-	// payment API honours its key.
-	applied map[string]map[string][]string // step → order → keys
-	orders  []*sagaOrder
+	// calls is the downstream ledger: every call of each step's effect
+	// per order, by idempotency key (Reservation.Key) in the order first
+	// seen.
+	calls  map[string]map[string][]*sagaCalls // step → order → keys
+	orders []*sagaOrder
+}
+
+// sagaCalls is what the downstream saw of one step of one order under one
+// idempotency key: every call of the effect, and how many of the
+// invocations that made them then left the record IN_PROGRESS by an
+// injected fault (a crash or kill, or a failed completion write), whose
+// lease a later call takes over and re-runs the effect under the same key,
+// which the downstream absorbs as a payment API honours its key.
+type sagaCalls struct {
+	key           string
+	calls, lapsed int
+}
+
+// runs is the number of effects these calls made: every call but the
+// re-runs absorbed by the key, one per lapsed invocation.
+func (c *sagaCalls) runs() (runs, absorbed int) {
+	absorbed = min(c.lapsed, c.calls-1)
+	return c.calls - absorbed, absorbed
 }
 
 type sagaInvocation struct {
@@ -205,8 +237,9 @@ type sagaInvocation struct {
 	step     string
 	deadline time.Time
 	dead     bool
-	ran      bool   // the effect ran
-	crash    string // where the invocation dies: "", "before-effect", "after-effect", "after-complete", "killed" (at its deadline)
+	ran      bool       // the effect ran
+	call     *sagaCalls // the downstream's ledger of the effect, once it was called
+	crash    string     // where the invocation dies: "", "before-effect", "after-effect", "after-complete", "killed" (at its deadline)
 }
 
 type sagaInvocationKey struct{}
@@ -232,13 +265,17 @@ func RunSaga(ctx context.Context, cfg SagaConfig) (*SagaSummary, error) {
 	}
 	c := &clock{now: epoch}
 	m := &sagaSim{cfg: cfg, sched: newScheduler(c, cfg.Stall), clock: c, rng: rand.New(rand.NewPCG(uint64(cfg.Seed), 0x5a9a)),
-		sum:     &SagaSummary{Seed: cfg.Seed, Store: cfg.Store, Sabotage: cfg.Sabotage, Sagas: cfg.Sagas, Errors: map[string]int{}, CrashPoints: map[string]int{}},
-		applied: map[string]map[string][]string{}}
+		sum:   &SagaSummary{Seed: cfg.Seed, Store: cfg.Store, Sabotage: cfg.Sabotage, Sagas: cfg.Sagas, Errors: map[string]int{}, CrashPoints: map[string]int{}},
+		calls: map[string]map[string][]*sagaCalls{}}
 	inner, _, _, err := openStore(ctx, cfg.Store, cfg.Seed, cfg.DynamoDB, "saga")
 	if err != nil {
 		return nil, err
 	}
-	if err := m.newHandlers(&requestStore{inner: inner, rng: m.rng, faults: &m.sum.StoreFaults, spend: m.spend}); err != nil {
+	var store idempotency.Store = inner
+	if cfg.Sabotage == "no-guard" {
+		store = forgetfulStore{}
+	}
+	if err := m.newHandlers(&requestStore{inner: store, rng: m.rng, faults: &m.sum.StoreFaults, spend: m.spend}); err != nil {
 		return nil, err
 	}
 	for i := range cfg.Sagas {
@@ -277,10 +314,12 @@ func (m *sagaSim) newHandlers(store idempotency.Store) error {
 		return err
 	}
 	key := step.Field("order.id")
-	if m.cfg.Sabotage == "execution-key" {
+	switch m.cfg.Sabotage {
+	case "", "no-guard": // no-guard: the store (RunSaga)
+	case "execution-key":
 		key = step.Field("execution")
-	} else if m.cfg.Sabotage != "" {
-		return fmt.Errorf("chaos: unknown saga sabotage %q (execution-key)", m.cfg.Sabotage)
+	default:
+		return fmt.Errorf("chaos: unknown saga sabotage %q (execution-key or no-guard)", m.cfg.Sabotage)
 	}
 	m.handlers = map[string]step.Handler{}
 	for _, name := range []string{stepReserve, stepCharge, stepShip, stepRefund, stepRelease} {
@@ -423,6 +462,11 @@ func (m *sagaSim) attempt(t *task, stepName string, input json.RawMessage, outag
 		ctx, cancel := context.WithDeadline(context.WithValue(context.Background(), sagaInvocationKey{}, inv), inv.deadline)
 		defer cancel()
 		out, err = m.handlers[stepName](ctx, input)
+		if inv.call != nil && (inv.dead || step.ErrorName(err) == stepstates.ErrorStore) {
+			// The effect ran and an injected fault left its record
+			// IN_PROGRESS: a crash or kill, or a failed completion write.
+			inv.call.lapsed++
+		}
 		if inv.crash == "after-complete" && !inv.dead {
 			m.crash(inv) // the record is written; the answer never leaves
 		}
@@ -464,8 +508,8 @@ var errSagaDead = errors.New("the invocation is dead")
 
 // effect is the service call of a step: it meets the order's business
 // failure (before any change), a downstream error now and then, and
-// otherwise applies the step once per idempotency key; its work may outlive
-// the function's timeout, and its invocation may crash after it.
+// otherwise calls the downstream (apply); its work may outlive the
+// function's timeout, and its invocation may crash after it.
 func (m *sagaSim) effect(stepName string) step.Effect {
 	return func(ctx context.Context, input json.RawMessage, r idempotency.Reservation) (json.RawMessage, error) {
 		inv := ctx.Value(sagaInvocationKey{}).(*sagaInvocation)
@@ -489,7 +533,7 @@ func (m *sagaSim) effect(stepName string) step.Effect {
 		if m.chance(0.04) {
 			return nil, errors.New("the downstream service is unavailable")
 		}
-		m.apply(stepName, in.Order.ID, r.Key)
+		m.apply(inv, stepName, in.Order.ID, r.Key)
 		if err := m.work(inv, work/2); err != nil {
 			return nil, err
 		}
@@ -515,18 +559,31 @@ func (m *sagaSim) work(inv *sagaInvocation, d time.Duration) error {
 	return nil
 }
 
-// apply is the downstream service: it applies a step once per idempotency
-// key, as a payment API honours its key.
-func (m *sagaSim) apply(stepName, order, key string) {
-	byOrder := m.applied[stepName]
+// apply is the downstream service: it counts every call of a step for an
+// order, by idempotency key, for inv.
+func (m *sagaSim) apply(inv *sagaInvocation, stepName, order, key string) {
+	byOrder := m.calls[stepName]
 	if byOrder == nil {
-		byOrder = map[string][]string{}
-		m.applied[stepName] = byOrder
+		byOrder = map[string][]*sagaCalls{}
+		m.calls[stepName] = byOrder
 	}
-	if !slices.Contains(byOrder[order], key) {
-		byOrder[order] = append(byOrder[order], key)
+	i := slices.IndexFunc(byOrder[order], func(c *sagaCalls) bool { return c.key == key })
+	if i < 0 {
+		i = len(byOrder[order])
+		byOrder[order] = append(byOrder[order], &sagaCalls{key: key})
 	}
+	inv.call = byOrder[order][i]
+	inv.call.calls++
 }
+
+// forgetfulStore is the store of the sabotage no-guard: it keeps no
+// record, so that every call of a step reserves its fact anew.
+type forgetfulStore struct{}
+
+func (forgetfulStore) Reserve(context.Context, idempotency.Record, time.Time) error { return nil }
+func (forgetfulStore) Get(context.Context, string) (*idempotency.Record, error)     { return nil, nil }
+func (forgetfulStore) Complete(context.Context, idempotency.Record) error           { return nil }
+func (forgetfulStore) Release(context.Context, string, string) error                { return nil }
 
 // spend parks the invocation of ctx for d, as work does.
 func (m *sagaSim) spend(ctx context.Context, d time.Duration) error {
@@ -551,7 +608,12 @@ func (m *sagaSim) check() {
 	for _, o := range m.orders {
 		want := sagaWants[o.fate]
 		for _, name := range []string{stepReserve, stepCharge, stepShip, stepRefund, stepRelease} {
-			got := len(m.applied[name][o.id])
+			got, calls := 0, 0
+			for _, c := range m.calls[name][o.id] {
+				runs, absorbed := c.runs()
+				got, calls = got+runs, calls+c.calls
+				s.KeyAbsorbed += absorbed
+			}
 			compensation := name == stepRefund || name == stepRelease
 			if compensation {
 				s.Compensations += got
@@ -561,7 +623,7 @@ func (m *sagaSim) check() {
 			switch {
 			case got > 1:
 				s.DoubleEffects += got - 1
-				m.violation("order %s: %s applied %d times", o.id, name, got)
+				m.violation("order %s: %s applied %d times (%d calls, %d keys)", o.id, name, got, calls, len(m.calls[name][o.id]))
 			case got < want[name] && compensation:
 				s.LostCompensations++
 				m.violation("order %s (%s): %s never applied", o.id, o.fate, name)

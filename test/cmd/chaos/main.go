@@ -15,15 +15,19 @@
 //
 // With -mode saga, it runs the saga simulation instead (chaos.RunSaga:
 // -sagas orders through reserve stock → charge → ship on a model of Step
-// Functions, with package step's handlers), then the same seed with the
-// sabotage that keys steps by the execution's ARN; it prints each run's
+// Functions, with package step's handlers), then the same seed with each
+// sabotage: execution-key (steps keyed by the execution's ARN) and no-guard
+// (a guard whose store forgets every record, so that every call runs the
+// effect again under the same idempotency key); it prints each run's
 // report, whose last line is
 //
-//	saga: seed=<S> store=<store> [sabotage=execution-key] sagas=<N> executions=… duplicate_starts=… restarts=… steps=… retries=… timeouts=… crashes=… store_faults=… redrives=… compensations=… double_effects=<X> lost=<L> stuck=<K>
+//	saga: seed=<S> store=<store> [sabotage=<name>] sagas=<N> executions=… duplicate_starts=… restarts=… steps=… retries=… timeouts=… crashes=… store_faults=… redrives=… compensations=… key_absorbed=… double_effects=<X> lost=<L> stuck=<K>
 //
-// and exits 0 only when the first keeps its invariants (X, L and K all 0)
-// and the sabotage breaks them. With -sabotage execution-key it runs only
-// the sabotage, and exits 1 as its invariants break:
+// (key_absorbed: re-runs of an effect under its key after an invocation
+// died or failed to complete its record, which the downstream absorbs) and
+// exits 0 only when the first keeps its invariants (X, L and K all 0) and
+// every sabotage breaks them. With -sabotage execution-key or no-guard it
+// runs only that sabotage, and exits 1 as its invariants break:
 //
 //	go run ./cmd/chaos -mode saga -seed 1 -sagas 10000
 //
@@ -53,7 +57,7 @@ func main() {
 	facts := flag.Int("facts", 10000, "number of business facts published")
 	store := flag.String("store", "memory", "idempotency store: memory or dynamodb (kumo, in process)")
 	scale := flag.Float64("fault-scale", 1, "multiply the probability of every fault and crash")
-	sabotage := flag.String("sabotage", "", "break the system on purpose to see the invariants fail: with -mode saga execution-key; otherwise token-as-key, unfenced-complete, effect-outside-tx, ignore-failures, short-window, foreign-retry, effect-to-lease, no-age, blocking-store (fails as a deadlock after a minute), or for the sources simulation delete-any-record or raw-events")
+	sabotage := flag.String("sabotage", "", "break the system on purpose to see the invariants fail: with -mode saga execution-key or no-guard; otherwise token-as-key, unfenced-complete, effect-outside-tx, ignore-failures, short-window, foreign-retry, effect-to-lease, no-age, blocking-store (fails as a deadlock after a minute), or for the sources simulation delete-any-record or raw-events")
 	outage := flag.Duration("outage", 0, "a downstream outage: the charge provider fails for this long (virtual time); runs the seed with fixed visibility and with backoff, and prints them side by side")
 	outageStart := flag.Duration("outage-start", 0, "with -outage: when the outage starts, from the start of the run (default: half the outage)")
 	mode := flag.String("mode", "queues", "queues (the consumers and sources) or saga (the saga steps on Step Functions)")
@@ -132,8 +136,8 @@ func runOutage(cfg chaos.Config) int {
 }
 
 // runSaga runs the saga simulation, and unless cfg.Sabotage is set the same
-// seed with the sabotage execution-key, prints their reports and returns the
-// exit code.
+// seed with the sabotages execution-key and no-guard, prints their reports
+// and returns the exit code.
 func runSaga(cfg chaos.SagaConfig) int {
 	if cfg.Store == "dynamodb" {
 		client, stop := kumotest.StartDynamoDB(false) // the simulation injects its own faults
@@ -144,9 +148,11 @@ func runSaga(cfg chaos.SagaConfig) int {
 		cfg.Seed, cfg.Sagas, cfg.Store, cfg.Seed, cfg.Sagas, cfg.Store)
 	runs := []chaos.SagaConfig{cfg}
 	if cfg.Sabotage == "" {
-		sab := cfg
-		sab.Sabotage = "execution-key"
-		runs = append(runs, sab)
+		for _, name := range []string{"execution-key", "no-guard"} {
+			sab := cfg
+			sab.Sabotage = name
+			runs = append(runs, sab)
+		}
 	}
 	code := 0
 	for _, c := range runs {
