@@ -297,7 +297,7 @@ func TestOrderSaga(t *testing.T) {
 			synthesized.tmpl.HasResourceProperties(jsii.String("AWS::Lambda::Function"), map[string]any{
 				"Environment": map[string]any{"Variables": map[string]any{
 					contract.SourceVar: "step", contract.StepNameVar: st.name, contract.NamespaceVar: st.name,
-					contract.ConsumerVar: "OrdersPlatform/" + st.path, contract.PayloadIgnoreVar: "placedAt",
+					contract.ConsumerVar: "OrdersPlatform/" + st.path, contract.PayloadIgnoreVar: "placedAt,reservation,charge,shipment,refund,release,error",
 				}},
 			})
 		})

@@ -422,11 +422,11 @@ func (sc *startedCase) sameAsDefault() []string {
 	// TableFixedKeyValue, TableTTLAttribute: its consumers use the
 	// construct's table; dynamostore's and the construct's tests cover them),
 	// nor Source (an IdempotentConsumer's is always the queue's) and the
-	// eight settings that only other sources read (a stream consumer's
+	// nine settings that only other sources read (a stream consumer's
 	// StreamImages and StreamRemoves; an HTTP endpoint's WebhookProvider,
 	// WebhookSecret, ClientAttribute, ReplayHeaders, HashHeaders and
-	// MaxRequestBytes).
-	const undrawn = 4 + 5 + 9
+	// MaxRequestBytes; a saga step's StepName).
+	const undrawn = 4 + 5 + 10
 	if n := reflect.TypeFor[contract.Settings]().NumField(); n != len(checks)+undrawn {
 		same = append(same, fmt.Sprintf("(contract.Settings has %d fields, this check knows %d: add the new ones)", n, len(checks)+undrawn))
 	}
