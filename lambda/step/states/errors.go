@@ -50,9 +50,10 @@ const (
 	// the guard stores, so that a duplicate cannot return it. Never retried:
 	// the effect is not run again.
 	ErrorOutputNotStored = "Step.OutputNotStored"
-	// ErrorInvalidOutput: the effect returned an output that is not JSON,
-	// which no state can take as input; its reservation was released. Never
-	// retried: fix the effect.
+	// ErrorInvalidOutput: the effect ran and returned an output that is not
+	// JSON, which no state can take as input; the fact is completed without
+	// an output, so that its duplicates get ErrorOutputNotStored and the
+	// effect never runs again. Never retried: fix the effect.
 	ErrorInvalidOutput = "Step.InvalidOutput"
 )
 
