@@ -52,7 +52,7 @@ func retryAfterOf(err error) (time.Duration, bool) {
 // queue's timeout, as without a backoff), without a Visibility, or with an
 // unknown MaxReceiveCount. A failed call is a WARN line: the record stays
 // failed and comes back after the queue's timeout.
-func (b *batch[T]) backoff(ctx context.Context, rec *events.SQSMessage, r *report) {
+func (b *round[T]) backoff(ctx context.Context, rec *events.SQSMessage, r *report) {
 	h := b.h
 	sched := h.cfg.backoff(rec)
 	if sched.Base <= 0 || h.cfg.Visibility == nil || h.cfg.MaxReceiveCount <= 0 || rec.ReceiptHandle == "" {
@@ -63,7 +63,7 @@ func (b *batch[T]) backoff(ctx context.Context, rec *events.SQSMessage, r *repor
 		return
 	}
 	d, why := sched.Delay(n, h.cfg.Random()), "backoff"
-	if ra, ok := retryAfterOf(r.err); ok {
+	if ra, ok := retryAfterOf(r.Err); ok {
 		d, why = min(roundUp(ra), roundUp(sched.Cap)), "the effect's RetryAfter"
 	}
 	d, ok := b.delay(ctx, rec, d)
@@ -71,14 +71,14 @@ func (b *batch[T]) backoff(ctx context.Context, rec *events.SQSMessage, r *repor
 		return
 	}
 	b.noteGroup(rec, time.Now().Add(d), true)
-	r.err = fmt.Errorf("%w; visible again in %s (%s, receive %d of %d)", r.err, d, why, n, h.cfg.MaxReceiveCount)
+	r.Err = fmt.Errorf("%w; visible again in %s (%s, receive %d of %d)", r.Err, d, why, n, h.cfg.MaxReceiveCount)
 }
 
 // delay makes rec's message visible again after d (at most contract.MaxBackoff),
 // unless it is on its last receive; it returns the timeout set, and false
 // when it set none (logged when the call failed: the message comes back
 // after the queue's visibility timeout).
-func (b *batch[T]) delay(ctx context.Context, rec *events.SQSMessage, d time.Duration) (time.Duration, bool) {
+func (b *round[T]) delay(ctx context.Context, rec *events.SQSMessage, d time.Duration) (time.Duration, bool) {
 	h := b.h
 	if h.cfg.Visibility == nil || h.cfg.MaxReceiveCount <= 0 || rec.ReceiptHandle == "" {
 		return 0, false
@@ -90,8 +90,8 @@ func (b *batch[T]) delay(ctx context.Context, rec *events.SQSMessage, d time.Dur
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), visibilityCall)
 	defer cancel()
 	if err := h.cfg.Visibility.ChangeVisibility(cctx, rec.EventSourceARN, rec.ReceiptHandle, d); err != nil {
-		h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "visibility",
-			slog.String("consumer", h.cfg.Consumer), slog.String("message_id", rec.MessageId),
+		h.e.Logger.LogAttrs(ctx, slog.LevelWarn, "visibility",
+			slog.String("consumer", h.e.Consumer), slog.String("message_id", rec.MessageId),
 			slog.String("reason", "could not delay the failed message by its backoff; it comes back after the queue's visibility timeout: "+err.Error()))
 		return 0, false
 	}

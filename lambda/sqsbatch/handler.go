@@ -26,7 +26,6 @@ package sqsbatch
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -40,8 +39,8 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/batch"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/emf"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/flight"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/verdict"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
@@ -148,20 +147,13 @@ type Config struct {
 	Random func() float64
 }
 
-func (c Config) withDefaults(guard *idempotency.Guard) Config {
-	if c.MinRemaining <= 0 {
-		c.MinRemaining = contract.DefaultMinRemaining(guard.FinishBudget())
-	}
+func (c Config) withDefaults() Config {
 	if c.MaxMessageBytes <= 0 {
 		c.MaxMessageBytes = contract.DefaultMaxMessageBytes
 	}
 	if c.Delivery == "" {
 		c.Delivery = contract.Auto
 	}
-	if c.Consumer == "" {
-		c.Consumer = "consumer"
-	}
-	emf.Defaults(&c.MetricsNamespace, &c.Logger, &c.Metrics, &c.MetricsLevel)
 	if c.InProgressWait == 0 {
 		c.InProgressWait = defaultInProgressWait
 	}
@@ -206,9 +198,7 @@ type TxFunc[T, W any] func(ctx context.Context, msg T, r idempotency.Reservation
 // Handler is a Lambda handler for SQS batches of messages of type T
 // (decoded from JSON). It is safe for concurrent use.
 type Handler[T any] struct {
-	guard  *idempotency.Guard
-	key    KeyFunc[T]
-	run    func(ctx context.Context, f idempotency.Fact, msg T) (idempotency.Result, error)
+	e      batch.Engine[T]
 	decode func(it *item, out *T) error // the business message from a fact's payload
 	cfg    Config
 }
@@ -229,49 +219,31 @@ func decodeJSON[T any](it *item, out *T) error { return json.Unmarshal(it.payloa
 
 // New returns a Handler that runs fn once per fact under guard.
 func New[T any](guard *idempotency.Guard, key KeyFunc[T], fn Func[T], cfg Config) *Handler[T] {
-	h := &Handler[T]{guard: guard, key: key, decode: decodeJSON[T], cfg: cfg.withDefaults(guard)}
-	h.run = func(ctx context.Context, f idempotency.Fact, msg T) (idempotency.Result, error) {
-		return guard.Run(ctx, f, func(ctx context.Context, r idempotency.Reservation) (string, error) {
-			return fn(ctx, msg, r)
-		})
-	}
-	return h
+	return newHandler(guard, key, batch.Effect(guard, fn), cfg)
 }
 
 // NewTx returns a Handler whose effect is transactional: fn's writes commit
 // with the COMPLETED record in one request. guard's store must be an
 // idempotency.TxStore.
 func NewTx[T, W any](guard *idempotency.Guard, key KeyFunc[T], fn TxFunc[T, W], cfg Config) *Handler[T] {
-	h := &Handler[T]{guard: guard, key: key, decode: decodeJSON[T], cfg: cfg.withDefaults(guard)}
-	h.run = func(ctx context.Context, f idempotency.Fact, msg T) (idempotency.Result, error) {
-		return guard.RunTx(ctx, f, func(ctx context.Context, r idempotency.Reservation) (any, string, error) {
-			return fn(ctx, msg, r)
-		})
-	}
+	return newHandler(guard, key, batch.TxEffect(guard, fn), cfg)
+}
+
+func newHandler[T any](guard *idempotency.Guard, key KeyFunc[T], run batch.RunFunc[T], cfg Config) *Handler[T] {
+	h := &Handler[T]{decode: decodeJSON[T], cfg: cfg.withDefaults()}
+	h.e = batch.Engine[T]{Guard: guard, Key: key, Run: run, Explain: expiredReason, Options: batch.Options{
+		Consumer: cfg.Consumer, MinRemaining: cfg.MinRemaining, Logger: cfg.Logger,
+		Metrics: cfg.Metrics, MetricsNamespace: cfg.MetricsNamespace, MetricsLevel: cfg.MetricsLevel,
+	}}
+	h.e.Defaults(contract.DefaultMinRemaining(guard.FinishBudget()))
 	return h
 }
 
-// errEmptyKey is the bad input of a key function that returned "".
-var errEmptyKey = fmt.Errorf("%w: %w: the key function returned an empty key. "+
-	"Keys come from the business message (an order id, a client's Idempotency-Key), never from the transport's ids: "+
-	"check that the field it reads is in the message as its producer publishes it "+
-	"(a key function that reads a message id field the business message does not carry returns an empty key)",
-	outcome.ErrBadInput, idempotency.ErrInvalidKey)
-
-// errNothingJudged is returned when no record of a non-empty batch could be
-// judged (every one met an idempotency.StoreError or the deadline): a
-// function error, so that it shows in the function's error metrics.
-var errNothingJudged = errors.New("no record of the batch could be judged")
-
 // report is what happened to one record.
 type report struct {
-	outcome  outcome.Outcome
-	key      string
-	err      error
-	capacity idempotency.Capacity // what its store requests consumed
-	noOrigin bool                 // run without the age check: no origin time (errNoOrigin)
-	replay   *Replay              // an operator's replay (ReplayAttribute)
-	// An S3 notification's: its records' reports (outcome is then the
+	batch.Report
+	replay *Replay // an operator's replay (ReplayAttribute)
+	// An S3 notification's: its records' reports (Outcome is then the
 	// message's: outcome.Processed when every record succeeded), or that it is
 	// S3's test event.
 	records   []report
@@ -284,113 +256,70 @@ type report struct {
 func (h *Handler[T]) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 	start := time.Now()
 	reports := make([]report, len(ev.Records))
-	b := &batch[T]{h: h}
-	limit := h.cfg.Concurrency
-	if limit <= 0 || limit > len(ev.Records) {
-		limit = max(len(ev.Records), 1)
-	}
-	b.slots = make(chan struct{}, limit)
-
 	copyOf := copies(ev.Records)
 	if copyOf != nil {
 		h.logCopies(ctx, ev.Records, copyOf)
 	}
 	grouped, ungrouped := groups(ev.Records, h.cfg.FIFO, copyOf)
 	if ungrouped > 0 {
-		h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "fifo",
-			slog.String("consumer", h.cfg.Consumer),
+		h.e.Logger.LogAttrs(ctx, slog.LevelWarn, "fifo",
+			slog.String("consumer", h.e.Consumer),
 			slog.Int("records", ungrouped),
 			slog.String("reason", "records without a MessageGroupId on a FIFO consumer: run one after another in batch order, as one message group"))
 	}
-	if limit == 1 {
-		// One after another in batch order, here: what a Concurrency of 1
-		// promises, and all a batch of one record needs.
-		groupOf := make([]int, len(ev.Records))
-		for g, group := range grouped {
-			for _, i := range group {
-				groupOf[i] = g
-			}
-		}
-		failed := make([]bool, len(grouped))
-		for i := range ev.Records {
-			reports[i] = b.next(ctx, &ev.Records[i], &failed[groupOf[i]])
-		}
-	} else {
-		var wg sync.WaitGroup
-		for _, group := range grouped {
-			wg.Go(func() {
-				failed := false
-				for _, i := range group {
-					reports[i] = b.next(ctx, &ev.Records[i], &failed)
-				}
-			})
-		}
-		wg.Wait()
-	}
+	r := &round[T]{h: h, b: h.e.Batch()}
+	r.b.InProgress = r.inProgress
+	batch.Run(grouped, h.cfg.Concurrency, func(i int, failed bool) bool {
+		reports[i] = r.next(ctx, &ev.Records[i], failed)
+		return reports[i].Outcome.Succeeded()
+	})
+	return h.respond(ctx, ev.Records, reports, copyOf, time.Since(start))
+}
 
+// respond logs and counts the batch's reports, writes its metrics, and
+// returns the messages to retry, or the invocation's error.
+func (h *Handler[T]) respond(ctx context.Context, records []events.SQSMessage, reports []report, copyOf []int, took time.Duration) (events.SQSEventResponse, error) {
 	var resp events.SQSEventResponse
-	var t tally
+	var t batch.Tally
+	unstarted := 0
 	for i, r := range reports {
 		if copyOf != nil && copyOf[i] >= 0 {
 			continue // the same message as an earlier record: reported once, as that record
 		}
-		rec := &ev.Records[i]
+		rec := &records[i]
 		switch {
 		case r.testEvent:
 			h.logTestEvent(ctx, rec)
-			t.judged = true
+			t.Judged()
 		case r.records != nil: // an S3 notification: counted and logged per record, reported once
 			for j, rr := range r.records {
-				h.log(ctx, rec, rr, t.add(h, rec, rr), j)
+				unstarted += h.count(ctx, &t, rec, i, rr, j)
 			}
 		default:
-			h.log(ctx, rec, r, t.add(h, rec, r), -1)
+			unstarted += h.count(ctx, &t, rec, i, r, -1)
 		}
-		if !r.outcome.Succeeded() {
+		if !r.Outcome.Succeeded() {
 			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: rec.MessageId})
 		}
 	}
-	h.emitMetrics(t.counts, t.unstarted, t.capacity, time.Since(start))
-	if err := misconfigured(reports); err != nil {
+	t.Emit(&h.e.Options, took, emf.Metric{Name: outcome.MetricDeadLetteredUnstarted, Unit: "Count", Value: unstarted})
+	if err := t.Err(); err != nil {
 		return events.SQSEventResponse{}, err
-	}
-	if len(ev.Records) > 0 && !t.judged {
-		return events.SQSEventResponse{}, fmt.Errorf("%w: %w", errNothingJudged, firstErr(reports))
 	}
 	return resp, nil
 }
 
-// tally is what a batch's reports add up to: the metrics' counts, and
-// whether any fact was judged.
-type tally struct {
-	counts    [verdict.Count]int
-	capacity  [verdict.Count]idempotency.Capacity
-	unstarted int
-	judged    bool
-}
-
-// add counts one fact's report, and returns whether it is a record not
-// started on its message's last receive.
-func (t *tally) add(h interface{ lastReceive(*events.SQSMessage) bool }, rec *events.SQSMessage, r report) (last bool) {
-	t.counts[r.outcome]++
-	t.capacity[r.outcome].Add(r.capacity)
-	last = r.outcome == outcome.NotStarted && h.lastReceive(rec)
+// count adds one fact's report to the tally and writes its line; it
+// returns 1 for a fact not started on its message's last receive (it goes
+// to the dead-letter queue without running), else 0.
+func (h *Handler[T]) count(ctx context.Context, t *batch.Tally, rec *events.SQSMessage, i int, r report, index int) int {
+	t.Add(r.Report, i)
+	last := r.Outcome == outcome.NotStarted && h.lastReceive(rec)
+	h.log(ctx, rec, r, last, index)
 	if last {
-		t.unstarted++
+		return 1
 	}
-	if r.outcome != outcome.NotStarted && !errors.As(r.err, new(*idempotency.StoreError)) {
-		t.judged = true
-	}
-	return last
-}
-
-// firstErr is the error of the batch's first fact.
-func firstErr(reports []report) error {
-	r := reports[0]
-	if len(r.records) > 0 {
-		return r.records[0].err
-	}
-	return r.err
+	return 0
 }
 
 // groups returns the indexes of the records in the order they must run: one
@@ -474,8 +403,8 @@ func (h *Handler[T]) logCopies(ctx context.Context, records []events.SQSMessage,
 			ids = append(ids, records[i].MessageId)
 		}
 	}
-	h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "duplicate_message_id",
-		slog.String("consumer", h.cfg.Consumer),
+	h.e.Logger.LogAttrs(ctx, slog.LevelWarn, "duplicate_message_id",
+		slog.String("consumer", h.e.Consumer),
 		slog.Any("message_ids", ids),
 		slog.String("reason", "the same SQS message (one message id) more than once in the batch: run, reported and counted once, as its first record"))
 }
@@ -490,30 +419,27 @@ func (h *Handler[T]) lastReceive(rec *events.SQSMessage) bool {
 	return err == nil && n >= h.cfg.MaxReceiveCount
 }
 
-// batch is the state shared by the records of one batch.
-type batch[T any] struct {
-	h       *Handler[T]
-	slots   chan struct{}
-	mu      sync.Mutex
-	flights flight.Set // by namespaced key
+// round is the state shared by the records of one batch.
+type round[T any] struct {
+	h  *Handler[T]
+	b  *batch.Batch[T]
+	mu sync.Mutex
 	// groupBack is when each FIFO group whose record was found in progress
 	// (visibility.go), or failed and was delayed (backoff.go), comes back.
 	groupBack map[string]groupWait
 }
 
 // next runs the next record of a group, unless an earlier record of the
-// group failed (failed, which it updates): on a FIFO queue the rest of the
-// group is then reported failed without running, so that SQS redelivers it
-// in order.
-func (b *batch[T]) next(ctx context.Context, rec *events.SQSMessage, failed *bool) report {
-	if *failed {
-		r := report{outcome: outcome.NotStarted, err: fmt.Errorf("%w: an earlier message of its FIFO group failed", verdict.ErrNotStarted)}
+// group failed: on a FIFO queue the rest of the group is then reported
+// failed without running, so that SQS redelivers it in order.
+func (b *round[T]) next(ctx context.Context, rec *events.SQSMessage, failed bool) report {
+	if failed {
+		r := report{Report: batch.Report{Outcome: outcome.NotStarted, Err: fmt.Errorf("%w: an earlier message of its FIFO group failed", verdict.ErrNotStarted)}}
 		b.follow(ctx, rec, &r) // back with it, when it was in progress (visibility.go)
 		return r
 	}
 	r := b.one(ctx, rec)
-	*failed = !r.outcome.Succeeded()
-	if r.outcome == outcome.Failed {
+	if r.Outcome == outcome.Failed {
 		b.backoff(ctx, rec, &r) // back on the schedule, not at the queue's timeout (backoff.go)
 	}
 	return r
@@ -521,16 +447,16 @@ func (b *batch[T]) next(ctx context.Context, rec *events.SQSMessage, failed *boo
 
 // one runs one message: its fact, or an S3 notification's, one per
 // record.
-func (b *batch[T]) one(ctx context.Context, rec *events.SQSMessage) report {
+func (b *round[T]) one(ctx context.Context, rec *events.SQSMessage) report {
 	if b.h.cfg.Delivery == contract.S3 {
 		if err := b.h.bounded(rec); err != nil {
-			return report{outcome: outcome.BadInput, err: err}
+			return report{Report: batch.Bad(err)}
 		}
 		return b.objects(ctx, rec)
 	}
 	it, err := b.h.message(rec)
 	if err != nil {
-		return report{outcome: outcome.BadInput, err: err}
+		return report{Report: batch.Bad(err)}
 	}
 	return b.fact(ctx, rec, &it)
 }
@@ -563,17 +489,17 @@ func (h *Handler[T]) message(rec *events.SQSMessage) (item, error) {
 // fact judges one fact of a message and runs it. A panic in the author's
 // code (key function, message decoding) fails this fact only; the guard
 // already turns a panic in the effect into a released reservation.
-func (b *batch[T]) fact(ctx context.Context, rec *events.SQSMessage, it *item) (r report) {
+func (b *round[T]) fact(ctx context.Context, rec *events.SQSMessage, it *item) (r report) {
 	defer func() {
 		if p := recover(); p != nil {
-			r = report{outcome: outcome.Failed, key: r.key, err: fmt.Errorf("panic: %v", p)}
+			r = report{Report: batch.Report{Outcome: outcome.Failed, Key: r.Key, Err: fmt.Errorf("panic: %v", p)}}
 		}
 	}()
 	j, bad := b.h.judge(rec, it)
 	if bad != nil {
-		return *bad
+		return report{Report: *bad}
 	}
-	r = b.start(ctx, rec, j.fact, j.msg, j.source, !j.hasOrigin)
+	r.Report = b.b.Start(ctx, batch.Fact[T]{Fact: j.fact, Msg: j.msg, Origin: j.source, ID: slog.String("message_id", rec.MessageId), Record: rec})
 	r.replay = j.replay
 	return r
 }
@@ -582,97 +508,36 @@ func (b *batch[T]) fact(ctx context.Context, rec *events.SQSMessage, it *item) (
 type judged[T any] struct {
 	fact      idempotency.Fact
 	msg       T
-	source    string // what the origin time is (origin)
-	hasOrigin bool
-	replay    *Replay // an operator's replay (ReplayAttribute)
+	source string  // what the origin time is (origin)
+	replay *Replay // an operator's replay (ReplayAttribute)
 }
 
 // judge reads one fact of a message: its payload bounded and decoded, its
 // key, the guard's Fact, its origin time. bad is the fact's bad input.
-func (h *Handler[T]) judge(rec *events.SQSMessage, it *item) (j judged[T], bad *report) {
-	fail := func(r report) (judged[T], *report) { return judged[T]{}, &r }
+func (h *Handler[T]) judge(rec *events.SQSMessage, it *item) (j judged[T], bad *batch.Report) {
+	fail := func(r batch.Report) (judged[T], *batch.Report) { return judged[T]{}, &r }
 	if it.err != nil {
-		return fail(report{outcome: outcome.BadInput, err: it.err})
+		return fail(batch.Bad(it.err))
 	}
 	if len(it.payload) > h.cfg.MaxMessageBytes {
-		return fail(report{outcome: outcome.BadInput, err: fmt.Errorf("%w: message of %d bytes, more than %d", outcome.ErrBadInput, len(it.payload), h.cfg.MaxMessageBytes)})
+		return fail(batch.Bad(fmt.Errorf("%w: message of %d bytes, more than %d", outcome.ErrBadInput, len(it.payload), h.cfg.MaxMessageBytes)))
 	}
 	if err := h.decode(it, &j.msg); err != nil {
-		return fail(report{outcome: outcome.BadInput, err: fmt.Errorf("%w: decode message: %v", outcome.ErrBadInput, err)})
+		return fail(batch.Bad(fmt.Errorf("%w: decode message: %v", outcome.ErrBadInput, err)))
 	}
-	key, err := h.key(j.msg)
-	if err != nil {
-		return fail(report{outcome: outcome.BadInput, err: verdict.KeyRefusal(err)})
+	var err error
+	if j.fact, bad = h.e.Fact(j.msg, it.payload); bad != nil {
+		return judged[T]{}, bad
 	}
-	if key == "" {
-		return fail(report{outcome: outcome.BadInput, err: errEmptyKey})
-	}
-	if j.fact, err = h.guard.Fact(key, it.payload); err != nil {
-		pk, _ := h.guard.Key(key) // the key as stored (hashed with a key secret), never as given
-		return fail(report{outcome: outcome.BadInput, key: pk, err: err})
-	}
-	j.fact.Sent, j.source, j.hasOrigin = origin(rec, it.published, it.source)
+	j.fact.Sent, j.source, _ = origin(rec, it.published, it.source)
 	if j.replay, err = replayOf(rec); err != nil {
-		return fail(report{outcome: outcome.BadInput, key: j.fact.Key, err: err})
+		return fail(batch.Report{Outcome: outcome.BadInput, Key: j.fact.Key, Err: err})
 	}
 	if j.replay != nil { // the operator's time, not the body's, is its origin (ReplayAttribute)
-		j.fact.Sent, j.source, j.hasOrigin = origin(rec, j.replay.At, "time of the operator's replay ("+ReplayAttribute+")")
+		j.fact.Sent, j.source, _ = origin(rec, j.replay.At, "time of the operator's replay ("+ReplayAttribute+")")
 		j.fact.Replay = j.replay.Encode()
 	}
 	return j, nil // the guard takes the key only while the message is younger than the window (Sent)
-}
-
-// start runs a judged fact once a slot is free and the record may start:
-// not expired, not too close to the deadline, and not carried by an
-// earlier record of the batch, whose outcome it then takes.
-func (b *batch[T]) start(ctx context.Context, rec *events.SQSMessage, fact idempotency.Fact, msg T, source string, noOrigin bool) report {
-	h := b.h
-	b.slots <- struct{}{}
-	defer func() { <-b.slots }()
-	// The age is taken once the record may start (the guard takes it again
-	// at each write): an expired record costs no store request.
-	old := h.guard.Expired(fact)
-	if old != nil {
-		old = expiredReason(old, source)
-	}
-	if d, ok := ctx.Deadline(); ok && old == nil && time.Until(d) < h.cfg.MinRemaining {
-		return report{outcome: outcome.NotStarted, key: fact.Key, noOrigin: noOrigin, err: fmt.Errorf("%w: %v before the deadline, less than %v", verdict.ErrNotStarted, time.Until(d).Round(time.Millisecond), h.cfg.MinRemaining)}
-	}
-
-	prior, led := b.flights.Join(fact.Key, fact.Hash, old == nil)
-	if prior != nil {
-		// An earlier record of the batch carries the fact: its outcome is
-		// this one's, whatever this one's age (a fact it just completed is
-		// a duplicate, safely).
-		if res, err := prior.Wait(); err != nil {
-			return report{outcome: verdict.Of(res, err), key: fact.Key, noOrigin: noOrigin, err: fmt.Errorf("same fact as an earlier record of the batch: %w", err)}
-		}
-		return report{outcome: outcome.Duplicate, key: fact.Key, noOrigin: noOrigin}
-	}
-	if old != nil {
-		return report{outcome: outcome.Expired, key: fact.Key, err: old}
-	}
-	if led != nil {
-		defer led.Close()
-	}
-	var used idempotency.Capacity
-	res, err := h.run(idempotency.WithCapacity(ctx, &used), fact, msg)
-	if errors.Is(err, idempotency.ErrInProgress) { // back when the lease can end (visibility.go)
-		res, err = b.inProgress(ctx, rec, fact, msg, &used, err)
-	}
-	if led != nil {
-		led.Set(res, err)
-	}
-	if res.TookOver { // a fact of its own: the effect may have run before, under the same key
-		h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "takeover", slog.String("consumer", h.cfg.Consumer), slog.String("message_id", rec.MessageId), slog.String("key", fact.Key), slog.Time("lapsed_lease", res.LapsedLease), slog.String("reason", "took over the reservation of a worker whose lease ended (it crashed or ran out of time): the effect ran again, and may have run before"))
-	}
-	if errors.Is(err, idempotency.ErrExpired) {
-		err = expiredReason(err, source) // it aged in the store's calls, or in a transactional effect
-	}
-	if err == nil && res.DroppedBytes > 0 {
-		err = fmt.Errorf("processed, but the result of %d bytes exceeds idempotency.DefaultMaxResultBytes (%d): stored without it, duplicates get an empty result", res.DroppedBytes, idempotency.DefaultMaxResultBytes)
-	}
-	return report{outcome: verdict.Of(res, err), key: fact.Key, err: err, capacity: used, noOrigin: noOrigin}
 }
 
 // bodyBound is the largest body that can carry a message of at most
@@ -711,84 +576,29 @@ func envelopeBound(n int) int {
 // index is the record's index in an S3 notification's Records, or -1 for a
 // message of one fact: each record of an S3 message has a line of its own.
 func (h *Handler[T]) log(ctx context.Context, rec *events.SQSMessage, r report, lastReceive bool, index int) {
-	level := slog.LevelInfo
-	switch r.outcome {
-	case outcome.InProgress, outcome.NotStarted:
-		level = slog.LevelWarn
-		if lastReceive {
-			level = slog.LevelError
-		}
-	case outcome.Mismatch, outcome.BadInput, outcome.Failed, outcome.LeaseLost, outcome.Expired:
-		level = slog.LevelError
-	default:
-		if r.err != nil || r.noOrigin || r.replay != nil { // a success with a warning, or an operator's replay
-			level = slog.LevelWarn
-		}
-	}
+	level := batch.Level(r.Outcome, r.Err != nil || r.NoOrigin || r.replay != nil, lastReceive)
 	attrs := []slog.Attr{
-		slog.String("consumer", h.cfg.Consumer),
+		slog.String("consumer", h.e.Consumer),
 		slog.String("message_id", rec.MessageId),
-		slog.String("key", r.key),
-		slog.String("outcome", r.outcome.String()),
+		slog.String("key", r.Key),
+		slog.String("outcome", r.Outcome.String()),
 		slog.String("receive_count", rec.Attributes["ApproximateReceiveCount"]),
 	}
 	if index >= 0 {
 		attrs = append(attrs, slog.Int("record_index", index))
 	}
-	if r.err != nil {
-		reason := r.err.Error()
+	if r.Err != nil {
+		reason := r.Err.Error()
 		if lastReceive {
 			reason += fmt.Sprintf("; this was its last receive (maxReceiveCount %d): SQS moves it to the dead-letter queue without its effect ever having run", h.cfg.MaxReceiveCount)
 		}
 		attrs = append(attrs, slog.String("reason", reason))
 	}
-	if r.noOrigin {
+	if r.NoOrigin {
 		attrs = append(attrs, slog.String("warning", errNoOrigin))
 	}
 	if r.replay != nil {
 		attrs = append(attrs, r.replay.logAttr())
 	}
-	h.cfg.Logger.LogAttrs(ctx, level, "record", attrs...)
-}
-
-// emitMetrics writes one CloudWatch Embedded Metric Format line with the
-// batch's outcome counts and the DynamoDB capacity its records consumed:
-// ReadUnits and WriteUnits for all of them (the table's bill), and the
-// processed and duplicate records' shares, so that a dashboard divides them
-// by outcome.Processed and outcome.Duplicate for the units per record of each.
-//
-// The line carries "level" (Config.MetricsLevel) and "timestamp" (RFC 3339):
-// Lambda's log-level filtering reads a JSON line's level only when it also
-// has a valid RFC 3339 timestamp, and takes any other line for INFO, which
-// it drops at a higher application log level.
-func (h *Handler[T]) emitMetrics(counts [verdict.Count]int, unstarted int, capacity [verdict.Count]idempotency.Capacity, took time.Duration) {
-	metrics := make([]emf.Metric, 0, verdict.Count+8)
-	for _, o := range outcome.Outcomes() {
-		metrics = append(metrics, emf.Metric{Name: o.MetricName(), Unit: "Count", Value: counts[o]})
-	}
-	metrics = append(metrics, emf.Metric{Name: outcome.MetricDeadLetteredUnstarted, Unit: "Count", Value: unstarted})
-	var total idempotency.Capacity
-	for _, c := range capacity {
-		total.Add(c)
-	}
-	for _, m := range []struct {
-		name  string
-		units float64
-	}{
-		{"ReadUnits", total.Read}, {"WriteUnits", total.Write},
-		{"ProcessedReadUnits", capacity[outcome.Processed].Read}, {"ProcessedWriteUnits", capacity[outcome.Processed].Write},
-		{"DuplicateReadUnits", capacity[outcome.Duplicate].Read}, {"DuplicateWriteUnits", capacity[outcome.Duplicate].Write},
-	} {
-		metrics = append(metrics, emf.Metric{Name: m.name, Unit: "Count", Value: m.units})
-	}
-	metrics = append(metrics, emf.Metric{Name: outcome.MetricBatchDuration, Unit: "Milliseconds", Value: took.Milliseconds()})
-	err := emf.Write(h.cfg.Metrics, emf.Line{
-		Namespace: h.cfg.MetricsNamespace,
-		Dimension: outcome.MetricDimension, Value: h.cfg.Consumer,
-		LevelKey: slog.LevelKey, Level: h.cfg.MetricsLevel, TimeKey: outcome.LogTimeKey,
-		Metrics: metrics,
-	}, time.Now())
-	if err != nil {
-		h.cfg.Logger.Error("metrics", slog.String("reason", err.Error()))
-	}
+	h.e.Logger.LogAttrs(ctx, level, "record", attrs...)
 }

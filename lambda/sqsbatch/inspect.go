@@ -31,7 +31,7 @@ func (h *Handler[T]) Inspect(rec *events.SQSMessage) ([]idempotency.Fact, error)
 		}
 		j, bad := h.judge(rec, &it)
 		if bad != nil {
-			return nil, bad.err
+			return nil, bad.Err
 		}
 		return []idempotency.Fact{j.fact}, nil
 	}
@@ -46,7 +46,7 @@ func (h *Handler[T]) Inspect(rec *events.SQSMessage) ([]idempotency.Fact, error)
 	for i := range items {
 		j, bad := h.judge(rec, &items[i])
 		if bad != nil {
-			return nil, fmt.Errorf("S3 record %d: %w", i, bad.err)
+			return nil, fmt.Errorf("S3 record %d: %w", i, bad.Err)
 		}
 		facts = append(facts, j.fact)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/batch"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/jsonesc"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
@@ -228,19 +229,19 @@ func objectItem(raw json.RawMessage) item {
 // fact with its own outcome; the message succeeds when all of them did, and
 // is reported failed otherwise (its records already done are duplicates
 // when it comes back). S3's test event is acknowledged.
-func (b *batch[T]) objects(ctx context.Context, rec *events.SQSMessage) report {
+func (b *round[T]) objects(ctx context.Context, rec *events.SQSMessage) report {
 	items, test, err := parseObjects([]byte(rec.Body))
 	switch {
 	case err != nil:
-		return report{outcome: outcome.BadInput, err: err}
+		return report{Report: batch.Bad(err)}
 	case test:
-		return report{outcome: outcome.Processed, testEvent: true}
+		return report{Report: batch.Report{Outcome: outcome.Processed}, testEvent: true}
 	}
-	r := report{outcome: outcome.Processed, records: make([]report, len(items))}
+	r := report{Report: batch.Report{Outcome: outcome.Processed}, records: make([]report, len(items))}
 	for i := range items {
 		r.records[i] = b.fact(ctx, rec, &items[i])
-		if o := r.records[i].outcome; !o.Succeeded() && r.outcome.Succeeded() {
-			r.outcome, r.err = o, fmt.Errorf("S3 record %d: %w", i, errOrOutcome(r.records[i]))
+		if o := r.records[i].Outcome; !o.Succeeded() && r.Outcome.Succeeded() {
+			r.Outcome, r.Err = o, fmt.Errorf("S3 record %d: %w", i, errOrOutcome(r.records[i]))
 		}
 	}
 	return r
@@ -248,17 +249,17 @@ func (b *batch[T]) objects(ctx context.Context, rec *events.SQSMessage) report {
 
 // errOrOutcome is a report's error, or its outcome as one.
 func errOrOutcome(r report) error {
-	if r.err != nil {
-		return r.err
+	if r.Err != nil {
+		return r.Err
 	}
-	return errors.New(r.outcome.String())
+	return errors.New(r.Outcome.String())
 }
 
 // logTestEvent writes the line of S3's test event: acknowledged (deleted),
 // no fact.
 func (h *Handler[T]) logTestEvent(ctx context.Context, rec *events.SQSMessage) {
-	h.cfg.Logger.LogAttrs(ctx, slog.LevelInfo, "test_event",
-		slog.String("consumer", h.cfg.Consumer),
+	h.e.Logger.LogAttrs(ctx, slog.LevelInfo, "test_event",
+		slog.String("consumer", h.e.Consumer),
 		slog.String("message_id", rec.MessageId),
 		slog.String("reason", "S3's s3:TestEvent, which S3 sends when a bucket's notifications are configured: acknowledged and deleted, no fact to run"))
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/batch"
 )
 
 // VisibilityChanger changes the visibility timeout of a received message:
@@ -51,8 +52,9 @@ const (
 // its ApproximateReceiveCount is below MaxReceiveCount − 1 (DESIGN.md, "In
 // progress deliveries come back when the lease can end"). On a FIFO queue the
 // later records of its group, not started behind it, follow it (follow).
-func (b *batch[T]) inProgress(ctx context.Context, rec *events.SQSMessage, fact idempotency.Fact, msg T, used *idempotency.Capacity, err error) (idempotency.Result, error) {
+func (b *round[T]) inProgress(ctx context.Context, f *batch.Fact[T], used *idempotency.Capacity, err error) (idempotency.Result, error) {
 	h := b.h
+	rec := f.Record.(*events.SQSMessage)
 	until, ok := idempotency.LeaseEnd(err)
 	if !ok {
 		return idempotency.Result{}, err
@@ -60,13 +62,13 @@ func (b *batch[T]) inProgress(ctx context.Context, rec *events.SQSMessage, fact 
 	back := until.Add(inProgressMargin)
 	wait := time.Until(back)
 	deadline, hasDeadline := ctx.Deadline()
-	if wait > 0 && wait <= h.cfg.InProgressWait && (!hasDeadline || time.Until(deadline)-wait >= h.cfg.MinRemaining) {
+	if wait > 0 && wait <= h.cfg.InProgressWait && (!hasDeadline || time.Until(deadline)-wait >= h.e.MinRemaining) {
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
 		case <-t.C:
-			res, again := h.run(idempotency.WithCapacity(ctx, used), fact, msg)
+			res, again := h.e.Run(idempotency.WithCapacity(ctx, used), f.Fact, f.Msg)
 			if !errors.Is(again, idempotency.ErrInProgress) {
 				return res, again
 			}
@@ -87,7 +89,7 @@ func (b *batch[T]) inProgress(ctx context.Context, rec *events.SQSMessage, fact 
 // follow sets the visibility of a FIFO record not started behind a record
 // of its group found in progress, or failed and delayed by its backoff, to
 // that record's: the group comes back together, in order.
-func (b *batch[T]) follow(ctx context.Context, rec *events.SQSMessage, r *report) {
+func (b *round[T]) follow(ctx context.Context, rec *events.SQSMessage, r *report) {
 	gid, ok := rec.Attributes["MessageGroupId"]
 	if !ok {
 		return
@@ -100,12 +102,12 @@ func (b *batch[T]) follow(ctx context.Context, rec *events.SQSMessage, r *report
 	}
 	if w.backoff {
 		if d, ok := b.delay(ctx, rec, roundUp(max(time.Until(w.at), 0))); ok {
-			r.err = fmt.Errorf("%w; visible again in %s with the earlier message of its group, which failed (ChangeMessageVisibility)", r.err, d)
+			r.Err = fmt.Errorf("%w; visible again in %s with the earlier message of its group, which failed (ChangeMessageVisibility)", r.Err, d)
 		}
 		return
 	}
 	if d, ok := b.showAt(ctx, rec, w.at); ok {
-		r.err = fmt.Errorf("%w; visible again in %s with the earlier message of its group (ChangeMessageVisibility)", r.err, d)
+		r.Err = fmt.Errorf("%w; visible again in %s with the earlier message of its group (ChangeMessageVisibility)", r.Err, d)
 	}
 }
 
@@ -117,7 +119,7 @@ type groupWait struct {
 }
 
 // noteGroup records when the group of rec comes back.
-func (b *batch[T]) noteGroup(rec *events.SQSMessage, back time.Time, backoff bool) {
+func (b *round[T]) noteGroup(rec *events.SQSMessage, back time.Time, backoff bool) {
 	gid, ok := rec.Attributes["MessageGroupId"]
 	if !ok {
 		return
@@ -146,7 +148,7 @@ func (b *batch[T]) noteGroup(rec *events.SQSMessage, back time.Time, backoff boo
 // time a message spends before the DLQ takes it is never shorter than one
 // full visibility timeout after its early returns, which is what a holder
 // that runs to its deadline needs to finish.
-func (b *batch[T]) showAt(ctx context.Context, rec *events.SQSMessage, back time.Time) (time.Duration, bool) {
+func (b *round[T]) showAt(ctx context.Context, rec *events.SQSMessage, back time.Time) (time.Duration, bool) {
 	h := b.h
 	if h.cfg.Visibility == nil || h.cfg.MaxReceiveCount <= 0 || rec.ReceiptHandle == "" {
 		return 0, false
@@ -166,8 +168,8 @@ func (b *batch[T]) showAt(ctx context.Context, rec *events.SQSMessage, back time
 		err = h.cfg.Visibility.ChangeVisibility(cctx, rec.EventSourceARN, rec.ReceiptHandle, d)
 	}
 	if err != nil {
-		h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "visibility",
-			slog.String("consumer", h.cfg.Consumer), slog.String("message_id", rec.MessageId),
+		h.e.Logger.LogAttrs(ctx, slog.LevelWarn, "visibility",
+			slog.String("consumer", h.e.Consumer), slog.String("message_id", rec.MessageId),
 			slog.String("reason", "could not bring the message back when the lease ends; it comes back after the queue's visibility timeout: "+err.Error()))
 		return 0, false
 	}

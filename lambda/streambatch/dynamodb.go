@@ -13,6 +13,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/batch"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
@@ -70,13 +71,13 @@ type DynamoDB[T any] struct {
 // guard. It refuses a Config that breaks a rule of the contract's (contract.Removes must
 // be chosen).
 func NewDynamoDB[T any](guard *idempotency.Guard, key KeyFunc[Change[T]], fn Func[Change[T]], cfg Config) (*DynamoDB[T], error) {
-	return newDynamoDB(guard, newCore(guard, key, fn, cfg))
+	return newDynamoDB(guard, newCore(guard, key, batch.Effect(guard, fn), cfg))
 }
 
 // NewDynamoDBTx returns a DynamoDB handler whose effect is transactional
 // (see NewKinesisTx).
 func NewDynamoDBTx[T, W any](guard *idempotency.Guard, key KeyFunc[Change[T]], fn TxFunc[Change[T], W], cfg Config) (*DynamoDB[T], error) {
-	return newDynamoDB(guard, newTxCore(guard, key, fn, cfg))
+	return newDynamoDB(guard, newCore(guard, key, batch.TxEffect(guard, fn), cfg))
 }
 
 func newDynamoDB[T any](guard *idempotency.Guard, c *core[Change[T]]) (*DynamoDB[T], error) {
