@@ -506,8 +506,8 @@ func (b *round[T]) fact(ctx context.Context, rec *events.SQSMessage, it *item) (
 
 // judged is a fact read from its message, before any store request.
 type judged[T any] struct {
-	fact      idempotency.Fact
-	msg       T
+	fact   idempotency.Fact
+	msg    T
 	source string  // what the origin time is (origin)
 	replay *Replay // an operator's replay (ReplayAttribute)
 }
