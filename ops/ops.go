@@ -32,6 +32,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
@@ -57,7 +58,7 @@ type inspectFunc func(rec *events.SQSMessage) ([]idempotency.Fact, error)
 // what the handler will do with it. Messages are read exactly as the
 // handler reads them (sqsbatch.Handler.Inspect): the SNS envelope or the raw
 // body, by the consumer's delivery setting, decoded into T.
-func WithKey[T any](key sqsbatch.KeyFunc[T]) Option {
+func WithKey[T any](key handler.KeyFunc[T]) Option {
 	return func(o *options) {
 		o.inspector = func(g *idempotency.Guard, cfg sqsbatch.Config) inspectFunc {
 			return sqsbatch.New(g, key, nil, cfg).Inspect

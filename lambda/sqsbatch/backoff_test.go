@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
@@ -51,7 +52,7 @@ func TestBackoffSchedule(t *testing.T) {
 
 // backoffFixture is a handler with a visibility changer, MaxReceiveCount 5
 // and a fixed jitter of 0.5.
-func backoffFixture(t *testing.T, fn sqsbatch.Func[order], mod func(*sqsbatch.Config)) (*fixture, *changes, *sqsbatch.Handler[order]) {
+func backoffFixture(t *testing.T, fn handler.Func[order], mod func(*sqsbatch.Config)) (*fixture, *changes, *sqsbatch.Handler[order]) {
 	f := newFixture(t)
 	ch := &changes{}
 	cfg := f.config(contract.Raw)
@@ -79,7 +80,7 @@ func receivedBody(b string, count int, group string) events.SQSMessage {
 // honoured within the cap; a FIFO group waits with its failed message,
 // under the FIFO cap.
 func TestFailedRecordsBackOff(t *testing.T) {
-	throttled := func(d time.Duration) sqsbatch.Func[order] {
+	throttled := func(d time.Duration) handler.Func[order] {
 		return func(context.Context, order, idempotency.Reservation) (string, error) {
 			return "", fmt.Errorf("provider: %w", sqsbatch.RetryAfter(errors.New("429 Too Many Requests"), d))
 		}
@@ -88,7 +89,7 @@ func TestFailedRecordsBackOff(t *testing.T) {
 		name    string
 		body    string
 		count   int
-		fn      sqsbatch.Func[order]
+		fn      handler.Func[order]
 		mod     func(*sqsbatch.Config)
 		fail    bool
 		want    time.Duration // 0: unchanged

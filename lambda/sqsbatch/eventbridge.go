@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/jsonesc"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
@@ -138,7 +139,7 @@ type eventMeta struct {
 // most contract.MaxEventDetailBytes); a body that is not an EventBridge event is
 // bad input. A record's age is taken from the earlier of the event's time
 // and the SQS SentTimestamp (see idempotency.ErrExpired).
-func NewEvents[T any](guard *idempotency.Guard, key KeyFunc[Event[T]], fn Func[Event[T]], cfg Config) *Handler[Event[T]] {
+func NewEvents[T any](guard *idempotency.Guard, key handler.KeyFunc[Event[T]], fn handler.Func[Event[T]], cfg Config) *Handler[Event[T]] {
 	cfg.Delivery = contract.EventBridge
 	h := New(guard, key, fn, cfg)
 	h.decode = decodeEvent[T]
@@ -146,7 +147,7 @@ func NewEvents[T any](guard *idempotency.Guard, key KeyFunc[Event[T]], fn Func[E
 }
 
 // NewEventsTx is NewEvents for a transactional effect (see NewTx).
-func NewEventsTx[T, W any](guard *idempotency.Guard, key KeyFunc[Event[T]], fn TxFunc[Event[T], W], cfg Config) *Handler[Event[T]] {
+func NewEventsTx[T, W any](guard *idempotency.Guard, key handler.KeyFunc[Event[T]], fn handler.TxFunc[Event[T], W], cfg Config) *Handler[Event[T]] {
 	cfg.Delivery = contract.EventBridge
 	h := NewTx(guard, key, fn, cfg)
 	h.decode = decodeEvent[T]

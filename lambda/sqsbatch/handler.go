@@ -38,6 +38,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/batch"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/emf"
@@ -172,29 +173,6 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// KeyFunc derives the idempotency key from the business message: the order
-// id, the transaction id, a client's Idempotency-Key. An empty key or an
-// error is bad input.
-//
-// It is also the place to refuse a message that no retry can fix (a
-// negative amount, a missing field): it runs before the idempotency store,
-// so such a message costs no store request on any delivery, and is reported
-// as bad input until the dead-letter queue takes it. The same refusal in the
-// effect costs a reservation and its release on every delivery.
-type KeyFunc[T any] func(msg T) (string, error)
-
-// Func is the business effect for one message, run at most once per fact.
-// It returns a small result that duplicates get back.
-type Func[T any] func(ctx context.Context, msg T, r idempotency.Reservation) (result string, err error)
-
-// TxFunc computes a transactional effect for one message: the writes that
-// commit atomically with the COMPLETED record (see idempotency.RunTx). It
-// must not have effects of its own.
-//
-// W is the type of the writes, the one the store commits (for DynamoDB,
-// []types.TransactWriteItem): sqsbatch.FromEnvTx checks it at init.
-type TxFunc[T, W any] func(ctx context.Context, msg T, r idempotency.Reservation) (writes W, result string, err error)
-
 // Handler is a Lambda handler for SQS batches of messages of type T
 // (decoded from JSON). It is safe for concurrent use.
 type Handler[T any] struct {
@@ -218,18 +196,18 @@ type item struct {
 func decodeJSON[T any](it *item, out *T) error { return json.Unmarshal(it.payload, out) }
 
 // New returns a Handler that runs fn once per fact under guard.
-func New[T any](guard *idempotency.Guard, key KeyFunc[T], fn Func[T], cfg Config) *Handler[T] {
+func New[T any](guard *idempotency.Guard, key handler.KeyFunc[T], fn handler.Func[T], cfg Config) *Handler[T] {
 	return newHandler(guard, key, batch.Effect(guard, fn), cfg)
 }
 
 // NewTx returns a Handler whose effect is transactional: fn's writes commit
 // with the COMPLETED record in one request. guard's store must be an
 // idempotency.TxStore.
-func NewTx[T, W any](guard *idempotency.Guard, key KeyFunc[T], fn TxFunc[T, W], cfg Config) *Handler[T] {
+func NewTx[T, W any](guard *idempotency.Guard, key handler.KeyFunc[T], fn handler.TxFunc[T, W], cfg Config) *Handler[T] {
 	return newHandler(guard, key, batch.TxEffect(guard, fn), cfg)
 }
 
-func newHandler[T any](guard *idempotency.Guard, key KeyFunc[T], run batch.RunFunc[T], cfg Config) *Handler[T] {
+func newHandler[T any](guard *idempotency.Guard, key handler.KeyFunc[T], run batch.RunFunc[T], cfg Config) *Handler[T] {
 	h := &Handler[T]{decode: decodeJSON[T], cfg: cfg.withDefaults()}
 	h.e = batch.Engine[T]{Guard: guard, Key: key, Run: run, Explain: expiredReason, Options: batch.Options{
 		Consumer: cfg.Consumer, MinRemaining: cfg.MinRemaining, Logger: cfg.Logger,

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/batch"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/jsonesc"
@@ -268,7 +269,7 @@ func (h *Handler[T]) logTestEvent(ctx context.Context, rec *events.SQSMessage) {
 // delivered to: fn runs once per fact, one per record (see Object), with
 // the default key ObjectKey. cfg.Delivery is set to S3. For a key of your
 // own, use New with T Object and cfg.Delivery S3.
-func NewObjects(guard *idempotency.Guard, fn Func[Object], cfg Config) *Handler[Object] {
+func NewObjects(guard *idempotency.Guard, fn handler.Func[Object], cfg Config) *Handler[Object] {
 	cfg.Delivery = contract.S3
 	return New(guard, ObjectKey, fn, cfg)
 }

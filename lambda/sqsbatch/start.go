@@ -25,7 +25,7 @@ import (
 // function is where to refuse input that no retry can fix (return an error
 // wrapping outcome.ErrBadInput): it runs before the store, so refused input
 // costs no request.
-func FromEnv[T any](key KeyFunc[T], effect Func[T], opts ...handler.Option) (*Handler[T], error) {
+func FromEnv[T any](key handler.KeyFunc[T], effect handler.Func[T], opts ...handler.Option) (*Handler[T], error) {
 	guard, cfg, err := load(build.Resolve(opts), nil, "")
 	if err != nil {
 		return nil, err
@@ -41,7 +41,7 @@ func FromEnv[T any](key KeyFunc[T], effect Func[T], opts ...handler.Option) (*Ha
 // declares the tables the effect writes (TxTables) refuses, before any
 // request, a write to another table: a store error wrapping
 // outcome.ErrMisconfigured that fails the whole invocation.
-func FromEnvTx[T, W any](key KeyFunc[T], effect TxFunc[T, W], opts ...handler.Option) (*Handler[T], error) {
+func FromEnvTx[T, W any](key handler.KeyFunc[T], effect handler.TxFunc[T, W], opts ...handler.Option) (*Handler[T], error) {
 	guard, cfg, err := load(build.Resolve(opts), build.AcceptsWrites[W], "")
 	if err != nil {
 		return nil, err
@@ -51,7 +51,7 @@ func FromEnvTx[T, W any](key KeyFunc[T], effect TxFunc[T, W], opts ...handler.Op
 
 // Start builds the handler with FromEnv and runs it under the Lambda
 // runtime; it does not return.
-func Start[T any](key KeyFunc[T], effect Func[T], opts ...handler.Option) {
+func Start[T any](key handler.KeyFunc[T], effect handler.Func[T], opts ...handler.Option) {
 	build.Run(build.Resolve(opts), func() (any, error) {
 		h, err := FromEnv(key, effect, opts...)
 		if err != nil {
@@ -62,7 +62,7 @@ func Start[T any](key KeyFunc[T], effect Func[T], opts ...handler.Option) {
 }
 
 // StartTx is Start for a transactional effect (see FromEnvTx).
-func StartTx[T, W any](key KeyFunc[T], effect TxFunc[T, W], opts ...handler.Option) {
+func StartTx[T, W any](key handler.KeyFunc[T], effect handler.TxFunc[T, W], opts ...handler.Option) {
 	build.Run(build.Resolve(opts), func() (any, error) {
 		h, err := FromEnvTx(key, effect, opts...)
 		if err != nil {
@@ -77,7 +77,7 @@ func StartTx[T, W any](key KeyFunc[T], effect TxFunc[T, W], opts ...handler.Opti
 // writes it for a bus source): key and effect get each event with its
 // detail decoded into T, and the detail alone is the fact, so that a
 // producer's retry (a new event id, the same detail) runs once.
-func EventsFromEnv[T any](key KeyFunc[Event[T]], effect Func[Event[T]], opts ...handler.Option) (*Handler[Event[T]], error) {
+func EventsFromEnv[T any](key handler.KeyFunc[Event[T]], effect handler.Func[Event[T]], opts ...handler.Option) (*Handler[Event[T]], error) {
 	guard, cfg, err := load(build.Resolve(opts), nil, contract.EventBridge)
 	if err != nil {
 		return nil, err
@@ -93,7 +93,7 @@ func EventsFromEnv[T any](key KeyFunc[Event[T]], effect Func[Event[T]], opts ...
 //			return e.Source + "/" + e.Detail.OrderID, nil
 //		}, charge)
 //	}
-func StartEvents[T any](key KeyFunc[Event[T]], effect Func[Event[T]], opts ...handler.Option) {
+func StartEvents[T any](key handler.KeyFunc[Event[T]], effect handler.Func[Event[T]], opts ...handler.Option) {
 	build.Run(build.Resolve(opts), func() (any, error) {
 		h, err := EventsFromEnv(key, effect, opts...)
 		if err != nil {
@@ -109,7 +109,7 @@ func StartEvents[T any](key KeyFunc[Event[T]], effect Func[Event[T]], opts ...ha
 // notification, keyed by ObjectKey. A message is deleted only once all its
 // records are done; S3's s3:TestEvent is acknowledged. For a key of your
 // own, use FromEnv with T Object.
-func ObjectsFromEnv(effect Func[Object], opts ...handler.Option) (*Handler[Object], error) {
+func ObjectsFromEnv(effect handler.Func[Object], opts ...handler.Option) (*Handler[Object], error) {
 	guard, cfg, err := load(build.Resolve(opts), nil, contract.S3)
 	if err != nil {
 		return nil, err
@@ -119,7 +119,7 @@ func ObjectsFromEnv(effect Func[Object], opts ...handler.Option) (*Handler[Objec
 
 // StartObjects builds the handler with ObjectsFromEnv and runs it under the
 // Lambda runtime, as Start does.
-func StartObjects(effect Func[Object], opts ...handler.Option) {
+func StartObjects(effect handler.Func[Object], opts ...handler.Option) {
 	build.Run(build.Resolve(opts), func() (any, error) {
 		h, err := ObjectsFromEnv(effect, opts...)
 		if err != nil {

@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/batch"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/emf"
@@ -80,19 +81,6 @@ type Config struct {
 	MetricsLevel string
 }
 
-// KeyFunc derives the idempotency key from a record's message: the business
-// fact (an order id and its version, an event id the producer wrote), never
-// the stream's sequence number, which a producer's retry renews for the
-// same fact. An empty key or an error is bad input.
-type KeyFunc[M any] func(msg M) (string, error)
-
-// Func is the business effect for one record, run at most once per fact.
-type Func[M any] func(ctx context.Context, msg M, r idempotency.Reservation) (result string, err error)
-
-// TxFunc computes a transactional effect for one record: the writes that
-// commit atomically with the COMPLETED record (see idempotency.RunTx).
-type TxFunc[M, W any] func(ctx context.Context, msg M, r idempotency.Reservation) (writes W, result string, err error)
-
 // record is one stream record as the core runs it.
 type record[M any] struct {
 	seq    string    // the sequence number, as the event carries it
@@ -121,7 +109,7 @@ type core[M any] struct {
 	groupName  string // what the ordering key is, for a not-started record's line
 }
 
-func newCore[M any](guard *idempotency.Guard, key KeyFunc[M], run batch.RunFunc[M], cfg Config) *core[M] {
+func newCore[M any](guard *idempotency.Guard, key handler.KeyFunc[M], run batch.RunFunc[M], cfg Config) *core[M] {
 	c := &core[M]{cfg: cfg}
 	c.e = batch.Engine[M]{Guard: guard, Key: key, Run: run, Explain: expiredReason, Options: batch.Options{
 		Consumer: cfg.Consumer, MinRemaining: cfg.MinRemaining, Logger: cfg.Logger,
