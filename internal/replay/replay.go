@@ -1,4 +1,7 @@
-package sqsbatch
+// Package replay is the wire between the operator command and the queue
+// consumer for an operator's replay of an expired message: the message
+// attribute that marks it (Attribute) and its value (Replay).
+package replay
 
 import (
 	"encoding/json"
@@ -11,7 +14,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
-// ReplayAttribute is the SQS message attribute (a String) that marks a
+// Attribute is the SQS message attribute (a String) that marks a
 // message as an operator's replay: a dead-lettered message that expired
 // (idempotency.ErrExpired), sent back to the queue on purpose by the operator command
 // (idemctl redrive --replay-expired --reason …), whose value is the
@@ -33,14 +36,14 @@ import (
 // body, an event with a current time, an envelope) whose age starts now.
 // The marker is an audit, not a credential; the queue's policy is the
 // control.
-const ReplayAttribute = "idempotency-replay"
+const Attribute = "idempotency-replay"
 
-// MaxReplayBytes bounds the value of ReplayAttribute: the audit is stored
+// MaxBytes bounds the value of Attribute: the audit is stored
 // with the record, and a longer one is bad input.
-const MaxReplayBytes = 1024
+const MaxBytes = 1024
 
 // Replay is an operator's replay of an expired message: the value of
-// ReplayAttribute.
+// Attribute.
 type Replay struct {
 	// By is who replayed the message (the caller's ARN, from STS).
 	By string `json:"by"`
@@ -53,33 +56,33 @@ type Replay struct {
 	MessageID string `json:"message_id"`
 }
 
-// Encode returns r as ReplayAttribute's value.
+// Encode returns r as Attribute's value.
 func (r Replay) Encode() string {
 	b, _ := json.Marshal(r) // strings and a time: it cannot fail
 	return string(b)
 }
 
-// logAttr is the Replay in a record's log line.
-func (r *Replay) logAttr() slog.Attr {
+// LogAttr is the Replay in a record's log line.
+func (r *Replay) LogAttr() slog.Attr {
 	return slog.Group("replay", slog.String("by", r.By), slog.String("reason", r.Reason), slog.Time("at", r.At), slog.String("message_id", r.MessageID))
 }
 
-// replayOf reads rec's ReplayAttribute: nil when it has none; an error
+// Of reads rec's Attribute: nil when it has none; an error
 // wrapping outcome.ErrBadInput when it cannot be read (not a String, longer than
-// MaxReplayBytes, not a Replay's JSON, no By, Reason or At).
-func replayOf(rec *events.SQSMessage) (*Replay, error) {
-	a, ok := rec.MessageAttributes[ReplayAttribute]
+// MaxBytes, not a Replay's JSON, no By, Reason or At).
+func Of(rec *events.SQSMessage) (*Replay, error) {
+	a, ok := rec.MessageAttributes[Attribute]
 	if !ok {
 		return nil, nil
 	}
 	bad := func(why string) (*Replay, error) {
-		return nil, fmt.Errorf("%w: the %s message attribute %s; an operator's replay carries the JSON that idemctl redrive --replay-expired writes", outcome.ErrBadInput, ReplayAttribute, why)
+		return nil, fmt.Errorf("%w: the %s message attribute %s; an operator's replay carries the JSON that idemctl redrive --replay-expired writes", outcome.ErrBadInput, Attribute, why)
 	}
 	if a.StringValue == nil || !strings.HasPrefix(a.DataType, "String") {
 		return bad(fmt.Sprintf("is of type %q, not a String", a.DataType))
 	}
-	if len(*a.StringValue) > MaxReplayBytes {
-		return bad(fmt.Sprintf("has %d bytes, more than %d", len(*a.StringValue), MaxReplayBytes))
+	if len(*a.StringValue) > MaxBytes {
+		return bad(fmt.Sprintf("has %d bytes, more than %d", len(*a.StringValue), MaxBytes))
 	}
 	var r Replay
 	if err := json.Unmarshal([]byte(*a.StringValue), &r); err != nil {

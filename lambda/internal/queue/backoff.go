@@ -1,11 +1,10 @@
-package sqsbatch
+package queue
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -15,27 +14,8 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 )
 
-// RetryAfter returns err carrying when to try again: a provider's
-// Retry-After, a throttle's hint. An effect that returns it brings its
-// record back after d (rounded up to a second) instead of the backoff's
-// delay, within the same caps. d ≤ 0 leaves the schedule's delay. Any error
-// with a method RetryAfter() time.Duration in its chain does the same.
-func RetryAfter(err error, d time.Duration) error {
-	return &retryAfter{err: err, d: d}
-}
-
-type retryAfter struct {
-	err error
-	d   time.Duration
-}
-
-func (e *retryAfter) Error() string {
-	return fmt.Sprintf("%v (retry after %s)", e.err, roundUp(e.d))
-}
-func (e *retryAfter) Unwrap() error             { return e.err }
-func (e *retryAfter) RetryAfter() time.Duration { return e.d }
-
-// retryAfterOf is the retry time err carries, if any.
+// retryAfterOf is the retry time err carries, if any: an error with a
+// method RetryAfter() time.Duration in its chain (sqsbatch.RetryAfter).
 func retryAfterOf(err error) (time.Duration, bool) {
 	var ra interface{ RetryAfter() time.Duration }
 	if errors.As(err, &ra) && ra.RetryAfter() > 0 {
@@ -64,7 +44,7 @@ func (b *round[T]) backoff(ctx context.Context, rec *events.SQSMessage, r *repor
 	}
 	d, why := sched.Delay(n, h.cfg.Random()), "backoff"
 	if ra, ok := retryAfterOf(r.Err); ok {
-		d, why = min(roundUp(ra), roundUp(sched.Cap)), "the effect's RetryAfter"
+		d, why = min(contract.RoundUp(ra), contract.RoundUp(sched.Cap)), "the effect's RetryAfter"
 	}
 	d, ok := b.delay(ctx, rec, d)
 	if !ok {
@@ -116,9 +96,3 @@ func (c Config) isFIFO(rec *events.SQSMessage) bool {
 
 // defaultRandom is Config.Random's default.
 func defaultRandom() float64 { return rand.Float64() }
-
-// roundUp is d rounded up to a whole second, as SQS takes a visibility
-// timeout.
-func roundUp(d time.Duration) time.Duration {
-	return time.Duration(math.Ceil(d.Seconds())) * time.Second
-}

@@ -1,11 +1,10 @@
-package sqsbatch
+package queue
 
 import (
 	"fmt"
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 )
 
@@ -24,7 +23,7 @@ import (
 // message (the operator command's show --body and its redrive dry run):
 // each fact's key, and with the store's record, its outcome.
 func (h *Handler[T]) Inspect(rec *events.SQSMessage) ([]idempotency.Fact, error) {
-	if h.cfg.Delivery != contract.S3 {
+	if h.records == nil {
 		it, err := h.message(rec)
 		if err != nil {
 			return nil, err
@@ -38,7 +37,7 @@ func (h *Handler[T]) Inspect(rec *events.SQSMessage) ([]idempotency.Fact, error)
 	if err := h.bounded(rec); err != nil {
 		return nil, err
 	}
-	items, _, err := parseObjects([]byte(rec.Body))
+	items, _, err := h.records.Records([]byte(rec.Body))
 	if err != nil {
 		return nil, err
 	}
@@ -46,7 +45,7 @@ func (h *Handler[T]) Inspect(rec *events.SQSMessage) ([]idempotency.Fact, error)
 	for i := range items {
 		j, bad := h.judge(rec, &items[i])
 		if bad != nil {
-			return nil, fmt.Errorf("S3 record %d: %w", i, bad.Err)
+			return nil, fmt.Errorf("record %d: %w", i, bad.Err)
 		}
 		facts = append(facts, j.fact)
 	}

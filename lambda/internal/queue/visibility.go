@@ -1,4 +1,4 @@
-package sqsbatch
+package queue
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/batch"
@@ -101,7 +103,7 @@ func (b *round[T]) follow(ctx context.Context, rec *events.SQSMessage, r *report
 		return
 	}
 	if w.backoff {
-		if d, ok := b.delay(ctx, rec, roundUp(max(time.Until(w.at), 0))); ok {
+		if d, ok := b.delay(ctx, rec, contract.RoundUp(max(time.Until(w.at), 0))); ok {
 			r.Err = fmt.Errorf("%w; visible again in %s with the earlier message of its group, which failed (ChangeMessageVisibility)", r.Err, d)
 		}
 		return

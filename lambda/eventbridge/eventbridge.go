@@ -1,4 +1,14 @@
-package sqsbatch
+// Package eventbridge is the queue consumer of an EventBridge rule that
+// delivers whole events to an SQS queue: each event's detail is a fact,
+// run once under an idempotency.Guard by the SQS transport (its Handler and
+// Config are package sqsbatch's, whose rules hold here: order, same-batch
+// duplicates, visibility, backoff, partial batch failures).
+//
+// Only the detail is the fact, so that a producer's retry (a new PutEvents
+// call: a new event id and time, the same detail) runs once. A record's
+// age is taken from the earlier of the event's time and the SQS
+// SentTimestamp (see idempotency.ErrExpired).
+package eventbridge
 
 import (
 	"bytes"
@@ -10,12 +20,15 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/batch"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/jsonesc"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/queue"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
 // Event is an EventBridge event as a rule delivers it to an SQS target,
-// with its detail decoded into T: what NewEvents hands to the key function
+// with its detail decoded into T: what the handler hands to the key function
 // and the effect.
 //
 // Only Detail is the fact: the adapter hashes the detail alone, so that a
@@ -52,7 +65,7 @@ type eventFields struct {
 	DetailType *string         `json:"detail-type"`
 	Source     string          `json:"source"`
 	Account    string          `json:"account"`
-	Time       snsTime         `json:"time"` // RFC 3339; a time that does not parse is none
+	Time       queue.Time      `json:"time"` // RFC 3339; a time that does not parse is none
 	Region     string          `json:"region"`
 	Resources  []string        `json:"resources"`
 	Detail     json.RawMessage `json:"detail"`
@@ -61,18 +74,6 @@ type eventFields struct {
 // errNotAnEvent is the start of the reason of a body that is not an
 // EventBridge event.
 const errNotAnEvent = "body is not an EventBridge event as a rule delivers it to an SQS target"
-
-// ParseEvent returns the detail of an EventBridge event delivered to an
-// SQS queue by a rule (the whole event, without an input transformer): the
-// business message, which the adapter hashes and decodes. Errors wrap
-// outcome.ErrBadInput.
-func ParseEvent(body []byte) ([]byte, error) {
-	ev, err := parseEvent(body)
-	if err != nil {
-		return nil, err
-	}
-	return ev.Detail, nil
-}
 
 // parseEvent reads an EventBridge event. It refuses a body that is not
 // UTF-8, not a JSON object, holds a lone UTF-16 surrogate escape anywhere
@@ -114,59 +115,49 @@ func parseEvent(body []byte) (*eventFields, error) {
 	return &ev, nil
 }
 
-// event is the Event an EventBridge record carries, for NewEvents.
-func (ev *eventFields) event() eventMeta {
+// New returns a Handler for a queue that an EventBridge rule delivers to:
+// each body is an event, fn runs once per fact (per detail: see Event), and
+// key derives the fact's key from the event. cfg.Delivery is set to
+// "eventbridge".
+//
+// The detail alone is hashed and checked against cfg.MaxMessageBytes (an
+// event's detail is at most 256 KiB); a body that is not an EventBridge
+// event is bad input.
+func New[T any](guard *idempotency.Guard, key handler.KeyFunc[Event[T]], fn handler.Func[Event[T]], cfg sqsbatch.Config) *sqsbatch.Handler[Event[T]] {
+	cfg.Delivery = contract.EventBridge
+	return queue.New(guard, key, batch.Effect(guard, fn), cfg, body[T]{})
+}
+
+// NewTx is New for a transactional effect (see sqsbatch.NewTx).
+func NewTx[T, W any](guard *idempotency.Guard, key handler.KeyFunc[Event[T]], fn handler.TxFunc[Event[T], W], cfg sqsbatch.Config) *sqsbatch.Handler[Event[T]] {
+	cfg.Delivery = contract.EventBridge
+	return queue.New(guard, key, batch.TxEffect(guard, fn), cfg, body[T]{})
+}
+
+// body reads EventBridge events (queue.Body).
+type body[T any] struct{}
+
+// Bound is the queue's largest body: an event's other fields (its
+// resources) are not the message's, so only the detail is bounded by
+// MaxMessageBytes.
+func (body[T]) Bound(int) int { return contract.MaxQueueBodyBytes }
+
+// Read reads an event: its detail is the fact, its time the origin.
+func (body[T]) Read(raw []byte) (queue.Item, error) {
+	ev, err := parseEvent(raw)
+	if err != nil {
+		return queue.Item{}, err
+	}
+	return queue.Item{Payload: ev.Detail, Published: ev.Time.Time, Source: "EventBridge event time", Meta: ev}, nil
+}
+
+// Decode decodes the fact into an Event.
+func (body[T]) Decode(it *queue.Item, out *Event[T]) error {
+	ev := it.Meta.(*eventFields)
 	dt := ""
 	if ev.DetailType != nil {
 		dt = *ev.DetailType
 	}
-	return eventMeta{ID: ev.ID, Source: ev.Source, DetailType: dt, Account: ev.Account, Region: ev.Region, Time: ev.Time.Time, Resources: ev.Resources}
-}
-
-// eventMeta is an Event without its detail.
-type eventMeta struct {
-	ID, Source, DetailType, Account, Region string
-	Time                                    time.Time
-	Resources                               []string
-}
-
-// NewEvents returns a Handler for a queue that an EventBridge rule
-// delivers to: each body is an event, fn runs once per fact (per detail:
-// see Event), and key derives the fact's key from the event. cfg.Delivery
-// is set to EventBridge.
-//
-// The detail alone is hashed and checked against cfg.MaxMessageBytes (at
-// most contract.MaxEventDetailBytes); a body that is not an EventBridge event is
-// bad input. A record's age is taken from the earlier of the event's time
-// and the SQS SentTimestamp (see idempotency.ErrExpired).
-func NewEvents[T any](guard *idempotency.Guard, key handler.KeyFunc[Event[T]], fn handler.Func[Event[T]], cfg Config) *Handler[Event[T]] {
-	cfg.Delivery = contract.EventBridge
-	h := New(guard, key, fn, cfg)
-	h.decode = decodeEvent[T]
-	return h
-}
-
-// NewEventsTx is NewEvents for a transactional effect (see NewTx).
-func NewEventsTx[T, W any](guard *idempotency.Guard, key handler.KeyFunc[Event[T]], fn handler.TxFunc[Event[T], W], cfg Config) *Handler[Event[T]] {
-	cfg.Delivery = contract.EventBridge
-	h := NewTx(guard, key, fn, cfg)
-	h.decode = decodeEvent[T]
-	return h
-}
-
-// decodeEvent decodes the fact of an EventBridge record into an Event.
-func decodeEvent[T any](it *item, out *Event[T]) error {
-	m := it.event
-	*out = Event[T]{ID: m.ID, Source: m.Source, DetailType: m.DetailType, Account: m.Account, Region: m.Region, Time: m.Time, Resources: m.Resources}
-	return json.Unmarshal(it.payload, &out.Detail)
-}
-
-// eventItem is the fact of an EventBridge record: its detail, and the
-// event's time as the origin the body carries.
-func eventItem(body []byte) (item, error) {
-	ev, err := parseEvent(body)
-	if err != nil {
-		return item{}, err
-	}
-	return item{payload: ev.Detail, published: ev.Time.Time, source: "EventBridge event time", event: ev.event()}, nil
+	*out = Event[T]{ID: ev.ID, Source: ev.Source, DetailType: dt, Account: ev.Account, Region: ev.Region, Time: ev.Time.Time, Resources: ev.Resources}
+	return json.Unmarshal(it.Payload, &out.Detail)
 }

@@ -1,25 +1,30 @@
-package sqsbatch
+// Package s3event is the queue consumer of an S3 bucket's event
+// notifications delivered to an SQS queue: each record of a notification
+// is a fact of its own (an Object), run once under an idempotency.Guard by
+// the SQS transport (its Handler and Config are package sqsbatch's, whose
+// rules hold here), in order; a message is deleted only once all its
+// records are done, and S3's s3:TestEvent is acknowledged. A record's age
+// is taken from the earlier of its eventTime and the SQS SentTimestamp
+// (see idempotency.ErrExpired).
+package s3event
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"log/slog"
 	"net/url"
 	"strconv"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/batch"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/jsonesc"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/queue"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
 // Object is one record of an S3 event notification, as the adapter hands it
@@ -97,9 +102,9 @@ func ObjectKey(o Object) (string, error) {
 // s3Record is the part of an S3 event notification record the adapter
 // reads.
 type s3Record struct {
-	EventSource string  `json:"eventSource"`
-	EventTime   snsTime `json:"eventTime"` // the origin, never the fact
-	EventName   string  `json:"eventName"`
+	EventSource string     `json:"eventSource"`
+	EventTime   queue.Time `json:"eventTime"` // the origin, never the fact
+	EventName   string     `json:"eventName"`
 	S3          *struct {
 		Bucket struct {
 			Name string `json:"name"`
@@ -131,7 +136,7 @@ const errNotS3 = "body is not an S3 event notification"
 // own error if the record cannot be read (that record alone is bad input),
 // or test true for S3's test event. An error is the message's: not UTF-8,
 // not a JSON object, a lone surrogate escape, no records.
-func parseObjects(body []byte) (items []item, test bool, err error) {
+func parseObjects(body []byte) (items []queue.Item, test bool, err error) {
 	if !utf8.Valid(body) {
 		return nil, false, fmt.Errorf("%w: body is not valid UTF-8", outcome.ErrBadInput)
 	}
@@ -151,41 +156,20 @@ func parseObjects(body []byte) (items []item, test bool, err error) {
 	if len(n.Records) == 0 {
 		return nil, false, fmt.Errorf("%w: %s: no Records (the consumer's delivery is %q: every body must be an S3 notification, or S3's s3:TestEvent)", outcome.ErrBadInput, errNotS3, contract.S3)
 	}
-	items = make([]item, len(n.Records))
+	items = make([]queue.Item, len(n.Records))
 	for i, raw := range n.Records {
 		items[i] = objectItem(raw)
 	}
 	return items, false, nil
 }
 
-// ParseObjects returns the facts of an S3 event notification, one Object
-// per record (the key decoded), as the adapter reads them; test is true for
-// S3's s3:TestEvent, which carries none. Errors wrap outcome.ErrBadInput: the
-// body's, or the first record's that cannot be read.
-func ParseObjects(body []byte) (objects []Object, test bool, err error) {
-	items, test, err := parseObjects(body)
-	if err != nil || test {
-		return nil, test, err
-	}
-	objects = make([]Object, len(items))
-	for i, it := range items {
-		if it.err != nil {
-			return nil, false, fmt.Errorf("record %d: %w", i, it.err)
-		}
-		if err := json.Unmarshal(it.payload, &objects[i]); err != nil {
-			return nil, false, fmt.Errorf("%w: record %d: %v", outcome.ErrBadInput, i, err)
-		}
-	}
-	return objects, false, nil
-}
-
 // objectItem reads one record: its fact, an Object as JSON, and its
 // eventTime as the origin.
-func objectItem(raw json.RawMessage) item {
-	it := item{source: "S3 eventTime"}
+func objectItem(raw json.RawMessage) queue.Item {
+	it := queue.Item{Source: "S3 eventTime"}
 	var r s3Record
-	bad := func(format string, args ...any) item {
-		it.err = fmt.Errorf("%w: S3 record: "+format, append([]any{outcome.ErrBadInput}, args...)...)
+	bad := func(format string, args ...any) queue.Item {
+		it.Err = fmt.Errorf("%w: S3 record: "+format, append([]any{outcome.ErrBadInput}, args...)...)
 		return it
 	}
 	if err := json.Unmarshal(raw, &r); err != nil {
@@ -221,55 +205,36 @@ func objectItem(raw json.RawMessage) item {
 		}
 		o.Size = size
 	}
-	it.payload, _ = json.Marshal(o) // strings and a number: no error
-	it.published = r.EventTime.Time
+	it.Payload, _ = json.Marshal(o) // strings and a number: no error
+	it.Published = r.EventTime.Time
 	return it
 }
 
-// objects runs the records of an S3 notification, in order, each its own
-// fact with its own outcome; the message succeeds when all of them did, and
-// is reported failed otherwise (its records already done are duplicates
-// when it comes back). S3's test event is acknowledged.
-func (b *round[T]) objects(ctx context.Context, rec *events.SQSMessage) report {
-	items, test, err := parseObjects([]byte(rec.Body))
-	switch {
-	case err != nil:
-		return report{Report: batch.Bad(err)}
-	case test:
-		return report{Report: batch.Report{Outcome: outcome.Processed}, testEvent: true}
-	}
-	r := report{Report: batch.Report{Outcome: outcome.Processed}, records: make([]report, len(items))}
-	for i := range items {
-		r.records[i] = b.fact(ctx, rec, &items[i])
-		if o := r.records[i].Outcome; !o.Succeeded() && r.Outcome.Succeeded() {
-			r.Outcome, r.Err = o, fmt.Errorf("S3 record %d: %w", i, errOrOutcome(r.records[i]))
-		}
-	}
-	return r
-}
-
-// errOrOutcome is a report's error, or its outcome as one.
-func errOrOutcome(r report) error {
-	if r.Err != nil {
-		return r.Err
-	}
-	return errors.New(r.Outcome.String())
-}
-
-// logTestEvent writes the line of S3's test event: acknowledged (deleted),
-// no fact.
-func (h *Handler[T]) logTestEvent(ctx context.Context, rec *events.SQSMessage) {
-	h.e.Logger.LogAttrs(ctx, slog.LevelInfo, "test_event",
-		slog.String("consumer", h.e.Consumer),
-		slog.String("message_id", rec.MessageId),
-		slog.String("reason", "S3's s3:TestEvent, which S3 sends when a bucket's notifications are configured: acknowledged and deleted, no fact to run"))
-}
-
-// NewObjects returns a Handler for a queue that S3 event notifications are
-// delivered to: fn runs once per fact, one per record (see Object), with
-// the default key ObjectKey. cfg.Delivery is set to S3. For a key of your
-// own, use New with T Object and cfg.Delivery S3.
-func NewObjects(guard *idempotency.Guard, fn handler.Func[Object], cfg Config) *Handler[Object] {
+// New returns a Handler for a queue that S3 event notifications are
+// delivered to: fn runs once per fact, one per record (see Object), its key
+// derived by key (ObjectKey, or a function of your own). cfg.Delivery is
+// set to "s3".
+func New(guard *idempotency.Guard, key handler.KeyFunc[Object], fn handler.Func[Object], cfg sqsbatch.Config) *sqsbatch.Handler[Object] {
 	cfg.Delivery = contract.S3
-	return New(guard, ObjectKey, fn, cfg)
+	return queue.NewRecords(guard, key, batch.Effect(guard, fn), cfg, body{})
 }
+
+// body reads S3 notifications (queue.Records).
+type body struct{}
+
+// Bound is the queue's largest body: a notification's other records are
+// not a record's message, so only each record's Object is bounded by
+// MaxMessageBytes.
+func (body) Bound(int) int { return contract.MaxQueueBodyBytes }
+
+// Records reads a notification's records, or skips S3's test event.
+func (body) Records(raw []byte) ([]queue.Item, string, error) {
+	items, test, err := parseObjects(raw)
+	if test {
+		return nil, "S3's s3:TestEvent, which S3 sends when a bucket's notifications are configured: acknowledged and deleted, no fact to run", nil
+	}
+	return items, "", err
+}
+
+// Decode decodes a record's fact into an Object.
+func (body) Decode(it *queue.Item, out *Object) error { return json.Unmarshal(it.Payload, out) }

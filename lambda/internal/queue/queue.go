@@ -1,35 +1,29 @@
-// Package sqsbatch turns a business function into a Lambda handler for SQS
-// batches that runs each record under an idempotency.Guard and reports
-// partial batch failures.
+// Package queue is the SQS transport every queue-fed source runs on: a
+// Lambda handler for SQS batches that runs each fact of a message under an
+// idempotency.Guard (through the batch engine, package batch) and reports
+// partial batch failures. A source (package sqsbatch: SNS envelopes and raw
+// messages; eventbridge; s3event) gives it a Body, which reads a message's
+// facts; the rules of the queue are here: FIFO message groups, the same
+// message twice in a batch, the age of a message from its body's time and
+// its SentTimestamp, visibility for a fact in progress elsewhere, the
+// backoff of failed messages, the last receive before the dead-letter
+// queue, an operator's replay, and the reports (batchItemFailures).
 //
-// Bodies are what the consumer's source delivers (contract.Delivery, from the
-// contract): SNS notification envelopes or raw messages (an SNS topic, or
-// producers that send to the queue), EventBridge events (NewEvents: the
-// detail is the fact) or S3 event notifications (NewObjects: one fact per
-// record, the message deleted once all are done). The key comes from
-// the business message, through a function the handler's author supplies;
-// never from the SQS message id, which SNS fan-out and producer retries renew
-// for the same fact. Records run concurrently (on FIFO queues, each message
-// group in order), or one after another in batch order with a Concurrency of
-// 1; two records of one batch that carry the same fact run once.
-// Every record ends processed, a duplicate, or reported failed with a log line
-// that says why: failed records are redelivered by SQS and, after the queue's
-// maxReceiveCount, moved to its dead-letter queue.
-//
-// Each record is judged by its age, from the earlier of the time its body
-// carries (SNS publish time, EventBridge event time, S3 eventTime) and its SQS
-// SentTimestamp: a message as old as the guard's business window is never
-// run, since its fact's record may have left the window (outcome Expired,
-// see idempotency.ErrExpired).
-package sqsbatch
+// The key comes from the business message, through a function the
+// handler's author supplies; never from the SQS message id, which SNS
+// fan-out and producer retries renew for the same fact. Every record ends
+// processed, a duplicate, or reported failed with a log line that says
+// why: failed records are redelivered by SQS and, after the queue's
+// maxReceiveCount, moved to its dead-letter queue. A message as old as the
+// guard's business window is never run, since its fact's record may have
+// left the window (outcome Expired, see idempotency.ErrExpired).
+package queue
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -38,7 +32,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/replay"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/batch"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/emf"
@@ -173,42 +167,34 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// Handler is a Lambda handler for SQS batches of messages of type T
-// (decoded from JSON). It is safe for concurrent use.
+// Handler is a Lambda handler for SQS batches whose facts are messages of
+// type T. It is safe for concurrent use.
 type Handler[T any] struct {
-	e      batch.Engine[T]
-	decode func(it *item, out *T) error // the business message from a fact's payload
-	cfg    Config
+	e       batch.Engine[T]
+	body    Body[T]
+	one     Message[T] // body, when its messages carry one fact
+	records Records[T] // body, when they carry several
+	cfg     Config
 }
 
-// item is one fact of a message: the payload the adapter hashes and
-// decodes, and the origin time its body carries. A message carries one,
-// but for an S3 notification: one per record.
-type item struct {
-	payload   []byte
-	published time.Time // the origin time in the body (SNS Timestamp, EventBridge time, S3 eventTime); zero when none
-	source    string    // what published is, for the expired line
-	event     eventMeta // an EventBridge event's other fields
-	err       error     // an S3 record that cannot be read: bad input, that record alone
+// New returns a Handler that runs run once per fact of the messages body
+// reads, under guard.
+func New[T any](guard *idempotency.Guard, key func(T) (string, error), run batch.RunFunc[T], cfg Config, body Message[T]) *Handler[T] {
+	h := newHandler(guard, key, run, cfg, body)
+	h.one = body
+	return h
 }
 
-// decodeJSON decodes a fact's payload into T.
-func decodeJSON[T any](it *item, out *T) error { return json.Unmarshal(it.payload, out) }
-
-// New returns a Handler that runs fn once per fact under guard.
-func New[T any](guard *idempotency.Guard, key handler.KeyFunc[T], fn handler.Func[T], cfg Config) *Handler[T] {
-	return newHandler(guard, key, batch.Effect(guard, fn), cfg)
+// NewRecords returns a Handler that runs run once per record of the
+// messages body reads, under guard.
+func NewRecords[T any](guard *idempotency.Guard, key func(T) (string, error), run batch.RunFunc[T], cfg Config, body Records[T]) *Handler[T] {
+	h := newHandler(guard, key, run, cfg, body)
+	h.records = body
+	return h
 }
 
-// NewTx returns a Handler whose effect is transactional: fn's writes commit
-// with the COMPLETED record in one request. guard's store must be an
-// idempotency.TxStore.
-func NewTx[T, W any](guard *idempotency.Guard, key handler.KeyFunc[T], fn handler.TxFunc[T, W], cfg Config) *Handler[T] {
-	return newHandler(guard, key, batch.TxEffect(guard, fn), cfg)
-}
-
-func newHandler[T any](guard *idempotency.Guard, key handler.KeyFunc[T], run batch.RunFunc[T], cfg Config) *Handler[T] {
-	h := &Handler[T]{decode: decodeJSON[T], cfg: cfg.withDefaults()}
+func newHandler[T any](guard *idempotency.Guard, key func(T) (string, error), run batch.RunFunc[T], cfg Config, body Body[T]) *Handler[T] {
+	h := &Handler[T]{body: body, cfg: cfg.withDefaults()}
 	h.e = batch.Engine[T]{Guard: guard, Key: key, Run: run, Explain: expiredReason, Options: batch.Options{
 		Consumer: cfg.Consumer, MinRemaining: cfg.MinRemaining, Logger: cfg.Logger,
 		Metrics: cfg.Metrics, MetricsNamespace: cfg.MetricsNamespace, MetricsLevel: cfg.MetricsLevel,
@@ -220,12 +206,12 @@ func newHandler[T any](guard *idempotency.Guard, key handler.KeyFunc[T], run bat
 // report is what happened to one record.
 type report struct {
 	batch.Report
-	replay *Replay // an operator's replay (ReplayAttribute)
-	// An S3 notification's: its records' reports (Outcome is then the
-	// message's: outcome.Processed when every record succeeded), or that it is
-	// S3's test event.
-	records   []report
-	testEvent bool
+	replay *replay.Replay // an operator's replay (replay.Attribute)
+	// A message of several facts' (Records): its records' reports
+	// (Outcome is then the message's: outcome.Processed when every record
+	// succeeded), or why it was acknowledged without a fact (skip).
+	records []report
+	skip    string
 }
 
 // Handle processes a batch and returns the records to retry. It returns an
@@ -266,10 +252,10 @@ func (h *Handler[T]) respond(ctx context.Context, records []events.SQSMessage, r
 		}
 		rec := &records[i]
 		switch {
-		case r.testEvent:
-			h.logTestEvent(ctx, rec)
+		case r.skip != "":
+			h.logSkipped(ctx, rec, r.skip)
 			t.Judged()
-		case r.records != nil: // an S3 notification: counted and logged per record, reported once
+		case r.records != nil: // several facts: counted and logged per record, reported once
 			for j, rr := range r.records {
 				unstarted += h.count(ctx, &t, rec, i, rr, j)
 			}
@@ -426,11 +412,11 @@ func (b *round[T]) next(ctx context.Context, rec *events.SQSMessage, failed bool
 // one runs one message: its fact, or an S3 notification's, one per
 // record.
 func (b *round[T]) one(ctx context.Context, rec *events.SQSMessage) report {
-	if b.h.cfg.Delivery == contract.S3 {
+	if b.h.records != nil {
 		if err := b.h.bounded(rec); err != nil {
 			return report{Report: batch.Bad(err)}
 		}
-		return b.objects(ctx, rec)
+		return b.records(ctx, rec)
 	}
 	it, err := b.h.message(rec)
 	if err != nil {
@@ -439,35 +425,27 @@ func (b *round[T]) one(ctx context.Context, rec *events.SQSMessage) report {
 	return b.fact(ctx, rec, &it)
 }
 
-// bounded refuses a body larger than the delivery can carry a message of at
-// most MaxMessageBytes in, before it is read.
+// bounded refuses a body larger than the source's body can carry a
+// message of at most MaxMessageBytes in, before it is read.
 func (h *Handler[T]) bounded(rec *events.SQSMessage) error {
-	if maxBody := h.cfg.bodyBound(); len(rec.Body) > maxBody {
+	if maxBody := h.body.Bound(h.cfg.MaxMessageBytes); len(rec.Body) > maxBody {
 		return fmt.Errorf("%w: body of %d bytes, more than %d, the most that can carry a message of at most %d bytes", outcome.ErrBadInput, len(rec.Body), maxBody, h.cfg.MaxMessageBytes)
 	}
 	return nil
 }
 
-// message reads the one fact of a message that is not an S3 notification:
-// an SNS envelope's or a raw body's (parse), or an EventBridge event's
-// detail.
-func (h *Handler[T]) message(rec *events.SQSMessage) (item, error) {
+// message reads the one fact of a message whose body carries one.
+func (h *Handler[T]) message(rec *events.SQSMessage) (Item, error) {
 	if err := h.bounded(rec); err != nil {
-		return item{}, err
+		return Item{}, err
 	}
-	if h.cfg.Delivery == contract.EventBridge {
-		return eventItem([]byte(rec.Body))
-	}
-	it := item{source: "SNS Timestamp"}
-	var err error
-	it.payload, it.published, err = parse([]byte(rec.Body), h.cfg.Delivery)
-	return it, err
+	return h.one.Read([]byte(rec.Body))
 }
 
 // fact judges one fact of a message and runs it. A panic in the author's
 // code (key function, message decoding) fails this fact only; the guard
 // already turns a panic in the effect into a released reservation.
-func (b *round[T]) fact(ctx context.Context, rec *events.SQSMessage, it *item) (r report) {
+func (b *round[T]) fact(ctx context.Context, rec *events.SQSMessage, it *Item) (r report) {
 	defer func() {
 		if p := recover(); p != nil {
 			r = report{Report: batch.Report{Outcome: outcome.Failed, Key: r.Key, Err: fmt.Errorf("panic: %v", p)}}
@@ -486,57 +464,36 @@ func (b *round[T]) fact(ctx context.Context, rec *events.SQSMessage, it *item) (
 type judged[T any] struct {
 	fact   idempotency.Fact
 	msg    T
-	source string  // what the origin time is (origin)
-	replay *Replay // an operator's replay (ReplayAttribute)
+	source string         // what the origin time is (origin)
+	replay *replay.Replay // an operator's replay (replay.Attribute)
 }
 
 // judge reads one fact of a message: its payload bounded and decoded, its
 // key, the guard's Fact, its origin time. bad is the fact's bad input.
-func (h *Handler[T]) judge(rec *events.SQSMessage, it *item) (j judged[T], bad *batch.Report) {
+func (h *Handler[T]) judge(rec *events.SQSMessage, it *Item) (j judged[T], bad *batch.Report) {
 	fail := func(r batch.Report) (judged[T], *batch.Report) { return judged[T]{}, &r }
-	if it.err != nil {
-		return fail(batch.Bad(it.err))
+	if it.Err != nil {
+		return fail(batch.Bad(it.Err))
 	}
-	if len(it.payload) > h.cfg.MaxMessageBytes {
-		return fail(batch.Bad(fmt.Errorf("%w: message of %d bytes, more than %d", outcome.ErrBadInput, len(it.payload), h.cfg.MaxMessageBytes)))
+	if len(it.Payload) > h.cfg.MaxMessageBytes {
+		return fail(batch.Bad(fmt.Errorf("%w: message of %d bytes, more than %d", outcome.ErrBadInput, len(it.Payload), h.cfg.MaxMessageBytes)))
 	}
-	if err := h.decode(it, &j.msg); err != nil {
+	if err := h.body.Decode(it, &j.msg); err != nil {
 		return fail(batch.Bad(fmt.Errorf("%w: decode message: %v", outcome.ErrBadInput, err)))
 	}
 	var err error
-	if j.fact, bad = h.e.Fact(j.msg, it.payload); bad != nil {
+	if j.fact, bad = h.e.Fact(j.msg, it.Payload); bad != nil {
 		return judged[T]{}, bad
 	}
-	j.fact.Sent, j.source, _ = origin(rec, it.published, it.source)
-	if j.replay, err = replayOf(rec); err != nil {
+	j.fact.Sent, j.source, _ = origin(rec, it.Published, it.Source)
+	if j.replay, err = replay.Of(rec); err != nil {
 		return fail(batch.Report{Outcome: outcome.BadInput, Key: j.fact.Key, Err: err})
 	}
 	if j.replay != nil { // the operator's time, not the body's, is its origin (ReplayAttribute)
-		j.fact.Sent, j.source, _ = origin(rec, j.replay.At, "time of the operator's replay ("+ReplayAttribute+")")
+		j.fact.Sent, j.source, _ = origin(rec, j.replay.At, "time of the operator's replay ("+replay.Attribute+")")
 		j.fact.Replay = j.replay.Encode()
 	}
 	return j, nil // the guard takes the key only while the message is younger than the window (Sent)
-}
-
-// bodyBound is the largest body that can carry a message of at most
-// MaxMessageBytes in c's delivery: an EventBridge event or an S3
-// notification is bounded by the queue alone (the event's resources, the
-// notification's records, are not the message's); an SNS envelope (or a raw
-// body, which contract.Auto may find to be one) by envelopeBound.
-func (c Config) bodyBound() int {
-	if c.Delivery == contract.EventBridge || c.Delivery == contract.S3 {
-		return contract.MaxQueueBodyBytes
-	}
-	return envelopeBound(c.MaxMessageBytes)
-}
-
-// envelopeBound is the largest body that can carry a message of at most n
-// bytes: an SNS envelope can double the message and adds its own fields.
-func envelopeBound(n int) int {
-	if n > (math.MaxInt-contract.EnvelopeOverheadBytes)/2 {
-		return math.MaxInt
-	}
-	return 2*n + contract.EnvelopeOverheadBytes
 }
 
 // log writes the record's line: key, message id, outcome and, for failures,
@@ -576,7 +533,7 @@ func (h *Handler[T]) log(ctx context.Context, rec *events.SQSMessage, r report, 
 		attrs = append(attrs, slog.String("warning", errNoOrigin))
 	}
 	if r.replay != nil {
-		attrs = append(attrs, r.replay.logAttr())
+		attrs = append(attrs, r.replay.LogAttr())
 	}
 	h.e.Logger.LogAttrs(ctx, level, "record", attrs...)
 }

@@ -1,4 +1,4 @@
-package sqsbatch
+package queue
 
 import (
 	"time"
