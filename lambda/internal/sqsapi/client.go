@@ -156,12 +156,12 @@ func (c *Client) call(ctx context.Context, q *Queue, action string, in, out any)
 				return nil
 			}
 			if err := json.Unmarshal(resp, out); err != nil {
-				return fmt.Errorf("sqs %s on %s: answer %.200q: %w", action, q.arn, resp, err)
+				return fmt.Errorf("sqs %s on queue %s: answer %.200q: %w", action, q.arn, resp, err)
 			}
 			return nil
 		}
 		if release, err = c.retry(ctx, attempt, err); err != nil {
-			return fmt.Errorf("sqs %s on %s: %w", action, q.arn, err)
+			return fmt.Errorf("sqs %s on queue %s: %w", action, q.arn, err)
 		}
 	}
 }

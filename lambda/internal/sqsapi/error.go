@@ -32,12 +32,16 @@ type Error struct {
 	RequestID string
 }
 
+// Error names the code (and the type, when it differs), the message, the
+// HTTP status and the request: "AWS.SimpleQueueService.NonExistentQueue
+// (QueueDoesNotExist): The specified queue does not exist. (HTTP 400,
+// request 6691…)". The caller names the action and the queue.
 func (e *Error) Error() string {
-	code := e.Type
-	if e.QueryCode != "" && e.QueryCode != e.Type {
-		code += " (" + e.QueryCode + ")"
+	code := e.ErrorCode()
+	if e.Type != code {
+		code += " (" + e.Type + ")"
 	}
-	return fmt.Sprintf("sqs %s: %s: %s (HTTP %d, request %s)", e.Action, strings.TrimSpace(code), e.Message, e.StatusCode, e.RequestID)
+	return fmt.Sprintf("%s: %s (HTTP %d, request %s)", code, e.Message, e.StatusCode, e.RequestID)
 }
 
 // ErrorCode is the error's code as an SDK client reports it: the query
