@@ -26,6 +26,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -89,6 +90,9 @@ func (c *Client) Queue(ctx context.Context, arn string) (*Queue, error) {
 	endpoint, err := c.endpoints.resolve(a)
 	if err != nil {
 		return nil, fmt.Errorf("queue %s: %w", arn, err)
+	}
+	if !strings.HasSuffix(endpoint, "/") {
+		endpoint += "/" // the operation's path, as the SDK joins it
 	}
 	q := &Queue{arn: a, endpoint: endpoint}
 	var out struct {
