@@ -14,7 +14,6 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
-	"github.com/aws/smithy-go"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 	"github.com/idempotent-consumer/idempotent-consumer/test/internal/kumotest"
@@ -134,9 +133,15 @@ func TestVisibilityOnKumo(t *testing.T) {
 	}
 }
 
+// apiError is the part of smithy.APIError an SDK client's caller reads.
+type apiError interface {
+	error
+	ErrorCode() string
+}
+
 // TestVisibilityErrorsOnKumo: SQS's refusals come back as errors naming the
 // action, SQS's code and message, the query protocol's code as an SDK
-// client reports it (smithy.APIError), after one request (a refusal is not
+// client reports it (a smithy.APIError's ErrorCode), after one request (a refusal is not
 // retried), and nothing is cached of a failed lookup: a queue that does not
 // exist yet is found once it does. A receipt handle SQS never gave is
 // refused (ReceiptHandleIsInvalid).
@@ -146,7 +151,7 @@ func TestVisibilityErrorsOnKumo(t *testing.T) {
 	name := fmt.Sprintf("visibility-late-%d", time.Now().UnixNano())
 	arn := "arn:aws:sqs:us-east-1:000000000000:" + name
 	_, err := r.changer.QueueVisibility(ctx, arn)
-	var api smithy.APIError
+	var api apiError
 	if !errors.As(err, &api) || api.ErrorCode() != "AWS.SimpleQueueService.NonExistentQueue" ||
 		!strings.Contains(err.Error(), "GetQueueUrl") || !strings.Contains(err.Error(), "does not exist") || !strings.Contains(err.Error(), arn) {
 		t.Fatalf("QueueVisibility of a queue that does not exist: %v", err)
