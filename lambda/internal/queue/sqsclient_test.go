@@ -2,55 +2,38 @@ package queue
 
 import (
 	"context"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/build"
 )
 
-type fakeSQS struct {
-	lookups, attrs int
-	changes        []sqs.ChangeMessageVisibilityInput
+// noRequests fails the test on any request: a changer given an ARN that is
+// not a queue's must refuse it before calling SQS.
+type noRequests struct{ t *testing.T }
+
+func (n noRequests) Do(r *http.Request) (*http.Response, error) {
+	n.t.Errorf("request to %s", r.URL)
+	return nil, http.ErrNotSupported
 }
 
-func (f *fakeSQS) GetQueueUrl(_ context.Context, in *sqs.GetQueueUrlInput, _ ...func(*sqs.Options)) (*sqs.GetQueueUrlOutput, error) {
-	f.lookups++
-	return &sqs.GetQueueUrlOutput{QueueUrl: aws.String("https://sqs.eu-west-1.amazonaws.com/" + aws.ToString(in.QueueOwnerAWSAccountId) + "/" + aws.ToString(in.QueueName))}, nil
-}
-
-func (f *fakeSQS) GetQueueAttributes(_ context.Context, in *sqs.GetQueueAttributesInput, _ ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error) {
-	f.attrs++
-	return &sqs.GetQueueAttributesOutput{Attributes: map[string]string{"VisibilityTimeout": "180"}}, nil
-}
-
-func (f *fakeSQS) ChangeMessageVisibility(_ context.Context, in *sqs.ChangeMessageVisibilityInput, _ ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityOutput, error) {
-	f.changes = append(f.changes, *in)
-	return &sqs.ChangeMessageVisibilityOutput{}, nil
-}
-
-// TestVisibilityFindsTheQueueOnce: the changer looks the queue's URL up
-// once per event source ARN and sets the timeout in seconds.
-func TestVisibilityFindsTheQueueOnce(t *testing.T) {
-	api := &fakeSQS{}
-	v := NewVisibility(api)
-	for _, h := range []string{"rh-1", "rh-2"} {
-		if d, err := v.QueueVisibility(context.Background(), "arn:aws:sqs:eu-west-1:123456789012:orders"); err != nil || d != 180*time.Second {
-			t.Fatalf("QueueVisibility = %v, %v", d, err)
+// TestVisibilityRefusesAnARNNotAQueues: an event source ARN that is not an
+// SQS queue's is refused, naming it, without a request. The changer's calls
+// to SQS are tested on kumo (test/kumo, TestVisibilityOnKumo).
+func TestVisibilityRefusesAnARNNotAQueues(t *testing.T) {
+	v := NewVisibility(aws.Config{Region: "eu-west-1", HTTPClient: noRequests{t}})
+	for _, arn := range []string{"arn:aws:sns:eu-west-1:123456789012:orders", "orders", "arn:aws:sqs:eu-west-1:123456789012", ""} {
+		if err := v.ChangeVisibility(context.Background(), arn, "rh", time.Second); err == nil || !strings.Contains(err.Error(), "not an SQS queue ARN") {
+			t.Errorf("ChangeVisibility(%q): %v", arn, err)
 		}
-		if err := v.ChangeVisibility(context.Background(), "arn:aws:sqs:eu-west-1:123456789012:orders", h, 7*time.Second); err != nil {
-			t.Fatal(err)
+		if _, err := v.QueueVisibility(context.Background(), arn); err == nil {
+			t.Errorf("QueueVisibility(%q): no error", arn)
 		}
-	}
-	if err := v.ChangeVisibility(context.Background(), "arn:aws:sns:eu-west-1:123456789012:orders", "rh-3", time.Second); err == nil {
-		t.Error("an SNS ARN was taken for a queue")
-	}
-	if api.lookups != 1 || api.attrs != 1 || len(api.changes) != 2 || aws.ToString(api.changes[1].QueueUrl) != "https://sqs.eu-west-1.amazonaws.com/123456789012/orders" ||
-		api.changes[1].VisibilityTimeout != 7 || aws.ToString(api.changes[1].ReceiptHandle) != "rh-2" {
-		t.Errorf("lookups %d, changes %+v", api.lookups, api.changes)
 	}
 }
 
@@ -58,7 +41,7 @@ func TestVisibilityFindsTheQueueOnce(t *testing.T) {
 // caller's changer, none with a store of the caller's, and an SQS client
 // of the AWS configuration otherwise.
 func TestNewWiresTheVisibilityOfItsConfiguration(t *testing.T) {
-	mine := NewVisibility(&fakeSQS{})
+	mine := NewVisibility(aws.Config{})
 	if got := visibilityOf(&build.Env{Opts: &build.Options{Source: map[string]any{visibilityOption: mine}}}); got != mine {
 		t.Errorf("WithVisibility: %v", got)
 	}

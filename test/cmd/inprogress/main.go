@@ -129,7 +129,7 @@ func run(orders, copies, pollers int, timeout, work time.Duration, after bool) (
 		Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)), Metrics: io.Discard}
 	var changer *counting
 	if after {
-		changer = &counting{VisibilityChanger: sqsbatch.NewVisibility(cl.SQS)}
+		changer = &counting{VisibilityChanger: sqsbatch.NewVisibility(cl.Config)}
 		cfg.Visibility = changer
 	} else {
 		cfg.InProgressWait = -1 // as before: no wait in the invocation either
