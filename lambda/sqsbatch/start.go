@@ -3,6 +3,8 @@ package sqsbatch
 import (
 	"fmt"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
@@ -85,3 +87,10 @@ func load(o *build.Options, checkTx func(idempotency.TxStore) error) (*idempoten
 // the backoff, back through v instead of the SQS client that the entry
 // points build (Config.Visibility), on every queue-fed source.
 func WithVisibility(v VisibilityChanger) handler.Option { return queue.WithVisibility(v) }
+
+// NewVisibility returns the VisibilityChanger that the entry points build,
+// over the SQS API of cfg (Config.Visibility, for a Handler built with
+// New): it finds a queue's URL and visibility timeout once per queue, then
+// calls ChangeMessageVisibility. The construct's role grants both on the
+// consumer's queue.
+func NewVisibility(cfg aws.Config) VisibilityChanger { return queue.NewVisibility(cfg) }
