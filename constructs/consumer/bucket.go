@@ -118,7 +118,7 @@ var notificationsHandlerFindings = []nag.Rule{
 // BucketNotificationsHandler050a0587b7544547bf325f094a3db834) the reason
 // of their cdk-nag findings (CDK's own code, which the app cannot change),
 // and the log retention CDK leaves out: a log group of the stack
-// (ids.NotificationsHandlerLogs, DefaultLogRetention), which the function
+// (ids.NotificationsHandlerLogs, family.DefaultLogRetention), which the function
 // logs to (its LoggingConfig), instead of one Lambda creates that never
 // expires.
 func suppressNotificationsHandler(stack awscdk.Stack) {
