@@ -1,4 +1,7 @@
-package cdktest
+// Package report reads the validation report that a failed synthesis
+// writes, for package cdktest (which adds its findings to a panic's message)
+// and package nagtest (which returns cdk-nag's findings from it).
+package report
 
 import (
 	"encoding/json"
@@ -27,6 +30,7 @@ type Violation struct {
 	Path string
 }
 
+// String is the violation as a failed test lists it.
 func (v Violation) String() string { return fmt.Sprintf("%s /%s: %s", v.Severity, v.Path, v.Message) }
 
 // reportPath finds the report's file in jsii's message of a failed
@@ -34,10 +38,10 @@ func (v Violation) String() string { return fmt.Sprintf("%s /%s: %s", v.Severity
 // be found in: /…/validation-report.json".
 var reportPath = regexp.MustCompile(`found in: (\S*validation-report\.json)`)
 
-// ValidationFailure reads the validation report that a failed synthesis
-// names in its panic message msg (as Panics returns it), and reports false
-// when msg is no validation failure or the report cannot be read.
-func ValidationFailure(msg string) ([]Violation, bool) {
+// Read reads the validation report that a failed synthesis names in its
+// panic message msg (as cdktest.Panics returns it), and reports false when
+// msg is no validation failure or the report cannot be read.
+func Read(msg string) ([]Violation, bool) {
 	m := reportPath.FindStringSubmatch(msg)
 	if m == nil {
 		return nil, false
@@ -72,11 +76,11 @@ func ValidationFailure(msg string) ([]Violation, bool) {
 	return out, true
 }
 
-// explain adds to a jsii panic message what a validation failure's report
+// Explain adds to a jsii panic message what a validation failure's report
 // says, so that a failed test shows the findings and not only the report's
 // file name.
-func explain(msg string) string {
-	violations, ok := ValidationFailure(msg)
+func Explain(msg string) string {
+	violations, ok := Read(msg)
 	if !ok {
 		return msg
 	}
