@@ -31,7 +31,7 @@ const (
 	// EventBridge means every body is an EventBridge event as a rule
 	// delivers it to an SQS target (the whole event, no input
 	// transformer): the business message is its detail, the only part
-	// hashed (see Event, NewEvents).
+	// hashed (see eventbridge.Event).
 	EventBridge Delivery = "eventbridge"
 	// S3 means every body is an S3 event notification: a Records array,
 	// one fact per record, each with its own outcome (see Object,

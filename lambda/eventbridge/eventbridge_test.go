@@ -76,10 +76,10 @@ func TestEventBridgeProducerRetryIsOneFact(t *testing.T) {
 	}
 }
 
-// TestNewEventsGivesTheKeyTheEvent: NewEvents hands the key function and
+// TestNewGivesTheKeyTheEvent: New hands the key function and
 // the effect the whole event, its detail decoded; the key may take the
 // source, and the hash is still the detail's alone.
-func TestNewEventsGivesTheKeyTheEvent(t *testing.T) {
+func TestNewGivesTheKeyTheEvent(t *testing.T) {
 	f := queuetest.NewFixture(t)
 	var seen []eventbridge.Event[queuetest.Order]
 	key := func(e eventbridge.Event[queuetest.Order]) (string, error) {
@@ -89,7 +89,7 @@ func TestNewEventsGivesTheKeyTheEvent(t *testing.T) {
 		seen = append(seen, e)
 		return "", nil
 	}
-	cfg := f.Config("") // NewEvents sets the delivery
+	cfg := f.Config("") // New sets the delivery
 	cfg.Concurrency = 1
 	h := eventbridge.New(f.Guard, key, effect, cfg)
 	now := time.Now()

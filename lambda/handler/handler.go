@@ -7,9 +7,9 @@
 //		sqsbatch.Start(orderKey, charge)
 //	}
 //
-// Entry points: sqsbatch.Start and StartTx (an SQS queue: SNS envelopes or
-// raw messages), sqsbatch.StartEvents (an EventBridge rule),
-// sqsbatch.StartObjects (an S3 bucket's notifications),
+// Entry points, one package per source: sqsbatch.Start and StartTx (an
+// SQS queue: SNS envelopes or raw messages), eventbridge.Start (an
+// EventBridge rule), s3event.Start (an S3 bucket's notifications),
 // streambatch.StartKinesis and StartDynamoDB (and their Tx), endpoint.Start
 // (an HTTP endpoint or webhook), step.Start (a saga step on Step
 // Functions); each has a FromEnv twin that builds the

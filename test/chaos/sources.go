@@ -24,7 +24,7 @@ import (
 
 // The sources simulation: the consumer's other sources, an EventBridge rule
 // and an S3 bucket, each delivering into its own standard queue, consumed
-// by the real adapter (sqsbatch.NewEvents, sqsbatch.NewObjects) under a
+// by the real adapter (eventbridge.New, s3event.New) under a
 // guard on the memory store, on the virtual clock, with the faults of each
 // source:
 //

@@ -489,7 +489,7 @@ func (h *Handler[T]) judge(rec *events.SQSMessage, it *Item) (j judged[T], bad *
 	if j.replay, err = replay.Of(rec); err != nil {
 		return fail(batch.Report{Outcome: outcome.BadInput, Key: j.fact.Key, Err: err})
 	}
-	if j.replay != nil { // the operator's time, not the body's, is its origin (ReplayAttribute)
+	if j.replay != nil { // the operator's time, not the body's, is its origin (replay.Attribute)
 		j.fact.Sent, j.source, _ = origin(rec, j.replay.At, "time of the operator's replay ("+replay.Attribute+")")
 		j.fact.Replay = j.replay.Encode()
 	}
@@ -500,7 +500,7 @@ func (h *Handler[T]) judge(rec *events.SQSMessage, it *Item) (j judged[T], bad *
 // why.
 //
 // Levels: a success is INFO (WARN with a warning: a dropped result, no origin
-// time, an operator's replay: ReplayAttribute); a record that SQS redelivers and that may still succeed is WARN
+// time, an operator's replay: replay.Attribute); a record that SQS redelivers and that may still succeed is WARN
 // (in progress elsewhere, not started); everything an operator must see,
 // even at LogLevel ERROR, is ERROR: a mismatch, bad input, a failure, an
 // expired message, a record not started on its last receive (it goes to the

@@ -176,7 +176,7 @@ func (e *effects) run(fact string) error {
 
 // TestEventBridgeRuleThroughKumo: PutEvents → a rule on kumo's default bus
 // → its SQS target (a standard queue) → the real handler, built by
-// sqsbatch.EventsFromEnv from the environment the construct writes for a bus
+// eventbridge.FromEnv from the environment the construct writes for a bus
 // source (MESSAGE_DELIVERY=eventbridge), on kumo's DynamoDB. The handler
 // runs in the test's process, invoked by a poller that plays the event
 // source mapping. A producer's retry (a second PutEvents of the same

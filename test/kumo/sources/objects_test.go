@@ -22,7 +22,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/test/internal/kumotest"
 )
 
-// objectsConsumer is the real handler of a bucket source (sqsbatch.ObjectsFromEnv,
+// objectsConsumer is the real handler of a bucket source (s3event.FromEnv,
 // MESSAGE_DELIVERY=s3) on kumo's DynamoDB; its effect counts the facts by
 // the default key and fails the keys it is told to, once each.
 func objectsConsumer(t *testing.T, c kumotest.Clients, table string, eff *effects) *poller {
