@@ -23,6 +23,7 @@ package sqsbatch
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"time"
 
@@ -31,6 +32,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/batch"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/queue"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
 // Handler is a Lambda handler for SQS batches of messages of type T: its
@@ -75,8 +77,13 @@ func (body[T]) Bound(n int) int {
 }
 
 // Read reads the message of an envelope or a raw body, and the envelope's
-// publish time.
+// publish time. A Config of another source's delivery fails every record
+// (a misconfiguration, which fails the invocation): its bodies are read by
+// its own package.
 func (b body[T]) Read(raw []byte) (queue.Item, error) {
+	if b.delivery == contract.EventBridge || b.delivery == contract.S3 {
+		return queue.Item{}, fmt.Errorf("%w: sqsbatch reads SNS envelopes and raw messages, and Config.Delivery is %q: build the handler with package eventbridge or s3event", outcome.ErrMisconfigured, b.delivery)
+	}
 	it := queue.Item{Source: "SNS Timestamp"}
 	var err error
 	it.Payload, it.Published, err = parse(raw, b.delivery)

@@ -52,6 +52,21 @@ func TestFromEnvRefusesAnotherSourcesDelivery(t *testing.T) {
 	}
 }
 
+// TestNewRefusesAnotherSourcesDelivery: a handler built with New and the
+// delivery of an EventBridge rule or an S3 bucket reads no body as a raw
+// message: it fails the invocation, naming the package to use, and runs
+// nothing.
+func TestNewRefusesAnotherSourcesDelivery(t *testing.T) {
+	for _, d := range []contract.Delivery{contract.EventBridge, contract.S3} {
+		f := newFixture(t)
+		rec := message(`{"orderId":"o-1","amount":5}`, contract.Raw)
+		_, err := f.Handler(d).Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec}})
+		if !errors.Is(err, outcome.ErrMisconfigured) || !strings.Contains(err.Error(), "package eventbridge or s3event") || f.EffectCount("o-1") != 0 {
+			t.Errorf("delivery %s: %v, effect ran %d times", d, err, f.EffectCount("o-1"))
+		}
+	}
+}
+
 // TestNewRunsTheContractsSettings: the handler built from an encoded
 // contract processes a fact once, under the namespace and delivery the
 // contract says.
