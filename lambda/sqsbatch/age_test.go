@@ -15,8 +15,6 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
-type clock = queuetest.Clock
-
 const testWindow = queuetest.Window
 
 var newClockFixture = queuetest.NewClockFixture
@@ -180,7 +178,7 @@ func TestExpiredInABatchWithItsFact(t *testing.T) {
 // during each Get.
 type slowReadStore struct {
 	*queuetest.CountingStore
-	clk  *clock
+	clk  *storetest.Clock
 	slow time.Duration
 }
 
@@ -198,7 +196,7 @@ func (s *slowReadStore) Get(ctx context.Context, k string) (*idempotency.Record,
 func TestExpiredWhileInTheStore(t *testing.T) {
 	for _, tx := range []bool{false, true} {
 		t.Run(map[bool]string{false: "Run", true: "RunTx"}[tx], func(t *testing.T) {
-			clk := queuetest.NewClock()
+			clk := storetest.NewClock()
 			f := &fixture{Store: newCountingStore()}
 			f.Store.MemoryStore.OmitOld = true
 			store := &slowReadStore{CountingStore: f.Store, clk: clk}

@@ -207,37 +207,14 @@ func FailedIDs(resp events.SQSEventResponse) map[string]bool {
 	return m
 }
 
-// Clock is a settable clock for a guard.
-type Clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-// NewClock returns a Clock at 2026-12-01 08:00 UTC.
-func NewClock() *Clock { return &Clock{now: time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)} }
-
-// Now is the clock's time.
-func (c *Clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-// Advance moves the clock by d.
-func (c *Clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 // Window is the business window of NewClockFixture's guard.
 const Window = 10 * time.Minute
 
 // NewClockFixture is NewFixture with a guard on a clock of the test's own,
 // a business window of Window and a lease of a minute.
-func NewClockFixture(t testing.TB) (*Fixture, *Clock) {
+func NewClockFixture(t testing.TB) (*Fixture, *storetest.Clock) {
 	t.Helper()
-	c := NewClock()
+	c := storetest.NewClock()
 	return NewFixtureWith(t, idempotency.Config{Namespace: "charge", Window: Window, LeaseMax: time.Minute, Now: c.Now}), c
 }
 
