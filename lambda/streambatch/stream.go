@@ -124,7 +124,7 @@ func newCore[M any](guard *idempotency.Guard, key handler.KeyFunc[M], run batch.
 func (c *core[M]) handle(ctx context.Context, recs []record[M]) (string, error) {
 	start := time.Now()
 	reports := make([]report, len(recs))
-	b := c.e.Batch()
+	b := &batch.Batch[M]{Engine: &c.e}
 	batch.Run(groupsOf(recs), c.cfg.Concurrency, func(i int, failed bool) bool {
 		reports[i] = c.next(ctx, b, &recs[i], failed)
 		return reports[i].Outcome.Succeeded()

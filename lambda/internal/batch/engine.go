@@ -20,7 +20,7 @@
 // A source keeps what is its own: how it decodes a record, how it names
 // one in logs, how it reports failures to its event source (SQS's
 // batchItemFailures, a stream's checkpoint) and what it does with a fact
-// found in progress (Batch.InProgress). The guard knows nothing of sources,
+// found in progress (Batch.Waiter). The guard knows nothing of sources,
 // and a source knows nothing of the store.
 package batch
 
@@ -143,24 +143,29 @@ type Fact[M any] struct {
 	Record any       // the source's record, for its InProgress
 }
 
-// Batch is the state the facts of one batch share.
+// Batch is the state the facts of one batch share: a zero Batch with its
+// Engine set starts a batch.
 type Batch[M any] struct {
-	// InProgress, when set, is called when the guard finds a fact in
-	// progress elsewhere (err wraps idempotency.ErrInProgress), and returns
-	// the answer to report instead: the fact run again after a wait, or the
-	// error with when its record comes back.
-	InProgress func(ctx context.Context, f *Fact[M], used *idempotency.Capacity, err error) (idempotency.Result, error)
-	e          *Engine[M]
-	flights    flight.Set // by namespaced key
+	Engine *Engine[M]
+	// Waiter, when set, hears of a fact the guard finds in progress
+	// elsewhere.
+	Waiter  Waiter[M]
+	flights flight.Set // by namespaced key
 }
 
-// Batch starts a batch.
-func (e *Engine[M]) Batch() *Batch[M] { return &Batch[M]{e: e} }
+// Waiter is what a source does with a fact found in progress elsewhere.
+type Waiter[M any] interface {
+	// InProgress is called when the guard finds f in progress elsewhere
+	// (err wraps idempotency.ErrInProgress), and returns the answer to
+	// report instead: the fact run again after a wait, or the error with
+	// when its record comes back.
+	InProgress(ctx context.Context, f Fact[M], used *idempotency.Capacity, err error) (idempotency.Result, error)
+}
 
 // Start runs a judged fact unless it is expired, too close to the deadline,
 // or carried by an earlier fact of the batch, whose outcome it then takes.
 func (b *Batch[M]) Start(ctx context.Context, f Fact[M]) Report {
-	e := b.e
+	e := b.Engine
 	noOrigin := f.Sent.IsZero()
 	// The age is taken once the fact may start (the guard takes it again at
 	// each write): an expired fact costs no store request.
@@ -198,10 +203,10 @@ func (b *Batch[M]) Start(ctx context.Context, f Fact[M]) Report {
 // run runs the fact's effect, and says what the source must hear of its
 // answer: a takeover, an expiry, a dropped result.
 func (b *Batch[M]) run(ctx context.Context, f Fact[M], used *idempotency.Capacity) (idempotency.Result, error) {
-	e := b.e
+	e := b.Engine
 	res, err := e.Run(idempotency.WithCapacity(ctx, used), f.Fact, f.Msg)
-	if b.InProgress != nil && errors.Is(err, idempotency.ErrInProgress) {
-		res, err = b.InProgress(ctx, &f, used, err)
+	if b.Waiter != nil && errors.Is(err, idempotency.ErrInProgress) {
+		res, err = b.Waiter.InProgress(ctx, f, used, err)
 	}
 	if res.TookOver { // a fact of its own: the effect may have run before, under the same key
 		e.Logger.LogAttrs(ctx, slog.LevelWarn, "takeover", slog.String("consumer", e.Consumer), f.ID, slog.String("key", f.Key), slog.Time("lapsed_lease", res.LapsedLease), slog.String("reason", "took over the reservation of a worker whose lease ended (it crashed or ran out of time): the effect ran again, and may have run before"))

@@ -21,8 +21,15 @@ func Run(groups [][]int, limit int, next func(i int, failed bool) bool) {
 		inOrder(groups, next)
 		return
 	}
-	work := make(chan []int)
 	var wg sync.WaitGroup
+	if limit == len(groups) { // a worker per group: no queue to take them from
+		for _, g := range groups {
+			wg.Go(func() { runGroup(g, next) })
+		}
+		wg.Wait()
+		return
+	}
+	work := make(chan []int)
 	for range limit {
 		wg.Go(func() {
 			for g := range work {

@@ -231,8 +231,8 @@ func (h *Handler[T]) Handle(ctx context.Context, ev events.SQSEvent) (events.SQS
 			slog.Int("records", ungrouped),
 			slog.String("reason", "records without a MessageGroupId on a FIFO consumer: run one after another in batch order, as one message group"))
 	}
-	r := &round[T]{h: h, b: h.e.Batch()}
-	r.b.InProgress = r.inProgress
+	r := &round[T]{h: h}
+	r.b.Engine, r.b.Waiter = &h.e, r
 	batch.Run(grouped, h.cfg.Concurrency, func(i int, failed bool) bool {
 		reports[i] = r.next(ctx, &ev.Records[i], failed)
 		return reports[i].Outcome.Succeeded()
@@ -386,7 +386,7 @@ func (h *Handler[T]) lastReceive(rec *events.SQSMessage) bool {
 // round is the state shared by the records of one batch.
 type round[T any] struct {
 	h  *Handler[T]
-	b  *batch.Batch[T]
+	b  batch.Batch[T]
 	mu sync.Mutex
 	// groupBack is when each FIFO group whose record was found in progress
 	// (visibility.go), or failed and was delayed (backoff.go), comes back.

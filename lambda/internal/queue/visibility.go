@@ -42,7 +42,7 @@ const (
 	visibilityCall = 2 * time.Second
 )
 
-// inProgress brings back sooner a record found IN_PROGRESS elsewhere (r):
+// InProgress brings back sooner a record found IN_PROGRESS elsewhere (r):
 // the blocking lease ends at the other invocation's deadline, usually long
 // before the queue's visibility timeout (six times the function's timeout
 // by default) would make the message visible again. When the lease ends
@@ -54,7 +54,7 @@ const (
 // its ApproximateReceiveCount is below MaxReceiveCount − 1 (DESIGN.md, "In
 // progress deliveries come back when the lease can end"). On a FIFO queue the
 // later records of its group, not started behind it, follow it (follow).
-func (b *round[T]) inProgress(ctx context.Context, f *batch.Fact[T], used *idempotency.Capacity, err error) (idempotency.Result, error) {
+func (b *round[T]) InProgress(ctx context.Context, f batch.Fact[T], used *idempotency.Capacity, err error) (idempotency.Result, error) {
 	h := b.h
 	rec := f.Record.(*events.SQSMessage)
 	until, ok := idempotency.LeaseEnd(err)
