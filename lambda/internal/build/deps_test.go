@@ -35,8 +35,9 @@ func TestTheEntryPointsLinkNoConfigPackage(t *testing.T) {
 
 // TestAQueueConsumerLinksOnlyItsSource: a queue consumer's bootstrap
 // (app/cmd/charge, on sqsbatch.Start) links none of the other shapes' code:
-// no HTTP handler, webhook verifier, Secrets Manager client, stream adapter
-// or saga step; the bootstrap holds what its source runs (issue 32).
+// no HTTP handler, webhook verifier, Secrets Manager client, stream source
+// (kinesis, dynamodbstream, their core) or saga step; the bootstrap holds
+// what its source runs (issue 32).
 func TestAQueueConsumerLinksOnlyItsSource(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", "../../../app/cmd/charge").CombinedOutput()
 	if err != nil {
@@ -47,10 +48,40 @@ func TestAQueueConsumerLinksOnlyItsSource(t *testing.T) {
 	if !slices.Contains(deps, lib+"sqsbatch") {
 		t.Fatalf("go list -deps ../cmd/charge has no sqsbatch; the test is not looking at a queue consumer:\n%s", out)
 	}
-	for _, other := range []string{lib + "httpkey", lib + "webhook", lib + "endpoint", lib + "streambatch", lib + "step",
+	for _, other := range []string{lib + "httpkey", lib + "webhook", lib + "endpoint", lib + "kinesis", lib + "dynamodbstream", lib + "internal/stream", lib + "step",
 		"github.com/aws/aws-sdk-go-v2/service/secretsmanager", "github.com/aws/aws-sdk-go-v2/service/kinesis"} {
 		if slices.Contains(deps, other) {
 			t.Errorf("app/cmd/charge, a queue consumer, links %s", other)
+		}
+	}
+}
+
+// TestAStreamConsumerLinksOnlyItsSource: a stream consumer's bootstrap links
+// its own stream source and none of the other shapes' code: not the other
+// stream source, nor the queue source, HTTP handler, webhook verifier,
+// Secrets Manager, SQS or Kinesis clients, or saga step. app/cmd/notify is
+// a DynamoDB stream consumer's main; a Kinesis consumer's main links what
+// package kinesis links, and its own imports.
+func TestAStreamConsumerLinksOnlyItsSource(t *testing.T) {
+	const lib = "github.com/idempotent-consumer/idempotent-consumer/lambda/"
+	shapes := []string{lib + "sqsbatch", lib + "httpkey", lib + "webhook", lib + "endpoint", lib + "step",
+		"github.com/aws/aws-sdk-go-v2/service/secretsmanager", "github.com/aws/aws-sdk-go-v2/service/sqs", "github.com/aws/aws-sdk-go-v2/service/kinesis"}
+	for _, c := range []struct{ main, own, other string }{
+		{"../../../app/cmd/notify", lib + "dynamodbstream", lib + "kinesis"},
+		{"../../kinesis", lib + "kinesis", lib + "dynamodbstream"},
+	} {
+		out, err := exec.Command("go", "list", "-deps", c.main).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list: %v\n%s", err, out)
+		}
+		deps := strings.Fields(string(out))
+		if !slices.Contains(deps, c.own) || !slices.Contains(deps, lib+"internal/stream") {
+			t.Fatalf("go list -deps %s has no %s on the stream core; the test is not looking at a stream consumer:\n%s", c.main, c.own, out)
+		}
+		for _, other := range append([]string{c.other}, shapes...) {
+			if slices.Contains(deps, other) {
+				t.Errorf("%s, a stream consumer on %s, links %s", c.main, c.own, other)
+			}
 		}
 	}
 }
