@@ -74,7 +74,7 @@ const (
 	// NEW_AND_OLD_IMAGES.
 	ImagesNew Images = "new"
 	// ImagesNewAndOld: the old image of a MODIFY too
-	// (streambatch.Config.OldImage). The stream's view type must be
+	// (dynamodbstream.Config.OldImage). The stream's view type must be
 	// NEW_AND_OLD_IMAGES.
 	ImagesNewAndOld Images = "new-and-old"
 )
