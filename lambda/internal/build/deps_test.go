@@ -33,6 +33,9 @@ func TestTheEntryPointsLinkNoConfigPackage(t *testing.T) {
 	}
 }
 
+// streamCore is the stream sources' shared core.
+const streamCore = "github.com/idempotent-consumer/idempotent-consumer/lambda/internal/stream"
+
 // TestAQueueConsumerLinksOnlyItsSource: a queue consumer's bootstrap
 // (app/cmd/charge, on sqsbatch.Start) links none of the other shapes' code:
 // no HTTP handler, webhook verifier, Secrets Manager client, stream source
@@ -48,7 +51,7 @@ func TestAQueueConsumerLinksOnlyItsSource(t *testing.T) {
 	if !slices.Contains(deps, lib+"sqsbatch") {
 		t.Fatalf("go list -deps ../cmd/charge has no sqsbatch; the test is not looking at a queue consumer:\n%s", out)
 	}
-	for _, other := range []string{lib + "httpkey", lib + "webhook", lib + "endpoint", lib + "kinesis", lib + "dynamodbstream", lib + "internal/stream", lib + "step",
+	for _, other := range []string{lib + "httpkey", lib + "webhook", lib + "endpoint", lib + "kinesis", lib + "dynamodbstream", streamCore, lib + "step",
 		"github.com/aws/aws-sdk-go-v2/service/secretsmanager", "github.com/aws/aws-sdk-go-v2/service/kinesis"} {
 		if slices.Contains(deps, other) {
 			t.Errorf("app/cmd/charge, a queue consumer, links %s", other)
@@ -75,7 +78,7 @@ func TestAStreamConsumerLinksOnlyItsSource(t *testing.T) {
 			t.Fatalf("go list: %v\n%s", err, out)
 		}
 		deps := strings.Fields(string(out))
-		if !slices.Contains(deps, c.own) || !slices.Contains(deps, lib+"internal/stream") {
+		if !slices.Contains(deps, c.own) || !slices.Contains(deps, streamCore) {
 			t.Fatalf("go list -deps %s has no %s on the stream core; the test is not looking at a stream consumer:\n%s", c.main, c.own, out)
 		}
 		for _, other := range append([]string{c.other}, shapes...) {
