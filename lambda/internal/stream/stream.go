@@ -88,10 +88,11 @@ type Core[M any] struct {
 	group       string // what the ordering key is, for a not-started record's line
 }
 
-// New returns the core of a stream handler whose facts run is (batch.Effect
-// or batch.TxEffect) under guard, keyed by key. origin names the records'
-// origin time ("Kinesis ApproximateArrivalTimestamp") and group their
-// ordering key ("partition key"), for the log lines.
+// New returns the core of a stream handler that keys each message with key
+// and runs its fact with run (batch.Effect or batch.TxEffect) under guard.
+// origin names the records' origin time ("Kinesis
+// ApproximateArrivalTimestamp") and group their ordering key ("partition
+// key"), for the log lines.
 func New[M any](guard *idempotency.Guard, key handler.KeyFunc[M], run batch.RunFunc[M], o Options, origin, group string) *Core[M] {
 	c := &Core[M]{e: batch.Engine[M]{Guard: guard, Key: key, Run: run, Explain: expiredReason, Options: o.Options}, concurrency: o.Concurrency, origin: origin, group: group}
 	c.e.Defaults(contract.DefaultMinRemaining(guard.FinishBudget()))
