@@ -1,7 +1,10 @@
 // Package ops is the operator command of an idempotent consumer: it finds a
 // consumer's table, namespace, table design, queue and dead-letter queue,
 // and shows a fact's record, forgets one (a conditional delete, audited),
-// redrives the dead-letter queue and counts the outcomes of a period.
+// redrives the dead-letter queue and counts the outcomes of a period. A
+// stream consumer's dead-letter queue is its failure bucket: FailureEvent
+// reads a batch its event source gave up on back out of an object, for a
+// replay through the consumer's handler.
 //
 // The command is idemctl (ops/cmd/idemctl), which knows the consumer's
 // rules for keys (the guard's Key, hashed with the consumer's secret) but

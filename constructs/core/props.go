@@ -65,7 +65,7 @@ type Props struct {
 	// packages). It must be a main package (the construct refuses any other
 	// at synth).
 	//
-	// Its main calls the entry point of the construct's source (sqsbatch.Start, StartKinesis, StartDynamoDB, endpoint.Start, step.Start...): the contract names the source, and the other entry points refuse it at init.
+	// Its main calls the entry point of the construct's source (sqsbatch.Start, kinesis.Start, dynamodbstream.Start, endpoint.Start, step.Start...): the contract names the source, and the other entry points refuse it at init.
 	//
 	// The construct builds it at synth time into a `bootstrap` for Linux on
 	// the function's Architecture (GOARCH arm64, or amd64 for x86_64) with
@@ -355,7 +355,7 @@ type Props struct {
 	Dashboard *bool
 
 	// TransactionalTables are the tables a transactional effect
-	// (sqsbatch.StartTx, streambatch.StartKinesisTx, ...) writes in the same TransactWriteItems
+	// (sqsbatch.StartTx, kinesis.StartTx, ...) writes in the same TransactWriteItems
 	// as its idempotency record. Each is granted as GrantTransactionalWrites
 	// grants it (PutItem, UpdateItem, DeleteItem and ConditionCheckItem, and
 	// its customer-managed key), the construct's own shared Table too: the

@@ -12,7 +12,7 @@ import (
 
 // An outbox: the orders table's stream feeds a consumer that confirms each
 // order's status change once. The handler's main package (cmd/confirm)
-// calls streambatch.StartDynamoDB; a deleted order confirms nothing, and
+// calls dynamodbstream.Start; a deleted order confirms nothing, and
 // says so (RemoveSkip).
 func ExampleNewIdempotentStreamConsumer() {
 	app := awscdk.NewApp(nil)
@@ -29,7 +29,7 @@ func ExampleNewIdempotentStreamConsumer() {
 		Removes:     contract.RemoveSkip,
 	})
 	// Failed batches, with their records, to replay through the handler
-	// (streambatch.FailureEvent) once the cause is fixed.
+	// (ops.FailureEvent) once the cause is fixed.
 	_ = confirm.FailureBucket()
 	app.Synth(nil)
 }

@@ -46,7 +46,7 @@ const (
 // Every optional prop documents its default as behaviour.
 type IdempotentStreamConsumerProps struct {
 	// Props are the settings every construct of the family shares: Entry
-	// (its main calls streambatch.StartKinesis or streambatch.StartDynamoDB,
+	// (its main calls kinesis.Start or dynamodbstream.Start,
 	// or their Tx forms with TransactionalTables), the table and its
 	// design, Namespace, Window, the function, its logs and alarms. The
 	// RemovalPolicy applies to the on-failure bucket too.
@@ -62,7 +62,7 @@ type IdempotentStreamConsumerProps struct {
 	// SourceTable.
 	SourceTable awsdynamodb.ITable
 	// OldImage hands the function the old image of a MODIFY too
-	// (streambatch.Change.Old). DynamoDB streams only. Default: false.
+	// (dynamodbstream.Change.Old). DynamoDB streams only. Default: false.
 	OldImage *bool
 	// Removes says what the handler does with REMOVE records: RemoveRun
 	// (hand them all to the function), RemoveSkipExpired (acknowledge the

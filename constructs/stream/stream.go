@@ -7,7 +7,7 @@
 //
 // On a stream, replays are guaranteed: after a failure Lambda resumes the
 // shard from the reported checkpoint, delivering every later record again.
-// The handler (streambatch.StartKinesis, streambatch.StartDynamoDB) absorbs
+// The handler (kinesis.Start, dynamodbstream.Start) absorbs
 // them through the guard. The event source reports batch item failures,
 // bisects a failing batch, retries it a bounded number of times and sends
 // what it gives up on, whole (Lambda writes the invocation record with its

@@ -48,7 +48,7 @@ func WriteStreamHandler(dir string) error {
 	}
 	const lib = "github.com/idempotent-consumer/idempotent-consumer"
 	err = consumertest.WriteModule(dir, "require "+lib+" v0.0.0-00010101000000-000000000000\n\nreplace "+lib+" => "+root+"\n",
-		"package main\n\nimport _ \""+lib+"/lambda/streambatch\"\n\nfunc main() {}\n")
+		"package main\n\nimport _ \""+lib+"/lambda/kinesis\"\n\nfunc main() {}\n")
 	if err != nil {
 		return err
 	}

@@ -37,9 +37,9 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/httpkey"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/kinesis"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 	lambdastep "github.com/idempotent-consumer/idempotent-consumer/lambda/step"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/streambatch"
 )
 
 // setting is a column of the matrix: shared props set on a construct,
@@ -389,7 +389,7 @@ func runQueue(t *testing.T, env func(string) string, cfg aws.Config) (int, bool)
 
 func runKinesis(t *testing.T, env func(string) string, cfg aws.Config) (int, bool) {
 	runs := 0
-	h, err := streambatch.KinesisFromEnv(func(f fact) (string, error) { return f.ID, nil },
+	h, err := kinesis.FromEnv(func(f fact) (string, error) { return f.ID, nil },
 		func(context.Context, fact, idempotency.Reservation) (string, error) { runs++; return "paid", nil }, options(env, cfg)...)
 	if err != nil {
 		t.Errorf("the synthesized environment does not start the Kinesis handler: %v", err)

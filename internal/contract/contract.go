@@ -14,7 +14,8 @@
 // the user gave), refuses at synth what Validate refuses, and writes it into
 // the function's environment with Encode. The handler reads it back with
 // Decode, which applies the same rules, and maps it onto the guard's and the
-// batch adapter's plain Go configuration (GuardConfig, and each adapter's ConfigOf).
+// sources' plain Go configuration (GuardConfig, and each source's own
+// mapping of its part).
 // A Settings value is always complete: a zero in it means zero (no cache,
 // for CacheSize), never "the default"; defaults are applied once, by
 // Defaults and by Decode for variables that are not set.

@@ -35,8 +35,8 @@ var sources = []struct {
 	problems func(Settings) []string
 }{
 	{SourceQueue, "sqsbatch.Start or StartTx, eventbridge.Start or s3event.Start", Settings.queueSourceProblems},
-	{SourceKinesis, "streambatch.StartKinesis", Settings.streamSourceProblems},
-	{SourceDynamoDBStreams, "streambatch.StartDynamoDB", Settings.streamSourceProblems},
+	{SourceKinesis, "kinesis.Start or StartTx", Settings.streamSourceProblems},
+	{SourceDynamoDBStreams, "dynamodbstream.Start or StartTx", Settings.streamSourceProblems},
 	{SourceHTTP, "endpoint.Start", Settings.httpProblems},
 	{SourceStep, "step.Start", Settings.stepProblems},
 }
@@ -74,7 +74,7 @@ const (
 	// NEW_AND_OLD_IMAGES.
 	ImagesNew Images = "new"
 	// ImagesNewAndOld: the old image of a MODIFY too
-	// (streambatch.Config.OldImage). The stream's view type must be
+	// (dynamodbstream.Config.OldImage). The stream's view type must be
 	// NEW_AND_OLD_IMAGES.
 	ImagesNewAndOld Images = "new-and-old"
 )
@@ -138,7 +138,7 @@ var ErrSource = fmt.Errorf("contract source mismatch")
 
 // CheckSource returns an error wrapping ErrSource, in one line that names
 // the fix, unless s is a contract of the source want; entry names the
-// handler's entry point ("streambatch.StartKinesis").
+// handler's entry point ("kinesis.Start").
 func (s Settings) CheckSource(want Source, entry string) error {
 	if s.Source == want {
 		return nil

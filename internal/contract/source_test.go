@@ -102,12 +102,12 @@ func TestStreamRules(t *testing.T) {
 
 func TestCheckSource(t *testing.T) {
 	s := streamSettings(contract.SourceKinesis)
-	if err := s.CheckSource(contract.SourceKinesis, "streambatch.StartKinesis"); err != nil {
+	if err := s.CheckSource(contract.SourceKinesis, "kinesis.Start"); err != nil {
 		t.Fatal(err)
 	}
 	err := s.CheckSource(contract.SourceQueue, "sqsbatch.Start")
 	if !errors.Is(err, contract.ErrSource) || strings.Contains(err.Error(), "\n") ||
-		!strings.Contains(err.Error(), "CONSUMER_SOURCE=kinesis") || !strings.Contains(err.Error(), "streambatch.StartKinesis") {
+		!strings.Contains(err.Error(), "CONSUMER_SOURCE=kinesis") || !strings.Contains(err.Error(), "kinesis.Start") {
 		t.Errorf("CheckSource: %v; want one line naming the variable and the fix", err)
 	}
 }

@@ -33,7 +33,7 @@ type Entries struct {
 	Webhook string
 	// API calls endpoint.Start: POST /payments with an Idempotency-Key.
 	API string
-	// Ledger calls streambatch.StartKinesis.
+	// Ledger calls kinesis.Start.
 	Ledger string
 	// Events calls eventbridge.Start, Receipts s3event.Start.
 	Events, Receipts string

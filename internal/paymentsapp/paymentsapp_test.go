@@ -30,7 +30,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/httpkey"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/streambatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/kinesis"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/webhook/webhooktest"
 )
 
@@ -214,7 +214,7 @@ func TestEndpointsAndLedgerProcessOnTheSharedTable(t *testing.T) {
 		}
 	}
 
-	ledger, err := streambatch.KinesisFromEnv(func(p struct{ ID string }) (string, error) { return p.ID, nil },
+	ledger, err := kinesis.FromEnv(func(p struct{ ID string }) (string, error) { return p.ID, nil },
 		func(context.Context, struct{ ID string }, idempotency.Reservation) (string, error) {
 			runs["ledger"]++
 			return "booked", nil

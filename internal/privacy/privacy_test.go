@@ -22,14 +22,15 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamodbstream"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/eventbridge"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/httpkey"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/kinesis"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/s3event"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/streambatch"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/webhook"
 )
 
@@ -182,9 +183,9 @@ var sources = []source{
 		return bodies, []string{email, "invoices/" + email + "/bill.pdf@0055AED6DCD90281E5"}
 	}},
 	{name: "Kinesis", mismatch: true, run: func(t *testing.T, w *world) ([]string, []string) {
-		h := streambatch.NewKinesis(w.guard, func(o orderMsg) (string, error) { return o.OrderID, nil },
+		h := kinesis.New(w.guard, func(o orderMsg) (string, error) { return o.OrderID, nil },
 			func(context.Context, orderMsg, idempotency.Reservation) (string, error) { return "ok", nil },
-			streambatch.Config{Consumer: "ledger", Logger: w.logger(), Metrics: w.metricsOut()})
+			kinesis.Config{Consumer: "ledger", Logger: w.logger(), Metrics: w.metricsOut()})
 		var data []string
 		for i, amount := range []int{1, 1, 2} {
 			data = append(data, order(amount))
@@ -198,11 +199,11 @@ var sources = []source{
 		return data, []string{email}
 	}},
 	{name: "DynamoDB Streams", mismatch: true, run: func(t *testing.T, w *world) ([]string, []string) {
-		h, err := streambatch.NewDynamoDB(w.guard, func(c streambatch.Change[orderMsg]) (string, error) { return c.Keys.OrderID, nil },
-			func(context.Context, streambatch.Change[orderMsg], idempotency.Reservation) (string, error) {
+		h, err := dynamodbstream.New(w.guard, func(c dynamodbstream.Change[orderMsg]) (string, error) { return c.Keys.OrderID, nil },
+			func(context.Context, dynamodbstream.Change[orderMsg], idempotency.Reservation) (string, error) {
 				return "ok", nil
 			},
-			streambatch.Config{Consumer: "notify", Removes: contract.RemoveRun, Logger: w.logger(), Metrics: w.metricsOut()})
+			dynamodbstream.Config{Consumer: "notify", Removes: contract.RemoveRun, Logger: w.logger(), Metrics: w.metricsOut()})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,11 +10,12 @@
 // Entry points, one package per source: sqsbatch.Start and StartTx (an
 // SQS queue: SNS envelopes or raw messages), eventbridge.Start (an
 // EventBridge rule), s3event.Start (an S3 bucket's notifications),
-// streambatch.StartKinesis and StartDynamoDB (and their Tx), endpoint.Start
-// (an HTTP endpoint or webhook), step.Start (a saga step on Step
-// Functions); each has a FromEnv twin that builds the
-// handler without starting the runtime, for tests and custom mains. An
-// entry point of another source than the contract's refuses to start.
+// kinesis.Start and StartTx (a Kinesis data stream), dynamodbstream.Start
+// and StartTx (a DynamoDB table's stream), endpoint.Start (an HTTP endpoint
+// or webhook), step.Start (a saga step on Step Functions); each has a
+// FromEnv twin that builds the handler without starting the runtime, for
+// tests and custom mains. An entry point of another source than the
+// contract's refuses to start.
 //
 // A configuration the handler cannot run with (a setting that breaks a
 // rule, a contract version other than its library's) ends the init with

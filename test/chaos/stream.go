@@ -2,7 +2,7 @@ package chaos
 
 // The stream mode: a seeded, deterministic simulation of Lambda's stream
 // event source (Kinesis, one consumer, ParallelizationFactor 1) feeding the
-// real stream adapter (streambatch.Kinesis on idempotency.Guard), with its
+// real stream adapter (kinesis.Handler on idempotency.Guard), with its
 // checkpoint semantics, under faults. It is our own model of the event
 // source, built from its documentation:
 //
@@ -56,8 +56,9 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/kinesis"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/streambatch"
+	"github.com/idempotent-consumer/idempotent-consumer/ops"
 )
 
 // StreamConfig configures a stream run.
@@ -168,7 +169,7 @@ type streamSim struct {
 	shards   []*shard
 	seqNum   *big.Int
 	bump     int
-	handler  *streambatch.Kinesis[sorder]
+	handler  *kinesis.Handler[sorder]
 	store    *faultyStore
 	bySeq    map[string]*srec
 	applied  map[string]int      // fact id → effects
@@ -216,7 +217,7 @@ func RunStream(ctx context.Context, cfg StreamConfig) *StreamSummary {
 		// replay shares but a producer's retry does not.
 		key = func(o sorder) (string, error) { return o.Fact + "@" + s.inFlight(o), nil }
 	}
-	s.handler = streambatch.NewKinesis(guard, key, s.effect, streambatch.Config{Concurrency: 1, Logger: logger, Metrics: io.Discard})
+	s.handler = kinesis.New(guard, key, s.effect, kinesis.Config{Concurrency: 1, Logger: logger, Metrics: io.Discard})
 
 	s.shards = []*shard{{id: 0, lo: 0, hi: 1 << 32}, {id: 1, lo: 1 << 31, hi: 1 << 32}}
 	s.shards[0].hi = 1 << 31
@@ -567,7 +568,7 @@ func slicesContains(xs []string, x string) bool {
 }
 
 // replayObject replays one on-failure object through the handler, read
-// back as streambatch.FailureEvent reads the object Lambda wrote.
+// back as ops.FailureEvent reads the object Lambda wrote.
 func (s *streamSim) replayObject(ctx context.Context, obj []*srec) {
 	ev := events.KinesisEvent{Records: make([]events.KinesisEventRecord, len(obj))}
 	for i, r := range obj {
@@ -579,7 +580,7 @@ func (s *streamSim) replayObject(ctx context.Context, obj []*srec) {
 	}
 	payload, _ := json.Marshal(ev)
 	object, _ := json.Marshal(map[string]any{"version": "1.0", "payload": string(payload)})
-	event, err := streambatch.FailureEvent(object)
+	event, err := ops.FailureEvent(object)
 	if err != nil {
 		s.problem("on-failure object: %v", err)
 		return

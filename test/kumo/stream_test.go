@@ -5,7 +5,7 @@ package kumo_test
 // GetRecords; DynamoDB tables with a StreamSpecification, and the DynamoDB
 // Streams DescribeStream, GetShardIterator and GetRecords; no resharding:
 // splits and merges are the simulation's, test/chaos). The real handler
-// (streambatch.KinesisFromEnv, streambatch.DynamoDBFromEnv, from an encoded contract,
+// (kinesis.FromEnv, dynamodbstream.FromEnv, from an encoded contract,
 // on the DynamoDB store over kumo) consumes them through internal/streampoll,
 // our own model of Lambda's stream event source, shared with the demo
 // (demo/local/streams.go): per shard, a batch from the checkpoint, the event
@@ -40,10 +40,11 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/streampoll"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamodbstream"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/streambatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/kinesis"
 	"github.com/idempotent-consumer/idempotent-consumer/test/internal/kumotest"
 )
 
@@ -112,7 +113,7 @@ func TestKinesisOnKumo(t *testing.T) {
 	order := map[string][]int{}
 	refusals := map[string]int{}
 	var logs bytes.Buffer
-	h, err := streambatch.KinesisFromEnv(func(m shipment) (string, error) { return fmt.Sprintf("%s/%d", m.Order, m.Step), nil },
+	h, err := kinesis.FromEnv(func(m shipment) (string, error) { return fmt.Sprintf("%s/%d", m.Order, m.Step), nil },
 		func(ctx context.Context, m shipment, r idempotency.Reservation) (string, error) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -242,13 +243,13 @@ func TestDynamoDBStreamOnKumo(t *testing.T) {
 	seen := map[string][]string{}
 	refused := map[string]bool{}
 	var logs bytes.Buffer
-	key := func(c streambatch.Change[orderRow]) (string, error) {
-		if c.Event == streambatch.Remove {
+	key := func(c dynamodbstream.Change[orderRow]) (string, error) {
+		if c.Event == dynamodbstream.Remove {
 			return c.Keys.OrderID + "/removed", nil
 		}
 		return c.New.OrderID + "/" + c.New.Status, nil
 	}
-	h, err := streambatch.DynamoDBFromEnv(key, func(ctx context.Context, c streambatch.Change[orderRow], r idempotency.Reservation) (string, error) {
+	h, err := dynamodbstream.FromEnv(key, func(ctx context.Context, c dynamodbstream.Change[orderRow], r idempotency.Reservation) (string, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		k, _ := key(c)
@@ -256,7 +257,7 @@ func TestDynamoDBStreamOnKumo(t *testing.T) {
 			refused[k] = true
 			return "", errors.New("the mailer is down")
 		}
-		if c.Event == streambatch.Modify && (c.Old == nil || c.Old.Status == c.New.Status) {
+		if c.Event == dynamodbstream.Modify && (c.Old == nil || c.Old.Status == c.New.Status) {
 			return "", fmt.Errorf("MODIFY %s without its old image", k)
 		}
 		ran[k]++

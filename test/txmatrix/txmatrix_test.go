@@ -42,9 +42,9 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/internal/modroot"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/kinesis"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/streambatch"
 	"github.com/idempotent-consumer/idempotent-consumer/test/internal/kumotest"
 )
 
@@ -389,7 +389,7 @@ func startQueue(t *testing.T, env func(string) string, cfg aws.Config, effect fu
 
 func startKinesis(t *testing.T, env func(string) string, cfg aws.Config, effect func(fact) []types.TransactWriteItem) deliverFunc {
 	t.Helper()
-	h, err := streambatch.KinesisFromEnvTx(func(f fact) (string, error) { return f.ID, nil },
+	h, err := kinesis.FromEnvTx(func(f fact) (string, error) { return f.ID, nil },
 		func(_ context.Context, f fact, _ idempotency.Reservation) ([]types.TransactWriteItem, string, error) {
 			return effect(f), "paid", nil
 		}, options(env, cfg)...)

@@ -20,14 +20,14 @@ import (
 	"os"
 
 	"github.com/idempotent-consumer/idempotent-consumer/app/cmd/internal/provider"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamodbstream"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/streambatch"
 )
 
 func main() {
 	n := &notifier{provider.NewEffect(os.Getenv("NOTICE_API_URL"), "/notices", slog.Default())}
-	streambatch.StartDynamoDB(key, n.notify)
+	dynamodbstream.Start(key, n.notify)
 }
 
 // order is an item of the orders table, as ChargeOrder writes it.
@@ -42,7 +42,7 @@ type order struct {
 
 // key is the order's id and status. A change without its new image, or
 // an item without an id or a status, is bad input: no retry fixes it.
-func key(c streambatch.Change[order]) (string, error) {
+func key(c dynamodbstream.Change[order]) (string, error) {
 	switch {
 	case c.New == nil:
 		return "", fmt.Errorf("%w: %s of %q without its new image", outcome.ErrBadInput, c.Event, c.Keys.OrderID)
@@ -56,7 +56,7 @@ type notifier struct{ effect *provider.Effect }
 
 // notify sends the notice of the order's change; r.Key is the notices
 // API's idempotency key.
-func (n *notifier) notify(ctx context.Context, c streambatch.Change[order], r idempotency.Reservation) (string, error) {
+func (n *notifier) notify(ctx context.Context, c dynamodbstream.Change[order], r idempotency.Reservation) (string, error) {
 	o := c.New
 	return n.effect.Do(ctx, r.Key, map[string]any{"orderId": o.OrderID, "customerId": o.CustomerID, "status": o.Status, "amount": o.Amount, "currency": o.Currency, "chargeId": o.ChargeID})
 }

@@ -13,10 +13,10 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/app/cmd/internal/orderstest"
 	"github.com/idempotent-consumer/idempotent-consumer/app/cmd/internal/provider"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamodbstream"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/streambatch"
 )
 
 func record(event, seq, status string) events.DynamoDBEventRecord {
@@ -42,7 +42,7 @@ func TestAChangeReplayedOrRewrittenNotifiesOnce(t *testing.T) {
 	s.Table, s.Namespace, s.Consumer = "example", "notify", "NotifyCharge"
 	s.Source, s.StreamImages, s.StreamRemoves, s.PayloadIgnore = contract.SourceDynamoDBStreams, contract.ImagesNew, contract.RemoveSkip, []string{"event"}
 	env := s.Encode()
-	h, err := streambatch.DynamoDBFromEnv(key, n.notify, handler.WithStore(storetest.NewMemoryStore()), handler.WithGetenv(func(k string) string { return env[k] }),
+	h, err := dynamodbstream.FromEnv(key, n.notify, handler.WithStore(storetest.NewMemoryStore()), handler.WithGetenv(func(k string) string { return env[k] }),
 		handler.WithLogger(slog.New(slog.DiscardHandler)), handler.WithMetrics(io.Discard))
 	if err != nil {
 		t.Fatal(err)
@@ -64,9 +64,9 @@ func TestAChangeReplayedOrRewrittenNotifiesOnce(t *testing.T) {
 }
 
 func TestAChangeWithoutItsImageIsBadInput(t *testing.T) {
-	for name, c := range map[string]streambatch.Change[order]{
-		"no new image": {Event: streambatch.Modify, Keys: order{OrderID: "o-1"}},
-		"no status":    {Event: streambatch.Insert, New: &order{OrderID: "o-1"}},
+	for name, c := range map[string]dynamodbstream.Change[order]{
+		"no new image": {Event: dynamodbstream.Modify, Keys: order{OrderID: "o-1"}},
+		"no status":    {Event: dynamodbstream.Insert, New: &order{OrderID: "o-1"}},
 	} {
 		if _, err := key(c); !errors.Is(err, outcome.ErrBadInput) {
 			t.Errorf("%s: %v, want bad input", name, err)

@@ -4,12 +4,10 @@ import (
 	"reflect"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/httpkey"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/queue"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/streambatch"
 )
 
 // guardFrom and batchFrom say which setting each field of the guard's and
@@ -25,14 +23,6 @@ var (
 		"BackoffBase": "BackoffBase", "BackoffCap": "BackoffCap", "BackoffFIFOCap": "BackoffFIFOCap",
 	}
 )
-
-func streamSettings(src contract.Source) contract.Settings {
-	s := contract.Defaults(time.Minute)
-	s.Table, s.Namespace, s.Consumer = "t", "ns", "c"
-	s.Source = src
-	s.StreamRemoves = contract.RemoveRun
-	return s
-}
 
 // TestBatchMappingIsFieldByField: batchConfig carries each setting into the
 // field of the same meaning (BackoffBase: 0, off, is the adapter's
@@ -107,29 +97,13 @@ func TestHTTPMappingIsFieldByField(t *testing.T) {
 	}
 }
 
-// streamFrom says which setting each field of the stream adapter's config
-// carries (OldImage: StreamImages, by TestStreamConfig).
+// streamFrom says which setting each stream source's configuration
+// carries: the ones they share by stream.OptionsOf (lambda/internal/stream's
+// TestOptionsOf), the images and the REMOVE choice by dynamodbstream's own
+// (its TestOwnOf).
 var streamFrom = map[string]string{
 	"Concurrency": "BatchConcurrency", "MinRemaining": "MinRemaining", "Removes": "StreamRemoves",
 	"Consumer": "Consumer", "MetricsNamespace": "MetricsNamespace", "OldImage": "StreamImages",
-}
-
-// TestStreamConfig: streambatch.ConfigOf carries each setting into its field.
-func TestStreamConfig(t *testing.T) {
-	s := streamSettings(contract.SourceDynamoDBStreams)
-	s.BatchConcurrency, s.MinRemaining, s.StreamImages, s.StreamRemoves, s.MetricsNamespace = 7, 9*time.Second, contract.ImagesNewAndOld, contract.RemoveSkip, "Shop"
-	got := streambatch.ConfigOf(s)
-	want := streambatch.Config{Concurrency: 7, MinRemaining: 9 * time.Second, OldImage: true, Removes: contract.RemoveSkip, Consumer: "c", MetricsNamespace: "Shop"}
-	if got.Concurrency != want.Concurrency || got.MinRemaining != want.MinRemaining || got.OldImage != want.OldImage || got.Removes != want.Removes || got.Consumer != want.Consumer || got.MetricsNamespace != want.MetricsNamespace {
-		t.Errorf("StreamConfig() = %+v, want %+v", got, want)
-	}
-	if got.Logger != nil || got.Metrics != nil || got.MetricsLevel != "" {
-		t.Error("StreamConfig set what is the handler's to choose")
-	}
-	s.StreamImages = contract.ImagesNew
-	if streambatch.ConfigOf(s).OldImage {
-		t.Error("ImagesNew asks for the old image")
-	}
 }
 
 // TestEverySettingReachesItsUser: every setting is carried into a config

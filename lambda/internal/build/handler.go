@@ -3,8 +3,9 @@
 // contract from the environment, refuses one of another source, builds the
 // DynamoDB client, the store and the guard, the logger and the metrics
 // writer, tunes the garbage collector, and starts the Lambda runtime. Each
-// source package (sqsbatch, streambatch, endpoint, step) holds its entry points
-// and calls Load and Run; the options users pass are package handler's.
+// source package (sqsbatch, kinesis, dynamodbstream, endpoint, step) holds
+// its entry points and calls Load and Run; the options users pass are
+// package handler's.
 package build
 
 import (

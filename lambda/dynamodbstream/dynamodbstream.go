@@ -1,4 +1,27 @@
-package streambatch
+// Package dynamodbstream turns a business function into a Lambda handler
+// for DynamoDB Streams batches (the outbox: a table's stream feeding a
+// consumer) that runs each change under an idempotency.Guard and reports
+// the stream's partial batch response.
+//
+// On a stream, duplicates are the rule: Lambda checkpoints a shard at a
+// sequence number and, after a failure, resumes from the checkpoint, so
+// every record after the failed one is delivered again; the guard absorbs
+// those replays. The records of one item key run in order, different items
+// in parallel (Config.Concurrency at most at once); after a record of an
+// item fails, the later records of that item in the batch are not started,
+// and the response names the failed (or not started) record with the
+// lowest sequence number, from which Lambda resumes the shard.
+//
+// The function receives a Change: the item's images decoded into the
+// user's type. REMOVE records are a choice the consumer makes
+// (Config.Removes). In a Lambda main package, Start builds the handler from
+// the contract that the stream construct (constructs/stream) wrote into the
+// function's environment:
+//
+//	func main() {
+//		dynamodbstream.Start(orderStatus, confirm)
+//	}
+package dynamodbstream
 
 import (
 	"bytes"
@@ -6,8 +29,11 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log/slog"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -15,8 +41,54 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/batch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/stream"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
+
+// Config configures a Handler. The zero value of every field means the
+// documented default, but for Removes, which a handler needs to be told.
+type Config struct {
+	// Concurrency bounds how many records of a batch run at once; records
+	// of one item key always run one after another. With 1, every record
+	// runs in batch order in the goroutine that called Handle. Default: all
+	// records of the batch.
+	Concurrency int
+	// MinRemaining is the least time before the deadline for a record to be
+	// started; later records are not started, and reported. Default:
+	// contract.DefaultMinRemaining of the guard's FinishBudget.
+	MinRemaining time.Duration
+	// OldImage hands the function the item's old image too (Change.Old) on
+	// MODIFY records: the stream's view type must be NEW_AND_OLD_IMAGES. A
+	// REMOVE record's old image, when its stream carries one, is always
+	// handed over.
+	OldImage bool
+	// Removes says what the handler does with REMOVE records (an item
+	// deleted, by a caller or by TTL): contract.RemoveRun,
+	// contract.RemoveSkip or contract.RemoveSkipExpired. Required: a REMOVE
+	// is never skipped without a word.
+	Removes contract.Removes
+	// Consumer names the consumer in logs and metrics. Default: "consumer".
+	Consumer string
+	// MetricsNamespace is the CloudWatch namespace of the metrics.
+	// Default: outcome.DefaultNamespace.
+	MetricsNamespace string
+	// Logger receives one line per record. Default: outcome.NewLogger on
+	// standard error at INFO.
+	Logger *slog.Logger
+	// Metrics receives one Embedded Metric Format line per batch. Default:
+	// standard output; io.Discard turns metrics off.
+	Metrics io.Writer
+	// MetricsLevel is the "level" of the metrics line. Default: "INFO".
+	MetricsLevel string
+}
+
+// options is the stream core's options for cfg.
+func (cfg Config) options() stream.Options {
+	return stream.Options{Concurrency: cfg.Concurrency, Options: batch.Options{
+		Consumer: cfg.Consumer, MinRemaining: cfg.MinRemaining, Logger: cfg.Logger,
+		Metrics: cfg.Metrics, MetricsNamespace: cfg.MetricsNamespace, MetricsLevel: cfg.MetricsLevel,
+	}}
+}
 
 // Event is the kind of change a DynamoDB stream record carries.
 type Event string
@@ -56,7 +128,7 @@ type Change[T any] struct {
 	EventID, SequenceNumber string
 }
 
-// DynamoDB is a Lambda handler for DynamoDB Streams batches whose items
+// Handler is a Lambda handler for DynamoDB Streams batches whose items
 // decode into T. It is safe for concurrent use. Records run in order per
 // item key.
 //
@@ -64,54 +136,65 @@ type Change[T any] struct {
 // under the same key, is the change as JSON: {"event", "keys", "new",
 // "old"} (old only with Config.OldImage or on a REMOVE), so that
 // Config.PayloadIgnore paths of the guard read "new.updatedAt".
-type DynamoDB[T any] struct {
-	c *core[Change[T]]
+type Handler[T any] struct {
+	c   *stream.Core[Change[T]]
+	own own
 }
 
-// NewDynamoDB returns a DynamoDB handler that runs fn once per fact under
-// guard. It refuses a Config that breaks a rule of the contract's (contract.Removes must
-// be chosen).
-func NewDynamoDB[T any](guard *idempotency.Guard, key handler.KeyFunc[Change[T]], fn handler.Func[Change[T]], cfg Config) (*DynamoDB[T], error) {
-	return newDynamoDB(guard, newCore(guard, key, batch.Effect(guard, fn), cfg))
+// own is this source's own settings: the images asked for, and what
+// REMOVE records do.
+type own struct {
+	oldImage bool
+	removes  contract.Removes
 }
 
-// NewDynamoDBTx returns a DynamoDB handler whose effect is transactional
-// (see NewKinesisTx).
-func NewDynamoDBTx[T, W any](guard *idempotency.Guard, key handler.KeyFunc[Change[T]], fn handler.TxFunc[Change[T], W], cfg Config) (*DynamoDB[T], error) {
-	return newDynamoDB(guard, newCore(guard, key, batch.TxEffect(guard, fn), cfg))
+// New returns a Handler that runs fn once per fact under guard. It refuses
+// a Config that breaks a rule of the contract's (Removes must be chosen).
+func New[T any](guard *idempotency.Guard, key handler.KeyFunc[Change[T]], fn handler.Func[Change[T]], cfg Config) (*Handler[T], error) {
+	return newHandler(guard, key, batch.Effect(guard, fn), cfg.options(), own{cfg.OldImage, cfg.Removes})
 }
 
-func newDynamoDB[T any](guard *idempotency.Guard, c *core[Change[T]]) (*DynamoDB[T], error) {
-	switch c.cfg.Removes {
+// NewTx returns a Handler whose effect is transactional: fn's writes
+// commit with the COMPLETED record in one request. guard's store must be an
+// idempotency.TxStore.
+func NewTx[T, W any](guard *idempotency.Guard, key handler.KeyFunc[Change[T]], fn handler.TxFunc[Change[T], W], cfg Config) (*Handler[T], error) {
+	return newHandler(guard, key, batch.TxEffect(guard, fn), cfg.options(), own{cfg.OldImage, cfg.Removes})
+}
+
+func newHandler[T any](guard *idempotency.Guard, key handler.KeyFunc[Change[T]], run batch.RunFunc[Change[T]], o stream.Options, own own) (*Handler[T], error) {
+	switch own.removes {
 	case contract.RemoveRun, contract.RemoveSkip, contract.RemoveSkipExpired:
 	default: // the contract's rule (StreamRemoves), for a Config not built from it
-		return nil, fmt.Errorf("streambatch: Removes %q is not one of %q, %q or %q: a DynamoDB stream delivers a REMOVE record for each deleted item, and the consumer must say what to do with them", c.cfg.Removes, contract.RemoveRun, contract.RemoveSkip, contract.RemoveSkipExpired)
+		return nil, fmt.Errorf("dynamodbstream: Removes %q is not one of %q, %q or %q: a DynamoDB stream delivers a REMOVE record for each deleted item, and the consumer must say what to do with them", own.removes, contract.RemoveRun, contract.RemoveSkip, contract.RemoveSkipExpired)
 	}
-	c.originName = "DynamoDB ApproximateCreationDateTime"
-	c.groupName = "item key"
-	return &DynamoDB[T]{c: c}, nil
+	c := stream.New(guard, key, run, o, "DynamoDB ApproximateCreationDateTime", "item key")
+	return &Handler[T]{c: c, own: own}, nil
 }
 
-// Handle processes a batch and returns the record to resume from (see
-// Kinesis.Handle).
-func (h *DynamoDB[T]) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
-	recs := make([]record[Change[T]], len(ev.Records))
+// Handle processes a batch and returns the record to resume from: the
+// failed or not started record with the lowest sequence number, compared
+// as a number, or none. It returns an error only when no record could be
+// judged, or when one met an error wrapping outcome.ErrMisconfigured (a
+// stream without the images the consumer needs); Lambda then retries the
+// whole batch.
+func (h *Handler[T]) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+	recs := make([]stream.Record[Change[T]], len(ev.Records))
 	for i := range ev.Records {
 		r := &ev.Records[i]
 		keys, err := attributesJSON(r.Change.Keys)
 		if err != nil {
 			keys = nil // the record is refused by decode, under an ordering key of its own
 		}
-		recs[i] = record[Change[T]]{
-			seq: r.Change.SequenceNumber, group: string(keys), id: r.EventID,
-			origin: r.Change.ApproximateCreationDateTime.Time,
-			decode: func() (Change[T], []byte, string, error) { return h.decode(r) },
+		recs[i] = stream.Record[Change[T]]{
+			Seq: r.Change.SequenceNumber, Group: string(keys), ID: r.EventID,
+			Origin: r.Change.ApproximateCreationDateTime.Time,
+			Decode: func() (Change[T], []byte, string, error) { return h.decode(r) },
 		}
 		if keys == nil {
-			recs[i].group = "\x00" + r.EventID
+			recs[i].Group = "\x00" + r.EventID
 		}
 	}
-	seq, err := h.c.handle(ctx, recs)
+	seq, err := h.c.Handle(ctx, recs)
 	if err != nil || seq == "" {
 		return events.DynamoDBEventResponse{}, err
 	}
@@ -123,8 +206,7 @@ func (h *DynamoDB[T]) Handle(ctx context.Context, ev events.DynamoDBEvent) (even
 var errView = fmt.Errorf("%w: the table's stream does not carry the images the consumer needs", outcome.ErrMisconfigured)
 
 // decode turns a stream record into its Change and payload.
-func (h *DynamoDB[T]) decode(r *events.DynamoDBEventRecord) (Change[T], []byte, string, error) {
-	cfg := h.c.cfg
+func (h *Handler[T]) decode(r *events.DynamoDBEventRecord) (Change[T], []byte, string, error) {
 	ch := Change[T]{Event: Event(r.EventName), EventID: r.EventID, SequenceNumber: r.Change.SequenceNumber}
 	view := r.Change.StreamViewType
 	switch ch.Event {
@@ -132,9 +214,9 @@ func (h *DynamoDB[T]) decode(r *events.DynamoDBEventRecord) (Change[T], []byte, 
 	case Remove:
 		ch.ByTTL = byTTL(r)
 		switch {
-		case cfg.Removes == contract.RemoveSkip:
+		case h.own.removes == contract.RemoveSkip:
 			return ch, nil, "a REMOVE record, acknowledged without running: the consumer's choice (Removes skip)", nil
-		case cfg.Removes == contract.RemoveSkipExpired && ch.ByTTL:
+		case h.own.removes == contract.RemoveSkipExpired && ch.ByTTL:
 			return ch, nil, "a REMOVE record of a TTL expiry (userIdentity dynamodb.amazonaws.com), acknowledged without running: the consumer's choice (Removes skip-expired)", nil
 		}
 	default:
@@ -177,7 +259,7 @@ func (h *DynamoDB[T]) decode(r *events.DynamoDBEventRecord) (Change[T], []byte, 
 			return ch, nil, "", err
 		}
 	}
-	wantOld := ch.Event == Modify && cfg.OldImage
+	wantOld := ch.Event == Modify && h.own.oldImage
 	if wantOld && r.Change.OldImage == nil {
 		return ch, nil, "", fmt.Errorf("%w: a MODIFY record without OldImage (stream view type %q), and the consumer asks for the old image (OldImage): give the table's stream the view type NEW_AND_OLD_IMAGES", errView, view)
 	}

@@ -1,7 +1,7 @@
-// Package streambatch turns a business function into a Lambda handler for
-// Kinesis Data Streams and DynamoDB Streams batches that runs each record
-// under an idempotency.Guard and reports the stream's partial batch
-// response.
+// Package stream is the core that the stream sources of the runtime
+// library (package kinesis, package dynamodbstream) run on, over the batch
+// engine (lambda/internal/batch): a stream's records, their order per
+// ordering key, the checkpoint a batch reports, and their log lines.
 //
 // On a stream, duplicates are the rule, not the exception: Lambda
 // checkpoints a shard at a sequence number, and after a failure it resumes
@@ -12,23 +12,22 @@
 //
 // The records of one ordering key run in order: a Kinesis record's
 // partition key, a DynamoDB stream record's item key. Different keys run in
-// parallel, Config.Concurrency at most at once. After a record of a key
+// parallel, Options.Concurrency at most at once. After a record of a key
 // fails, the later records of that key in the batch are not started
 // (NotStarted), so that no effect of a key overtakes an earlier one that
 // has not happened yet. The response names one record, the failed (or not
 // started) record with the lowest sequence number, compared as a number:
 // Lambda resumes the shard from it (see reportedSequenceNumber).
 //
-// The outcomes, their names and metrics are the queue adapter's
+// The outcomes, their names and metrics are every source's
 // (outcome.Outcome, outcome.NewLogger, outcome.MetricDimension): one
-// dashboard and one set of alarms read every adapter of the library.
-package streambatch
+// dashboard and one set of alarms read every source of the library.
+package stream
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"math/big"
 	"time"
@@ -42,56 +41,36 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
-// Config configures a Kinesis or DynamoDB handler. The zero value of every
-// field means the documented default, but for contract.Removes, which a DynamoDB
-// handler needs to be told.
-type Config struct {
-	// Concurrency bounds how many records of a batch run at once; records
-	// of one ordering key always run one after another. With 1, every
-	// record runs in batch order in the goroutine that called Handle.
-	// Default: all records of the batch.
+// Options are a stream handler's settings: the engine's, and how many
+// records run at once (with 1, every record runs in batch order in the
+// goroutine that called Handle; 0: all records of the batch). Each source's
+// public Config documents them, and its own settings.
+type Options struct {
 	Concurrency int
-	// MinRemaining is the least time before the deadline for a record to be
-	// started; later records are not started, and reported. Default:
-	// contract.DefaultMinRemaining of the guard's FinishBudget.
-	MinRemaining time.Duration
-	// OldImage hands a DynamoDB handler's function the item's old image
-	// too (Change.Old) on MODIFY records: the stream's view type must be
-	// NEW_AND_OLD_IMAGES. A REMOVE record's old image, when its stream
-	// carries one, is always handed over. Kinesis: not used.
-	OldImage bool
-	// Removes says what a DynamoDB handler does with REMOVE records (an
-	// item deleted, by a caller or by TTL): contract.RemoveRun, contract.RemoveSkip or
-	// contract.RemoveSkipExpired.
-	// Required for a DynamoDB handler: a REMOVE is never skipped without a
-	// word. Kinesis: not used.
-	Removes contract.Removes
-	// Consumer names the consumer in logs and metrics. Default: "consumer".
-	Consumer string
-	// MetricsNamespace is the CloudWatch namespace of the metrics.
-	// Default: outcome.DefaultNamespace.
-	MetricsNamespace string
-	// Logger receives one line per record. Default: outcome.NewLogger on
-	// standard error at INFO.
-	Logger *slog.Logger
-	// Metrics receives one Embedded Metric Format line per batch. Default:
-	// standard output; io.Discard turns metrics off.
-	Metrics io.Writer
-	// MetricsLevel is the "level" of the metrics line. Default: "INFO".
-	MetricsLevel string
+	batch.Options
 }
 
-// record is one stream record as the core runs it.
-type record[M any] struct {
-	seq    string    // the sequence number, as the event carries it
-	group  string    // the ordering key: partition key, item key
-	id     string    // what a log line names it by (event id)
-	origin time.Time // when the stream took it; zero: unknown
-	// decode returns the record's message and the payload whose hash is
+// OptionsOf is the stream core's options for s, without what is the
+// handler's to choose (Logger, Metrics, MetricsLevel): the one place where
+// the contract's settings shared by the stream sources become their
+// options.
+func OptionsOf(s contract.Settings) Options {
+	return Options{Concurrency: s.BatchConcurrency, Options: batch.Options{
+		MinRemaining: s.MinRemaining, Consumer: s.Consumer, MetricsNamespace: s.MetricsNamespace,
+	}}
+}
+
+// Record is one stream record as the core runs it.
+type Record[M any] struct {
+	Seq    string    // the sequence number, as the event carries it
+	Group  string    // the ordering key: partition key, item key
+	ID     string    // what a log line names it by (event id)
+	Origin time.Time // when the stream took it; zero: unknown
+	// Decode returns the record's message and the payload whose hash is
 	// its fact's, or skip (a reason) for a record acknowledged without
 	// running, or an error (bad input, or an error wrapping
 	// outcome.ErrMisconfigured).
-	decode func() (msg M, payload []byte, skip string, err error)
+	Decode func() (msg M, payload []byte, skip string, err error)
 }
 
 // report is what happened to one record.
@@ -100,32 +79,35 @@ type report struct {
 	skipped string // the reason a record was acknowledged without running
 }
 
-// core is what both handlers share: the batch engine and the stream's
-// names.
-type core[M any] struct {
-	e          batch.Engine[M]
-	cfg        Config
-	originName string // what the origin time is, for an expired record's line
-	groupName  string // what the ordering key is, for a not-started record's line
+// Core is what every stream handler shares: the batch engine, the
+// concurrency and the source's names. It is safe for concurrent use.
+type Core[M any] struct {
+	e           batch.Engine[M]
+	concurrency int
+	origin      string // what the origin time is, for an expired record's line
+	group       string // what the ordering key is, for a not-started record's line
 }
 
-func newCore[M any](guard *idempotency.Guard, key handler.KeyFunc[M], run batch.RunFunc[M], cfg Config) *core[M] {
-	c := &core[M]{cfg: cfg}
-	c.e = batch.Engine[M]{Guard: guard, Key: key, Run: run, Explain: expiredReason, Options: batch.Options{
-		Consumer: cfg.Consumer, MinRemaining: cfg.MinRemaining, Logger: cfg.Logger,
-		Metrics: cfg.Metrics, MetricsNamespace: cfg.MetricsNamespace, MetricsLevel: cfg.MetricsLevel,
-	}}
+// New returns the core of a stream handler that keys each message with key
+// and runs its fact with run (batch.Effect or batch.TxEffect) under guard.
+// origin names the records' origin time ("Kinesis
+// ApproximateArrivalTimestamp") and group their ordering key ("partition
+// key"), for the log lines.
+func New[M any](guard *idempotency.Guard, key handler.KeyFunc[M], run batch.RunFunc[M], o Options, origin, group string) *Core[M] {
+	c := &Core[M]{e: batch.Engine[M]{Guard: guard, Key: key, Run: run, Explain: expiredReason, Options: o.Options}, concurrency: o.Concurrency, origin: origin, group: group}
 	c.e.Defaults(contract.DefaultMinRemaining(guard.FinishBudget()))
 	return c
 }
 
-// handle runs a batch and returns the sequence number to report (empty:
-// the whole batch succeeded), or an error that fails the invocation.
-func (c *core[M]) handle(ctx context.Context, recs []record[M]) (string, error) {
+// Handle runs a batch and returns the sequence number to report (empty:
+// the whole batch succeeded), or an error that fails the invocation: when
+// no record could be judged, or when one met an error wrapping
+// outcome.ErrMisconfigured (Lambda then retries the whole batch).
+func (c *Core[M]) Handle(ctx context.Context, recs []Record[M]) (string, error) {
 	start := time.Now()
 	reports := make([]report, len(recs))
 	b := &batch.Batch[M]{Engine: &c.e}
-	batch.Run(groupsOf(recs), c.cfg.Concurrency, func(i int, failed bool) bool {
+	batch.Run(groupsOf(recs), c.concurrency, func(i int, failed bool) bool {
 		reports[i] = c.next(ctx, b, &recs[i], failed)
 		return reports[i].Outcome.Succeeded()
 	})
@@ -204,14 +186,14 @@ func parseSeq(s string) (*big.Int, bool) {
 // groupsOf returns the indexes of the records by ordering key, each group in
 // batch order (the shard's order), the groups in the order of their first
 // record.
-func groupsOf[M any](recs []record[M]) [][]int {
+func groupsOf[M any](recs []Record[M]) [][]int {
 	byGroup := make(map[string]int)
 	var out [][]int
 	for i, r := range recs {
-		g, ok := byGroup[r.group]
+		g, ok := byGroup[r.Group]
 		if !ok {
 			g = len(out)
-			byGroup[r.group] = g
+			byGroup[r.Group] = g
 			out = append(out, nil)
 		}
 		out[g] = append(out[g], i)
@@ -222,16 +204,16 @@ func groupsOf[M any](recs []record[M]) [][]int {
 // next runs a record, unless an earlier record of its ordering key failed.
 // A panic in the author's code (key function, decoding) fails this record
 // only.
-func (c *core[M]) next(ctx context.Context, b *batch.Batch[M], rec *record[M], failed bool) (r report) {
+func (c *Core[M]) next(ctx context.Context, b *batch.Batch[M], rec *Record[M], failed bool) (r report) {
 	if failed {
-		return report{Report: batch.Report{Outcome: outcome.NotStarted, Err: fmt.Errorf("%w: an earlier record of its %s failed in this batch; it runs after that record, when Lambda replays the shard from it", verdict.ErrNotStarted, c.groupName)}}
+		return report{Report: batch.Report{Outcome: outcome.NotStarted, Err: fmt.Errorf("%w: an earlier record of its %s failed in this batch; it runs after that record, when Lambda replays the shard from it", verdict.ErrNotStarted, c.group)}}
 	}
 	defer func() {
 		if p := recover(); p != nil {
 			r = report{Report: batch.Report{Outcome: outcome.Failed, Key: r.Key, Err: fmt.Errorf("panic: %v", p)}}
 		}
 	}()
-	msg, payload, skip, err := rec.decode()
+	msg, payload, skip, err := rec.Decode()
 	switch {
 	case err != nil && errors.Is(err, outcome.ErrMisconfigured):
 		return report{Report: batch.Report{Outcome: outcome.Failed, Err: err}}
@@ -244,8 +226,8 @@ func (c *core[M]) next(ctx context.Context, b *batch.Batch[M], rec *record[M], f
 	if bad != nil {
 		return report{Report: *bad}
 	}
-	fact.Sent = rec.origin
-	return report{Report: b.Start(ctx, batch.Fact[M]{Fact: fact, Msg: msg, Origin: c.originName, ID: slog.String("sequence_number", rec.seq)})}
+	fact.Sent = rec.Origin
+	return report{Report: b.Start(ctx, batch.Fact[M]{Fact: fact, Msg: msg, Origin: c.origin, ID: slog.String("sequence_number", rec.Seq)})}
 }
 
 // expiredReason adds the origin and the fix to an error wrapping
@@ -257,7 +239,7 @@ func expiredReason(err error, origin string) error {
 
 // log writes the record's line, at the levels every source shares
 // (batch.Level); a skipped record is INFO.
-func (c *core[M]) log(ctx context.Context, rec *record[M], r report) {
+func (c *Core[M]) log(ctx context.Context, rec *Record[M], r report) {
 	level := batch.Level(r.Outcome, r.Err != nil || r.NoOrigin, false)
 	name := r.Outcome.String()
 	if r.skipped != "" {
@@ -265,8 +247,8 @@ func (c *core[M]) log(ctx context.Context, rec *record[M], r report) {
 	}
 	attrs := []slog.Attr{
 		slog.String("consumer", c.e.Consumer),
-		slog.String("sequence_number", rec.seq),
-		slog.String("event_id", rec.id),
+		slog.String("sequence_number", rec.Seq),
+		slog.String("event_id", rec.ID),
 		slog.String("key", r.Key),
 		slog.String("outcome", name),
 	}
@@ -277,24 +259,24 @@ func (c *core[M]) log(ctx context.Context, rec *record[M], r report) {
 		attrs = append(attrs, slog.String("reason", r.skipped))
 	}
 	if r.NoOrigin {
-		attrs = append(attrs, slog.String("warning", "the record carries no origin time ("+c.originName+"): run without the age check"))
+		attrs = append(attrs, slog.String("warning", "the record carries no origin time ("+c.origin+"): run without the age check"))
 	}
 	c.e.Logger.LogAttrs(ctx, level, "record", attrs...)
 }
 
 // checkpoint is the sequence number the batch reports, from which Lambda
 // resumes the shard: the lowest of the failed or not started records.
-func (c *core[M]) checkpoint(ctx context.Context, recs []record[M], failedIdx []int) string {
+func (c *Core[M]) checkpoint(ctx context.Context, recs []Record[M], failedIdx []int) string {
 	seqs := make([]string, len(failedIdx))
 	for j, i := range failedIdx {
-		seqs[j] = recs[i].seq
+		seqs[j] = recs[i].Seq
 	}
 	reported, err := reportedSequenceNumber(seqs)
 	if err != nil {
 		// A sequence number that is not a number (never from Lambda): the
 		// batch's first record is reported, which replays all of it; the
 		// guard absorbs what had completed.
-		reported = recs[0].seq
+		reported = recs[0].Seq
 		c.e.Logger.LogAttrs(ctx, slog.LevelError, "checkpoint",
 			slog.String("consumer", c.e.Consumer),
 			slog.String("sequence_number", reported),

@@ -1,4 +1,4 @@
-package streambatch_test
+package kinesis_test
 
 import (
 	"time"

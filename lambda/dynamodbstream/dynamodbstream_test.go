@@ -1,4 +1,4 @@
-package streambatch_test
+package dynamodbstream_test
 
 import (
 	"context"
@@ -14,10 +14,10 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamodbstream"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/streambatch"
 )
 
 type item struct {
@@ -63,18 +63,18 @@ func image(pk string, version int) map[string]events.DynamoDBAttributeValue {
 
 type changes struct {
 	mu  sync.Mutex
-	got []streambatch.Change[item]
+	got []dynamodbstream.Change[item]
 }
 
-func (c *changes) fn(ctx context.Context, ch streambatch.Change[item], r idempotency.Reservation) (string, error) {
+func (c *changes) fn(ctx context.Context, ch dynamodbstream.Change[item], r idempotency.Reservation) (string, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.got = append(c.got, ch)
 	return "", nil
 }
 
-func changeKey(ch streambatch.Change[item]) (string, error) {
-	if ch.Event == streambatch.Remove {
+func changeKey(ch dynamodbstream.Change[item]) (string, error) {
+	if ch.Event == dynamodbstream.Remove {
 		return ch.Keys.PK + "/removed", nil
 	}
 	return ch.Keys.PK + "/" + strconv.FormatInt(ch.New.Version, 10), nil
@@ -84,7 +84,7 @@ func TestDynamoDBDecodesImages(t *testing.T) {
 	var c changes
 	cfg := config(io.Discard)
 	cfg.OldImage = true
-	h, err := streambatch.NewDynamoDB(newGuard(t, storetest.NewMemoryStore()), changeKey, c.fn, cfg)
+	h, err := dynamodbstream.New(newGuard(t, storetest.NewMemoryStore()), changeKey, c.fn, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestDynamoDBDecodesImages(t *testing.T) {
 		t.Fatalf("%d changes", len(c.got))
 	}
 	ins, mod, rem := c.got[0], c.got[1], c.got[2]
-	if ins.Event != streambatch.Insert || ins.New == nil || ins.Old != nil || ins.Keys.PK != "o1" || ins.SequenceNumber != "100" {
+	if ins.Event != dynamodbstream.Insert || ins.New == nil || ins.Old != nil || ins.Keys.PK != "o1" || ins.SequenceNumber != "100" {
 		t.Errorf("insert %+v", ins)
 	}
 	n := ins.New
@@ -111,7 +111,7 @@ func TestDynamoDBDecodesImages(t *testing.T) {
 	if mod.Old == nil || mod.Old.Version != 1 || mod.New.Version != 2 {
 		t.Errorf("modify %+v", mod)
 	}
-	if rem.Event != streambatch.Remove || rem.New != nil || rem.Old == nil || rem.Old.Version != 2 {
+	if rem.Event != dynamodbstream.Remove || rem.New != nil || rem.Old == nil || rem.Old.Version != 2 {
 		t.Errorf("remove %+v", rem)
 	}
 }
@@ -122,13 +122,13 @@ func TestRemovesAreAChoice(t *testing.T) {
 	var c changes
 	cfg := config(io.Discard)
 	cfg.Removes = ""
-	if _, err := streambatch.NewDynamoDB(newGuard(t, storetest.NewMemoryStore()), changeKey, c.fn, cfg); err == nil || !strings.Contains(err.Error(), "is not one of") {
+	if _, err := dynamodbstream.New(newGuard(t, storetest.NewMemoryStore()), changeKey, c.fn, cfg); err == nil || !strings.Contains(err.Error(), "is not one of") {
 		t.Fatalf("err %v, want Removes refused", err)
 	}
 	var logs logBuf
 	cfg = config(&logs)
 	cfg.Removes = contract.RemoveSkip
-	h, err := streambatch.NewDynamoDB(newGuard(t, storetest.NewMemoryStore()), changeKey, c.fn, cfg)
+	h, err := dynamodbstream.New(newGuard(t, storetest.NewMemoryStore()), changeKey, c.fn, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,7 @@ func TestRemovesTellTTLExpiriesFromDeletes(t *testing.T) {
 			var logs logBuf
 			cfg := config(&logs)
 			cfg.Removes, cfg.Concurrency = c.removes, 1
-			h, err := streambatch.NewDynamoDB(newGuard(t, storetest.NewMemoryStore()), changeKey, ch.fn, cfg)
+			h, err := dynamodbstream.New(newGuard(t, storetest.NewMemoryStore()), changeKey, ch.fn, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -209,7 +209,7 @@ func TestViewTypeWithoutTheImagesFailsTheInvocation(t *testing.T) {
 	var c changes
 	cfg := config(io.Discard)
 	cfg.OldImage = true
-	h, _ := streambatch.NewDynamoDB(newGuard(t, storetest.NewMemoryStore()), changeKey, c.fn, cfg)
+	h, _ := dynamodbstream.New(newGuard(t, storetest.NewMemoryStore()), changeKey, c.fn, cfg)
 	keysOnly := ddb("1", "INSERT", key("o1"), nil, nil)
 	keysOnly.Change.StreamViewType = "KEYS_ONLY"
 	newOnly := ddb("2", "MODIFY", key("o2"), image("o2", 2), nil)
@@ -227,7 +227,7 @@ func TestViewTypeWithoutTheImagesFailsTheInvocation(t *testing.T) {
 func TestOrderPerItemKey(t *testing.T) {
 	var mu sync.Mutex
 	var ran []string
-	fn := func(ctx context.Context, ch streambatch.Change[item], r idempotency.Reservation) (string, error) {
+	fn := func(ctx context.Context, ch dynamodbstream.Change[item], r idempotency.Reservation) (string, error) {
 		if ch.Keys.PK == "o2" && ch.New.Version == 1 {
 			return "", errors.New("downstream down")
 		}
@@ -237,7 +237,7 @@ func TestOrderPerItemKey(t *testing.T) {
 		return "", nil
 	}
 	var logs logBuf
-	h, _ := streambatch.NewDynamoDB(newGuard(t, storetest.NewMemoryStore()), changeKey, fn, config(&logs))
+	h, _ := dynamodbstream.New(newGuard(t, storetest.NewMemoryStore()), changeKey, fn, config(&logs))
 	resp, err := h.Handle(context.Background(), events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{
 		ddb("1000", "INSERT", key("o1"), image("o1", 1), nil),
 		ddb("1001", "INSERT", key("o2"), image("o2", 1), nil),

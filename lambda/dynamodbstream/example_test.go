@@ -1,4 +1,4 @@
-package streambatch_test
+package dynamodbstream_test
 
 import (
 	"context"
@@ -9,14 +9,14 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamodbstream"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/streambatch"
 )
 
 // An outbox consumer: an orders table's stream feeds a function that
 // publishes each order's confirmation once. In a Lambda main package
-// streambatch.StartDynamoDB builds the guard, its store and the handler
+// dynamodbstream.Start builds the guard, its store and the handler
 // from the environment the stream construct sets.
 func Example() {
 	type Order struct {
@@ -29,12 +29,12 @@ func Example() {
 	}
 	// The fact: this order reaching this status, whatever stream record
 	// carries it.
-	key := func(c streambatch.Change[Order]) (string, error) { return c.New.OrderID + "/" + c.New.Status, nil }
-	confirm := func(ctx context.Context, c streambatch.Change[Order], r idempotency.Reservation) (string, error) {
+	key := func(c dynamodbstream.Change[Order]) (string, error) { return c.New.OrderID + "/" + c.New.Status, nil }
+	confirm := func(ctx context.Context, c dynamodbstream.Change[Order], r idempotency.Reservation) (string, error) {
 		fmt.Println("confirming", c.New.OrderID, c.New.Status)
 		return "", nil
 	}
-	h, err := streambatch.NewDynamoDB(guard, key, confirm, streambatch.Config{
+	h, err := dynamodbstream.New(guard, key, confirm, dynamodbstream.Config{
 		Removes: contract.RemoveSkip, // a deleted order confirms nothing: said, not assumed
 		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)), Metrics: io.Discard,
 	})

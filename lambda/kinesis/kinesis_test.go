@@ -1,4 +1,4 @@
-package streambatch_test
+package kinesis_test
 
 import (
 	"bytes"
@@ -16,11 +16,10 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/kinesis"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/streambatch"
 )
 
 type order struct {
@@ -109,8 +108,8 @@ func (l *logBuf) outcomes(t *testing.T) map[string]string {
 	return out
 }
 
-func config(logs io.Writer) streambatch.Config {
-	return streambatch.Config{Logger: outcome.NewLogger(logs, slog.LevelDebug), Metrics: io.Discard, Removes: contract.RemoveRun}
+func config(logs io.Writer) kinesis.Config {
+	return kinesis.Config{Logger: outcome.NewLogger(logs, slog.LevelDebug), Metrics: io.Discard}
 }
 
 // TestOrderPerPartitionKey pins the order guarantee: the records of one
@@ -124,7 +123,7 @@ func TestOrderPerPartitionKey(t *testing.T) {
 			var logs logBuf
 			cfg := config(&logs)
 			cfg.Concurrency = conc
-			h := streambatch.NewKinesis(newGuard(t, storetest.NewMemoryStore()), orderKey, e.fn, cfg)
+			h := kinesis.New(newGuard(t, storetest.NewMemoryStore()), orderKey, e.fn, cfg)
 			ev := events.KinesisEvent{Records: []events.KinesisEventRecord{
 				kin(seqN(1), order{ID: "a", Seq: 1}),
 				kin(seqN(2), order{ID: "b", Seq: 1}),
@@ -158,7 +157,7 @@ func TestOrderPerPartitionKey(t *testing.T) {
 // ("99" sorts after "100" as a string).
 func TestReportsTheLowestSequenceNumberAsANumber(t *testing.T) {
 	var e effects
-	h := streambatch.NewKinesis(newGuard(t, storetest.NewMemoryStore()), orderKey, e.fn, config(io.Discard))
+	h := kinesis.New(newGuard(t, storetest.NewMemoryStore()), orderKey, e.fn, config(io.Discard))
 	ev := events.KinesisEvent{Records: []events.KinesisEventRecord{
 		kin("100", order{ID: "a", Seq: 1, Fail: true}),
 		kin("99", order{ID: "b", Seq: 1, Fail: true}),
@@ -171,25 +170,6 @@ func TestReportsTheLowestSequenceNumberAsANumber(t *testing.T) {
 	if len(resp.BatchItemFailures) != 1 || resp.BatchItemFailures[0].ItemIdentifier != "99" {
 		t.Fatalf("reported %+v, want only 99", resp.BatchItemFailures)
 	}
-
-	for _, c := range []struct {
-		seqs []string
-		want string
-	}{
-		{[]string{"49612345678901234567890123456789012345678901234567890002", "9"}, "9"},
-		{[]string{seqN(20), seqN(3), seqN(100)}, seqN(3)},
-		{[]string{"0010", "9"}, "9"},
-	} {
-		got, err := streambatch.ReportedSequenceNumber(c.seqs)
-		if err != nil || got != c.want {
-			t.Errorf("ReportedSequenceNumber(%v) = %q, %v; want %q", c.seqs, got, err, c.want)
-		}
-	}
-	for _, bad := range [][]string{{"12", "0x10"}, {"-1"}, {""}, {"1_000"}, nil} {
-		if got, err := streambatch.ReportedSequenceNumber(bad); err == nil {
-			t.Errorf("ReportedSequenceNumber(%q) = %q, want an error", bad, got)
-		}
-	}
 }
 
 // TestCheckpointReplayIsAbsorbed: Lambda replays the shard from the
@@ -198,7 +178,7 @@ func TestReportsTheLowestSequenceNumberAsANumber(t *testing.T) {
 func TestCheckpointReplayIsAbsorbed(t *testing.T) {
 	var e effects
 	counter := storetest.NewCounter(storetest.NewMemoryStore())
-	h := streambatch.NewKinesis(newGuard(t, counter), orderKey, e.fn, config(io.Discard))
+	h := kinesis.New(newGuard(t, counter), orderKey, e.fn, config(io.Discard))
 	recs := []events.KinesisEventRecord{
 		kin(seqN(1), order{ID: "a", Seq: 1}),
 		kin(seqN(2), order{ID: "b", Seq: 1, Fail: true}),
@@ -217,7 +197,7 @@ func TestCheckpointReplayIsAbsorbed(t *testing.T) {
 	before := counter.Requests()
 	var logs logBuf
 	cfg := config(&logs)
-	h = streambatch.NewKinesis(newGuard(t, counter), orderKey, e.fn, cfg)
+	h = kinesis.New(newGuard(t, counter), orderKey, e.fn, cfg)
 	resp, err = h.Handle(context.Background(), events.KinesisEvent{Records: recs[1:]})
 	if err != nil || len(resp.BatchItemFailures) != 0 {
 		t.Fatalf("replay: %+v, %v", resp, err)
@@ -246,7 +226,7 @@ func TestSameFactTwiceInABatch(t *testing.T) {
 	var e effects
 	counter := storetest.NewCounter(storetest.NewMemoryStore())
 	var logs logBuf
-	h := streambatch.NewKinesis(newGuard(t, counter), orderKey, e.fn, config(&logs))
+	h := kinesis.New(newGuard(t, counter), orderKey, e.fn, config(&logs))
 	resp, err := h.Handle(context.Background(), events.KinesisEvent{Records: []events.KinesisEventRecord{
 		kin(seqN(1), order{ID: "a", Seq: 1}),
 		kin(seqN(2), order{ID: "a", Seq: 1}),
@@ -271,7 +251,7 @@ func TestSameFactTwiceInABatch(t *testing.T) {
 func TestKinesisBadInput(t *testing.T) {
 	var e effects
 	var logs logBuf
-	h := streambatch.NewKinesis(newGuard(t, storetest.NewMemoryStore()), orderKey, e.fn, config(&logs))
+	h := kinesis.New(newGuard(t, storetest.NewMemoryStore()), orderKey, e.fn, config(&logs))
 	agg := kin(seqN(1), order{})
 	agg.Kinesis.Data = append([]byte{0xF3, 0x89, 0x9A, 0xC2}, 0x0a, 0x01, 'k')
 	notJSON := kin(seqN(2), order{})
@@ -288,7 +268,7 @@ func TestKinesisBadInput(t *testing.T) {
 	if !strings.Contains(logs.b.String(), "KPL aggregate") || !strings.Contains(logs.b.String(), "AggregationEnabled=false") {
 		t.Errorf("the aggregate's line does not say what it is and the fix:\n%s", logs.b.String())
 	}
-	if !errors.Is(streambatch.ErrAggregate, outcome.ErrBadInput) {
+	if !errors.Is(kinesis.ErrAggregate, outcome.ErrBadInput) {
 		t.Error("ErrAggregate is not bad input")
 	}
 }
@@ -299,7 +279,7 @@ func TestMisconfiguredFailsTheInvocation(t *testing.T) {
 	fn := func(ctx context.Context, o order, r idempotency.Reservation) (string, error) {
 		return "", fmt.Errorf("write: %w", outcome.ErrMisconfigured)
 	}
-	h := streambatch.NewKinesis(newGuard(t, storetest.NewMemoryStore()), orderKey, fn, config(io.Discard))
+	h := kinesis.New(newGuard(t, storetest.NewMemoryStore()), orderKey, fn, config(io.Discard))
 	_, err := h.Handle(context.Background(), events.KinesisEvent{Records: []events.KinesisEventRecord{kin(seqN(1), order{ID: "a"})}})
 	if !errors.Is(err, outcome.ErrMisconfigured) {
 		t.Fatalf("err %v, want ErrMisconfigured", err)
@@ -310,7 +290,7 @@ func TestMisconfiguredFailsTheInvocation(t *testing.T) {
 // starts; the first is reported.
 func TestNotStartedNearTheDeadline(t *testing.T) {
 	var e effects
-	h := streambatch.NewKinesis(newGuard(t, storetest.NewMemoryStore()), orderKey, e.fn, config(io.Discard))
+	h := kinesis.New(newGuard(t, storetest.NewMemoryStore()), orderKey, e.fn, config(io.Discard))
 	ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(time.Second))
 	defer cancel()
 	_, err := h.Handle(ctx, events.KinesisEvent{Records: []events.KinesisEventRecord{kin(seqN(7), order{ID: "a"}), kin(seqN(8), order{ID: "b"})}})
@@ -327,7 +307,7 @@ func TestNotStartedNearTheDeadline(t *testing.T) {
 func TestExpiredRecordIsNotRun(t *testing.T) {
 	var e effects
 	var logs logBuf
-	h := streambatch.NewKinesis(newGuard(t, storetest.NewMemoryStore()), orderKey, e.fn, config(&logs))
+	h := kinesis.New(newGuard(t, storetest.NewMemoryStore()), orderKey, e.fn, config(&logs))
 	old := kin(seqN(1), order{ID: "a"})
 	old.Kinesis.ApproximateArrivalTimestamp.Time = time.Now().Add(-idempotency.DefaultWindow)
 	resp, err := h.Handle(context.Background(), events.KinesisEvent{Records: []events.KinesisEventRecord{old, kin(seqN(2), order{ID: "b"})}})
@@ -351,7 +331,7 @@ func TestMetricsLine(t *testing.T) {
 	var metrics bytes.Buffer
 	cfg := config(io.Discard)
 	cfg.Metrics, cfg.Consumer = &metrics, "Shop/Outbox"
-	h := streambatch.NewKinesis(newGuard(t, storetest.NewMemoryStore()), orderKey, e.fn, cfg)
+	h := kinesis.New(newGuard(t, storetest.NewMemoryStore()), orderKey, e.fn, cfg)
 	if _, err := h.Handle(context.Background(), events.KinesisEvent{Records: []events.KinesisEventRecord{kin(seqN(1), order{ID: "a"}), kin(seqN(2), order{ID: "a"})}}); err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package streambatch
+package ops
 
 import (
 	"bytes"

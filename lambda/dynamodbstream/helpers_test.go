@@ -1,0 +1,74 @@
+package dynamodbstream_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamodbstream"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
+)
+
+// settings are valid queue settings that differ from the defaults.
+func settings() contract.Settings {
+	s := contract.Defaults(30 * time.Second)
+	s.Table, s.Namespace, s.Consumer = "idempotency", "charge", "ChargeOrder"
+	s.Delivery = contract.Raw
+	s.Window = time.Hour
+	s.BackoffBase, s.BackoffCap = 2*time.Minute, 10*time.Minute // a retry horizon (24m) within the hour
+	return s
+}
+
+func getenv(env map[string]string) handler.Option {
+	return handler.WithGetenv(func(k string) string { return env[k] })
+}
+
+func newGuard(t *testing.T, store idempotency.Store) *idempotency.Guard {
+	t.Helper()
+	g, err := idempotency.NewGuard(store, idempotency.Config{Namespace: "stream"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+func config(logs io.Writer) dynamodbstream.Config {
+	return dynamodbstream.Config{Logger: outcome.NewLogger(logs, slog.LevelDebug), Metrics: io.Discard, Removes: contract.RemoveRun}
+}
+
+type logBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuf) Write(p []byte) (int, error) { l.mu.Lock(); defer l.mu.Unlock(); return l.b.Write(p) }
+
+// outcomes returns the outcomes of the "record" lines, by sequence number.
+func (l *logBuf) outcomes(t *testing.T) map[string]string {
+	t.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(l.b.String()), "\n") {
+		var v struct{ Msg, SequenceNumber, Outcome string }
+		var raw map[string]any
+		if err := json.Unmarshal([]byte(line), &raw); err != nil {
+			t.Fatalf("not JSON: %q", line)
+		}
+		v.Msg, _ = raw["msg"].(string)
+		v.SequenceNumber, _ = raw["sequence_number"].(string)
+		v.Outcome, _ = raw["outcome"].(string)
+		if v.Msg == "record" {
+			out[v.SequenceNumber] = v.Outcome
+		}
+	}
+	return out
+}

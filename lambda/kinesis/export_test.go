@@ -1,0 +1,3 @@
+package kinesis
+
+var ErrAggregate = errAggregate

@@ -1,0 +1,165 @@
+// Package kinesis turns a business function into a Lambda handler for
+// Kinesis Data Streams batches that runs each record under an
+// idempotency.Guard and reports the stream's partial batch response.
+//
+// On a stream, duplicates are the rule: Lambda checkpoints a shard at a
+// sequence number and, after a failure, resumes from the checkpoint, so
+// every record after the failed one is delivered again; the guard absorbs
+// those replays. The records of one partition key run in order, different
+// keys in parallel (Config.Concurrency at most at once); after a record of a
+// key fails, the later records of that key in the batch are not started,
+// and the response names the failed (or not started) record with the
+// lowest sequence number, from which Lambda resumes the shard.
+//
+// In a Lambda main package, Start builds the handler from the contract that
+// the stream construct (constructs/stream) wrote into the function's
+// environment:
+//
+//	func main() {
+//		kinesis.Start(shipmentKey, ship)
+//	}
+package kinesis
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+	"unicode/utf8"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/batch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/stream"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
+)
+
+// Config configures a Handler. The zero value of every field means the
+// documented default.
+type Config struct {
+	// Concurrency bounds how many records of a batch run at once; records
+	// of one partition key always run one after another. With 1, every
+	// record runs in batch order in the goroutine that called Handle.
+	// Default: all records of the batch.
+	Concurrency int
+	// MinRemaining is the least time before the deadline for a record to be
+	// started; later records are not started, and reported. Default:
+	// contract.DefaultMinRemaining of the guard's FinishBudget.
+	MinRemaining time.Duration
+	// Consumer names the consumer in logs and metrics. Default: "consumer".
+	Consumer string
+	// MetricsNamespace is the CloudWatch namespace of the metrics.
+	// Default: outcome.DefaultNamespace.
+	MetricsNamespace string
+	// Logger receives one line per record. Default: outcome.NewLogger on
+	// standard error at INFO.
+	Logger *slog.Logger
+	// Metrics receives one Embedded Metric Format line per batch. Default:
+	// standard output; io.Discard turns metrics off.
+	Metrics io.Writer
+	// MetricsLevel is the "level" of the metrics line. Default: "INFO".
+	MetricsLevel string
+}
+
+// options is the stream core's options for cfg.
+func (cfg Config) options() stream.Options {
+	return stream.Options{Concurrency: cfg.Concurrency, Options: batch.Options{
+		Consumer: cfg.Consumer, MinRemaining: cfg.MinRemaining, Logger: cfg.Logger,
+		Metrics: cfg.Metrics, MetricsNamespace: cfg.MetricsNamespace, MetricsLevel: cfg.MetricsLevel,
+	}}
+}
+
+// Handler is a Lambda handler for Kinesis Data Streams batches of messages
+// of type T, decoded from each record's data as JSON. It is safe for
+// concurrent use.
+//
+// The record's data arrives base64-encoded in the event; events.KinesisEvent
+// decodes it (its Data is a []byte), so the key function and the effect see
+// the message as the producer put it. Records run in order per partition
+// key.
+//
+// KPL aggregates are refused, as bad input that names the fix (errAggregate):
+// see errAggregate for why.
+type Handler[T any] struct {
+	c *stream.Core[T]
+}
+
+// New returns a Handler that runs fn once per fact under guard.
+func New[T any](guard *idempotency.Guard, key handler.KeyFunc[T], fn handler.Func[T], cfg Config) *Handler[T] {
+	return newHandler(guard, key, batch.Effect(guard, fn), cfg.options())
+}
+
+// NewTx returns a Handler whose effect is transactional: fn's writes
+// commit with the COMPLETED record in one request. guard's store must be an
+// idempotency.TxStore.
+func NewTx[T, W any](guard *idempotency.Guard, key handler.KeyFunc[T], fn handler.TxFunc[T, W], cfg Config) *Handler[T] {
+	return newHandler(guard, key, batch.TxEffect(guard, fn), cfg.options())
+}
+
+func newHandler[T any](guard *idempotency.Guard, key handler.KeyFunc[T], run batch.RunFunc[T], o stream.Options) *Handler[T] {
+	return &Handler[T]{c: stream.New(guard, key, run, o, "Kinesis ApproximateArrivalTimestamp", "partition key")}
+}
+
+// kplMagic starts every KPL aggregated record
+// (https://github.com/awslabs/amazon-kinesis-producer/blob/master/aggregation-format.md).
+// Its first byte is not valid UTF-8, so no JSON message starts with it.
+var kplMagic = []byte{0xF3, 0x89, 0x9A, 0xC2}
+
+// errAggregate marks a Kinesis record that is a KPL (Kinesis Producer
+// Library) aggregate: bad input. Lambda does not de-aggregate: the user
+// records of an aggregate share its one sequence number, so Lambda can
+// checkpoint only the whole aggregate, and one failing user record replays
+// all of them. The handler refuses aggregates rather than de-aggregating
+// them: a fact per stream record keeps one record, one sequence number, one
+// outcome and one line, which is what the partial batch response can
+// report, and it keeps a protobuf decoder out of every handler. Fix: turn
+// aggregation off in the producer (KPL AggregationEnabled=false), or
+// produce with PutRecords.
+var errAggregate = fmt.Errorf("%w: the record is a KPL aggregate (it starts with the KPL magic number F3899AC2), which this handler does not de-aggregate; turn aggregation off in the producer (KPL AggregationEnabled=false) or produce with PutRecords", outcome.ErrBadInput)
+
+// Handle processes a batch and returns the record to resume from: the
+// failed or not started record with the lowest sequence number, compared
+// as a number, or none. It returns an error only when no record could be
+// judged, or when one met an error wrapping outcome.ErrMisconfigured;
+// Lambda then retries the whole batch.
+func (h *Handler[T]) Handle(ctx context.Context, ev events.KinesisEvent) (events.KinesisEventResponse, error) {
+	recs := make([]stream.Record[T], len(ev.Records))
+	for i := range ev.Records {
+		r := &ev.Records[i]
+		recs[i] = stream.Record[T]{
+			Seq: r.Kinesis.SequenceNumber, Group: r.Kinesis.PartitionKey, ID: r.EventID,
+			Origin: r.Kinesis.ApproximateArrivalTimestamp.Time,
+			Decode: func() (T, []byte, string, error) {
+				msg, err := decode[T](r.Kinesis.Data)
+				return msg, r.Kinesis.Data, "", err
+			},
+		}
+	}
+	seq, err := h.c.Handle(ctx, recs)
+	if err != nil || seq == "" {
+		return events.KinesisEventResponse{}, err
+	}
+	return events.KinesisEventResponse{BatchItemFailures: []events.KinesisBatchItemFailure{{ItemIdentifier: seq}}}, nil
+}
+
+// decode decodes a record's data into T. Errors wrap outcome.ErrBadInput.
+func decode[T any](data []byte) (T, error) {
+	var msg T
+	switch {
+	case bytes.HasPrefix(data, kplMagic):
+		return msg, errAggregate
+	case !utf8.Valid(data):
+		return msg, fmt.Errorf("%w: the record's data is not valid UTF-8", outcome.ErrBadInput)
+	case !json.Valid(data):
+		return msg, fmt.Errorf("%w: the record's data is not JSON", outcome.ErrBadInput)
+	}
+	if err := json.Unmarshal(data, &msg); err != nil {
+		return msg, fmt.Errorf("%w: decode message: %v", outcome.ErrBadInput, err)
+	}
+	return msg, nil
+}

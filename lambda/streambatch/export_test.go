@@ -1,4 +1,0 @@
-package streambatch
-
-var ErrAggregate = errAggregate
-var ReportedSequenceNumber = reportedSequenceNumber
