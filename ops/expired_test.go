@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/eventbridge"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
@@ -49,7 +50,7 @@ func newConsumer(w *world) *consumer {
 		}
 		c.effects[o.OrderID].Add(1)
 		return "charged", nil
-	}, sqsbatch.Config{Consumer: "Shop/Charge", Logger: outcome.NewLogger(&c.logs, slog.LevelInfo), Metrics: io.Discard, Concurrency: 1})
+	}, sqsbatch.Config{Batch: handler.Batch{Consumer: "Shop/Charge", Logger: outcome.NewLogger(&c.logs, slog.LevelInfo), Metrics: io.Discard, Concurrency: 1}})
 	return c
 }
 

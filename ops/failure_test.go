@@ -15,6 +15,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/kinesis"
@@ -108,7 +109,7 @@ func TestReplayFromTheFailureBucketIsHarmless(t *testing.T) {
 			return "ok", nil
 		}
 		var logs bytes.Buffer
-		h := kinesis.New(guard, shipmentKey, ship, kinesis.Config{Concurrency: 1, Logger: outcome.NewLogger(&logs, slog.LevelDebug), Metrics: io.Discard})
+		h := kinesis.New(guard, shipmentKey, ship, kinesis.Config{Batch: handler.Batch{Concurrency: 1, Logger: outcome.NewLogger(&logs, slog.LevelDebug), Metrics: io.Discard}})
 		ev := events.KinesisEvent{Records: []events.KinesisEventRecord{
 			shipmentRecord(seqN(1), shipment{"a", 1}), shipmentRecord(seqN(2), shipment{"b", 1}),
 			shipmentRecord(seqN(3), shipment{"a", 2}), shipmentRecord(seqN(4), shipment{"b", 2}),

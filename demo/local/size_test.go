@@ -18,6 +18,7 @@ import (
 	"github.com/sivchari/kumo"
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
@@ -70,7 +71,7 @@ func TestLargestMessageThroughSNSAndSQS(t *testing.T) {
 				func(context.Context, struct{ OrderID string }, idempotency.Reservation) (string, error) {
 					return "ok", nil
 				},
-				sqsbatch.Config{Delivery: m.delivery, MaxMessageBytes: m.limit, Logger: slog.New(slog.NewJSONHandler(&logs, nil)), Metrics: io.Discard})
+				sqsbatch.Config{Delivery: m.delivery, MaxMessageBytes: m.limit, Batch: handler.Batch{Logger: slog.New(slog.NewJSONHandler(&logs, nil)), Metrics: io.Discard}})
 			for _, size := range []int{m.limit, m.limit + 1} {
 				msg := worstCase(t, "o-"+strconv.Itoa(size), size)
 				if _, err := c.sns.Publish(ctx, &sns.PublishInput{TopicArn: topic.TopicArn, Message: aws.String(msg)}); err != nil {

@@ -24,6 +24,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamodbstream"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/eventbridge"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/httpkey"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
@@ -124,7 +125,7 @@ func queueSource(name string, d contract.Delivery, wrap func(string) string) sou
 	return source{name: name, mismatch: true, run: func(t *testing.T, w *world) ([]string, []string) {
 		h := sqsbatch.New(w.guard, func(o orderMsg) (string, error) { return o.OrderID, nil },
 			func(context.Context, orderMsg, idempotency.Reservation) (string, error) { return "ok", nil },
-			sqsbatch.Config{Delivery: d, Consumer: "charge", Logger: w.logger(), Metrics: w.metricsOut()})
+			sqsbatch.Config{Delivery: d, Batch: handler.Batch{Consumer: "charge", Logger: w.logger(), Metrics: w.metricsOut()}})
 		var bodies []string
 		for i, amount := range []int{1, 1, 2} {
 			body := wrap(order(amount))
@@ -160,7 +161,7 @@ var sources = []source{
 			func(context.Context, eventbridge.Event[orderMsg], idempotency.Reservation) (string, error) {
 				return "ok", nil
 			},
-			sqsbatch.Config{Consumer: "ship", Logger: w.logger(), Metrics: w.metricsOut()})
+			sqsbatch.Config{Batch: handler.Batch{Consumer: "ship", Logger: w.logger(), Metrics: w.metricsOut()}})
 		var bodies []string
 		for i, amount := range []int{1, 1, 2} {
 			body := `{"version":"0","id":"ev-` + strconv.Itoa(i) + `","detail-type":"OrderPaid","source":"shop","account":"111122223333",` +
@@ -172,7 +173,7 @@ var sources = []source{
 	}},
 	{name: "S3", mismatch: true, run: func(t *testing.T, w *world) ([]string, []string) {
 		h := s3event.New(w.guard, s3event.ObjectKey, func(context.Context, s3event.Object, idempotency.Reservation) (string, error) { return "ok", nil },
-			sqsbatch.Config{Consumer: "uploads", Logger: w.logger(), Metrics: w.metricsOut()})
+			sqsbatch.Config{Batch: handler.Batch{Consumer: "uploads", Logger: w.logger(), Metrics: w.metricsOut()}})
 		var bodies []string
 		for i, size := range []int{1024, 1024, 2048} {
 			body := `{"Records":[{"eventVersion":"2.1","eventSource":"aws:s3","eventTime":"` + time.Now().UTC().Format("2006-01-02T15:04:05.000Z") + `","eventName":"ObjectCreated:Put",` +
@@ -185,7 +186,7 @@ var sources = []source{
 	{name: "Kinesis", mismatch: true, run: func(t *testing.T, w *world) ([]string, []string) {
 		h := kinesis.New(w.guard, func(o orderMsg) (string, error) { return o.OrderID, nil },
 			func(context.Context, orderMsg, idempotency.Reservation) (string, error) { return "ok", nil },
-			kinesis.Config{Consumer: "ledger", Logger: w.logger(), Metrics: w.metricsOut()})
+			kinesis.Config{Batch: handler.Batch{Consumer: "ledger", Logger: w.logger(), Metrics: w.metricsOut()}})
 		var data []string
 		for i, amount := range []int{1, 1, 2} {
 			data = append(data, order(amount))
@@ -203,7 +204,7 @@ var sources = []source{
 			func(context.Context, dynamodbstream.Change[orderMsg], idempotency.Reservation) (string, error) {
 				return "ok", nil
 			},
-			dynamodbstream.Config{Consumer: "notify", Removes: contract.RemoveRun, Logger: w.logger(), Metrics: w.metricsOut()})
+			dynamodbstream.Config{Removes: contract.RemoveRun, Batch: handler.Batch{Consumer: "notify", Logger: w.logger(), Metrics: w.metricsOut()}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -29,11 +29,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -48,15 +45,9 @@ import (
 // Config configures a Handler. The zero value of every field means the
 // documented default, but for Removes, which a handler needs to be told.
 type Config struct {
-	// Concurrency bounds how many records of a batch run at once; records
-	// of one item key always run one after another. With 1, every record
-	// runs in batch order in the goroutine that called Handle. Default: all
-	// records of the batch.
-	Concurrency int
-	// MinRemaining is the least time before the deadline for a record to be
-	// started; later records are not started, and reported. Default:
-	// contract.DefaultMinRemaining of the guard's FinishBudget.
-	MinRemaining time.Duration
+	// Batch holds the settings every batch source shares; the records of
+	// one item key always run one after another.
+	handler.Batch
 	// OldImage hands the function the item's old image too (Change.Old) on
 	// MODIFY records: the stream's view type must be NEW_AND_OLD_IMAGES. A
 	// REMOVE record's old image, when its stream carries one, is always
@@ -67,27 +58,6 @@ type Config struct {
 	// contract.RemoveSkip or contract.RemoveSkipExpired. Required: a REMOVE
 	// is never skipped without a word.
 	Removes contract.Removes
-	// Consumer names the consumer in logs and metrics. Default: "consumer".
-	Consumer string
-	// MetricsNamespace is the CloudWatch namespace of the metrics.
-	// Default: outcome.DefaultNamespace.
-	MetricsNamespace string
-	// Logger receives one line per record. Default: outcome.NewLogger on
-	// standard error at INFO.
-	Logger *slog.Logger
-	// Metrics receives one Embedded Metric Format line per batch. Default:
-	// standard output; io.Discard turns metrics off.
-	Metrics io.Writer
-	// MetricsLevel is the "level" of the metrics line. Default: "INFO".
-	MetricsLevel string
-}
-
-// options is the stream core's options for cfg.
-func (cfg Config) options() stream.Options {
-	return stream.Options{Concurrency: cfg.Concurrency, Options: batch.Options{
-		Consumer: cfg.Consumer, MinRemaining: cfg.MinRemaining, Logger: cfg.Logger,
-		Metrics: cfg.Metrics, MetricsNamespace: cfg.MetricsNamespace, MetricsLevel: cfg.MetricsLevel,
-	}}
 }
 
 // Event is the kind of change a DynamoDB stream record carries.
@@ -151,17 +121,17 @@ type own struct {
 // New returns a Handler that runs fn once per fact under guard. It refuses
 // a Config that breaks a rule of the contract's (Removes must be chosen).
 func New[T any](guard *idempotency.Guard, key handler.KeyFunc[Change[T]], fn handler.Func[Change[T]], cfg Config) (*Handler[T], error) {
-	return newHandler(guard, key, batch.Effect(guard, fn), cfg.options(), own{cfg.OldImage, cfg.Removes})
+	return newHandler(guard, key, batch.Effect(guard, fn), cfg.Batch, own{cfg.OldImage, cfg.Removes})
 }
 
 // NewTx returns a Handler whose effect is transactional: fn's writes
 // commit with the COMPLETED record in one request. guard's store must be an
 // idempotency.TxStore.
 func NewTx[T, W any](guard *idempotency.Guard, key handler.KeyFunc[Change[T]], fn handler.TxFunc[Change[T], W], cfg Config) (*Handler[T], error) {
-	return newHandler(guard, key, batch.TxEffect(guard, fn), cfg.options(), own{cfg.OldImage, cfg.Removes})
+	return newHandler(guard, key, batch.TxEffect(guard, fn), cfg.Batch, own{cfg.OldImage, cfg.Removes})
 }
 
-func newHandler[T any](guard *idempotency.Guard, key handler.KeyFunc[Change[T]], run batch.RunFunc[Change[T]], o stream.Options, own own) (*Handler[T], error) {
+func newHandler[T any](guard *idempotency.Guard, key handler.KeyFunc[Change[T]], run batch.RunFunc[Change[T]], o handler.Batch, own own) (*Handler[T], error) {
 	switch own.removes {
 	case contract.RemoveRun, contract.RemoveSkip, contract.RemoveSkipExpired:
 	default: // the contract's rule (StreamRemoves), for a Config not built from it

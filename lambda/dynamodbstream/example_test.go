@@ -10,6 +10,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamodbstream"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 )
@@ -36,7 +37,7 @@ func Example() {
 	}
 	h, err := dynamodbstream.New(guard, key, confirm, dynamodbstream.Config{
 		Removes: contract.RemoveSkip, // a deleted order confirms nothing: said, not assumed
-		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)), Metrics: io.Discard,
+		Batch:   handler.Batch{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Metrics: io.Discard},
 	})
 	if err != nil {
 		panic(err)

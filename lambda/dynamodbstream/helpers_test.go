@@ -41,7 +41,7 @@ func newGuard(t *testing.T, store idempotency.Store) *idempotency.Guard {
 }
 
 func config(logs io.Writer) dynamodbstream.Config {
-	return dynamodbstream.Config{Logger: outcome.NewLogger(logs, slog.LevelDebug), Metrics: io.Discard, Removes: contract.RemoveRun}
+	return dynamodbstream.Config{Removes: contract.RemoveRun, Batch: handler.Batch{Logger: outcome.NewLogger(logs, slog.LevelDebug), Metrics: io.Discard}}
 }
 
 type logBuf struct {

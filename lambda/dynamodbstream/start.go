@@ -37,7 +37,7 @@ func FromEnvTx[T, W any](key handler.KeyFunc[Change[T]], effect handler.TxFunc[C
 }
 
 // ownOf is this source's own settings in s (the settings every stream
-// source shares are stream.OptionsOf's): the one place where the
+// source shares are batch.Of's): the one place where the
 // contract's StreamImages and StreamRemoves reach the handler.
 func ownOf(s contract.Settings) own {
 	return own{oldImage: s.StreamImages == contract.ImagesNewAndOld, removes: s.StreamRemoves}

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/eventbridge"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
@@ -27,7 +28,7 @@ func ExampleNew() {
 			fmt.Println("ship", e.Detail.OrderID, "from", e.Source)
 			return "", nil
 		},
-		sqsbatch.Config{Logger: slog.New(slog.DiscardHandler), Metrics: io.Discard})
+		sqsbatch.Config{Batch: handler.Batch{Logger: slog.New(slog.DiscardHandler), Metrics: io.Discard}})
 	event := func(id string) events.SQSMessage {
 		return events.SQSMessage{MessageId: "m-" + id, Body: `{"version":"0","id":"` + id + `","detail-type":"OrderPaid","source":"shop",` +
 			`"account":"111122223333","time":"2026-12-01T10:00:00Z","region":"eu-west-1","resources":[],"detail":{"orderId":"o-1"}}`}

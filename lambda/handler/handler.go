@@ -30,6 +30,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 
@@ -113,3 +114,41 @@ type Func[M any] func(ctx context.Context, msg M, r idempotency.Reservation) (re
 // W is the type of the writes, the one the store commits (for DynamoDB,
 // []types.TransactWriteItem): the Tx entry points check it at init.
 type TxFunc[M, W any] func(ctx context.Context, msg M, r idempotency.Reservation) (writes W, result string, err error)
+
+// Batch holds the settings every batch source shares (sqsbatch, eventbridge,
+// s3event, kinesis, dynamodbstream): each source's Config embeds it. The
+// zero value of every field means its default. The entry points set them
+// from the contract; a handler built with a source's New takes them as
+// given.
+type Batch struct {
+	// Concurrency bounds how many records of a batch run at once; the
+	// records of one ordering group (a FIFO message group, a partition
+	// key, an item key) always run one after another, and after one fails
+	// the later ones of its group are not started. With 1, every record
+	// runs in batch order in the goroutine that called Handle, and no
+	// goroutine is started. Default: all records of the batch.
+	Concurrency int
+	// MinRemaining is the least time before the deadline for a record to be
+	// started; later records are not started, and reported for the event
+	// source to deliver again. The guard itself starts nothing with no more
+	// than its finishing budget left. Default: the guard's FinishBudget
+	// and a second (3s with the guard's default).
+	MinRemaining time.Duration
+	// Consumer names the consumer in logs and metrics (the contract's
+	// CONSUMER_NAME, the construct's path). Default: "consumer".
+	Consumer string
+	// MetricsNamespace is the CloudWatch namespace of the metrics.
+	// Default: outcome.DefaultNamespace.
+	MetricsNamespace string
+	// Logger receives one line per record. Default: outcome.NewLogger on
+	// standard error at INFO.
+	Logger *slog.Logger
+	// Metrics receives one Embedded Metric Format line per batch. Default:
+	// standard output; io.Discard turns metrics off.
+	Metrics io.Writer
+	// MetricsLevel is the "level" of the metrics line. Lambda's log-level
+	// filtering takes a JSON line without one for INFO and drops it at a
+	// higher application log level; a metrics line at the function's own
+	// level is kept at any level. Default: "INFO".
+	MetricsLevel string
+}

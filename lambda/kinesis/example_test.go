@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/kinesis"
@@ -33,7 +34,7 @@ func Example() {
 		fmt.Println("shipping", s.Order, "step", s.Step)
 		return "", nil
 	}
-	h := kinesis.New(guard, key, ship, kinesis.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Metrics: io.Discard})
+	h := kinesis.New(guard, key, ship, kinesis.Config{Batch: handler.Batch{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Metrics: io.Discard}})
 	rec := func(seq string, s Shipment) events.KinesisEventRecord {
 		data, _ := json.Marshal(s)
 		return events.KinesisEventRecord{Kinesis: events.KinesisRecord{SequenceNumber: seq, PartitionKey: s.Order, Data: data}}

@@ -25,9 +25,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
-	"time"
 	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -42,36 +39,9 @@ import (
 // Config configures a Handler. The zero value of every field means the
 // documented default.
 type Config struct {
-	// Concurrency bounds how many records of a batch run at once; records
-	// of one partition key always run one after another. With 1, every
-	// record runs in batch order in the goroutine that called Handle.
-	// Default: all records of the batch.
-	Concurrency int
-	// MinRemaining is the least time before the deadline for a record to be
-	// started; later records are not started, and reported. Default:
-	// contract.DefaultMinRemaining of the guard's FinishBudget.
-	MinRemaining time.Duration
-	// Consumer names the consumer in logs and metrics. Default: "consumer".
-	Consumer string
-	// MetricsNamespace is the CloudWatch namespace of the metrics.
-	// Default: outcome.DefaultNamespace.
-	MetricsNamespace string
-	// Logger receives one line per record. Default: outcome.NewLogger on
-	// standard error at INFO.
-	Logger *slog.Logger
-	// Metrics receives one Embedded Metric Format line per batch. Default:
-	// standard output; io.Discard turns metrics off.
-	Metrics io.Writer
-	// MetricsLevel is the "level" of the metrics line. Default: "INFO".
-	MetricsLevel string
-}
-
-// options is the stream core's options for cfg.
-func (cfg Config) options() stream.Options {
-	return stream.Options{Concurrency: cfg.Concurrency, Options: batch.Options{
-		Consumer: cfg.Consumer, MinRemaining: cfg.MinRemaining, Logger: cfg.Logger,
-		Metrics: cfg.Metrics, MetricsNamespace: cfg.MetricsNamespace, MetricsLevel: cfg.MetricsLevel,
-	}}
+	// Batch holds the settings every batch source shares; the records of
+	// one partition key always run one after another.
+	handler.Batch
 }
 
 // Handler is a Lambda handler for Kinesis Data Streams batches of messages
@@ -91,17 +61,17 @@ type Handler[T any] struct {
 
 // New returns a Handler that runs fn once per fact under guard.
 func New[T any](guard *idempotency.Guard, key handler.KeyFunc[T], fn handler.Func[T], cfg Config) *Handler[T] {
-	return newHandler(guard, key, batch.Effect(guard, fn), cfg.options())
+	return newHandler(guard, key, batch.Effect(guard, fn), cfg.Batch)
 }
 
 // NewTx returns a Handler whose effect is transactional: fn's writes
 // commit with the COMPLETED record in one request. guard's store must be an
 // idempotency.TxStore.
 func NewTx[T, W any](guard *idempotency.Guard, key handler.KeyFunc[T], fn handler.TxFunc[T, W], cfg Config) *Handler[T] {
-	return newHandler(guard, key, batch.TxEffect(guard, fn), cfg.options())
+	return newHandler(guard, key, batch.TxEffect(guard, fn), cfg.Batch)
 }
 
-func newHandler[T any](guard *idempotency.Guard, key handler.KeyFunc[T], run batch.RunFunc[T], o stream.Options) *Handler[T] {
+func newHandler[T any](guard *idempotency.Guard, key handler.KeyFunc[T], run batch.RunFunc[T], o handler.Batch) *Handler[T] {
 	return &Handler[T]{c: stream.New(guard, key, run, o, "Kinesis ApproximateArrivalTimestamp", "partition key")}
 }
 

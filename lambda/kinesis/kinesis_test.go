@@ -16,6 +16,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/kinesis"
@@ -109,7 +110,7 @@ func (l *logBuf) outcomes(t *testing.T) map[string]string {
 }
 
 func config(logs io.Writer) kinesis.Config {
-	return kinesis.Config{Logger: outcome.NewLogger(logs, slog.LevelDebug), Metrics: io.Discard}
+	return kinesis.Config{Batch: handler.Batch{Logger: outcome.NewLogger(logs, slog.LevelDebug), Metrics: io.Discard}}
 }
 
 // TestOrderPerPartitionKey pins the order guarantee: the records of one

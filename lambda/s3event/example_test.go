@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/s3event"
@@ -22,7 +23,7 @@ func ExampleNew() {
 	h := s3event.New(guard, s3event.ObjectKey, func(ctx context.Context, o s3event.Object, r idempotency.Reservation) (string, error) {
 		fmt.Printf("import %s/%s (%d bytes) as %s\n", o.Bucket, o.Key, o.Size, r.Key)
 		return "", nil
-	}, sqsbatch.Config{Logger: slog.New(slog.NewJSONHandler(os.Stdout, &slog.HandlerOptions{Level: slog.LevelError})), Metrics: io.Discard})
+	}, sqsbatch.Config{Batch: handler.Batch{Logger: slog.New(slog.NewJSONHandler(os.Stdout, &slog.HandlerOptions{Level: slog.LevelError})), Metrics: io.Discard}})
 	body := `{"Records":[{"eventVersion":"2.1","eventSource":"aws:s3","eventTime":"2026-12-01T10:00:00.000Z","eventName":"ObjectCreated:Put",` +
 		`"s3":{"bucket":{"name":"invoices"},"object":{"key":"2026/caf%C3%A9+bill.pdf","size":1024,"eTag":"d41d8cd98f00b204e9800998ecf8427e","sequencer":"0055AED6DCD90281E5"}}}]}`
 	resp, _ := h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{{MessageId: "m-1", Body: body}}})

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
@@ -55,7 +56,7 @@ func TestAllocationBudgets(t *testing.T) {
 			h := sqsbatch.New(g, orderKey, func(_ context.Context, o order, _ idempotency.Reservation) (string, error) {
 				return "ch_" + o.OrderID, nil
 			},
-				sqsbatch.Config{Delivery: contract.Envelope, Consumer: "charge", Concurrency: 1, Logger: outcome.NewLogger(io.Discard, slog.LevelInfo), Metrics: io.Discard})
+				sqsbatch.Config{Delivery: contract.Envelope, Batch: handler.Batch{Consumer: "charge", Concurrency: 1, Logger: outcome.NewLogger(io.Discard, slog.LevelInfo), Metrics: io.Discard}})
 			const runs = 100
 			batches := make([]events.SQSEvent, runs+2) // AllocsPerRun runs once more, to warm up
 			for i := range batches {

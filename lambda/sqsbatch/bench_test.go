@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
@@ -38,7 +39,7 @@ func BenchmarkHandle(b *testing.B) {
 			}
 			h := sqsbatch.New(g, orderKey, func(_ context.Context, o order, _ idempotency.Reservation) (string, error) {
 				return "ch_" + o.OrderID, nil
-			}, sqsbatch.Config{Delivery: contract.Envelope, Consumer: "charge", Concurrency: 1, Logger: outcome.NewLogger(io.Discard, slog.LevelInfo), Metrics: io.Discard})
+			}, sqsbatch.Config{Delivery: contract.Envelope, Batch: handler.Batch{Consumer: "charge", Concurrency: 1, Logger: outcome.NewLogger(io.Discard, slog.LevelInfo), Metrics: io.Discard}})
 			batch := func(n int) events.SQSEvent {
 				var ev events.SQSEvent
 				for i := range 10 {

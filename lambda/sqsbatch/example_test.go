@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
@@ -37,7 +38,7 @@ func Example() {
 		return "receipt-" + o.OrderID, nil
 	}
 	key := func(o Order) (string, error) { return o.OrderID, nil } // the business fact, never the message id
-	h := sqsbatch.New(guard, key, charge, sqsbatch.Config{Logger: discardLogger, Metrics: io.Discard})
+	h := sqsbatch.New(guard, key, charge, sqsbatch.Config{Batch: handler.Batch{Logger: discardLogger, Metrics: io.Discard}})
 
 	// SNS delivered the order twice (a producer retry): two SQS messages.
 	batch := events.SQSEvent{Records: []events.SQSMessage{

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
@@ -275,7 +276,7 @@ func FuzzHandle(f *testing.F) {
 				return "", errors.New("declined")
 			}
 			return strings.Repeat("r", max(o.Amount, 0)%(2*idempotency.DefaultMaxResultBytes)), nil
-		}, sqsbatch.Config{Logger: slog.New(logs), Metrics: discard{}})
+		}, sqsbatch.Config{Batch: handler.Batch{Logger: slog.New(logs), Metrics: discard{}}})
 		recs := []events.SQSMessage{
 			{MessageId: "a", Body: a},
 			{MessageId: "n", Body: envelope(quoted(`{"orderId":"` + id + `","amount":7}`))},

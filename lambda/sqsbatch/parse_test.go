@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/verdict"
@@ -102,7 +103,7 @@ func FuzzParse(f *testing.F) {
 		}
 		// The whole adapter, on the same body: one record, never a panic,
 		// always one outcome.
-		h := sqsbatch.New(g, orderKey, func(context.Context, order, idempotency.Reservation) (string, error) { return "", nil }, sqsbatch.Config{Logger: discardLogger, Metrics: discard{}})
+		h := sqsbatch.New(g, orderKey, func(context.Context, order, idempotency.Reservation) (string, error) { return "", nil }, sqsbatch.Config{Batch: handler.Batch{Logger: discardLogger, Metrics: discard{}}})
 		resp, herr := h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{{MessageId: "m", Body: body}}})
 		if herr != nil || len(resp.BatchItemFailures) > 1 {
 			t.Fatalf("Handle: %v, %v", resp, herr)

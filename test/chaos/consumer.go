@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
@@ -167,11 +168,8 @@ func (s *sim) newConsumer(name string, tx bool, window, lease time.Duration, inn
 	cfg := sqsbatch.Config{
 		// One after another in batch order, on the worker's goroutine:
 		// the schedule is the simulation's, not the Go scheduler's.
-		Concurrency:     1,
+		Batch:           handler.Batch{Concurrency: 1, Consumer: name, Logger: slog.New(capture{}), Metrics: io.Discard},
 		MaxMessageBytes: maxMessageBytes,
-		Consumer:        name,
-		Logger:          slog.New(capture{}),
-		Metrics:         io.Discard,
 	}
 	if s.cfg.Outage > 0 {
 		// The adapter drives the simulated queue's visibilities, its

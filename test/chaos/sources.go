@@ -16,6 +16,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/eventbridge"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/s3event"
@@ -192,7 +193,7 @@ func RunSources(seed int64, facts int, sabotage string) *SourcesSummary {
 	s.store = &srcStore{sim: s, Store: s.inner}
 	evGuard := s.guard("events")
 	objGuard := s.guard("uploads")
-	cfg := sqsbatch.Config{Concurrency: 1, Consumer: "sources", Logger: slog.New(srcLog{s}), Metrics: io.Discard}
+	cfg := sqsbatch.Config{Batch: handler.Batch{Concurrency: 1, Consumer: "sources", Logger: slog.New(srcLog{s}), Metrics: io.Discard}}
 	evQ, objQ := &srcQueue{name: "events"}, &srcQueue{name: "uploads"}
 	evH := eventbridge.New(evGuard, func(e eventbridge.Event[order]) (string, error) { return e.Detail.OrderID, nil },
 		func(ctx context.Context, e eventbridge.Event[order], r idempotency.Reservation) (string, error) {

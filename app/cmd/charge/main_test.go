@@ -47,7 +47,7 @@ func TestChargePassesTheKeyDownstream(t *testing.T) {
 	}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	p := &payments{api: provider.New(api.URL), logger: logger}
-	h := sqsbatch.New(guard, orders.Key, p.charge, sqsbatch.Config{Logger: logger, Metrics: io.Discard})
+	h := sqsbatch.New(guard, orders.Key, p.charge, sqsbatch.Config{Batch: handler.Batch{Logger: logger, Metrics: io.Discard}})
 	body := `{"orderId":"42","customerId":"c1","amount":5000,"currency":"EUR","placedAt":"%s"}`
 	batch := events.SQSEvent{Records: []events.SQSMessage{
 		{MessageId: "m1", Body: strings.Replace(body, "%s", "2026-11-29T10:00:00Z", 1)},

@@ -28,10 +28,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"time"
 
+	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/emf"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/flight"
@@ -39,20 +40,9 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
-// Options are the settings every batch source shares. The zero value of a
-// field means its default (Defaults).
-type Options struct {
-	Consumer         string        // names the consumer in logs and metrics; default "consumer"
-	MinRemaining     time.Duration // the least time before the deadline to start a fact
-	Logger           *slog.Logger
-	Metrics          io.Writer
-	MetricsNamespace string
-	MetricsLevel     string
-}
-
-// Defaults fills the zero fields of o: MinRemaining from minRemaining, the
-// logger and metrics from emf.Defaults.
-func (o *Options) Defaults(minRemaining time.Duration) {
+// Defaults fills the zero fields of o: MinRemaining from minRemaining,
+// Consumer, and the logger and metrics from emf.Defaults.
+func Defaults(o *handler.Batch, minRemaining time.Duration) {
 	if o.MinRemaining <= 0 {
 		o.MinRemaining = minRemaining
 	}
@@ -60,6 +50,13 @@ func (o *Options) Defaults(minRemaining time.Duration) {
 		o.Consumer = "consumer"
 	}
 	emf.Defaults(&o.MetricsNamespace, &o.Logger, &o.Metrics, &o.MetricsLevel)
+}
+
+// Of is the contract's settings every batch source shares, without what
+// is the handler's to choose (Logger, Metrics, MetricsLevel): the one
+// place where they become handler.Batch.
+func Of(s contract.Settings) handler.Batch {
+	return handler.Batch{Concurrency: s.BatchConcurrency, MinRemaining: s.MinRemaining, Consumer: s.Consumer, MetricsNamespace: s.MetricsNamespace}
 }
 
 // RunFunc runs a fact's effect under the guard: Effect or TxEffect.
@@ -93,7 +90,7 @@ type Engine[M any] struct {
 	// Explain adds to an error wrapping idempotency.ErrExpired what the
 	// fact's origin time is and the source's fix.
 	Explain func(err error, origin string) error
-	Options
+	handler.Batch
 }
 
 // Report is what happened to one fact.

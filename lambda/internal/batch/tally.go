@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/emf"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/verdict"
@@ -69,11 +70,11 @@ func (t *Tally) Err() error {
 // them by outcome.Processed and outcome.Duplicate for the units per fact of
 // each), and the batch's duration.
 //
-// The line carries "level" (Options.MetricsLevel) and "timestamp" (RFC
+// The line carries "level" (handler.Batch.MetricsLevel) and "timestamp" (RFC
 // 3339): Lambda's log-level filtering reads a JSON line's level only when
 // it also has a valid RFC 3339 timestamp, and takes any other line for
 // INFO, which it drops at a higher application log level.
-func (t *Tally) Emit(o *Options, took time.Duration, extra ...emf.Metric) {
+func (t *Tally) Emit(o *handler.Batch, took time.Duration, extra ...emf.Metric) {
 	metrics := make([]emf.Metric, 0, int(verdict.Count)+8+len(extra))
 	for _, oc := range outcome.Outcomes() {
 		metrics = append(metrics, emf.Metric{Name: oc.MetricName(), Unit: "Count", Value: t.counts[oc]})

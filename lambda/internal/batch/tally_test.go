@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/emf"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
@@ -49,8 +51,8 @@ func TestTallyErr(t *testing.T) {
 
 func TestEmitCountsOutcomesCapacityAndExtra(t *testing.T) {
 	var buf bytes.Buffer
-	o := Options{Metrics: &buf}
-	o.Defaults(time.Second)
+	o := handler.Batch{Metrics: &buf}
+	Defaults(&o, time.Second)
 	var tl Tally
 	tl.Add(Report{Outcome: outcome.Processed, Capacity: idempotency.Capacity{Read: 0.5, Write: 2}}, 0)
 	tl.Add(Report{Outcome: outcome.Duplicate, Capacity: idempotency.Capacity{Read: 0.5}}, 1)
@@ -80,5 +82,21 @@ func TestLevel(t *testing.T) {
 		if got := Level(c.o, c.warning, c.final); got != c.want {
 			t.Errorf("Level(%v, %v, %v) = %v, want %v", c.o, c.warning, c.final, got, c.want)
 		}
+	}
+}
+
+// TestOf: Of carries each setting every batch source shares into its
+// field, and leaves what is the handler's (Logger, Metrics, MetricsLevel)
+// to the handler.
+func TestOf(t *testing.T) {
+	s := contract.Defaults(time.Minute)
+	s.Table, s.Namespace, s.Consumer = "t", "ns", "c"
+	s.BatchConcurrency, s.MinRemaining, s.MetricsNamespace = 7, 9*time.Second, "Shop"
+	got := Of(s)
+	if got.Concurrency != 7 || got.MinRemaining != 9*time.Second || got.Consumer != "c" || got.MetricsNamespace != "Shop" {
+		t.Errorf("Of() = %+v", got)
+	}
+	if got.Logger != nil || got.Metrics != nil || got.MetricsLevel != "" {
+		t.Error("Of set what is the handler's to choose")
 	}
 }

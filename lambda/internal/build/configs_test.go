@@ -38,16 +38,19 @@ func TestBatchMappingIsFieldByField(t *testing.T) {
 	}
 	handlers := []string{"Logger", "Metrics", "MetricsLevel", "Visibility", "InProgressWait", "Random"}
 	cv, sv := reflect.ValueOf(queue.ConfigOf(s)), reflect.ValueOf(s)
-	for i := range cv.NumField() {
-		name := cv.Type().Field(i).Name
+	for _, f := range reflect.VisibleFields(cv.Type()) {
+		if f.Anonymous { // handler.Batch: its fields are visited too
+			continue
+		}
+		name, field := f.Name, cv.FieldByIndex(f.Index)
 		setting, mapped := batchFrom[name]
 		switch {
 		case mapped:
-			if got, want := cv.Field(i).Interface(), sv.FieldByName(setting).Interface(); !reflect.DeepEqual(got, want) {
+			if got, want := field.Interface(), sv.FieldByName(setting).Interface(); !reflect.DeepEqual(got, want) {
 				t.Errorf("sqsbatch.Config.%s = %v, want %v (the setting %s)", name, got, want, setting)
 			}
 		case slices.Contains(handlers, name):
-			if !cv.Field(i).IsZero() {
+			if !field.IsZero() {
 				t.Errorf("sqsbatch.Config.%s is set; it is the handler's", name)
 			}
 		default:
@@ -98,8 +101,8 @@ func TestHTTPMappingIsFieldByField(t *testing.T) {
 }
 
 // streamFrom says which setting each stream source's configuration
-// carries: the ones they share by stream.OptionsOf (lambda/internal/stream's
-// TestOptionsOf), the images and the REMOVE choice by dynamodbstream's own
+// carries: the ones every batch source shares by batch.Of (lambda/internal/batch's
+// TestOf), the images and the REMOVE choice by dynamodbstream's own
 // (its TestOwnOf).
 var streamFrom = map[string]string{
 	"Concurrency": "BatchConcurrency", "MinRemaining": "MinRemaining", "Removes": "StreamRemoves",

@@ -4,24 +4,23 @@ import (
 	"time"
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/batch"
 )
 
-// ConfigOf is the batch adapter's configuration for s, without what is
-// the handler's to choose (Logger, Metrics, MetricsLevel): the one place
-// where the contract's settings become sqsbatch.Config.
+// ConfigOf is the transport's configuration for s, without what is the
+// handler's to choose (Logger, Metrics, MetricsLevel): the one place where
+// the contract's queue settings become sqsbatch.Config (the shared ones:
+// batch.Of).
 func ConfigOf(s contract.Settings) Config {
 	return Config{
-		Concurrency:      s.BatchConcurrency,
-		MinRemaining:     s.MinRemaining,
-		MaxMessageBytes:  s.MaxMessageBytes,
-		Delivery:         s.Delivery,
-		FIFO:             s.FIFO,
-		MaxReceiveCount:  s.MaxReceiveCount,
-		BackoffBase:      backoffBase(s.BackoffBase),
-		BackoffCap:       s.BackoffCap,
-		BackoffFIFOCap:   s.BackoffFIFOCap,
-		Consumer:         s.Consumer,
-		MetricsNamespace: s.MetricsNamespace,
+		Batch:           batch.Of(s),
+		MaxMessageBytes: s.MaxMessageBytes,
+		Delivery:        s.Delivery,
+		FIFO:            s.FIFO,
+		MaxReceiveCount: s.MaxReceiveCount,
+		BackoffBase:     backoffBase(s.BackoffBase),
+		BackoffCap:      s.BackoffCap,
+		BackoffFIFOCap:  s.BackoffFIFOCap,
 	}
 }
 

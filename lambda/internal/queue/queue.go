@@ -22,7 +22,6 @@ package queue
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -33,6 +32,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/replay"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/batch"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/emf"
@@ -43,25 +43,11 @@ import (
 // Config configures a Handler. The zero value of every field means the
 // documented default.
 type Config struct {
-	// Concurrency bounds how many records of a batch run at once.
-	//
-	// With 1, the records run one after another in batch order, in the
-	// goroutine that called Handle: the effect of a record starts after
-	// the previous record has ended, and no goroutine is started. The
-	// rules of FIFO message groups and of repeated facts hold as with any
-	// bound: after a record of a FIFO group fails, the later records of its
-	// group are not started (the records of other groups still run), and a
-	// record whose fact an earlier record of the batch carried takes that
-	// record's outcome without running it again.
-	//
-	// Default: all records of the batch.
-	Concurrency int
-	// MinRemaining is the least time before the deadline for a record to be
-	// started; later records are reported failed and redelivered. The guard
-	// itself starts nothing with no more than its finishing budget left, so
-	// a MinRemaining below that budget gains nothing.
-	// Default: contract.DefaultMinRemaining of the guard's FinishBudget (3s).
-	MinRemaining time.Duration
+	// Batch holds the settings every batch source shares (Concurrency,
+	// MinRemaining, Consumer, the logger and the metrics). On a queue,
+	// Concurrency's ordering groups are FIFO message groups (see FIFO),
+	// and a record not started is reported failed and redelivered.
+	handler.Batch
 	// MaxMessageBytes is the largest business message accepted: the message
 	// as published, without the SNS envelope that may carry it (which can
 	// double it: see contract.MaxEnvelopedMessageBytes); an EventBridge event's
@@ -85,24 +71,6 @@ type Config struct {
 	// ARN ends in ".fifo" and it carries a MessageGroupId; a standard queue's
 	// MessageGroupId (SQS fair queues) does not order records.
 	FIFO bool
-	// Consumer names the consumer in logs and metrics (sqsbatch.FromEnv gives
-	// it the contract's CONSUMER_NAME, the construct's path). Default:
-	// "consumer".
-	Consumer string
-	// MetricsNamespace is the CloudWatch namespace of the metrics.
-	// Default: outcome.DefaultNamespace.
-	MetricsNamespace string
-	// Logger receives one line per record. Default: outcome.NewLogger on standard
-	// error at INFO.
-	Logger *slog.Logger
-	// Metrics receives one Embedded Metric Format line per batch.
-	// Default: standard output. Use io.Discard to turn metrics off.
-	Metrics io.Writer
-	// MetricsLevel is the "level" of the metrics line. Lambda's log-level
-	// filtering takes a JSON line without one for INFO and drops it at a
-	// higher application log level; a metrics line at the function's own
-	// level is kept at any level. Default: "INFO".
-	MetricsLevel string
 	// MaxReceiveCount is the queue's maxReceiveCount: a record not started
 	// on its last receive goes to the DLQ without running. Such records are
 	// counted in outcome.MetricDeadLetteredUnstarted and logged at ERROR. Default:
@@ -195,11 +163,8 @@ func NewRecords[T any](guard *idempotency.Guard, key func(T) (string, error), ru
 
 func newHandler[T any](guard *idempotency.Guard, key func(T) (string, error), run batch.RunFunc[T], cfg Config, body Body[T]) *Handler[T] {
 	h := &Handler[T]{body: body, cfg: cfg.withDefaults()}
-	h.e = batch.Engine[T]{Guard: guard, Key: key, Run: run, Explain: expiredReason, Options: batch.Options{
-		Consumer: cfg.Consumer, MinRemaining: cfg.MinRemaining, Logger: cfg.Logger,
-		Metrics: cfg.Metrics, MetricsNamespace: cfg.MetricsNamespace, MetricsLevel: cfg.MetricsLevel,
-	}}
-	h.e.Defaults(contract.DefaultMinRemaining(guard.FinishBudget()))
+	h.e = batch.Engine[T]{Guard: guard, Key: key, Run: run, Explain: expiredReason, Batch: cfg.Batch}
+	batch.Defaults(&h.e.Batch, contract.DefaultMinRemaining(guard.FinishBudget()))
 	return h
 }
 
@@ -266,7 +231,7 @@ func (h *Handler[T]) respond(ctx context.Context, records []events.SQSMessage, r
 			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: rec.MessageId})
 		}
 	}
-	t.Emit(&h.e.Options, took, emf.Metric{Name: outcome.MetricDeadLetteredUnstarted, Unit: "Count", Value: unstarted})
+	t.Emit(&h.e.Batch, took, emf.Metric{Name: outcome.MetricDeadLetteredUnstarted, Unit: "Count", Value: unstarted})
 	if err := t.Err(); err != nil {
 		return events.SQSEventResponse{}, err
 	}

@@ -12,7 +12,7 @@
 //
 // The records of one ordering key run in order: a Kinesis record's
 // partition key, a DynamoDB stream record's item key. Different keys run in
-// parallel, Options.Concurrency at most at once. After a record of a key
+// parallel, handler.Batch.Concurrency at most at once. After a record of a key
 // fails, the later records of that key in the batch are not started
 // (NotStarted), so that no effect of a key overtakes an earlier one that
 // has not happened yet. The response names one record, the failed (or not
@@ -41,25 +41,6 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
-// Options are a stream handler's settings: the engine's, and how many
-// records run at once (with 1, every record runs in batch order in the
-// goroutine that called Handle; 0: all records of the batch). Each source's
-// public Config documents them, and its own settings.
-type Options struct {
-	Concurrency int
-	batch.Options
-}
-
-// OptionsOf is the stream core's options for s, without what is the
-// handler's to choose (Logger, Metrics, MetricsLevel): the one place where
-// the contract's settings shared by the stream sources become their
-// options.
-func OptionsOf(s contract.Settings) Options {
-	return Options{Concurrency: s.BatchConcurrency, Options: batch.Options{
-		MinRemaining: s.MinRemaining, Consumer: s.Consumer, MetricsNamespace: s.MetricsNamespace,
-	}}
-}
-
 // Record is one stream record as the core runs it.
 type Record[M any] struct {
 	Seq    string    // the sequence number, as the event carries it
@@ -79,13 +60,12 @@ type report struct {
 	skipped string // the reason a record was acknowledged without running
 }
 
-// Core is what every stream handler shares: the batch engine, the
-// concurrency and the source's names. It is safe for concurrent use.
+// Core is what every stream handler shares: the batch engine (with its
+// settings) and the source's names. It is safe for concurrent use.
 type Core[M any] struct {
-	e           batch.Engine[M]
-	concurrency int
-	origin      string // what the origin time is, for an expired record's line
-	group       string // what the ordering key is, for a not-started record's line
+	e      batch.Engine[M]
+	origin string // what the origin time is, for an expired record's line
+	group  string // what the ordering key is, for a not-started record's line
 }
 
 // New returns the core of a stream handler that keys each message with key
@@ -93,9 +73,9 @@ type Core[M any] struct {
 // origin names the records' origin time ("Kinesis
 // ApproximateArrivalTimestamp") and group their ordering key ("partition
 // key"), for the log lines.
-func New[M any](guard *idempotency.Guard, key handler.KeyFunc[M], run batch.RunFunc[M], o Options, origin, group string) *Core[M] {
-	c := &Core[M]{e: batch.Engine[M]{Guard: guard, Key: key, Run: run, Explain: expiredReason, Options: o.Options}, concurrency: o.Concurrency, origin: origin, group: group}
-	c.e.Defaults(contract.DefaultMinRemaining(guard.FinishBudget()))
+func New[M any](guard *idempotency.Guard, key handler.KeyFunc[M], run batch.RunFunc[M], o handler.Batch, origin, group string) *Core[M] {
+	c := &Core[M]{e: batch.Engine[M]{Guard: guard, Key: key, Run: run, Explain: expiredReason, Batch: o}, origin: origin, group: group}
+	batch.Defaults(&c.e.Batch, contract.DefaultMinRemaining(guard.FinishBudget()))
 	return c
 }
 
@@ -107,7 +87,7 @@ func (c *Core[M]) Handle(ctx context.Context, recs []Record[M]) (string, error) 
 	start := time.Now()
 	reports := make([]report, len(recs))
 	b := &batch.Batch[M]{Engine: &c.e}
-	batch.Run(groupsOf(recs), c.concurrency, func(i int, failed bool) bool {
+	batch.Run(groupsOf(recs), c.e.Concurrency, func(i int, failed bool) bool {
 		reports[i] = c.next(ctx, b, &recs[i], failed)
 		return reports[i].Outcome.Succeeded()
 	})
@@ -126,7 +106,7 @@ func (c *Core[M]) Handle(ctx context.Context, recs []Record[M]) (string, error) 
 			failedIdx = append(failedIdx, i)
 		}
 	}
-	t.Emit(&c.e.Options, time.Since(start), emf.Metric{Name: outcome.MetricSkipped, Unit: "Count", Value: skipped})
+	t.Emit(&c.e.Batch, time.Since(start), emf.Metric{Name: outcome.MetricSkipped, Unit: "Count", Value: skipped})
 	if err := t.Err(); err != nil {
 		return "", err
 	}

@@ -3,9 +3,6 @@ package stream
 import (
 	"fmt"
 	"testing"
-	"time"
-
-	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 )
 
 // seqN is a realistic 56-digit Kinesis sequence number ending in n.
@@ -35,22 +32,5 @@ func TestReportedSequenceNumberIsTheLowestAsANumber(t *testing.T) {
 		if got, err := reportedSequenceNumber(bad); err == nil {
 			t.Errorf("reportedSequenceNumber(%q) = %q, want an error", bad, got)
 		}
-	}
-}
-
-// TestOptionsOf: OptionsOf carries each setting the stream sources share
-// into its field, and leaves what is the handler's (Logger, Metrics,
-// MetricsLevel) to the handler.
-func TestOptionsOf(t *testing.T) {
-	s := contract.Defaults(time.Minute)
-	s.Table, s.Namespace, s.Consumer = "t", "ns", "c"
-	s.Source, s.StreamRemoves = contract.SourceKinesis, contract.RemoveRun
-	s.BatchConcurrency, s.MinRemaining, s.MetricsNamespace = 7, 9*time.Second, "Shop"
-	got := OptionsOf(s)
-	if got.Concurrency != 7 || got.MinRemaining != 9*time.Second || got.Consumer != "c" || got.MetricsNamespace != "Shop" {
-		t.Errorf("OptionsOf() = %+v", got)
-	}
-	if got.Logger != nil || got.Metrics != nil || got.MetricsLevel != "" {
-		t.Error("OptionsOf set what is the handler's to choose")
 	}
 }

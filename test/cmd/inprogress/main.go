@@ -37,6 +37,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 	"github.com/idempotent-consumer/idempotent-consumer/test/internal/kumotest"
@@ -125,8 +126,11 @@ func run(orders, copies, pollers int, timeout, work time.Duration, after bool) (
 	if err != nil {
 		return result{}, err
 	}
-	cfg := sqsbatch.Config{Consumer: s.Consumer, Delivery: s.Delivery, MaxReceiveCount: s.MaxReceiveCount, MinRemaining: s.MinRemaining, Concurrency: s.BatchConcurrency,
-		Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)), Metrics: io.Discard}
+	cfg := sqsbatch.Config{
+		Delivery:        s.Delivery,
+		MaxReceiveCount: s.MaxReceiveCount,
+		Batch:           handler.Batch{Consumer: s.Consumer, MinRemaining: s.MinRemaining, Concurrency: s.BatchConcurrency, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)), Metrics: io.Discard},
+	}
 	var changer *counting
 	if after {
 		changer = &counting{VisibilityChanger: sqsbatch.NewVisibility(cl.Config)}

@@ -83,9 +83,7 @@ func NewFixtureWith(t testing.TB, cfg idempotency.Config) *Fixture {
 func (f *Fixture) Config(d contract.Delivery) sqsbatch.Config {
 	return sqsbatch.Config{
 		Delivery: d,
-		Consumer: "charge",
-		Logger:   slog.New(slog.NewJSONHandler(lockedWriter{&f.Mu, &f.Logs}, nil)),
-		Metrics:  lockedWriter{&f.Mu, &f.Metrics},
+		Batch:    handler.Batch{Consumer: "charge", Logger: slog.New(slog.NewJSONHandler(lockedWriter{&f.Mu, &f.Logs}, nil)), Metrics: lockedWriter{&f.Mu, &f.Metrics}},
 	}
 }
 
