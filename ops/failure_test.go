@@ -109,7 +109,7 @@ func TestReplayFromTheFailureBucketIsHarmless(t *testing.T) {
 			return "ok", nil
 		}
 		var logs bytes.Buffer
-		h := kinesis.New(guard, shipmentKey, ship, kinesis.Config{Batch: handler.Batch{Concurrency: 1, Logger: outcome.NewLogger(&logs, slog.LevelDebug), Metrics: io.Discard}})
+		h := kinesis.New(guard, shipmentKey, ship, handler.Batch{Concurrency: 1, Logger: outcome.NewLogger(&logs, slog.LevelDebug), Metrics: io.Discard})
 		ev := events.KinesisEvent{Records: []events.KinesisEventRecord{
 			shipmentRecord(seqN(1), shipment{"a", 1}), shipmentRecord(seqN(2), shipment{"b", 1}),
 			shipmentRecord(seqN(3), shipment{"a", 2}), shipmentRecord(seqN(4), shipment{"b", 2}),

@@ -186,7 +186,7 @@ var sources = []source{
 	{name: "Kinesis", mismatch: true, run: func(t *testing.T, w *world) ([]string, []string) {
 		h := kinesis.New(w.guard, func(o orderMsg) (string, error) { return o.OrderID, nil },
 			func(context.Context, orderMsg, idempotency.Reservation) (string, error) { return "ok", nil },
-			kinesis.Config{Batch: handler.Batch{Consumer: "ledger", Logger: w.logger(), Metrics: w.metricsOut()}})
+			handler.Batch{Consumer: "ledger", Logger: w.logger(), Metrics: w.metricsOut()})
 		var data []string
 		for i, amount := range []int{1, 1, 2} {
 			data = append(data, order(amount))

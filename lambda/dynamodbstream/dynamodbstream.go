@@ -37,7 +37,6 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/batch"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/stream"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
@@ -121,23 +120,26 @@ type own struct {
 // New returns a Handler that runs fn once per fact under guard. It refuses
 // a Config that breaks a rule of the contract's (Removes must be chosen).
 func New[T any](guard *idempotency.Guard, key handler.KeyFunc[Change[T]], fn handler.Func[Change[T]], cfg Config) (*Handler[T], error) {
-	return newHandler(guard, key, batch.Effect(guard, fn), cfg.Batch, own{cfg.OldImage, cfg.Removes})
+	return newHandler(stream.New(guard, key, fn, cfg.Batch, origin, group), own{cfg.OldImage, cfg.Removes})
 }
 
 // NewTx returns a Handler whose effect is transactional: fn's writes
 // commit with the COMPLETED record in one request. guard's store must be an
 // idempotency.TxStore.
 func NewTx[T, W any](guard *idempotency.Guard, key handler.KeyFunc[Change[T]], fn handler.TxFunc[Change[T], W], cfg Config) (*Handler[T], error) {
-	return newHandler(guard, key, batch.TxEffect(guard, fn), cfg.Batch, own{cfg.OldImage, cfg.Removes})
+	return newHandler(stream.NewTx(guard, key, fn, cfg.Batch, origin, group), own{cfg.OldImage, cfg.Removes})
 }
 
-func newHandler[T any](guard *idempotency.Guard, key handler.KeyFunc[Change[T]], run batch.RunFunc[Change[T]], o handler.Batch, own own) (*Handler[T], error) {
+// origin and group name a record's origin time and its ordering key in
+// log lines.
+const origin, group = "DynamoDB ApproximateCreationDateTime", "item key"
+
+func newHandler[T any](c *stream.Core[Change[T]], own own) (*Handler[T], error) {
 	switch own.removes {
 	case contract.RemoveRun, contract.RemoveSkip, contract.RemoveSkipExpired:
 	default: // the contract's rule (StreamRemoves), for a Config not built from it
 		return nil, fmt.Errorf("dynamodbstream: Removes %q is not one of %q, %q or %q: a DynamoDB stream delivers a REMOVE record for each deleted item, and the consumer must say what to do with them", own.removes, contract.RemoveRun, contract.RemoveSkip, contract.RemoveSkipExpired)
 	}
-	c := stream.New(guard, key, run, o, "DynamoDB ApproximateCreationDateTime", "item key")
 	return &Handler[T]{c: c, own: own}, nil
 }
 

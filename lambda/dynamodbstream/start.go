@@ -3,7 +3,6 @@ package dynamodbstream
 import (
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/batch"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/build"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/stream"
 )
@@ -23,7 +22,7 @@ func FromEnv[T any](key handler.KeyFunc[Change[T]], effect handler.Func[Change[T
 	if err != nil {
 		return nil, err
 	}
-	return newHandler(env.Guard, key, batch.Effect(env.Guard, effect), o, ownOf(env.Settings))
+	return newHandler(stream.New(env.Guard, key, effect, o, origin, group), ownOf(env.Settings))
 }
 
 // FromEnvTx is FromEnv for a transactional effect: the store must take
@@ -33,7 +32,7 @@ func FromEnvTx[T, W any](key handler.KeyFunc[Change[T]], effect handler.TxFunc[C
 	if err != nil {
 		return nil, err
 	}
-	return newHandler(env.Guard, key, batch.TxEffect(env.Guard, effect), o, ownOf(env.Settings))
+	return newHandler(stream.NewTx(env.Guard, key, effect, o, origin, group), ownOf(env.Settings))
 }
 
 // ownOf is this source's own settings in s (the settings every stream

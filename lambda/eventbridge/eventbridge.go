@@ -20,7 +20,6 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/batch"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/jsonesc"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/queue"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
@@ -125,13 +124,13 @@ func parseEvent(body []byte) (*eventFields, error) {
 // event is bad input.
 func New[T any](guard *idempotency.Guard, key handler.KeyFunc[Event[T]], fn handler.Func[Event[T]], cfg sqsbatch.Config) *sqsbatch.Handler[Event[T]] {
 	cfg.Delivery = contract.EventBridge
-	return queue.New(guard, key, batch.Effect(guard, fn), cfg, body[T]{})
+	return queue.New(guard, key, fn, cfg, body[T]{})
 }
 
 // NewTx is New for a transactional effect (see sqsbatch.NewTx).
 func NewTx[T, W any](guard *idempotency.Guard, key handler.KeyFunc[Event[T]], fn handler.TxFunc[Event[T], W], cfg sqsbatch.Config) *sqsbatch.Handler[Event[T]] {
 	cfg.Delivery = contract.EventBridge
-	return queue.New(guard, key, batch.TxEffect(guard, fn), cfg, body[T]{})
+	return queue.NewTx(guard, key, fn, cfg, body[T]{})
 }
 
 // body reads EventBridge events (queue.Body).

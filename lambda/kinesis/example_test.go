@@ -34,7 +34,7 @@ func Example() {
 		fmt.Println("shipping", s.Order, "step", s.Step)
 		return "", nil
 	}
-	h := kinesis.New(guard, key, ship, kinesis.Config{Batch: handler.Batch{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Metrics: io.Discard}})
+	h := kinesis.New(guard, key, ship, handler.Batch{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Metrics: io.Discard})
 	rec := func(seq string, s Shipment) events.KinesisEventRecord {
 		data, _ := json.Marshal(s)
 		return events.KinesisEventRecord{Kinesis: events.KinesisRecord{SequenceNumber: seq, PartitionKey: s.Order, Data: data}}

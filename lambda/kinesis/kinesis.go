@@ -6,7 +6,7 @@
 // sequence number and, after a failure, resumes from the checkpoint, so
 // every record after the failed one is delivered again; the guard absorbs
 // those replays. The records of one partition key run in order, different
-// keys in parallel (Config.Concurrency at most at once); after a record of a
+// keys in parallel (handler.Batch.Concurrency at most at once); after a record of a
 // key fails, the later records of that key in the batch are not started,
 // and the response names the failed (or not started) record with the
 // lowest sequence number, from which Lambda resumes the shard.
@@ -31,18 +31,9 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/batch"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/stream"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
-
-// Config configures a Handler. The zero value of every field means the
-// documented default.
-type Config struct {
-	// Batch holds the settings every batch source shares; the records of
-	// one partition key always run one after another.
-	handler.Batch
-}
 
 // Handler is a Lambda handler for Kinesis Data Streams batches of messages
 // of type T, decoded from each record's data as JSON. It is safe for
@@ -59,21 +50,23 @@ type Handler[T any] struct {
 	c *stream.Core[T]
 }
 
-// New returns a Handler that runs fn once per fact under guard.
-func New[T any](guard *idempotency.Guard, key handler.KeyFunc[T], fn handler.Func[T], cfg Config) *Handler[T] {
-	return newHandler(guard, key, batch.Effect(guard, fn), cfg.Batch)
+// New returns a Handler that runs fn once per fact under guard, with the
+// settings every batch source shares (cfg; a Kinesis handler has none of
+// its own): the records of one partition key always run one after another.
+func New[T any](guard *idempotency.Guard, key handler.KeyFunc[T], fn handler.Func[T], cfg handler.Batch) *Handler[T] {
+	return &Handler[T]{c: stream.New(guard, key, fn, cfg, origin, group)}
 }
 
 // NewTx returns a Handler whose effect is transactional: fn's writes
 // commit with the COMPLETED record in one request. guard's store must be an
 // idempotency.TxStore.
-func NewTx[T, W any](guard *idempotency.Guard, key handler.KeyFunc[T], fn handler.TxFunc[T, W], cfg Config) *Handler[T] {
-	return newHandler(guard, key, batch.TxEffect(guard, fn), cfg.Batch)
+func NewTx[T, W any](guard *idempotency.Guard, key handler.KeyFunc[T], fn handler.TxFunc[T, W], cfg handler.Batch) *Handler[T] {
+	return &Handler[T]{c: stream.NewTx(guard, key, fn, cfg, origin, group)}
 }
 
-func newHandler[T any](guard *idempotency.Guard, key handler.KeyFunc[T], run batch.RunFunc[T], o handler.Batch) *Handler[T] {
-	return &Handler[T]{c: stream.New(guard, key, run, o, "Kinesis ApproximateArrivalTimestamp", "partition key")}
-}
+// origin and group name a record's origin time and its ordering key in
+// log lines.
+const origin, group = "Kinesis ApproximateArrivalTimestamp", "partition key"
 
 // kplMagic starts every KPL aggregated record
 // (https://github.com/awslabs/amazon-kinesis-producer/blob/master/aggregation-format.md).

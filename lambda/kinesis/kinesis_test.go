@@ -109,8 +109,8 @@ func (l *logBuf) outcomes(t *testing.T) map[string]string {
 	return out
 }
 
-func config(logs io.Writer) kinesis.Config {
-	return kinesis.Config{Batch: handler.Batch{Logger: outcome.NewLogger(logs, slog.LevelDebug), Metrics: io.Discard}}
+func config(logs io.Writer) handler.Batch {
+	return handler.Batch{Logger: outcome.NewLogger(logs, slog.LevelDebug), Metrics: io.Discard}
 }
 
 // TestOrderPerPartitionKey pins the order guarantee: the records of one

@@ -3,7 +3,6 @@ package kinesis
 import (
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/batch"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/build"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/stream"
 )
@@ -22,7 +21,7 @@ func FromEnv[T any](key handler.KeyFunc[T], effect handler.Func[T], opts ...hand
 	if err != nil {
 		return nil, err
 	}
-	return newHandler(env.Guard, key, batch.Effect(env.Guard, effect), o), nil
+	return New(env.Guard, key, effect, o), nil
 }
 
 // FromEnvTx is FromEnv for a transactional effect: the store must take
@@ -32,7 +31,7 @@ func FromEnvTx[T, W any](key handler.KeyFunc[T], effect handler.TxFunc[T, W], op
 	if err != nil {
 		return nil, err
 	}
-	return newHandler(env.Guard, key, batch.TxEffect(env.Guard, effect), o), nil
+	return NewTx(env.Guard, key, effect, o), nil
 }
 
 // Start builds the handler with FromEnv and runs it under the Lambda

@@ -20,7 +20,6 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/batch"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/jsonesc"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/queue"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
@@ -216,7 +215,7 @@ func objectItem(raw json.RawMessage) queue.Item {
 // set to "s3".
 func New(guard *idempotency.Guard, key handler.KeyFunc[Object], fn handler.Func[Object], cfg sqsbatch.Config) *sqsbatch.Handler[Object] {
 	cfg.Delivery = contract.S3
-	return queue.NewRecords(guard, key, batch.Effect(guard, fn), cfg, body{})
+	return queue.NewRecords(guard, key, fn, cfg, body{})
 }
 
 // body reads S3 notifications (queue.Records).

@@ -30,7 +30,6 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/batch"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/queue"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
@@ -54,14 +53,14 @@ type VisibilityChanger = queue.VisibilityChanger
 // New returns a Handler that runs fn once per fact under guard: each
 // body is an SNS envelope or a raw message, as cfg.Delivery says.
 func New[T any](guard *idempotency.Guard, key handler.KeyFunc[T], fn handler.Func[T], cfg Config) *Handler[T] {
-	return queue.New(guard, key, batch.Effect(guard, fn), cfg, body[T]{cfg.Delivery})
+	return queue.New(guard, key, fn, cfg, body[T]{cfg.Delivery})
 }
 
 // NewTx returns a Handler whose effect is transactional: fn's writes commit
 // with the COMPLETED record in one request. guard's store must be an
 // idempotency.TxStore.
 func NewTx[T, W any](guard *idempotency.Guard, key handler.KeyFunc[T], fn handler.TxFunc[T, W], cfg Config) *Handler[T] {
-	return queue.New(guard, key, batch.TxEffect(guard, fn), cfg, body[T]{cfg.Delivery})
+	return queue.NewTx(guard, key, fn, cfg, body[T]{cfg.Delivery})
 }
 
 // body reads SNS envelopes and raw messages (queue.Body).

@@ -218,7 +218,7 @@ func RunStream(ctx context.Context, cfg StreamConfig) *StreamSummary {
 		// replay shares but a producer's retry does not.
 		key = func(o sorder) (string, error) { return o.Fact + "@" + s.inFlight(o), nil }
 	}
-	s.handler = kinesis.New(guard, key, s.effect, kinesis.Config{Batch: handler.Batch{Concurrency: 1, Logger: logger, Metrics: io.Discard}})
+	s.handler = kinesis.New(guard, key, s.effect, handler.Batch{Concurrency: 1, Logger: logger, Metrics: io.Discard})
 
 	s.shards = []*shard{{id: 0, lo: 0, hi: 1 << 32}, {id: 1, lo: 1 << 31, hi: 1 << 32}}
 	s.shards[0].hi = 1 << 31

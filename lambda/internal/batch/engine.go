@@ -105,6 +105,13 @@ type Report struct {
 // Bad is the report of a record that is bad input.
 func Bad(err error) Report { return Report{Outcome: outcome.BadInput, Err: err} }
 
+// Behind is the report of a record not started because an earlier record
+// of its group failed (Run's failed): why says which, and when it comes
+// back.
+func Behind(why string) Report {
+	return Report{Outcome: outcome.NotStarted, Err: fmt.Errorf("%w: %s", verdict.ErrNotStarted, why)}
+}
+
 // errEmptyKey is the bad input of a key function that returned "".
 var errEmptyKey = fmt.Errorf("%w: %w: the key function returned an empty key. "+
 	"Keys come from the business message (an order id and its version, a client's Idempotency-Key), never from the transport's ids (message ids, sequence numbers): "+

@@ -64,7 +64,7 @@ func (t *Tally) Err() error {
 }
 
 // Emit writes one CloudWatch Embedded Metric Format line with the batch's
-// outcome counts, extra (a source's own counts), the DynamoDB capacity its
+// outcome counts, the source's own count (name, n), the DynamoDB capacity its
 // facts consumed, ReadUnits and WriteUnits for all of them (the table's
 // bill) and the processed and duplicate facts' shares (a dashboard divides
 // them by outcome.Processed and outcome.Duplicate for the units per fact of
@@ -74,12 +74,12 @@ func (t *Tally) Err() error {
 // 3339): Lambda's log-level filtering reads a JSON line's level only when
 // it also has a valid RFC 3339 timestamp, and takes any other line for
 // INFO, which it drops at a higher application log level.
-func (t *Tally) Emit(o *handler.Batch, took time.Duration, extra ...emf.Metric) {
-	metrics := make([]emf.Metric, 0, int(verdict.Count)+8+len(extra))
+func (t *Tally) Emit(o *handler.Batch, took time.Duration, name string, n int) {
+	metrics := make([]emf.Metric, 0, int(verdict.Count)+8)
 	for _, oc := range outcome.Outcomes() {
 		metrics = append(metrics, emf.Metric{Name: oc.MetricName(), Unit: "Count", Value: t.counts[oc]})
 	}
-	metrics = append(metrics, extra...)
+	metrics = append(metrics, emf.Metric{Name: name, Unit: "Count", Value: n})
 	var total idempotency.Capacity
 	for _, c := range t.capacity {
 		total.Add(c)

@@ -12,7 +12,6 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/emf"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
@@ -56,7 +55,7 @@ func TestEmitCountsOutcomesCapacityAndExtra(t *testing.T) {
 	var tl Tally
 	tl.Add(Report{Outcome: outcome.Processed, Capacity: idempotency.Capacity{Read: 0.5, Write: 2}}, 0)
 	tl.Add(Report{Outcome: outcome.Duplicate, Capacity: idempotency.Capacity{Read: 0.5}}, 1)
-	tl.Emit(&o, 1500*time.Millisecond, emf.Metric{Name: "Skipped", Unit: "Count", Value: 3})
+	tl.Emit(&o, 1500*time.Millisecond, "Skipped", 3)
 	line := buf.String()
 	for _, want := range []string{`"Processed":1`, `"Duplicate":1`, `"Skipped":3`, `"ReadUnits":1`, `"WriteUnits":2`, `"ProcessedWriteUnits":2`, `"DuplicateReadUnits":0.5`, `"BatchDuration":1500`, `"Consumer":"consumer"`} {
 		if !strings.Contains(line, want) {

@@ -35,8 +35,6 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/batch"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/emf"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/verdict"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
@@ -145,23 +143,31 @@ type Handler[T any] struct {
 	cfg     Config
 }
 
-// New returns a Handler that runs run once per fact of the messages body
+// New returns a Handler that runs fn once per fact of the messages body
 // reads, under guard.
-func New[T any](guard *idempotency.Guard, key func(T) (string, error), run batch.RunFunc[T], cfg Config, body Message[T]) *Handler[T] {
-	h := newHandler(guard, key, run, cfg, body)
+func New[T any](guard *idempotency.Guard, key handler.KeyFunc[T], fn handler.Func[T], cfg Config, body Message[T]) *Handler[T] {
+	h := newHandler(guard, key, batch.Effect(guard, fn), cfg, body)
 	h.one = body
 	return h
 }
 
-// NewRecords returns a Handler that runs run once per record of the
+// NewTx is New for a transactional effect: fn's writes commit with the
+// COMPLETED record in one request.
+func NewTx[T, W any](guard *idempotency.Guard, key handler.KeyFunc[T], fn handler.TxFunc[T, W], cfg Config, body Message[T]) *Handler[T] {
+	h := newHandler(guard, key, batch.TxEffect(guard, fn), cfg, body)
+	h.one = body
+	return h
+}
+
+// NewRecords returns a Handler that runs fn once per record of the
 // messages body reads, under guard.
-func NewRecords[T any](guard *idempotency.Guard, key func(T) (string, error), run batch.RunFunc[T], cfg Config, body Records[T]) *Handler[T] {
-	h := newHandler(guard, key, run, cfg, body)
+func NewRecords[T any](guard *idempotency.Guard, key handler.KeyFunc[T], fn handler.Func[T], cfg Config, body Records[T]) *Handler[T] {
+	h := newHandler(guard, key, batch.Effect(guard, fn), cfg, body)
 	h.records = body
 	return h
 }
 
-func newHandler[T any](guard *idempotency.Guard, key func(T) (string, error), run batch.RunFunc[T], cfg Config, body Body[T]) *Handler[T] {
+func newHandler[T any](guard *idempotency.Guard, key handler.KeyFunc[T], run batch.RunFunc[T], cfg Config, body Body[T]) *Handler[T] {
 	h := &Handler[T]{body: body, cfg: cfg.withDefaults()}
 	h.e = batch.Engine[T]{Guard: guard, Key: key, Run: run, Explain: expiredReason, Batch: cfg.Batch}
 	batch.Defaults(&h.e.Batch, contract.DefaultMinRemaining(guard.FinishBudget()))
@@ -231,7 +237,7 @@ func (h *Handler[T]) respond(ctx context.Context, records []events.SQSMessage, r
 			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: rec.MessageId})
 		}
 	}
-	t.Emit(&h.e.Batch, took, emf.Metric{Name: outcome.MetricDeadLetteredUnstarted, Unit: "Count", Value: unstarted})
+	t.Emit(&h.e.Batch, took, outcome.MetricDeadLetteredUnstarted, unstarted)
 	if err := t.Err(); err != nil {
 		return events.SQSEventResponse{}, err
 	}
@@ -363,7 +369,7 @@ type round[T any] struct {
 // failed without running, so that SQS redelivers it in order.
 func (b *round[T]) next(ctx context.Context, rec *events.SQSMessage, failed bool) report {
 	if failed {
-		r := report{Report: batch.Report{Outcome: outcome.NotStarted, Err: fmt.Errorf("%w: an earlier message of its FIFO group failed", verdict.ErrNotStarted)}}
+		r := report{Report: batch.Behind("an earlier message of its FIFO group failed")}
 		b.follow(ctx, rec, &r) // back with it, when it was in progress (visibility.go)
 		return r
 	}

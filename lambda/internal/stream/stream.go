@@ -36,8 +36,6 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/batch"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/emf"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/verdict"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
@@ -69,11 +67,20 @@ type Core[M any] struct {
 }
 
 // New returns the core of a stream handler that keys each message with key
-// and runs its fact with run (batch.Effect or batch.TxEffect) under guard.
-// origin names the records' origin time ("Kinesis
-// ApproximateArrivalTimestamp") and group their ordering key ("partition
-// key"), for the log lines.
-func New[M any](guard *idempotency.Guard, key handler.KeyFunc[M], run batch.RunFunc[M], o handler.Batch, origin, group string) *Core[M] {
+// and runs fn once per fact under guard. origin names the records' origin
+// time ("Kinesis ApproximateArrivalTimestamp") and group their ordering key
+// ("partition key"), for the log lines.
+func New[M any](guard *idempotency.Guard, key handler.KeyFunc[M], fn handler.Func[M], o handler.Batch, origin, group string) *Core[M] {
+	return newCore(guard, key, batch.Effect(guard, fn), o, origin, group)
+}
+
+// NewTx is New for a transactional effect: fn's writes commit with the
+// COMPLETED record in one request.
+func NewTx[M, W any](guard *idempotency.Guard, key handler.KeyFunc[M], fn handler.TxFunc[M, W], o handler.Batch, origin, group string) *Core[M] {
+	return newCore(guard, key, batch.TxEffect(guard, fn), o, origin, group)
+}
+
+func newCore[M any](guard *idempotency.Guard, key handler.KeyFunc[M], run batch.RunFunc[M], o handler.Batch, origin, group string) *Core[M] {
 	c := &Core[M]{e: batch.Engine[M]{Guard: guard, Key: key, Run: run, Explain: expiredReason, Batch: o}, origin: origin, group: group}
 	batch.Defaults(&c.e.Batch, contract.DefaultMinRemaining(guard.FinishBudget()))
 	return c
@@ -106,7 +113,7 @@ func (c *Core[M]) Handle(ctx context.Context, recs []Record[M]) (string, error) 
 			failedIdx = append(failedIdx, i)
 		}
 	}
-	t.Emit(&c.e.Batch, time.Since(start), emf.Metric{Name: outcome.MetricSkipped, Unit: "Count", Value: skipped})
+	t.Emit(&c.e.Batch, time.Since(start), outcome.MetricSkipped, skipped)
 	if err := t.Err(); err != nil {
 		return "", err
 	}
@@ -186,7 +193,7 @@ func groupsOf[M any](recs []Record[M]) [][]int {
 // only.
 func (c *Core[M]) next(ctx context.Context, b *batch.Batch[M], rec *Record[M], failed bool) (r report) {
 	if failed {
-		return report{Report: batch.Report{Outcome: outcome.NotStarted, Err: fmt.Errorf("%w: an earlier record of its %s failed in this batch; it runs after that record, when Lambda replays the shard from it", verdict.ErrNotStarted, c.group)}}
+		return report{Report: batch.Behind("an earlier record of its " + c.group + " failed in this batch; it runs after that record, when Lambda replays the shard from it")}
 	}
 	defer func() {
 		if p := recover(); p != nil {
