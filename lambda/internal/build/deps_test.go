@@ -51,8 +51,9 @@ func TestAQueueConsumerLinksOnlyItsSource(t *testing.T) {
 		t.Fatalf("go list: %v\n%s", err, out)
 	}
 	const lib = "github.com/idempotent-consumer/idempotent-consumer/lambda/"
+	const sqsapi = lib + "internal" + "/sqsapi" // the visibility changer's SQS client
 	deps := strings.Fields(string(out))
-	if !slices.Contains(deps, lib+"sqsbatch") || !slices.Contains(deps, lib+"internal/sqsapi") {
+	if !slices.Contains(deps, lib+"sqsbatch") || !slices.Contains(deps, sqsapi) {
 		t.Fatalf("go list -deps ../cmd/charge has no sqsbatch or no sqsapi; the test is not looking at a queue consumer:\n%s", out)
 	}
 	for _, other := range []string{lib + "httpkey", lib + "webhook", lib + "endpoint", lib + "kinesis", lib + "dynamodbstream", streamCore, lib + "step", lib + "eventbridge", lib + "s3event",

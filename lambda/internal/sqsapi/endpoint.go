@@ -41,7 +41,7 @@ func hostLabel(s string) bool {
 }
 
 // partitions are the DNS suffixes of each partition's endpoints, plain and
-// dual-stack: the SDK's partitions.json (internal/endpoints/awsrulesfn),
+// dual-stack: the SDK's partitions.json (aws-sdk-go-v2's package awsrulesfn),
 // which its SQS endpoint rules read (TestEndpointsAsTheSDK holds them to
 // the SDK's SQS resolver).
 var partitions = map[string]struct{ dns, dualStack string }{
@@ -63,7 +63,7 @@ type endpointConfig struct {
 }
 
 // The configuration sources an SDK client reads its endpoint settings from
-// (aws-sdk-go-v2's internal/configsources; lambdaEnv and the SDK's
+// (aws-sdk-go-v2's package configsources; lambdaEnv and the SDK's
 // EnvConfig and SharedConfig implement them).
 type (
 	serviceEndpointSource interface {
