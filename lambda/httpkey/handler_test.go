@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idempotent-consumer/idempotent-consumer/internal/storespy"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/httpkey"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
@@ -112,7 +113,7 @@ type fixture struct {
 	t     *testing.T
 	app   *app
 	h     *httpkey.Handler
-	store *storetest.Counter
+	store *storespy.Counter
 	clock *storetest.Clock
 	logs  *bytes.Buffer
 }
@@ -120,7 +121,7 @@ type fixture struct {
 func newFixture(t *testing.T, cfg httpkey.Config) *fixture {
 	t.Helper()
 	clock := storetest.NewClock()
-	store := storetest.NewCounter(storetest.NewMemoryStore())
+	store := storespy.NewCounter(storetest.NewMemoryStore())
 	g, err := idempotency.NewGuard(store, idempotency.Config{Namespace: "shop", Now: clock.Now, LeaseMax: 30 * time.Second, Window: 48 * time.Hour})
 	if err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/storespy"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
@@ -30,10 +31,10 @@ type order struct {
 
 func orderKey(o order) (string, error) { return o.OrderID, nil }
 
-// countingStore is the fixture's store: a storetest.Counter over a
+// countingStore is the fixture's store: a storespy.Counter over a
 // MemoryStore, which tests may also reach directly, uncounted.
 type countingStore struct {
-	*storetest.Counter
+	*storespy.Counter
 	MemoryStore *storetest.MemoryStore
 }
 
@@ -41,7 +42,7 @@ var errThrottled = errors.New("ProvisionedThroughputExceededException: throttled
 
 func newCountingStore() *countingStore {
 	m := storetest.NewMemoryStore()
-	return &countingStore{Counter: storetest.NewCounter(m), MemoryStore: m}
+	return &countingStore{Counter: storespy.NewCounter(m), MemoryStore: m}
 }
 
 func (s *countingStore) calls() int { return s.Requests() }

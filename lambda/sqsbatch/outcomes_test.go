@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/storespy"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
@@ -484,8 +485,8 @@ func TestTransactionalCalls(t *testing.T) {
 		if resp, err := h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec}}); err != nil || len(resp.BatchItemFailures) != 0 {
 			t.Fatal(resp, err)
 		}
-		if got := f.store.calls() - before; got != 1 || f.store.Calls(storetest.OpCommit) != i+1 {
-			t.Errorf("%s: %d store calls (%d commits), want 1 commit", want, got, f.store.Calls(storetest.OpCommit))
+		if got := f.store.calls() - before; got != 1 || f.store.Calls(storespy.OpCommit) != i+1 {
+			t.Errorf("%s: %d store calls (%d commits), want 1 commit", want, got, f.store.Calls(storespy.OpCommit))
 		}
 		if got := f.logLine(t, rec.MessageId)["outcome"]; got != want {
 			t.Errorf("outcome %v, want %s", got, want)

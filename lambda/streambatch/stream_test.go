@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/storespy"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
@@ -197,7 +198,7 @@ func TestReportsTheLowestSequenceNumberAsANumber(t *testing.T) {
 // fact's effect runs once.
 func TestCheckpointReplayIsAbsorbed(t *testing.T) {
 	var e effects
-	counter := storetest.NewCounter(storetest.NewMemoryStore())
+	counter := storespy.NewCounter(storetest.NewMemoryStore())
 	h := streambatch.NewKinesis(newGuard(t, counter), orderKey, e.fn, config(io.Discard))
 	recs := []events.KinesisEventRecord{
 		kin(seqN(1), order{ID: "a", Seq: 1}),
@@ -244,7 +245,7 @@ func TestCheckpointReplayIsAbsorbed(t *testing.T) {
 // duplicate without a store request.
 func TestSameFactTwiceInABatch(t *testing.T) {
 	var e effects
-	counter := storetest.NewCounter(storetest.NewMemoryStore())
+	counter := storespy.NewCounter(storetest.NewMemoryStore())
 	var logs logBuf
 	h := streambatch.NewKinesis(newGuard(t, counter), orderKey, e.fn, config(&logs))
 	resp, err := h.Handle(context.Background(), events.KinesisEvent{Records: []events.KinesisEventRecord{
