@@ -110,7 +110,7 @@ type Settings struct {
 	// creates. The same rules as TablePartitionKey.
 	TableTTLAttribute string
 	// Namespace prefixes every key, "<namespace>#<key>". Required; valid
-	// UTF-8 of at most idempotency.MaxNamespaceBytes (1,024) bytes, so that
+	// UTF-8 of at most limits.MaxNamespaceBytes (1,024) bytes, so that
 	// keys fit DynamoDB's 2,048-byte partition key; no '#' (the
 	// separator), no '*' or '?' (wildcards in the IAM condition
 	// "<namespace>#*" on a shared table), no control characters.
@@ -134,13 +134,13 @@ type Settings struct {
 	// FinishBudget, less than Timeout.
 	MinRemaining time.Duration
 	// CacheSize is how many completed keys are kept in memory: from 0 (no
-	// cache) to idempotency.MaxCacheSize.
+	// cache) to limits.MaxCacheSize.
 	CacheSize int
 	// PayloadIgnore lists JSON fields left out of the payload hash: no
 	// empty names, no ','.
 	PayloadIgnore []string
 	// KeySecret hashes record keys when set: at least
-	// idempotency.MinKeySecretBytes bytes.
+	// limits.MinKeySecretBytes bytes.
 	KeySecret string
 	// TxTables are the tables a transactional effect may write: the handler
 	// refuses, before any request, a transactional write to another table

@@ -13,6 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/dynalite"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/schema"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
@@ -27,7 +29,7 @@ var designs = []struct {
 	partition, sort string
 	opts            []dynamostore.Option
 }{
-	{"construct's table", dynamostore.KeyAttribute, "", nil},
+	{"construct's table", schema.Key, "", nil},
 	{"single table, fixed sort key", "PK", "SK", []dynamostore.Option{
 		dynamostore.WithPartitionKey("PK"), dynamostore.WithSortKey("SK", func(string) string { return "IDEMPOTENCY" }), dynamostore.WithTTLAttribute("expiresAt"),
 	}},
@@ -462,9 +464,9 @@ func TestARecordKeyLongerThanASortKeyIsBadInput(t *testing.T) {
 		keyLen  int
 		invalid bool
 	}{
-		{"in the sort key, one byte too long", []dynamostore.Option{dynamostore.WithKeyInSortKey("SK", partition)}, dynamostore.MaxSortKeyBytes - len("shop#") + 1, true},
-		{"in the sort key, the longest", []dynamostore.Option{dynamostore.WithKeyInSortKey("SK", partition)}, dynamostore.MaxSortKeyBytes - len("shop#"), false},
-		{"in the partition key", []dynamostore.Option{dynamostore.WithSortKey("SK", partition)}, dynamostore.MaxSortKeyBytes, false},
+		{"in the sort key, one byte too long", []dynamostore.Option{dynamostore.WithKeyInSortKey("SK", partition)}, limits.MaxSortKeyBytes - len("shop#") + 1, true},
+		{"in the sort key, the longest", []dynamostore.Option{dynamostore.WithKeyInSortKey("SK", partition)}, limits.MaxSortKeyBytes - len("shop#"), false},
+		{"in the partition key", []dynamostore.Option{dynamostore.WithSortKey("SK", partition)}, limits.MaxSortKeyBytes, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			api := &counted{}

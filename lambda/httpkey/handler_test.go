@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/storespy"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/httpkey"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
@@ -320,13 +321,13 @@ func TestTryAgain(t *testing.T) {
 	}
 }
 
-// Under the endpoint's bound (idempotency.LargestResultBytes, which
+// Under the endpoint's bound (limits.LargestResultBytes, which
 // endpoint.FromEnv sets), a 300 KB response is replayed whole, so the client
 // whose first attempt timed out gets its body; one over the bound completes
 // the fact, and its duplicate gets the status, Location and a body that
 // says it was not kept, never an empty success.
 func TestLargeResponsesAreReplayed(t *testing.T) {
-	g, err := idempotency.NewGuard(storetest.NewMemoryStore(), idempotency.Config{Namespace: "shop", MaxResultBytes: idempotency.LargestResultBytes})
+	g, err := idempotency.NewGuard(storetest.NewMemoryStore(), idempotency.Config{Namespace: "shop", MaxResultBytes: limits.LargestResultBytes})
 	if err != nil {
 		t.Fatal(err)
 	}

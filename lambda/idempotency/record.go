@@ -20,24 +20,6 @@ const (
 	StatusCompleted Status = "COMPLETED"
 )
 
-// DefaultMaxResultBytes is the largest result the guard stores with a
-// completed record and returns to duplicates, unless Config.MaxResultBytes
-// says otherwise. Results are meant to be small (a receipt id, a resource
-// id), so that records stay cheap to write and read, and the completed-key
-// cache keeps no larger one.
-const DefaultMaxResultBytes = 4096
-
-// LargestResultBytes bounds Config.MaxResultBytes: 350,000 bytes, what a
-// DynamoDB item (400 KB with its attribute names) holds beside the record's
-// other attributes (a key of at most MaxKeyBytes, the hashes, the owner,
-// the times). Writing or reading a record costs a capacity unit per KB of
-// it: an HTTP endpoint's stored response (package httpkey) is the use.
-const LargestResultBytes = 350_000
-
-// MaxKeyBytes is DynamoDB's limit on a partition key, which the namespaced
-// key ("<namespace>#<key>") must respect.
-const MaxKeyBytes = 2048
-
 // Record is one idempotency record: the memory of one business fact.
 type Record struct {
 	// Key is the namespaced key, "<namespace>#<business key>".

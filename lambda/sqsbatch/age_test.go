@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/storespy"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
@@ -56,7 +57,7 @@ func newClockFixture(t *testing.T) (*fixture, *clock) {
 // reported failed, counted, logged at ERROR with the fix. A record without a
 // readable origin time runs, with a warning.
 func TestAge(t *testing.T) {
-	limit := testWindow - idempotency.ClockSkewMargin
+	limit := testWindow - limits.ClockSkewMargin
 	for _, c := range []struct {
 		name     string
 		delivery contract.Delivery
@@ -251,7 +252,7 @@ func TestExpiredWhileInTheStore(t *testing.T) {
 				t.Fatalf("first delivery: %v, %d effects", err, f.effectCount("o1"))
 			}
 			// The redelivery starts 2s before the limit; its read takes 5s.
-			clk.advance(testWindow - idempotency.ClockSkewMargin - 3*time.Second)
+			clk.advance(testWindow - limits.ClockSkewMargin - 3*time.Second)
 			store.slow = 5 * time.Second
 			f.logs.Reset()
 			resp, err := h.Handle(context.Background(), batch)
@@ -276,7 +277,7 @@ func TestExpiredDuringATransactionalEffect(t *testing.T) {
 		clk.advance(5 * time.Second) // a slow effect
 		return func() error { _, _ = f.effect(ctx, o, r); return nil }, "ok", nil
 	}, f.config(contract.Raw))
-	rec := messageAt(`{"orderId":"o1","amount":1}`, contract.Raw, clk.Now().Add(-(testWindow - idempotency.ClockSkewMargin - 2*time.Second)))
+	rec := messageAt(`{"orderId":"o1","amount":1}`, contract.Raw, clk.Now().Add(-(testWindow - limits.ClockSkewMargin - 2*time.Second)))
 	resp, err := h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec}})
 	if err != nil || f.effectCount("o1") != 0 || len(resp.BatchItemFailures) != 1 || f.store.Calls(storespy.OpCommit) != 0 {
 		t.Fatalf("%v, %d effects, failures %v, %d commits: want nothing committed and the record failed", err, f.effectCount("o1"), resp.BatchItemFailures, f.store.Calls(storespy.OpCommit))

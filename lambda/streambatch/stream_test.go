@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/storespy"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
@@ -330,7 +331,7 @@ func TestExpiredRecordIsNotRun(t *testing.T) {
 	var logs logBuf
 	h := streambatch.NewKinesis(newGuard(t, storetest.NewMemoryStore()), orderKey, e.fn, config(&logs))
 	old := kin(seqN(1), order{ID: "a"})
-	old.Kinesis.ApproximateArrivalTimestamp.Time = time.Now().Add(-idempotency.DefaultWindow)
+	old.Kinesis.ApproximateArrivalTimestamp.Time = time.Now().Add(-limits.DefaultWindow)
 	resp, err := h.Handle(context.Background(), events.KinesisEvent{Records: []events.KinesisEventRecord{old, kin(seqN(2), order{ID: "b"})}})
 	if err != nil || len(resp.BatchItemFailures) != 1 || resp.BatchItemFailures[0].ItemIdentifier != seqN(1) {
 		t.Fatalf("%+v, %v", resp, err)

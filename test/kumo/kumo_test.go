@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/idempotent-consumer/idempotent-consumer/internal/schema"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
@@ -70,7 +71,7 @@ func walletHarness(e *emulator, api func() dynamostore.API) storetest.Harness {
 func credit(table, wallet string, amount int) types.TransactWriteItem {
 	return types.TransactWriteItem{Update: &types.Update{
 		TableName:                 aws.String(table),
-		Key:                       map[string]types.AttributeValue{dynamostore.KeyAttribute: &types.AttributeValueMemberS{Value: "balance#" + wallet}},
+		Key:                       map[string]types.AttributeValue{schema.Key: &types.AttributeValueMemberS{Value: "balance#" + wallet}},
 		UpdateExpression:          aws.String("ADD #b :n"),
 		ExpressionAttributeNames:  map[string]string{"#b": "balance"},
 		ExpressionAttributeValues: map[string]types.AttributeValue{":n": &types.AttributeValueMemberN{Value: strconv.Itoa(amount)}},
@@ -79,7 +80,7 @@ func credit(table, wallet string, amount int) types.TransactWriteItem {
 
 func balance(t *testing.T, ddb *dynamodb.Client, table, wallet string) int {
 	out, err := ddb.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(table), ConsistentRead: aws.Bool(true),
-		Key: map[string]types.AttributeValue{dynamostore.KeyAttribute: &types.AttributeValueMemberS{Value: "balance#" + wallet}}})
+		Key: map[string]types.AttributeValue{schema.Key: &types.AttributeValueMemberS{Value: "balance#" + wallet}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,7 +305,7 @@ func TestTxOneActionPerItem(t *testing.T) {
 		},
 		"a write on the record's own item": func(fact idempotency.Fact) []types.TransactWriteItem {
 			own := credit(table, "c1", 1)
-			own.Update.Key = map[string]types.AttributeValue{dynamostore.KeyAttribute: &types.AttributeValueMemberS{Value: fact.Key}}
+			own.Update.Key = map[string]types.AttributeValue{schema.Key: &types.AttributeValueMemberS{Value: fact.Key}}
 			return []types.TransactWriteItem{own}
 		},
 	}

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
@@ -379,7 +380,7 @@ func storedResult(t *testing.T, h Harness) {
 	if res, err := g.Do(ctx, "order-6", payload, failIfRun(t)); err != nil || res.Value != "ok" {
 		t.Fatalf("duplicate: %+v, %v; want the stored result", res, err)
 	}
-	big := make([]byte, idempotency.DefaultMaxResultBytes+1)
+	big := make([]byte, limits.DefaultMaxResultBytes+1)
 	for i := range big {
 		big[i] = 'x'
 	}
@@ -462,7 +463,7 @@ func windowAtCompletion(t *testing.T, h Harness) {
 	if err != nil || rec == nil {
 		t.Fatalf("record %+v, %v", rec, err)
 	}
-	if want := completed.Add(time.Hour); !rec.ExpiresAt.Equal(want) || !rec.TTL.Equal(want.Add(idempotency.DefaultTTLAfterWindow)) {
+	if want := completed.Add(time.Hour); !rec.ExpiresAt.Equal(want) || !rec.TTL.Equal(want.Add(limits.DefaultTTLAfterWindow)) {
 		t.Fatalf("window ends %v, TTL %v; want %v (completion + window) and the TTL a day later", rec.ExpiresAt, rec.TTL, want)
 	}
 	clock.Advance(time.Hour - 20*time.Second) // 1h30s after the reservation, 40s before the window ends
