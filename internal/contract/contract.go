@@ -231,7 +231,7 @@ type Settings struct {
 	// accepts: 1 to MaxRequestBytes; default contract.DefaultMaxRequestBytes.
 	MaxRequestBytes int
 	// StepName is a step's name (SourceStep), part of every record key:
-	// required for a step, states.NameProblem's rule.
+	// required for a step, steptask.NameProblem's rule.
 	StepName string
 }
 
