@@ -320,8 +320,6 @@ func (x *exchange) run(fact idempotency.Fact, body []byte) {
 		}
 		return encodeResponse(rec.status, rec.header, h.cfg.ReplayHeaders, rec.body.Bytes(), h.guard.MaxResultBytes()), nil
 	})
-	var inProgress *idempotency.InProgressError
-	var effectErr *idempotency.EffectError
 	var again errTryAgain
 	switch {
 	case err == nil && res.Outcome == outcome.Processed:
@@ -334,20 +332,21 @@ func (x *exchange) run(fact idempotency.Fact, body []byte) {
 		x.status = rec.flush(x.w)
 	case err == nil:
 		x.replay(res.Value)
-	case errors.As(err, &effectErr) && errors.As(err, &again):
+	case errors.Is(err, idempotency.ErrEffect) && errors.As(err, &again):
 		// The handler asked the client to try again: the key is released
 		// (or, if the release failed, held until its lease ends) and the
 		// answer passes, its Retry-After with it.
 		x.outcome, x.level, x.reason = outcome.Failed.String(), slog.LevelWarn, err.Error()
 		x.status = rec.flush(x.w)
-	case errors.As(err, &effectErr):
+	case errors.Is(err, idempotency.ErrEffect):
 		x.problem(http.StatusInternalServerError, outcome.Failed.String(), "Internal error", "the handler failed: "+err.Error())
 		x.level = slog.LevelError
-	case errors.As(err, &inProgress):
-		x.retryAfter(retrySeconds(inProgress.LeaseUntil.Sub(h.cfg.Now())))
-		x.problem(http.StatusConflict, outcome.InProgress.String(), "Request in progress", "a request with this key is being processed; retry after it")
 	case errors.Is(err, idempotency.ErrInProgress):
-		x.retryAfter("1")
+		retry := "1" // no lease end: a reservation's store answer said nothing of it
+		if until, ok := idempotency.LeaseEnd(err); ok {
+			retry = retrySeconds(until.Sub(h.cfg.Now()))
+		}
+		x.retryAfter(retry)
 		x.problem(http.StatusConflict, outcome.InProgress.String(), "Request in progress", "a request with this key is being processed; retry after it")
 	case errors.Is(err, idempotency.ErrPayloadMismatch):
 		x.w.Header().Set(headerWindow, h.window)

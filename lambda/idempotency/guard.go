@@ -321,9 +321,9 @@ func (g *Guard) Do(ctx context.Context, key string, payload []byte, effect Effec
 // stored result when the fact was already completed. Errors wrap
 // ErrInProgress, ErrPayloadMismatch, ErrLeaseLost, ErrNotStarted or
 // ErrExpired (the fact's message is as old as the window: Fact.Sent), are an
-// *EffectError (the effect failed; see EffectError for what became of the
-// reservation), or a *StoreError (including a record this release cannot
-// read, ErrUnreadableRecord).
+// ErrEffect (the effect failed; see ErrEffect for what became of the
+// reservation), or ErrStore (including a record this release cannot read,
+// ErrUnreadableRecord).
 func (g *Guard) Run(ctx context.Context, f Fact, effect Effect) (Result, error) {
 	var replaced *Record // what the reserve that took the key replaced, if the store says
 	reserve := func(ctx context.Context, rec *Record, now time.Time) error {
@@ -360,7 +360,7 @@ func ReportReplaced(ctx context.Context, old *Record) {
 // between the effect and its record. As with Run, the effect's context ends
 // FinishBudget before the lease, leaving time for the commit, and the
 // business window starts at the commit. The store must be a TxStore. Writes
-// refused by their own condition return an *EffectError wrapping
+// refused by their own condition return an ErrEffect wrapping
 // ErrTxRejected; writes the store refuses as invalid, one wrapping
 // ErrTxInvalid.
 func (g *Guard) RunTx(ctx context.Context, f Fact, effect TxEffect) (Result, error) {
@@ -380,7 +380,7 @@ func (g *Guard) RunTx(ctx context.Context, f Fact, effect TxEffect) (Result, err
 			writes, res.Value, err = callTxEffect(ectx, g.reservation(rec), effect)
 			cancel()
 			if err != nil {
-				return &EffectError{Err: err}
+				return &effectError{err: err}
 			}
 			res.Value, res.DroppedBytes = g.fitResult(res.Value)
 			computed = true
@@ -393,7 +393,7 @@ func (g *Guard) RunTx(ctx context.Context, f Fact, effect TxEffect) (Result, err
 		rec.Status, rec.LeaseUntil, rec.Result = StatusCompleted, time.Time{}, res.Value
 		err := txs.Commit(ctx, *rec, now, writes)
 		if errors.Is(err, ErrTxRejected) || errors.Is(err, ErrTxInvalid) {
-			return &EffectError{Err: err}
+			return &effectError{err: err}
 		}
 		return err
 	}
@@ -457,7 +457,7 @@ func (g *Guard) run(ctx context.Context, f Fact, op string, w write, took func(c
 			}
 		}
 		if err := readable(old, pk); err != nil {
-			return Result{}, fmt.Errorf("%s: %w", pk, &StoreError{Op: op, Err: err})
+			return Result{}, fmt.Errorf("%s: %w", pk, &storeFailure{op: op, err: err})
 		}
 		if old.Owner == token {
 			taken = true
@@ -473,7 +473,7 @@ func (g *Guard) run(ctx context.Context, f Fact, op string, w write, took func(c
 			g.remember(old)
 			return Result{Outcome: outcome.Duplicate, Value: old.Result}, nil
 		default:
-			return Result{}, &InProgressError{Key: pk, LeaseUntil: old.LeaseUntil}
+			return Result{}, &inProgressError{key: pk, leaseUntil: old.LeaseUntil}
 		}
 	}
 	if !taken {
@@ -541,9 +541,9 @@ func (g *Guard) runEffect(ctx context.Context, rec *Record, effect Effect) (Resu
 	defer cancel()
 	if err != nil {
 		if rerr := g.store.Release(fctx, rec.Key, rec.Owner); rerr != nil {
-			return Result{}, &EffectError{Err: errors.Join(err, fmt.Errorf("release: %w", rerr))}
+			return Result{}, &effectError{err: errors.Join(err, fmt.Errorf("release: %w", rerr))}
 		}
-		return Result{}, &EffectError{Err: err}
+		return Result{}, &effectError{err: err}
 	}
 	res := Result{Outcome: outcome.Processed}
 	res.Value, res.DroppedBytes = g.fitResult(value)
@@ -565,15 +565,15 @@ func (g *Guard) fitResult(value string) (stored string, dropped int) {
 	return value, 0
 }
 
-// storeError wraps a failure of the store in a *StoreError; the store's
+// storeError wraps a failure of the store in an ErrStore; the store's
 // answers about the record (a failed condition, a lost lease, a key its
 // table cannot hold: ErrInvalidKey, bad input) and the effect's own
 // failures pass as they are.
 func storeError(op string, err error) error {
-	if errors.Is(err, ErrConditionFailed) || errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrExpired) || errors.Is(err, ErrInvalidKey) || errors.As(err, new(*EffectError)) {
+	if errors.Is(err, ErrConditionFailed) || errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrExpired) || errors.Is(err, ErrInvalidKey) || errors.Is(err, ErrEffect) {
 		return err
 	}
-	return &StoreError{Op: op, Err: err}
+	return &storeFailure{op: op, err: err}
 }
 
 // finishing returns the context of the write that ends a reservation: it

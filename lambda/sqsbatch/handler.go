@@ -260,7 +260,7 @@ var errEmptyKey = fmt.Errorf("%w: %w: the key function returned an empty key. "+
 	outcome.ErrBadInput, idempotency.ErrInvalidKey)
 
 // errNothingJudged is returned when no record of a non-empty batch could be
-// judged (every one met an idempotency.StoreError or the deadline): a
+// judged (every one met an idempotency.ErrStore or the deadline): a
 // function error, so that it shows in the function's error metrics.
 var errNothingJudged = errors.New("no record of the batch could be judged")
 
@@ -379,7 +379,7 @@ func (t *tally) add(h interface{ lastReceive(*events.SQSMessage) bool }, rec *ev
 	if last {
 		t.unstarted++
 	}
-	if r.outcome != outcome.NotStarted && !errors.As(r.err, new(*idempotency.StoreError)) {
+	if r.outcome != outcome.NotStarted && !errors.Is(r.err, idempotency.ErrStore) {
 		t.judged = true
 	}
 	return last

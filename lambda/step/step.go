@@ -203,11 +203,10 @@ var alarmed = []string{states.ErrorMismatch, states.ErrorBadInput, states.ErrorL
 // failed names an error of the guard's Run.
 func (x *invocation) failed(err error) error {
 	var f *Failure
-	var effectErr *idempotency.EffectError
 	switch {
 	case errors.As(err, &f) && f.Name != "" && !strings.HasPrefix(f.Name, "States."):
 		return x.fail(outcome.Failed, f.Name, err.Error())
-	case errors.As(err, &effectErr):
+	case errors.Is(err, idempotency.ErrEffect):
 		return x.fail(outcome.Failed, states.ErrorEffect, err.Error())
 	case errors.Is(err, idempotency.ErrInProgress):
 		return x.fail(outcome.InProgress, states.ErrorInProgress, err.Error())

@@ -199,7 +199,7 @@ func (c *core[M]) handle(ctx context.Context, recs []record[M]) (string, error) 
 		if !r.succeeded() {
 			failedIdx = append(failedIdx, i)
 		}
-		if r.outcome != outcome.NotStarted && !errors.As(r.err, new(*idempotency.StoreError)) {
+		if r.outcome != outcome.NotStarted && !errors.Is(r.err, idempotency.ErrStore) {
 			judged = true
 		}
 	}

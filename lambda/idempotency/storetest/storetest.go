@@ -81,7 +81,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("LiveLeaseBlocksWhateverTheWindow", func(t *testing.T) { liveLease(t, h) })
 	t.Run("WindowStartsAtCompletion", func(t *testing.T) { windowAtCompletion(t, h) })
 	t.Run("RetriedWritesAreTheirOwn", func(t *testing.T) { retriedWrites(t, h) })
-	t.Run("UnreadableRecordIsAStoreError", func(t *testing.T) { unreadableRecord(t, h) })
+	t.Run("UnreadableRecordIsErrStore", func(t *testing.T) { unreadableRecord(t, h) })
 	if h.Credit != nil {
 		t.Run("TransactionalEffectExactlyOnce", func(t *testing.T) { transactional(t, h) })
 	}
@@ -214,9 +214,8 @@ func releaseThenRetry(t *testing.T, h Harness) {
 	var charged int
 	boom := errors.New("payment API unavailable")
 	_, err := g.Do(ctx, "order-9", payload, func(context.Context, idempotency.Reservation) (string, error) { return "", boom })
-	var ee *idempotency.EffectError
-	if !errors.As(err, &ee) || !errors.Is(err, boom) {
-		t.Fatalf("failing effect: %v, want an EffectError wrapping it", err)
+	if !errors.Is(err, idempotency.ErrEffect) || !errors.Is(err, boom) {
+		t.Fatalf("failing effect: %v, want an ErrEffect wrapping it", err)
 	}
 	if rec, err := s.Get(ctx, "charge#order-9"); err != nil || rec != nil {
 		t.Fatalf("after release: %+v, %v; want no record", rec, err)
@@ -617,7 +616,7 @@ func transactional(t *testing.T, h Harness) {
 
 // unreadableRecord: a record of a status this release does not know (the
 // peer's invalid-status case) is never overwritten nor misread: delivering
-// its fact is a *StoreError wrapping ErrUnreadableRecord, whether the store
+// its fact is an ErrStore wrapping ErrUnreadableRecord, whether the store
 // returns the record with the failed condition or the guard reads it, and
 // the effect does not run.
 func unreadableRecord(t *testing.T, h Harness) {
@@ -636,9 +635,8 @@ func unreadableRecord(t *testing.T, h Harness) {
 	}
 	check := func(what string, err error) {
 		t.Helper()
-		var se *idempotency.StoreError
-		if !errors.As(err, &se) || !errors.Is(err, idempotency.ErrUnreadableRecord) {
-			t.Errorf("%s over a record of status EXPIRED: %v; want a *StoreError wrapping ErrUnreadableRecord", what, err)
+		if !errors.Is(err, idempotency.ErrStore) || !errors.Is(err, idempotency.ErrUnreadableRecord) {
+			t.Errorf("%s over a record of status EXPIRED: %v; want an ErrStore wrapping ErrUnreadableRecord", what, err)
 		}
 	}
 	_, err = g.Do(ctx, "order-18", payload, failIfRun(t))
