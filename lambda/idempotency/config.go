@@ -1,6 +1,7 @@
 package idempotency
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -10,6 +11,42 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/internal/format"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
 )
+
+// resolve returns cfg with the defaults of its zero fields filled in, or an
+// error that lists every rule it breaks (Problems); a negative duration is
+// refused first, since its zero would mean the default.
+func (cfg Config) resolve() (Config, error) {
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"Window", cfg.Window}, {"TTLAfterWindow", cfg.TTLAfterWindow}, {"LeaseMax", cfg.LeaseMax}, {"FinishBudget", cfg.FinishBudget}} {
+		if d.v < 0 {
+			return cfg, fmt.Errorf("idempotency: %s is %s; it must not be negative (zero means the default)", d.name, format.Duration(d.v))
+		}
+	}
+	cfg = cfg.withDefaults()
+	if problems := cfg.Problems(); len(problems) > 0 {
+		return cfg, errors.New("idempotency: invalid config:\n  - " + strings.Join(problems, "\n  - "))
+	}
+	return cfg, nil
+}
+
+// keyProblem returns why a business key is refused, wrapping ErrInvalidKey,
+// or nil: empty, not valid UTF-8, or holding control characters. A hashed
+// key (hashed) is not quoted.
+func keyProblem(key string, hashed bool) error {
+	switch {
+	case key == "":
+		return fmt.Errorf("%w: empty", ErrInvalidKey)
+	case !utf8.ValidString(key):
+		return fmt.Errorf("%w: not valid UTF-8", ErrInvalidKey)
+	case strings.IndexFunc(key, unicode.IsControl) >= 0 && hashed:
+		return fmt.Errorf("%w: it holds control characters", ErrInvalidKey)
+	case strings.IndexFunc(key, unicode.IsControl) >= 0:
+		return fmt.Errorf("%w: %q holds control characters", ErrInvalidKey, key)
+	}
+	return nil
+}
 
 // withDefaults fills in the defaults of cfg's zero fields.
 func (cfg Config) withDefaults() Config {

@@ -25,12 +25,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
-	"github.com/idempotent-consumer/idempotent-consumer/internal/format"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
@@ -153,17 +149,9 @@ func NewGuard(store Store, cfg Config) (*Guard, error) {
 	if store == nil {
 		return nil, errors.New("idempotency: nil store")
 	}
-	for _, d := range []struct {
-		name string
-		v    time.Duration
-	}{{"Window", cfg.Window}, {"TTLAfterWindow", cfg.TTLAfterWindow}, {"LeaseMax", cfg.LeaseMax}, {"FinishBudget", cfg.FinishBudget}} {
-		if d.v < 0 {
-			return nil, fmt.Errorf("idempotency: %s is %s; it must not be negative (zero means the default)", d.name, format.Duration(d.v))
-		}
-	}
-	cfg = cfg.withDefaults()
-	if problems := cfg.Problems(); len(problems) > 0 {
-		return nil, errors.New("idempotency: invalid config:\n  - " + strings.Join(problems, "\n  - "))
+	cfg, err := cfg.resolve()
+	if err != nil {
+		return nil, err
 	}
 	return &Guard{store: store, cfg: cfg, hasher: newHasher(cfg.PayloadIgnore, cfg.KeySecret), cache: newCompletedCache(cfg.CacheSize)}, nil
 }
@@ -240,15 +228,8 @@ type Result struct {
 // ErrInvalidKey; they quote the key only when keys are not hashed. The rules
 // are the same either way, so that hashing changes no verdict.
 func (g *Guard) Key(key string) (string, error) {
-	switch {
-	case key == "":
-		return "", fmt.Errorf("%w: empty", ErrInvalidKey)
-	case !utf8.ValidString(key):
-		return "", fmt.Errorf("%w: not valid UTF-8", ErrInvalidKey)
-	case strings.IndexFunc(key, unicode.IsControl) >= 0 && len(g.cfg.KeySecret) > 0:
-		return "", fmt.Errorf("%w: it holds control characters", ErrInvalidKey)
-	case strings.IndexFunc(key, unicode.IsControl) >= 0:
-		return "", fmt.Errorf("%w: %q holds control characters", ErrInvalidKey, key)
+	if err := keyProblem(key, len(g.cfg.KeySecret) > 0); err != nil {
+		return "", err
 	}
 	pk := g.cfg.Namespace + "#" + key
 	if len(pk) > limits.MaxKeyBytes {
