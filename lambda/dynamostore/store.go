@@ -270,13 +270,7 @@ func (s *Store) Complete(ctx context.Context, rec idempotency.Record) error {
 	before := rec
 	before.Status, before.Result, before.LeaseUntil = idempotency.StatusInProgress, "", rec.ExpiresAt
 	computed := idempotency.Capacity{Write: writeUnits(s.recordSize(before), s.recordSize(rec))}
-	var ccf *types.ConditionalCheckFailedException
-	switch {
-	case err == nil:
-		reported(ctx, false, one(out.ConsumedCapacity), computed)
-	case errors.As(err, &ccf):
-		reported(ctx, false, nil, computed)
-	}
+	reportedWrite(ctx, err, func() *types.ConsumedCapacity { return out.ConsumedCapacity }, computed)
 	return fenced(err)
 }
 
@@ -303,13 +297,7 @@ func (s *Store) Release(ctx context.Context, key, owner string) error {
 	// The item deleted is a reservation of this key and owner; its size is
 	// that of one with a payload hash of this release's length.
 	computed := idempotency.Capacity{Write: writeUnits(s.recordSize(reservationOf(key, owner)))}
-	var ccf *types.ConditionalCheckFailedException
-	switch {
-	case err == nil:
-		reported(ctx, false, one(out.ConsumedCapacity), computed)
-	case errors.As(err, &ccf):
-		reported(ctx, false, nil, computed)
-	}
+	reportedWrite(ctx, err, func() *types.ConsumedCapacity { return out.ConsumedCapacity }, computed)
 	if err = fenced(err); !errors.Is(err, idempotency.ErrLeaseLost) {
 		return err
 	}
