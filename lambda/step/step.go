@@ -202,10 +202,10 @@ var alarmed = []string{states.ErrorMismatch, states.ErrorBadInput, states.ErrorL
 
 // failed names an error of the guard's Run.
 func (x *invocation) failed(err error) error {
-	var f *Failure
+	var f *failure
 	switch {
-	case errors.As(err, &f) && f.Name != "" && !strings.HasPrefix(f.Name, "States."):
-		return x.fail(outcome.Failed, f.Name, err.Error())
+	case errors.As(err, &f) && f.name != "" && !strings.HasPrefix(f.name, "States."):
+		return x.fail(outcome.Failed, f.name, err.Error())
 	case errors.Is(err, idempotency.ErrEffect):
 		return x.fail(outcome.Failed, states.ErrorEffect, err.Error())
 	case errors.Is(err, idempotency.ErrInProgress):
