@@ -221,7 +221,8 @@ type Settings struct {
 	// "iam" for an endpoint, "none" for a webhook.
 	ClientAttribute string
 	// ReplayHeaders are the response headers stored and replayed beside
-	// the representation headers (httpkey.RepresentationHeaders): valid
+	// the representation headers (Content-Type, Content-Encoding, Content-Language,
+	// Location, Content-Location): valid
 	// header names; default none.
 	ReplayHeaders []string
 	// HashHeaders are the request headers in the payload hash: valid header

@@ -64,7 +64,7 @@ var httpFields = []Field{
 		func(s *Settings) *string { return &s.ClientAttribute }, DefaultClientAttribute)),
 	quietDefault(entry(ReplayHeadersVar, "ReplayHeaders", "ReplayHeaders",
 		"none", "X-Receipt,ETag",
-		"the response headers stored and replayed to duplicates beside "+"the representation headers (httpkey.RepresentationHeaders)"+", comma-separated",
+		"the response headers stored and replayed to duplicates beside "+"the representation headers (Content-Type, Content-Encoding, Content-Language, Location, Content-Location)"+", comma-separated",
 		func(s *Settings) *[]string { return &s.ReplayHeaders }, none[[]string])),
 	quietDefault(entry(HashHeadersVar, "HashHeaders", "HashHeaders",
 		"none", "X-Currency",

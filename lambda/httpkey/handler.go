@@ -14,10 +14,11 @@
 //   - 400 for a missing or malformed key (§2.7), 422 for the key of a
 //     completed or running request with another payload, 409 with
 //     Retry-After (the lease's end) while the first request runs;
-//   - the stored response (status, body, RepresentationHeaders and
-//     Config.ReplayHeaders, and Idempotency-Replayed: true) for a duplicate
-//     of a completed request, whether the first response was a success or
-//     a 4xx;
+//   - the stored response (status, body, the representation headers
+//     Content-Type, Content-Encoding, Content-Language, Location and
+//     Content-Location, Config.ReplayHeaders, and Idempotency-Replayed:
+//     true) for a duplicate of a completed request, whether the first
+//     response was a success or a 4xx;
 //   - an answer of the wrapped handler that asks the client to try again
 //     (TryAgain: 5xx, 408, 425, 429; or its panic, as 500) releases the
 //     key, so that the client's retry runs it again: a deviation from the
