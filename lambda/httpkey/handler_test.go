@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idempotent-consumer/idempotent-consumer/internal/fakeclock"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/storespy"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/httpkey"
@@ -115,13 +116,13 @@ type fixture struct {
 	app   *app
 	h     *httpkey.Handler
 	store *storespy.Counter
-	clock *storetest.Clock
+	clock *fakeclock.Clock
 	logs  *bytes.Buffer
 }
 
 func newFixture(t *testing.T, cfg httpkey.Config) *fixture {
 	t.Helper()
-	clock := storetest.NewClock()
+	clock := fakeclock.New()
 	store := storespy.NewCounter(storetest.NewMemoryStore())
 	g, err := idempotency.NewGuard(store, idempotency.Config{Namespace: "shop", Now: clock.Now, LeaseMax: 30 * time.Second, Window: 48 * time.Hour})
 	if err != nil {
@@ -454,7 +455,7 @@ func TestVerifierRefusalIs401BeforeTheStore(t *testing.T) {
 // once half of the others have had their 409, so that both kinds occur.
 func TestConcurrentIdenticalRequests(t *testing.T) {
 	const n = 64
-	clock := storetest.NewClock()
+	clock := fakeclock.New()
 	g, err := idempotency.NewGuard(storetest.NewMemoryStore(), idempotency.Config{Namespace: "shop", Now: clock.Now, LeaseMax: time.Minute})
 	if err != nil {
 		t.Fatal(err)

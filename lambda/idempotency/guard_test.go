@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idempotent-consumer/idempotent-consumer/internal/fakeclock"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
@@ -130,7 +131,7 @@ func TestCacheSkipsTheStore(t *testing.T) {
 // new record's answer.
 func TestForgetReachesWarmEnvironments(t *testing.T) {
 	s := storetest.NewMemoryStore()
-	clock := storetest.NewClock()
+	clock := fakeclock.New()
 	env := func() *idempotency.Guard {
 		g, err := idempotency.NewGuard(s, idempotency.Config{Namespace: "ns", CacheSize: 10, Now: clock.Now})
 		if err != nil {

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idempotent-consumer/idempotent-consumer/internal/fakeclock"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
@@ -40,33 +41,6 @@ type Harness struct {
 	TakeoversUnreported bool
 }
 
-// Clock is a settable clock for the guard, so that leases and business
-// windows can end in a test without waiting.
-type Clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-// NewClock returns a Clock set to the current time (contexts' deadlines are
-// real times, so the two must agree), from which only Advance moves it.
-func NewClock() *Clock {
-	return &Clock{now: time.Now().Truncate(time.Second)}
-}
-
-// Now returns the clock's time.
-func (c *Clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-// Advance moves the clock forward by d.
-func (c *Clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 // Run runs the suite.
 func Run(t *testing.T, h Harness) {
 	t.Run("ConcurrentReserveOneWinner", func(t *testing.T) { concurrentReserve(t, h) })
@@ -87,7 +61,7 @@ func Run(t *testing.T, h Harness) {
 	}
 }
 
-func newGuard(t *testing.T, s idempotency.Store, ns string, clock *Clock) *idempotency.Guard {
+func newGuard(t *testing.T, s idempotency.Store, ns string, clock *fakeclock.Clock) *idempotency.Guard {
 	t.Helper()
 	g, err := idempotency.NewGuard(s, idempotency.Config{Namespace: ns, Window: time.Hour, LeaseMax: time.Minute, Now: clock.Now})
 	if err != nil {
@@ -102,7 +76,7 @@ var payload = []byte(`{"orderId":"42","amount":5000}`)
 // runs the effect, the others see it in progress or completed.
 func concurrentReserve(t *testing.T, h Harness) {
 	s := h.NewStore(t)
-	g := newGuard(t, s, "charge", NewClock())
+	g := newGuard(t, s, "charge", fakeclock.New())
 	const n = 64
 	var effects, inProgress, duplicates atomic.Int32
 	release := make(chan struct{})
@@ -151,7 +125,7 @@ func concurrentReserve(t *testing.T, h Harness) {
 // nothing.
 func leaseTakeover(t *testing.T, h Harness) {
 	s := h.NewStore(t)
-	clock := NewClock()
+	clock := fakeclock.New()
 	g := newGuard(t, s, "charge", clock)
 	ctx := context.Background()
 	// The stale worker: its invocation has 10s left.
@@ -209,7 +183,7 @@ func leaseTakeover(t *testing.T, h Harness) {
 // the effect, which has then succeeded once in total.
 func releaseThenRetry(t *testing.T, h Harness) {
 	s := h.NewStore(t)
-	g := newGuard(t, s, "charge", NewClock())
+	g := newGuard(t, s, "charge", fakeclock.New())
 	ctx := context.Background()
 	var charged int
 	boom := errors.New("payment API unavailable")
@@ -240,7 +214,7 @@ func releaseThenRetry(t *testing.T, h Harness) {
 // effect, whether the first is completed or in progress.
 func payloadMismatch(t *testing.T, h Harness) {
 	s := h.NewStore(t)
-	g := newGuard(t, s, "charge", NewClock())
+	g := newGuard(t, s, "charge", fakeclock.New())
 	ctx := context.Background()
 	if _, err := g.Do(ctx, "order-1", payload, okEffect); err != nil {
 		t.Fatal(err)
@@ -270,7 +244,7 @@ func payloadMismatch(t *testing.T, h Harness) {
 // have reached a downstream API under that key).
 func lapsedOtherContent(t *testing.T, h Harness) {
 	s := h.NewStore(t)
-	clock := NewClock()
+	clock := fakeclock.New()
 	g := newGuard(t, s, "charge", clock)
 	ctx := context.Background()
 	fact, err := g.Fact("order-8", payload)
@@ -321,7 +295,7 @@ func noTakeover(t *testing.T, what string, res idempotency.Result) {
 // (TTL deletes days late) no longer suppresses the fact.
 func expiredReusable(t *testing.T, h Harness) {
 	s := h.NewStore(t)
-	clock := NewClock()
+	clock := fakeclock.New()
 	g := newGuard(t, s, "charge", clock)
 	ctx := context.Background()
 	var runs int
@@ -351,7 +325,7 @@ func expiredReusable(t *testing.T, h Harness) {
 // namespaces: two consumers sharing a table keep separate records.
 func namespaces(t *testing.T, h Harness) {
 	s := h.NewStore(t)
-	clock := NewClock()
+	clock := fakeclock.New()
 	charge, receipt := newGuard(t, s, "charge", clock), newGuard(t, s, "receipt", clock)
 	ctx := context.Background()
 	for _, g := range []*idempotency.Guard{charge, receipt} {
@@ -371,7 +345,7 @@ func namespaces(t *testing.T, h Harness) {
 // effect is not repeated.
 func storedResult(t *testing.T, h Harness) {
 	s := h.NewStore(t)
-	g := newGuard(t, s, "charge", NewClock())
+	g := newGuard(t, s, "charge", fakeclock.New())
 	ctx := context.Background()
 	if _, err := g.Do(ctx, "order-6", payload, okEffect); err != nil {
 		t.Fatal(err)
@@ -396,7 +370,7 @@ func storedResult(t *testing.T, h Harness) {
 // record its reservation writes, and is still there once completed.
 func replayKept(t *testing.T, h Harness) {
 	s := h.NewStore(t)
-	g := newGuard(t, s, "charge", NewClock())
+	g := newGuard(t, s, "charge", fakeclock.New())
 	ctx := context.Background()
 	f, err := g.Fact("order-r", payload)
 	if err != nil {
@@ -417,7 +391,7 @@ func replayKept(t *testing.T, h Harness) {
 // with a window shorter than its lease).
 func liveLease(t *testing.T, h Harness) {
 	s := h.NewStore(t)
-	clock := NewClock()
+	clock := fakeclock.New()
 	g := newGuard(t, s, "charge", clock)
 	ctx := context.Background()
 	fact, err := g.Fact("order-13", payload)
@@ -448,7 +422,7 @@ func liveLease(t *testing.T, h Harness) {
 // shorten it; the TTL moves with it.
 func windowAtCompletion(t *testing.T, h Harness) {
 	s := h.NewStore(t)
-	clock := NewClock()
+	clock := fakeclock.New()
 	g := newGuard(t, s, "charge", clock) // Window 1h
 	ctx := context.Background()
 	if _, err := g.Do(ctx, "order-14", payload, func(context.Context, idempotency.Reservation) (string, error) {
@@ -480,7 +454,7 @@ func windowAtCompletion(t *testing.T, h Harness) {
 func retriedWrites(t *testing.T, h Harness) {
 	inner := h.NewStore(t)
 	s := retriedStore(inner)
-	g := newGuard(t, s, "charge", NewClock())
+	g := newGuard(t, s, "charge", fakeclock.New())
 	ctx := context.Background()
 	runs := 0
 	res, err := g.Do(ctx, "order-15", payload, func(context.Context, idempotency.Reservation) (string, error) { runs++; return "r", nil })
@@ -566,7 +540,7 @@ func (r retriedTx) Commit(ctx context.Context, rec idempotency.Record, now time.
 // transactional: concurrent duplicates of a credit apply it exactly once.
 func transactional(t *testing.T, h Harness) {
 	s := h.NewStore(t)
-	g := newGuard(t, s, "wallet", NewClock())
+	g := newGuard(t, s, "wallet", fakeclock.New())
 	ctx := context.Background()
 	const deliveries, facts = 16, 4
 	var wg sync.WaitGroup
@@ -621,7 +595,7 @@ func transactional(t *testing.T, h Harness) {
 // the effect does not run.
 func unreadableRecord(t *testing.T, h Harness) {
 	s := h.NewStore(t)
-	clock := NewClock()
+	clock := fakeclock.New()
 	g := newGuard(t, s, "charge", clock)
 	ctx := context.Background()
 	fact, err := g.Fact("order-18", payload)
