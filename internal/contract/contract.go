@@ -216,7 +216,7 @@ type Settings struct {
 	// rotation), which the handler reads at init: never the secret itself.
 	WebhookSecret string
 	// ClientAttribute scopes an HTTP endpoint's keys to a client attribute:
-	// "iam", "claim:<name>" or "header:<name>" (httpkey.ParseClient), or
+	// "iam", "claim:<name>" or "header:<name>" (read by lambda/endpoint), or
 	// "none" (contract.ClientNone) for keys shared by every client. Default:
 	// "iam" for an endpoint, "none" for a webhook.
 	ClientAttribute string

@@ -57,7 +57,7 @@ func FromEnv(next http.Handler, opts ...handler.Option) (*httpkey.Handler, error
 	}
 	s := env.Settings
 	cfg := httpkey.ConfigOf(s)
-	if cfg.Client, err = httpkey.ParseClient(s.ClientAttribute); err != nil {
+	if cfg.Client, err = parseClient(s.ClientAttribute); err != nil {
 		return nil, fmt.Errorf("configuration: %s: %w", contract.ClientAttributeVar, err)
 	}
 	if s.WebhookProvider != "" {
@@ -157,4 +157,22 @@ func parseSecrets(value string) ([][]byte, error) {
 		return nil, fmt.Errorf("the secret lists no secret")
 	}
 	return out, nil
+}
+
+// parseClient returns the httpkey.ClientFunc that spec names
+// (contract.ParseClient): "iam" (httpkey.ClientIAM), "claim:<name>"
+// (httpkey.ClientClaim) or "header:<name>" (httpkey.ClientHeader); nil for
+// contract.ClientNone and "". It is how the handler reads the contract's
+// setting.
+func parseClient(spec string) (httpkey.ClientFunc, error) {
+	kind, name, err := contract.ParseClient(spec)
+	switch kind {
+	case "iam":
+		return httpkey.ClientIAM(), err
+	case "claim":
+		return httpkey.ClientClaim(name), err
+	case "header":
+		return httpkey.ClientHeader(name), err
+	}
+	return nil, err
 }

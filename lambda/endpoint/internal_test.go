@@ -18,3 +18,19 @@ func TestParseSecrets(t *testing.T) {
 		}
 	}
 }
+
+// TestParseClient: the contract's client attributes name a client function,
+// none for "" and "none"; the others are refused.
+func TestParseClient(t *testing.T) {
+	for _, ok := range []string{"", "none", "iam", "claim:sub", "header:X-Tenant"} {
+		f, err := parseClient(ok)
+		if err != nil || (f == nil) != (ok == "" || ok == "none") {
+			t.Errorf("parseClient(%q) = a function %t, %v", ok, f != nil, err)
+		}
+	}
+	for _, bad := range []string{"IAM", "claim:", "header", "jwt:sub"} {
+		if _, err := parseClient(bad); err == nil {
+			t.Errorf("parseClient(%q) accepted", bad)
+		}
+	}
+}
