@@ -80,7 +80,7 @@ func (s *Store) Forget(ctx context.Context, key string, now time.Time, margin ti
 	}
 	out, err := s.api.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 		TableName:           aws.String(s.table),
-		Key:                 s.itemKey(key),
+		Key:                 s.ItemKey(key),
 		ConditionExpression: aws.String(forgetCondition),
 		ExpressionAttributeNames: map[string]string{
 			"#lay": attrLayout, "#st": attrStatus, "#lease": attrLease,

@@ -49,7 +49,7 @@ func TestForgetDeletesOnlyWhatTheRuleAllows(t *testing.T) {
 			put("ns#live", idempotency.StatusInProgress, now.Add(20*time.Second))
 			put("ns#just-ended", idempotency.StatusInProgress, now.Add(-margin/2))
 			put("ns#lapsed", idempotency.StatusInProgress, now.Add(-2*margin))
-			newer := dynamostore.ItemKeyOf(store, "ns#newer")
+			newer := store.ItemKey("ns#newer")
 			newer["layout"] = &types.AttributeValueMemberN{Value: "2"}
 			newer["status"] = &types.AttributeValueMemberS{Value: "COMPLETED"}
 			if _, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: newer}); err != nil {
@@ -88,7 +88,7 @@ func TestForgetDeletesOnlyWhatTheRuleAllows(t *testing.T) {
 					t.Errorf("Forget(%s) refused but changed the record: %+v → %+v", c.key, before, after)
 				}
 			}
-			out, err := client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: dynamostore.ItemKeyOf(store, "ns#newer"), ConsistentRead: aws.Bool(true)})
+			out, err := client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: store.ItemKey("ns#newer"), ConsistentRead: aws.Bool(true)})
 			if err != nil || len(out.Item) == 0 {
 				t.Errorf("the item of another layout was deleted (%v)", err)
 			}

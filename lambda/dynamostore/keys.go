@@ -76,18 +76,18 @@ func WithTTLAttribute(name string) Option {
 	}
 }
 
-// keyAttributes returns the names of the table's key attributes the store
+// KeyAttributes returns the names of the table's key attributes the store
 // writes: the partition key, and the sort key if it has one.
-func (s *Store) keyAttributes() []string {
+func (s *Store) KeyAttributes() []string {
 	if s.sort == "" {
 		return []string{s.partition}
 	}
 	return []string{s.partition, s.sort}
 }
 
-// itemKey returns the primary key of the item that holds the record of key
+// ItemKey returns the primary key of the item that holds the record of key
 // (a record key, "<namespace>#<key>").
-func (s *Store) itemKey(key string) map[string]types.AttributeValue {
+func (s *Store) ItemKey(key string) map[string]types.AttributeValue {
 	item := make(map[string]types.AttributeValue, 2)
 	s.putKey(item, key)
 	return item

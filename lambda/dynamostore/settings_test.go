@@ -74,12 +74,12 @@ func TestNewStoreMapsTheDesign(t *testing.T) {
 					t.Errorf("the item's %s is %#v, want %q", name, item[name], want)
 				}
 			}
-			if got := dynamostore.KeyAttributesOf(store); !slices.Equal(sorted(got), sorted(slices.Collect(maps.Keys(tc.keys)))) {
-				t.Errorf("keyAttributes() = %v, want the keys of %v", got, tc.keys)
+			if got := store.KeyAttributes(); !slices.Equal(sorted(got), sorted(slices.Collect(maps.Keys(tc.keys)))) {
+				t.Errorf("KeyAttributes() = %v, want the keys of %v", got, tc.keys)
 			}
-			for name := range dynamostore.ItemKeyOf(store, key) {
+			for name := range store.ItemKey(key) {
 				if _, ok := tc.keys[name]; !ok {
-					t.Errorf("itemKey(%q) has %s, not a key of %v", key, name, tc.keys)
+					t.Errorf("ItemKey(%q) has %s, not a key of %v", key, name, tc.keys)
 				}
 			}
 			for _, ttl := range []string{"ttl", "expiry"} {

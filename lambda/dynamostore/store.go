@@ -224,7 +224,7 @@ func (s *Store) Get(ctx context.Context, key string) (*idempotency.Record, error
 	}
 	out, err := s.api.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:              aws.String(s.table),
-		Key:                    s.itemKey(key),
+		Key:                    s.ItemKey(key),
 		ConsistentRead:         aws.Bool(true),
 		ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal,
 	})
@@ -257,7 +257,7 @@ func (s *Store) Complete(ctx context.Context, rec idempotency.Record) error {
 	}
 	out, err := s.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:        aws.String(s.table),
-		Key:              s.itemKey(rec.Key),
+		Key:              s.ItemKey(rec.Key),
 		UpdateExpression: aws.String(update),
 		// A complete that the SDK retried after it was applied finds its own
 		// COMPLETED record: the owner condition holds again.
@@ -285,7 +285,7 @@ func (s *Store) Release(ctx context.Context, key, owner string) error {
 	}
 	out, err := s.api.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 		TableName:                aws.String(s.table),
-		Key:                      s.itemKey(key),
+		Key:                      s.ItemKey(key),
 		ConditionExpression:      aws.String("#own = :owner AND #st = :in_progress"),
 		ExpressionAttributeNames: map[string]string{"#st": attrStatus, "#own": attrOwner},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
@@ -382,7 +382,7 @@ func (s *Store) oneActionPerItem(all []types.TransactWriteItem) error {
 		item  map[string]types.AttributeValue
 	}
 	actions := make([]action, len(all))
-	keyNames := map[string][]string{tableName(s.table): s.keyAttributes()}
+	keyNames := map[string][]string{tableName(s.table): s.KeyAttributes()}
 	for i, a := range all {
 		var act action
 		switch {

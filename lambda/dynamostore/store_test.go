@@ -106,8 +106,8 @@ func TestTableDesigns(t *testing.T) {
 		t.Run(d.name, func(t *testing.T) {
 			table := srv.NewTableKeyed(t, d.partition, d.sort)
 			s := dynamostore.New(client, table, d.opts...)
-			if s.Err() != nil || fmt.Sprint(dynamostore.KeyAttributesOf(s)) != fmt.Sprint([]string{d.partition, d.sort}) {
-				t.Fatalf("Err %v, KeyAttributes %v", s.Err(), dynamostore.KeyAttributesOf(s))
+			if s.Err() != nil || fmt.Sprint(s.KeyAttributes()) != fmt.Sprint([]string{d.partition, d.sort}) {
+				t.Fatalf("Err %v, KeyAttributes %v", s.Err(), s.KeyAttributes())
 			}
 			g, _ := idempotency.NewGuard(s, idempotency.Config{Namespace: "shop"})
 			if _, err := g.Do(ctx, "order-1", []byte(`{}`), func(context.Context, idempotency.Reservation) (string, error) { return "r", nil }); err != nil {
@@ -118,8 +118,8 @@ func TestTableDesigns(t *testing.T) {
 				t.Fatalf("scan: %d items, %v; want the one record", len(out.Items), err)
 			}
 			item := out.Items[0]
-			if fmt.Sprint(item[d.partition]) != fmt.Sprint(dynamostore.ItemKeyOf(s, "shop#order-1")[d.partition]) || fmt.Sprint(item[d.sort]) != fmt.Sprint(dynamostore.ItemKeyOf(s, "shop#order-1")[d.sort]) {
-				t.Fatalf("item %v: want the key %v", item, dynamostore.ItemKeyOf(s, "shop#order-1"))
+			if fmt.Sprint(item[d.partition]) != fmt.Sprint(s.ItemKey("shop#order-1")[d.partition]) || fmt.Sprint(item[d.sort]) != fmt.Sprint(s.ItemKey("shop#order-1")[d.sort]) {
+				t.Fatalf("item %v: want the key %v", item, s.ItemKey("shop#order-1"))
 			}
 			holds := func(name string, v string) bool {
 				sv, ok := item[name].(*types.AttributeValueMemberS)
