@@ -132,10 +132,12 @@ RSS_RECORDS ?= 10000
 rss: .tools/bin/aws-lambda-rie
 	cd bench && go run ./cmd/rss -records $(RSS_RECORDS)
 
-## fuzz: a minute of each fuzz target (SQS adapter, canonical payload parser).
+## fuzz: a minute of each fuzz target (the queue sources, canonical payload parser).
 fuzz: tools
 	go test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 60s -fuzzminimizetime 5s ./lambda/sqsbatch/
 	go test -run '^$$' -fuzz '^FuzzHandle$$' -fuzztime 60s -fuzzminimizetime 5s ./lambda/sqsbatch/
+	go test -run '^$$' -fuzz '^FuzzEvents$$' -fuzztime 60s -fuzzminimizetime 5s ./lambda/eventbridge/
+	go test -run '^$$' -fuzz '^FuzzNotifications$$' -fuzztime 60s -fuzzminimizetime 5s ./lambda/s3event/
 	go test -run '^$$' -fuzz '^FuzzPayloadHash$$' -fuzztime 60s -fuzzminimizetime 5s ./lambda/idempotency/
 
 ## chaos: the deterministic at-least-once simulation (test/chaos): 10,000 facts

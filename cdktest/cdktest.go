@@ -27,6 +27,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/idempotent-consumer/idempotent-consumer/cdktest/internal/report"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/modroot"
 )
 
@@ -34,10 +35,10 @@ import (
 // directory upwards (a test runs in its package's directory).
 func ModuleRoot() (string, error) { return modroot.OfWorkingDirectory() }
 
-// Context returns the "context" of the cdk.json in the module's root (the
-// folder of go.mod): the feature flags `cdk synth` uses, so that tests
+// moduleContext returns the "context" of the cdk.json in the module's root
+// (the folder of go.mod): the feature flags `cdk synth` uses, so that tests
 // synthesize what the CLI would.
-func Context() (map[string]any, error) {
+func moduleContext() (map[string]any, error) {
 	root, err := ModuleRoot()
 	if err != nil {
 		return nil, err
@@ -45,8 +46,9 @@ func Context() (map[string]any, error) {
 	return ContextIn(root)
 }
 
-// ContextIn returns the "context" of the cdk.json in dir, for a test whose
-// CDK app is not in its own module.
+// ContextIn returns the "context" of the cdk.json in dir (the feature flags
+// `cdk synth` uses), for a test whose CDK app is not in its own module, or
+// that builds its app itself (NewApp reads the module root's).
 func ContextIn(dir string) (map[string]any, error) {
 	data, err := os.ReadFile(filepath.Join(dir, "cdk.json"))
 	if err != nil {
@@ -71,7 +73,7 @@ func NewApp(outdir string) (awscdk.App, error) {
 	if err := CheckNode(); err != nil {
 		return nil, err
 	}
-	ctx, err := Context()
+	ctx, err := moduleContext()
 	if err != nil {
 		return nil, err
 	}
@@ -93,11 +95,12 @@ func Must(t testing.TB, f func()) {
 
 // Panics runs f and reports whether it panicked, with the panic's message;
 // a synthesis that failed validation has the findings of its validation
-// report added to the message (see ValidationFailure).
+// report added to the message, one line each ("error /Shop/Orders/Resource:
+// AwsSolutions-SQS4: …").
 func Panics(f func()) (msg string, panicked bool) {
 	defer func() {
 		if r := recover(); r != nil {
-			msg, panicked = explain(fmt.Sprint(r)), true
+			msg, panicked = report.Explain(fmt.Sprint(r)), true
 		}
 	}()
 	f()

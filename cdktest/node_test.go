@@ -96,9 +96,9 @@ func TestNodeVersion(t *testing.T) {
 	}
 	v, err := nodeVersion(node)
 	if err != nil || !supported(v) {
-		t.Fatalf("node %s: version %q, %v; want %d or newer", node, v, err, MinNodeMajor)
+		t.Fatalf("node %s: version %q, %v; want %d or newer", node, v, err, minNodeMajor)
 	}
 	if supported("20.19.0") || supported("v22") || supported("") || !supported("22.0.0") {
-		t.Error("supported() disagrees with MinNodeMajor")
+		t.Error("supported() disagrees with minNodeMajor")
 	}
 }

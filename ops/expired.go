@@ -12,12 +12,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/idempotent-consumer/idempotent-consumer/internal/replay"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
 // replayExpired sends the dead-letter queue's expired messages back to the
-// queue as the operator's replay (sqsbatch.ReplayAttribute): each one that
+// queue as the operator's replay (replay.Attribute): each one that
 // a plain redrive would expire again, or the ones named by --message-id,
 // copied with its attributes and the replay's audit (who, why, when), then
 // deleted from the dead-letter queue. One JSON line per message says what
@@ -32,8 +32,8 @@ func (t *target) replayExpired(ctx context.Context, o *options, r *redriveFlags)
 		return fmt.Errorf("%w: a replay records who made it, and STS did not say who runs the command (GetCallerIdentity)", errRefused)
 	}
 	now := o.now()
-	if n := len(sqsbatch.Replay{By: by, Reason: r.reason, At: now, MessageID: strings.Repeat("x", 100)}.Encode()); n > sqsbatch.MaxReplayBytes {
-		return fmt.Errorf("--reason: the replay's audit would take %d bytes, more than %d: give a shorter reason", n, sqsbatch.MaxReplayBytes)
+	if n := len(replay.Replay{By: by, Reason: r.reason, At: now, MessageID: strings.Repeat("x", 100)}.Encode()); n > replay.MaxBytes {
+		return fmt.Errorf("--reason: the replay's audit would take %d bytes, more than %d: give a shorter reason", n, replay.MaxBytes)
 	}
 	audit := outcome.NewLogger(o.stdout, slog.LevelInfo)
 	fifo := strings.HasSuffix(t.queueURL, ".fifo")
@@ -64,7 +64,7 @@ func (t *target) replayExpired(ctx context.Context, o *options, r *redriveFlags)
 				continue
 			}
 			seen[id] = true
-			ok, err := t.replayOne(ctx, audit, m, sqsbatch.Replay{By: by, Reason: r.reason, At: now, MessageID: id}, fifo)
+			ok, err := t.replayOne(ctx, audit, m, replay.Replay{By: by, Reason: r.reason, At: now, MessageID: id}, fifo)
 			if err != nil {
 				return fmt.Errorf("after %d replays: %w", replayed, err)
 			}
@@ -95,8 +95,8 @@ func (t *target) replayExpired(ctx context.Context, o *options, r *redriveFlags)
 // replayOne replays m, if a plain redrive would expire it, with the audit
 // a, and writes its line. ok is false when m stays in the dead-letter
 // queue; an error, when a request failed.
-func (t *target) replayOne(ctx context.Context, audit *slog.Logger, m sqstypes.Message, a sqsbatch.Replay, fifo bool) (ok bool, err error) {
-	delete(m.MessageAttributes, sqsbatch.ReplayAttribute) // judged as a plain redrive: an earlier replay's marker is replaced
+func (t *target) replayOne(ctx context.Context, audit *slog.Logger, m sqstypes.Message, a replay.Replay, fifo bool) (ok bool, err error) {
+	delete(m.MessageAttributes, replay.Attribute) // judged as a plain redrive: an earlier replay's marker is replaced
 	j := t.judgeRedriven(ctx, m, a.At)
 	attrs := []slog.Attr{slog.String("consumer", t.s.Consumer), slog.String("message_id", a.MessageID), slog.String("key", j.Key),
 		slog.String("operator", a.By), slog.String("reason", a.Reason), slog.String("verdict", j.Verdict.Outcome)}
@@ -108,7 +108,7 @@ func (t *target) replayOne(ctx context.Context, audit *slog.Logger, m sqstypes.M
 	if m.MessageAttributes == nil {
 		m.MessageAttributes = map[string]sqstypes.MessageAttributeValue{}
 	}
-	m.MessageAttributes[sqsbatch.ReplayAttribute] = sqstypes.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(a.Encode())}
+	m.MessageAttributes[replay.Attribute] = sqstypes.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(a.Encode())}
 	if err := t.send(ctx, m, fifo); err != nil {
 		return false, err
 	}
@@ -117,6 +117,6 @@ func (t *target) replayOne(ctx context.Context, audit *slog.Logger, m sqstypes.M
 	}
 	audit.LogAttrs(ctx, slog.LevelInfo, "replay", append(attrs, slog.Time("at", a.At.UTC()),
 		slog.String("result", fmt.Sprintf("replayed: sent to the queue with the %s attribute; it runs unless its fact's record still holds the key (then a duplicate), and expires again if still unhandled %s after %s",
-			sqsbatch.ReplayAttribute, t.s.Window, a.At.UTC().Format(time.RFC3339))))...)
+			replay.Attribute, t.s.Window, a.At.UTC().Format(time.RFC3339))))...)
 	return true, nil
 }

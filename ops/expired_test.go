@@ -16,7 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/eventbridge"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
@@ -34,20 +34,22 @@ func archivedEvent(id string, at time.Time) string {
 // (the guard's default 24 h window), its log, and how often its effect ran.
 type consumer struct {
 	w       *world
-	h       *sqsbatch.Handler[order]
+	h       *sqsbatch.Handler[eventbridge.Event[order]]
 	logs    bytes.Buffer
 	effects map[string]*atomic.Int32
 }
 
 func newConsumer(w *world) *consumer {
 	c := &consumer{w: w, effects: map[string]*atomic.Int32{}}
-	c.h = sqsbatch.New(w.guard, orderKey, func(_ context.Context, o order, _ idempotency.Reservation) (string, error) {
+	key := func(e eventbridge.Event[order]) (string, error) { return orderKey(e.Detail) }
+	c.h = eventbridge.New(w.guard, key, func(_ context.Context, e eventbridge.Event[order], _ idempotency.Reservation) (string, error) {
+		o := e.Detail
 		if c.effects[o.OrderID] == nil {
 			c.effects[o.OrderID] = new(atomic.Int32)
 		}
 		c.effects[o.OrderID].Add(1)
 		return "charged", nil
-	}, sqsbatch.Config{Delivery: contract.EventBridge, Consumer: "Shop/Charge", Logger: outcome.NewLogger(&c.logs, slog.LevelInfo), Metrics: io.Discard, Concurrency: 1})
+	}, sqsbatch.Config{Consumer: "Shop/Charge", Logger: outcome.NewLogger(&c.logs, slog.LevelInfo), Metrics: io.Discard, Concurrency: 1})
 	return c
 }
 

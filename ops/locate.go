@@ -6,8 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
-	"log/slog"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -26,7 +24,6 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
 // common are the flags every command takes: where the consumer is.
@@ -185,9 +182,9 @@ func locate(ctx context.Context, o *options, c *common, needQueues bool) (*targe
 		return nil, err
 	}
 	if o.inspector != nil {
-		cfg := sqsbatch.ConfigOf(s)
-		cfg.Logger, cfg.Metrics = slog.New(slog.NewTextHandler(io.Discard, nil)), io.Discard
-		t.inspect = o.inspector(t.guard, cfg)
+		if t.inspect, err = o.inspector(func(k string) string { return env[k] }, t.store, s.Delivery); err != nil {
+			return nil, fmt.Errorf("the consumer's handler: %w", err)
+		}
 	}
 	if needQueues {
 		if err := t.queues(ctx, c); err != nil {

@@ -24,6 +24,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 	"time"
@@ -31,7 +32,11 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 
+	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/eventbridge"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/s3event"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
@@ -39,7 +44,7 @@ import (
 type Option func(*options)
 
 type options struct {
-	inspector func(g *idempotency.Guard, cfg sqsbatch.Config) inspectFunc
+	inspector func(getenv func(string) string, store idempotency.Store, d contract.Delivery) (inspectFunc, error)
 	awsConfig *aws.Config
 	stdout    io.Writer
 	stderr    io.Writer
@@ -55,14 +60,40 @@ type inspectFunc func(rec *events.SQSMessage) ([]idempotency.Fact, error)
 // of its messages: show and forget then take a message (--body, --file)
 // as well as a business key, and the redrive's dry run says per message
 // what the handler will do with it. Messages are read exactly as the
-// handler reads them (sqsbatch.Handler.Inspect): the SNS envelope or the raw
-// body, by the consumer's delivery setting, decoded into T.
-func WithKey[T any](key sqsbatch.KeyFunc[T]) Option {
+// consumer's handler reads them (its Inspect), built from the consumer's
+// contract by its source's entry point: an SNS envelope or a raw body
+// decoded into T (sqsbatch), an EventBridge event whose detail is T
+// (eventbridge: key reads the detail), or an S3 notification's records
+// (s3event: T must be s3event.Object).
+func WithKey[T any](key handler.KeyFunc[T]) Option {
 	return func(o *options) {
-		o.inspector = func(g *idempotency.Guard, cfg sqsbatch.Config) inspectFunc {
-			return sqsbatch.New(g, key, nil, cfg).Inspect
+		o.inspector = func(getenv func(string) string, store idempotency.Store, d contract.Delivery) (inspectFunc, error) {
+			opts := []handler.Option{handler.WithGetenv(getenv), handler.WithStore(store),
+				handler.WithLogger(slog.New(slog.DiscardHandler)), handler.WithMetrics(io.Discard)}
+			switch d {
+			case contract.EventBridge:
+				h, err := eventbridge.FromEnv(func(e eventbridge.Event[T]) (string, error) { return key(e.Detail) }, nil, opts...)
+				return inspectOf(h, err)
+			case contract.S3:
+				k, ok := any(key).(handler.KeyFunc[s3event.Object])
+				if !ok {
+					return nil, fmt.Errorf("the consumer's delivery is %q: give ops.WithKey a key function over s3event.Object (s3event.ObjectKey, or your own)", d)
+				}
+				h, err := s3event.FromEnv(k, nil, opts...)
+				return inspectOf(h, err)
+			}
+			h, err := sqsbatch.FromEnv(key, nil, opts...)
+			return inspectOf(h, err)
 		}
 	}
+}
+
+// inspectOf is h's Inspect, or err.
+func inspectOf[T any](h *sqsbatch.Handler[T], err error) (inspectFunc, error) {
+	if err != nil {
+		return nil, err
+	}
+	return h.Inspect, nil
 }
 
 // withAWSConfig makes the clients from cfg instead of the SDK's default

@@ -147,7 +147,7 @@ func (t *target) judgeRedriven(ctx context.Context, m sqstypes.Message, now time
 		return j
 	}
 	redriven := events.SQSMessage{Body: aws.ToString(m.Body), Attributes: map[string]string{"SentTimestamp": strconv.FormatInt(now.UnixMilli(), 10)}}
-	for name, a := range m.MessageAttributes { // a replay's marker (sqsbatch.ReplayAttribute) travels with the message
+	for name, a := range m.MessageAttributes { // a replay's marker (replay.Attribute) travels with the message
 		if a.StringValue != nil {
 			if redriven.MessageAttributes == nil {
 				redriven.MessageAttributes = map[string]events.SQSMessageAttribute{}

@@ -129,7 +129,7 @@ type recordView struct {
 	ResultBytes int        `json:"result_bytes"`
 	PayloadHash string     `json:"payload_hash,omitempty"`
 	// Replay is the operator's replay that wrote the record (its JSON,
-	// sqsbatch.Replay), when one did.
+	// replay.Replay), when one did.
 	Replay string `json:"replay,omitempty"`
 	// Verdict is what the guard does with a delivery now.
 	Verdict Verdict `json:"verdict"`

@@ -37,6 +37,7 @@ import (
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
 
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest"
+	"github.com/idempotent-consumer/idempotent-consumer/cdktest/internal/report"
 )
 
 // AddPacks applies cdk-nag's AwsSolutions and Serverless packs to scope and
@@ -83,7 +84,7 @@ func Check(stack awscdk.Stack) (map[string]Findings, error) {
 	msg, panicked := cdktest.Panics(func() { annotations = assertions.Annotations_FromStack(stack) })
 	out := map[string]Findings{}
 	if panicked {
-		violations, ok := cdktest.ValidationFailure(msg)
+		violations, ok := report.Read(msg)
 		if !ok {
 			return nil, fmt.Errorf("synthesize %s: %s", path, msg)
 		}

@@ -24,7 +24,11 @@ func TestMain(m *testing.M) { os.Exit(cdktest.Main(m)) }
 // in an app with the repository's cdk.json, plus the context given.
 func queueStack(t *testing.T, context map[string]any) (awscdk.Stack, awssqs.Queue) {
 	t.Helper()
-	ctx, err := cdktest.Context()
+	root, err := cdktest.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, err := cdktest.ContextIn(root)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 
-	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/ids"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/monitor"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
@@ -98,36 +98,36 @@ func (c *idempotentConsumer) addAlarms(s *settings) {
 		receives = fmt.Sprintf("%d", int(s.maxReceiveCount))
 	}
 	c.alarms = Alarms{
-		DeadLetterQueue: alarm(IDDeadLetterQueueAlarm,
+		DeadLetterQueue: alarm(ids.DeadLetterQueueAlarm,
 			fmt.Sprintf("%s: messages the consumer failed to process %s times are in the dead-letter queue.", id, receives),
 			c.MetricDeadLetterMessages(nil), 0),
-		OldestMessage: alarm(IDOldestMessageAlarm,
+		OldestMessage: alarm(ids.OldestMessageAlarm,
 			fmt.Sprintf("%s: the oldest message in the queue is older than %s; the consumer is not keeping up.", id, contract.Format(s.oldestMessageAge)),
 			c.MetricOldestMessageAge(nil), s.oldestMessageAge.Seconds()),
-		Errors: alarm(core.IDErrorsAlarm,
+		Errors: alarm(ids.ErrorsAlarm,
 			fmt.Sprintf("%s: invocations failed as a whole (records reported as batch item failures are not errors).", id),
 			c.MetricErrors(nil), 0),
-		Throttles: alarm(core.IDThrottlesAlarm,
+		Throttles: alarm(ids.ThrottlesAlarm,
 			fmt.Sprintf("%s: invocations were throttled.", id),
 			c.MetricThrottles(nil), 0),
-		PayloadMismatch: alarm(core.IDPayloadMismatchAlarm,
+		PayloadMismatch: alarm(ids.PayloadMismatchAlarm,
 			fmt.Sprintf("%s: a fact's key arrived with another payload than the one recorded; the effect did not run and the message goes to the dead-letter queue. A producer reuses keys for other facts, or PayloadIgnore misses a field that changes between retries.", id),
 			c.MetricOutcome(outcome.Mismatch, nil), 0),
-		LeaseLost: alarm(core.IDLeaseLostAlarm,
+		LeaseLost: alarm(ids.LeaseLostAlarm,
 			fmt.Sprintf("%s: an effect outlived its lease and another worker took the fact over, so the effect may have run twice. Raise Timeout (and LeaseMax), or make the effect faster.", id),
 			c.MetricOutcome(outcome.LeaseLost, nil), 0),
-		BadInput: alarm(core.IDBadInputAlarm,
+		BadInput: alarm(ids.BadInputAlarm,
 			fmt.Sprintf("%s: the handler refused messages no retry can fix (not JSON, no key, too large, refused by the key function); they go to the dead-letter queue.", id),
 			c.MetricOutcome(outcome.BadInput, nil), 0),
-		Expired: alarm(core.IDExpiredAlarm,
+		Expired: alarm(ids.ExpiredAlarm,
 			fmt.Sprintf("%s: the handler refused messages as old as the business window (Window %s, less the clock-skew margin): their facts' records may have left the window, so their effects did not run, since they may have run already; they go to the dead-letter queue. A backlog, an outage or a late redelivery kept them in the queue that long. Redrive one only once its effect is known not to have run (a raw message then runs; one in an SNS envelope expires again).", id, contract.Format(s.Runtime.Window)),
 			c.MetricOutcome(outcome.Expired, nil), 0),
-		DeadLetteredUnstarted: alarm(IDDeadLetteredUnstartedAlarm,
+		DeadLetteredUnstarted: alarm(ids.DeadLetteredUnstartedAlarm,
 			fmt.Sprintf("%s: messages reached the dead-letter queue without their effect ever having run: not started on their last receive, too close to the invocation's deadline or, on a FIFO queue, behind a failing message of their group. Fix the cause, then redrive them.%s", id, unknownReceives(s)),
 			c.MetricDeadLetteredUnstarted(nil), 0),
 	}
 	if c.subDLQ != nil {
-		c.alarms.SubscriptionDeadLetterQueue = alarm(IDSubscriptionDLQAlarm,
+		c.alarms.SubscriptionDeadLetterQueue = alarm(ids.SubscriptionDLQAlarm,
 			fmt.Sprintf("%s: SNS could not deliver messages into the queue; they are in the subscription dead-letter queue.", id),
 			c.MetricSubscriptionDeadLetterMessages(nil), 0)
 	}

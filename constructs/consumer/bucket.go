@@ -15,16 +15,10 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/family"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/ids"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/nag"
 )
-
-// BucketNotificationsID is the id of the construct, a child of the app,
-// that holds the bucket notifications of the app's consumers, so that two
-// consumers of one bucket whose filters overlap are refused at synth (S3
-// refuses them at deployment). It synthesizes nothing.
-const BucketNotificationsID = "IdempotentConsumerBucketNotifications"
 
 // Metadata keys of a notification claim.
 const (
@@ -108,10 +102,6 @@ func (c *idempotentConsumer) addNotifications(s *settings) {
 	suppressNotificationsHandler(awscdk.Stack_Of(src.bucket))
 }
 
-// IDNotificationsHandlerLogs is the log group of CDK's bucket-notifications
-// handler, a child of the stack (one per stack, as the handler is).
-const IDNotificationsHandlerLogs = "BucketNotificationsHandlerLogs"
-
 // notificationsHandlerFindings are the cdk-nag rules CDK's bucket-notifications
 // handler breaks, and why each is CDK's to fix: the function is CDK's own
 // code, which CloudFormation invokes when it deploys the notifications.
@@ -128,15 +118,15 @@ var notificationsHandlerFindings = []nag.Rule{
 // BucketNotificationsHandler050a0587b7544547bf325f094a3db834) the reason
 // of their cdk-nag findings (CDK's own code, which the app cannot change),
 // and the log retention CDK leaves out: a log group of the stack
-// (IDNotificationsHandlerLogs, DefaultLogRetention), which the function
+// (ids.NotificationsHandlerLogs, family.DefaultLogRetention), which the function
 // logs to (its LoggingConfig), instead of one Lambda creates that never
 // expires.
 func suppressNotificationsHandler(stack awscdk.Stack) {
 	h, ok := stack.Node().TryFindChild(jsii.String("BucketNotificationsHandler050a0587b7544547bf325f094a3db834")).(constructs.Construct)
-	if !ok || stack.Node().TryFindChild(jsii.String(IDNotificationsHandlerLogs)) != nil {
+	if !ok || stack.Node().TryFindChild(jsii.String(ids.NotificationsHandlerLogs)) != nil {
 		return // none, or done for this stack
 	}
-	logs := awslogs.NewLogGroup(stack, jsii.String(IDNotificationsHandlerLogs), &awslogs.LogGroupProps{Retention: core.DefaultLogRetention})
+	logs := awslogs.NewLogGroup(stack, jsii.String(ids.NotificationsHandlerLogs), &awslogs.LogGroupProps{Retention: family.DefaultLogRetention})
 	if fn, ok := h.Node().TryFindChild(jsii.String("Resource")).(awscdk.CfnResource); ok {
 		fn.AddPropertyOverride(jsii.String("LoggingConfig.LogGroup"), logs.LogGroupName())
 	}
@@ -269,9 +259,9 @@ func (c *idempotentConsumer) claimNotifications(src source) error {
 	if !ok {
 		return nil
 	}
-	h, ok := root.Node().TryFindChild(jsii.String(BucketNotificationsID)).(constructs.Construct)
+	h, ok := root.Node().TryFindChild(jsii.String(ids.BucketNotifications)).(constructs.Construct)
 	if !ok {
-		h = constructs.NewConstruct(root, jsii.String(BucketNotificationsID))
+		h = constructs.NewConstruct(root, jsii.String(ids.BucketNotifications))
 	}
 	key := bucketKey(src.bucket)
 	mine := notificationsOf(src.bucketEvents, src.bucketFilters)

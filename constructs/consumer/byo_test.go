@@ -18,7 +18,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/consumer"
-	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/ids"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
@@ -154,7 +154,7 @@ func TestQueuePropsOverrideTheDefaultsAndKeepTheRest(t *testing.T) {
 func TestFunctionOptionsReachTheFunction(t *testing.T) {
 	f := networked(t)
 	role := f.stack.Node().FindChild(jsii.String("PayRole")).(awsiam.Role)
-	if f.consumer.Node().TryFindChild(jsii.String(core.IDRole)) != nil {
+	if f.consumer.Node().TryFindChild(jsii.String(ids.Role)) != nil {
 		t.Error("the consumer created a role beside the given one")
 	}
 	has(t, f, "AWS::Lambda::Function", map[string]any{

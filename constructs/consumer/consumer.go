@@ -51,33 +51,6 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
-// Construct ids of the resources an IdempotentConsumer adds to the
-// family's (core.IDTable, core.IDRole, ...), relative to the consumer. They are part of the public contract: renaming one replaces
-// the resource (and, for the table, its data) in every deployed stack.
-const (
-	// IDTopic is the topic the consumer creates when none is given.
-	IDTopic = "Topic"
-	// IDTopicKey is the imported alias/aws/sns key of that topic.
-	IDTopicKey = "TopicKey"
-	// IDQueue is the queue the function consumes.
-	IDQueue = "Queue"
-	// IDDeadLetterQueue is the queue's dead-letter queue.
-	IDDeadLetterQueue = "DeadLetterQueue"
-	// IDSubscriptionDeadLetterQueue is the subscription's dead-letter queue.
-	IDSubscriptionDeadLetterQueue = "SubscriptionDeadLetterQueue"
-	// IDFunction is the function.
-	IDFunction = "Function"
-	// IDDeadLetterQueueAlarm is the alarm on the dead-letter queue.
-	IDDeadLetterQueueAlarm = "DeadLetterQueueAlarm"
-	// IDSubscriptionDLQAlarm is the alarm on the subscription dead-letter queue.
-	IDSubscriptionDLQAlarm = "SubscriptionDeadLetterQueueAlarm"
-	// IDOldestMessageAlarm is the alarm on the age of the oldest message.
-	IDOldestMessageAlarm = "OldestMessageAlarm"
-	// IDDeadLetteredUnstartedAlarm is the alarm on records dead-lettered
-	// without having started (outcome.MetricDeadLetteredUnstarted).
-	IDDeadLetteredUnstartedAlarm = "DeadLetteredUnstartedAlarm"
-)
-
 // IdempotentConsumer is an idempotent SNS → SQS → Lambda consumer: a queue
 // subscribed to a topic, a Go handler consuming it in batches, and a
 // DynamoDB table of idempotency records. Create one with
@@ -241,11 +214,12 @@ type idempotentConsumer struct {
 // NewIdempotentConsumer creates an idempotent consumer in scope.
 //
 // It panics, as CDK constructs do, when the props are invalid (the message
-// lists every problem with the value given and the fix; see
-// IdempotentConsumerProps.Validate), when the handler does not build (the
-// message includes the compiler's output), or when the handler is not built
-// on this library, or on another version of it than the construct (see
-// DESIGN.md, "Versions that cannot drift").
+// lists every problem with the value given and the fix; the handler's
+// runtime settings are checked by the rules the handler applies at init,
+// contract.Settings.Problems, so that what deploys starts), when the
+// handler does not build (the message includes the compiler's output), or
+// when the handler is not built on this library, or on another version of
+// it than the construct (see DESIGN.md, "Versions that cannot drift").
 //
 // It computes the settings, checks them, bundles the handler, and only then
 // builds, from the settings alone (settings.go).

@@ -436,9 +436,6 @@ func TestConstructIDsAreStable(t *testing.T) {
 	if got := *c.Namespace(); got != "chargeorder" {
 		t.Errorf("Namespace() = %q, want chargeorder", got)
 	}
-	if consumer.IDNotificationsHandlerLogs != "BucketNotificationsHandlerLogs" {
-		t.Errorf("IDNotificationsHandlerLogs changed to %q", consumer.IDNotificationsHandlerLogs)
-	}
 }
 
 func TestCustomUsesTheGivenTopicAndSharedTable(t *testing.T) {

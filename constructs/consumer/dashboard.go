@@ -7,7 +7,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/interfaces/interfacesawscloudwatch"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/ids"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/monitor"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 )
@@ -80,7 +80,7 @@ func (c *idempotentConsumer) addDashboard() {
 	for _, row := range c.Widgets() {
 		rows = append(rows, &row)
 	}
-	c.dashboard = awscloudwatch.NewDashboard(c, jsii.String(core.IDDashboard), &awscloudwatch.DashboardProps{
+	c.dashboard = awscloudwatch.NewDashboard(c, jsii.String(ids.Dashboard), &awscloudwatch.DashboardProps{
 		Widgets: &rows,
 	})
 }

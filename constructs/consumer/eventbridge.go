@@ -12,30 +12,10 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/interfaces/interfacesawsevents"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/ids"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/monitor"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/nag"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
-)
-
-// Construct ids of an EventBridge source's resources, relative to the
-// consumer (part of the public contract, as the others).
-const (
-	// IDRule is the EventBridge rule whose target is the queue.
-	IDRule = "Rule"
-	// IDEventDeadLetterQueue is the rule target's dead-letter queue.
-	IDEventDeadLetterQueue = "EventDeadLetterQueue"
-	// IDEventFailedInvocationsAlarm is the alarm on the rule's
-	// FailedInvocations.
-	IDEventFailedInvocationsAlarm = "EventFailedInvocationsAlarm"
-	// IDEventSentToDeadLetterQueueAlarm is the alarm on the rule's
-	// InvocationsSentToDlq.
-	IDEventSentToDeadLetterQueueAlarm = "EventSentToDeadLetterQueueAlarm"
-	// IDEventFailedToDeadLetterQueueAlarm is the alarm on the rule's
-	// InvocationsFailedToBeSentToDlq.
-	IDEventFailedToDeadLetterQueueAlarm = "EventFailedToDeadLetterQueueAlarm"
-	// IDEventDeadLetterQueueAlarm is the alarm on the depth of the rule
-	// target's dead-letter queue.
-	IDEventDeadLetterQueueAlarm = "EventDeadLetterQueueAlarm"
 )
 
 // queueTarget is the rule's target: the consumer's queue, with the
@@ -72,7 +52,7 @@ func (t *queueTarget) Bind(_ interfacesawsevents.IRuleRef, _ *string) *awsevents
 // customer-managed key.
 func (c *idempotentConsumer) addRule(s *settings) {
 	src := s.source
-	c.eventDLQ = awssqs.NewQueue(c, jsii.String(IDEventDeadLetterQueue), s.eventDLQProps)
+	c.eventDLQ = awssqs.NewQueue(c, jsii.String(ids.EventDeadLetterQueue), s.eventDLQProps)
 	nag.Suppress(c.eventDLQ, true,
 		nag.Rule{ID: "AwsSolutions-SQS3", Reason: "This queue is the dead-letter queue of the EventBridge rule's target (DeadLetterConfig); a dead-letter queue has no dead-letter queue of its own."},
 		nag.Rule{ID: "Serverless-SQSRedrivePolicy", Reason: "This queue is the dead-letter queue of the EventBridge rule's target (DeadLetterConfig); a dead-letter queue has no dead-letter queue of its own."})
@@ -84,7 +64,7 @@ func (c *idempotentConsumer) addRule(s *settings) {
 	if src.eventBus != nil {
 		props.EventBus = src.eventBus
 	}
-	c.rule = awsevents.NewRule(c, jsii.String(IDRule), props)
+	c.rule = awsevents.NewRule(c, jsii.String(ids.Rule), props)
 	c.rule.AddTarget(&queueTarget{queue: c.queue, dlq: c.eventDLQ, src: src})
 
 	// EventBridge may send to the queue and to the target's dead-letter
@@ -197,16 +177,16 @@ func (c *idempotentConsumer) addRuleAlarms(s *settings) {
 		return monitor.NewAlarm(c, alarmID, description, metric, 0, s.AlarmAction)
 	}
 	id := s.ID
-	c.alarms.EventFailedInvocations = alarm(IDEventFailedInvocationsAlarm,
+	c.alarms.EventFailedInvocations = alarm(ids.EventFailedInvocationsAlarm,
 		fmt.Sprintf("%s: the EventBridge rule failed to deliver events to the queue for good (after its retry policy: %d attempts, %s); they went to the target's dead-letter queue if it could take them.", id, s.source.retryAttempts, contract.Format(s.source.maxEventAge)),
 		c.MetricEventFailedInvocations(nil))
-	c.alarms.EventSentToDeadLetterQueue = alarm(IDEventSentToDeadLetterQueueAlarm,
+	c.alarms.EventSentToDeadLetterQueue = alarm(ids.EventSentToDeadLetterQueueAlarm,
 		fmt.Sprintf("%s: the EventBridge rule sent events to its target's dead-letter queue: the queue refused them (its policy, its key, its size) or was unavailable past the retry policy. Fix the cause, then send them to the queue again.", id),
 		c.MetricEventsSentToDeadLetterQueue(nil))
-	c.alarms.EventFailedToDeadLetterQueue = alarm(IDEventFailedToDeadLetterQueueAlarm,
+	c.alarms.EventFailedToDeadLetterQueue = alarm(ids.EventFailedToDeadLetterQueueAlarm,
 		fmt.Sprintf("%s: the EventBridge rule could deliver events neither to the queue nor to its target's dead-letter queue: those events are lost. Check both queues' policies and keys.", id),
 		c.MetricEventsFailedToBeSentToDeadLetterQueue(nil))
-	c.alarms.EventDeadLetterQueue = alarm(IDEventDeadLetterQueueAlarm,
+	c.alarms.EventDeadLetterQueue = alarm(ids.EventDeadLetterQueueAlarm,
 		fmt.Sprintf("%s: events EventBridge could not deliver into the queue are in the rule target's dead-letter queue.", id),
 		c.MetricEventDeadLetterMessages(nil))
 }

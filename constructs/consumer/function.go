@@ -5,8 +5,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/family"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/ids"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/nag"
 )
 
@@ -14,8 +14,8 @@ import (
 var familyKind = family.Kind{
 	Name:        "IdempotentConsumer",
 	Noun:        "idempotent consumer",
-	FunctionID:  IDFunction,
-	Timeout:     core.DefaultTimeout,
+	FunctionID:  ids.Function,
+	Timeout:     family.DefaultTimeout,
 	ReservedWhy: ", or leave it nil for none",
 	InvokedBy:   "The function is only invoked synchronously, by the SQS event-source mapping; a message it fails MaxReceiveCount times moves to the queue's dead-letter queue by the queue's redrive policy.",
 }

@@ -19,7 +19,7 @@ import (
 // duration strings.
 type IdempotentConsumerProps struct {
 	// Props are the settings every construct of the family shares: Entry
-	// (its main calls sqsbatch.Start, StartTx, StartEvents or StartObjects),
+	// (its main calls sqsbatch.Start or StartTx, eventbridge.Start or s3event.Start),
 	// the table and its design, Namespace, Window, the function, its logs
 	// and alarms (see core.Props).
 	core.Props

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/ids"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/nag"
 )
 
@@ -33,14 +34,14 @@ func (c *idempotentConsumer) addQueues(s *settings) {
 	c.queue, c.dlq = s.queue, s.dlq
 	if c.queue == nil {
 		if c.dlq == nil {
-			c.dlq = awssqs.NewQueue(c, jsii.String(IDDeadLetterQueue), s.dlqProps)
+			c.dlq = awssqs.NewQueue(c, jsii.String(ids.DeadLetterQueue), s.dlqProps)
 		}
 		props := *s.queueProps
 		props.DeadLetterQueue = &awssqs.DeadLetterQueue{
 			Queue:           c.dlq,
 			MaxReceiveCount: jsii.Number(s.maxReceiveCount),
 		}
-		c.queue = awssqs.NewQueue(c, jsii.String(IDQueue), &props)
+		c.queue = awssqs.NewQueue(c, jsii.String(ids.Queue), &props)
 	}
 	// A dead-letter queue has no dead-letter queue of its own. A given
 	// dead-letter queue defined in the app is marked as well: the consumer
@@ -50,7 +51,7 @@ func (c *idempotentConsumer) addQueues(s *settings) {
 	if s.source.kind != sourceTopic {
 		return // the subscription's dead-letter queue is a topic's
 	}
-	c.subDLQ = awssqs.NewQueue(c, jsii.String(IDSubscriptionDeadLetterQueue), s.subProps)
+	c.subDLQ = awssqs.NewQueue(c, jsii.String(ids.SubscriptionDeadLetterQueue), s.subProps)
 	nag.Suppress(c.subDLQ, true,
 		nag.Rule{ID: "AwsSolutions-SQS3", Reason: "This queue is the dead-letter queue of the SNS subscription (its RedrivePolicy target); a dead-letter queue has no dead-letter queue of its own."},
 		nag.Rule{ID: "Serverless-SQSRedrivePolicy", Reason: "This queue is the dead-letter queue of the SNS subscription (its RedrivePolicy target); a dead-letter queue has no dead-letter queue of its own."})
@@ -66,7 +67,7 @@ func (c *idempotentConsumer) addTopic(s *settings) {
 		// key's policy, and a topic encrypted with that key would then
 		// depend on the key that depends on it.
 		topicProps := &awssns.TopicProps{
-			MasterKey:  awskms.Alias_FromAliasName(c, jsii.String(IDTopicKey), jsii.String("alias/aws/sns")),
+			MasterKey:  awskms.Alias_FromAliasName(c, jsii.String(ids.TopicKey), jsii.String("alias/aws/sns")),
 			EnforceSSL: jsii.Bool(true),
 		}
 		if s.fifo.topic {
@@ -74,7 +75,7 @@ func (c *idempotentConsumer) addTopic(s *settings) {
 			topicProps.Fifo = jsii.Bool(true)
 			topicProps.ContentBasedDeduplication = s.contentBasedDeduplication
 		}
-		topic := awssns.NewTopic(c, jsii.String(IDTopic), topicProps)
+		topic := awssns.NewTopic(c, jsii.String(ids.Topic), topicProps)
 		// SNS refuses at Publish what the handler would refuse.
 		topic.Node().DefaultChild().(awssns.CfnTopic).SetMaximumMessageSize(jsii.Number(s.Runtime.MaxMessageBytes))
 		c.topic = topic

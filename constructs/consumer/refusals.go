@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/family"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 )
@@ -30,21 +31,6 @@ const (
 	// created before SQS's default became 1 MiB keeps when its template
 	// does not set one.
 	sqsDefaultMaxMessageBytes = 262144
-)
-
-// Ids of the construct's synth warnings, for
-// awscdk.Annotations_Of(scope).AcknowledgeWarning.
-const (
-	// WarnQueueUnreadable: an imported Queue or DeadLetterQueue, whose
-	// size and retention the construct cannot check at synth.
-	WarnQueueUnreadable = "idempotent-consumer:queueUnreadable"
-	// WarnQueueSizeUnset: a Queue of the app that sets no
-	// MaximumMessageSize.
-	WarnQueueSizeUnset = "idempotent-consumer:queueSizeUnset"
-	// WarnWindowShorterThanRetention: a Window shorter than the queue's
-	// retention period, so that a backlog older than Window is
-	// dead-lettered as expired instead of run.
-	WarnWindowShorterThanRetention = "idempotent-consumer:windowShorterThanRetention"
 )
 
 // synthWarning is a warning the construct adds to itself at synth.
@@ -222,7 +208,7 @@ func queueSizeProblems(path string, size queueSize, need int) (problems []string
 		problems = append(problems, fmt.Sprintf("Queue %s takes messages of up to %d bytes (its MaximumMessageSize), less than the largest body the subscription delivers, %d bytes (the topic's largest message, in its SNS envelope unless RawMessageDelivery): SNS cannot deliver a larger one into the queue and moves it to the subscription's dead-letter queue; set the queue's MaxMessageSizeBytes to %d (SQS's largest), or at least %d",
 			path, size.bytes, need, contract.MaxQueueBodyBytes, need))
 	case size.unset && need > sqsDefaultMaxMessageBytes:
-		warnings = append(warnings, synthWarning{ID: WarnQueueSizeUnset, Message: fmt.Sprintf("Queue %s sets no MaximumMessageSize: a queue SQS creates now takes 1 MiB, but a queue created before SQS's default became 1 MiB keeps %d bytes, less than the largest body the subscription delivers (%d bytes), and SNS would move larger ones to the subscription's dead-letter queue; set the queue's MaxMessageSizeBytes to %d to say it.",
+		warnings = append(warnings, synthWarning{ID: core.WarnQueueSizeUnset, Message: fmt.Sprintf("Queue %s sets no MaximumMessageSize: a queue SQS creates now takes 1 MiB, but a queue created before SQS's default became 1 MiB keeps %d bytes, less than the largest body the subscription delivers (%d bytes), and SNS would move larger ones to the subscription's dead-letter queue; set the queue's MaxMessageSizeBytes to %d to say it.",
 			path, sqsDefaultMaxMessageBytes, need, contract.MaxQueueBodyBytes)})
 	}
 	return problems, warnings
@@ -244,7 +230,7 @@ func importedQueueWarning(name, path string, need int, maxReceive float64, visib
 	if !fifo {
 		rules = append(rules, "the dead-letter queue's retention must be longer than the queue's (SQS keeps a standard queue's enqueue time when it moves a message)")
 	}
-	return synthWarning{ID: WarnQueueUnreadable, Message: fmt.Sprintf("%s %s is imported, so the construct cannot check at synth what it checks for a queue of the app: %s. Check them where the queue is defined (DESIGN.md, \"What the construct refuses\").",
+	return synthWarning{ID: core.WarnQueueUnreadable, Message: fmt.Sprintf("%s %s is imported, so the construct cannot check at synth what it checks for a queue of the app: %s. Check them where the queue is defined (DESIGN.md, \"What the construct refuses\").",
 		name, path, strings.Join(rules, "; "))}
 }
 
@@ -260,7 +246,7 @@ func windowRetentionWarnings(window time.Duration, windowIsDefault bool, queue r
 	if !queue.known || window >= queue.d || windowIsDefault && queue.isDefault {
 		return nil
 	}
-	return []synthWarning{{ID: WarnWindowShorterThanRetention, Message: fmt.Sprintf("Window %s is shorter than the queue's retention %s (%s): the handler dead-letters a message older than Window as expired instead of running it (its record may have ended its window, so running it could repeat its effect), so a backlog that waits longer than %s is dead-lettered, not run. To run such a backlog, give a Window of at least %s (records then live that long); to accept it, acknowledge this warning. A shorter retention is no fix: SQS would delete those messages instead, with no dead letter.",
+	return []synthWarning{{ID: core.WarnWindowShorterThanRetention, Message: fmt.Sprintf("Window %s is shorter than the queue's retention %s (%s): the handler dead-letters a message older than Window as expired instead of running it (its record may have ended its window, so running it could repeat its effect), so a backlog that waits longer than %s is dead-lettered, not run. To run such a backlog, give a Window of at least %s (records then live that long); to accept it, acknowledge this warning. A shorter retention is no fix: SQS would delete those messages instead, with no dead letter.",
 		contract.Format(window), formatDays(queue.d), queue.what, contract.Format(window), formatDays(queue.d))}}
 }
 

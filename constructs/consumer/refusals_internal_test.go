@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 )
 
@@ -162,7 +163,7 @@ func TestQueueSizeMustTakeWhatTheTopicDelivers(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			problems, warnings := queueSizeProblems("S/Orders", tc.size, tc.need)
 			wantProblem(t, problems, tc.problem)
-			wantWarning(t, warnings, WarnQueueSizeUnset, tc.warning)
+			wantWarning(t, warnings, core.WarnQueueSizeUnset, tc.warning)
 		})
 	}
 }
@@ -185,7 +186,7 @@ func TestWindowShorterThanRetentionWarns(t *testing.T) {
 		{"retention unknown", time.Hour, false, retention{what: "q"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			wantWarning(t, windowRetentionWarnings(tc.window, tc.windowIsDefault, tc.queue), WarnWindowShorterThanRetention, tc.want)
+			wantWarning(t, windowRetentionWarnings(tc.window, tc.windowIsDefault, tc.queue), core.WarnWindowShorterThanRetention, tc.want)
 		})
 	}
 }

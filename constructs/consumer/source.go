@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/family"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 )
@@ -357,12 +358,6 @@ func (c *idempotentConsumer) GrantPutEvents(grantee awsiam.IGrantable) awsiam.Gr
 	})
 }
 
-// WarnSourcePolicyUnwritable is the id of the synth warning of an
-// EventBridge or S3 source whose queue or key the construct cannot change
-// (an imported Queue, an imported EncryptionKey): their policies must
-// already let the service send, from the rule or the bucket only.
-const WarnSourcePolicyUnwritable = "idempotent-consumer:sourcePolicyUnwritable"
-
 // sourceWarnings are the warnings of the source: what the construct cannot
 // write for it.
 func sourceWarnings(s *settings) []synthWarning {
@@ -383,7 +378,7 @@ func sourceWarnings(s *settings) []synthWarning {
 	if kind == sourceBucket {
 		from = "the bucket (aws:SourceArn) of its account (aws:SourceAccount)"
 	}
-	return []synthWarning{{ID: WarnSourcePolicyUnwritable, Message: fmt.Sprintf("%s: it must already let %s send (sqs:SendMessage from %s) and, for a customer-managed key, use the key (kms:GenerateDataKey*, kms:Decrypt); otherwise every delivery fails.", what, servicePrincipal(kind), from)}}
+	return []synthWarning{{ID: core.WarnSourcePolicyUnwritable, Message: fmt.Sprintf("%s: it must already let %s send (sqs:SendMessage from %s) and, for a customer-managed key, use the key (kms:GenerateDataKey*, kms:Decrypt); otherwise every delivery fails.", what, servicePrincipal(kind), from)}}
 }
 
 // isAppQueue says whether q is a queue of the app.

@@ -10,21 +10,6 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 )
 
-// Validate reports every problem of the props for a consumer with the given
-// construct id, in one error, or nil. NewIdempotentConsumer calls it and
-// panics with its error (the way CDK constructs fail at synth time); call it
-// first to handle the error yourself. It does not build Entry, so what the
-// construct reads from the bootstrap (its library's version, whether it
-// makes transactional writes without a declared table) is checked by
-// NewIdempotentConsumer and at synth, not here.
-//
-// The handler's runtime settings are checked by the same rules the handler
-// applies at init (contract.Settings.Problems), so that what deploys starts.
-func (p *IdempotentConsumerProps) Validate(id *string) error {
-	_, err := p.resolve(id)
-	return err
-}
-
 // resolve computes the settings and checks them: the settings, or an error
 // that lists every problem.
 func (p *IdempotentConsumerProps) resolve(id *string) (*settings, error) {

@@ -6,22 +6,6 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 )
 
-// TestConstructIDsAreStable: the ids of what every construct creates are a
-// public contract; renaming one replaces the resource (the table with its
-// records) in every deployed stack.
-func TestConstructIDsAreStable(t *testing.T) {
-	for got, want := range map[string]string{
-		core.IDTable: "Table", core.IDLogGroup: "LogGroup", core.IDRole: "Role", core.IDKeySecret: "KeySecret",
-		core.IDErrorsAlarm: "ErrorsAlarm", core.IDThrottlesAlarm: "ThrottlesAlarm", core.IDPayloadMismatchAlarm: "PayloadMismatchAlarm",
-		core.IDLeaseLostAlarm: "LeaseLostAlarm", core.IDBadInputAlarm: "BadInputAlarm", core.IDExpiredAlarm: "ExpiredAlarm",
-		core.IDDashboard: "Dashboard",
-	} {
-		if got != want {
-			t.Errorf("construct id %q changed to %q", want, got)
-		}
-	}
-}
-
 // TestWarningIDsAreStable: users acknowledge warnings by id
 // (Annotations.AcknowledgeWarning); a renamed id brings an acknowledged
 // warning back.
@@ -30,6 +14,9 @@ func TestWarningIDsAreStable(t *testing.T) {
 		core.WarnTableImported: "idempotent-consumer:tableImported", core.WarnTableTTL: "idempotent-consumer:tableTTL",
 		core.WarnTablePartitionScope: "idempotent-consumer:tablePartitionScope", core.WarnLayerUnreadable: "idempotent-consumer:layerArchitectureUnknown",
 		core.WarnTransactionalTableImported: "idempotent-consumer:transactionalTableImported",
+		core.WarnQueueUnreadable:            "idempotent-consumer:queueUnreadable", core.WarnQueueSizeUnset: "idempotent-consumer:queueSizeUnset",
+		core.WarnWindowShorterThanRetention: "idempotent-consumer:windowShorterThanRetention",
+		core.WarnSourcePolicyUnwritable:     "idempotent-consumer:sourcePolicyUnwritable",
 	} {
 		if got != want {
 			t.Errorf("warning id %q changed to %q", want, got)

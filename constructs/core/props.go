@@ -1,9 +1,12 @@
 // Package core holds what every construct of the family shares and its
 // users set or read: the shared props (Props, embedded in each construct's
-// props), the defaults table, the construct ids of what every construct
-// creates, and the ids of the synth warnings. The resolver from the props
-// to the runtime contract (contract.Settings), the rules and the builders
-// are the family's own (constructs/internal/family).
+// props, each field documenting its default), the table design of the
+// table a construct creates (PartitionKey, TTLAttribute: a table the app
+// brings has it too, or declares its own), and the ids of the synth
+// warnings that an app acknowledges. The resolver from the props to the
+// runtime contract (contract.Settings), the defaults, the rules, the
+// builders and the construct ids are the family's own
+// (constructs/internal/family, constructs/internal/ids).
 //
 // A construct's props embed Props; a composite literal names it:
 //
@@ -23,6 +26,22 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+
+	"github.com/idempotent-consumer/idempotent-consumer/internal/schema"
+)
+
+// The table design of the table the construct creates, which a table the
+// app brings (Table) has too unless its props declare another
+// (TablePartitionKey, TableTTLAttribute).
+const (
+	// PartitionKey is the string partition key of the table the construct
+	// creates, and of a given Table unless it (or TablePartitionKey) says
+	// otherwise.
+	PartitionKey = schema.Key
+	// TTLAttribute is the attribute DynamoDB TTL is enabled on, in the
+	// table the construct creates, and in a given Table unless it (or
+	// TableTTLAttribute) says otherwise.
+	TTLAttribute = schema.TTL
 )
 
 // Props are the settings every construct of the family takes: its
@@ -145,7 +164,7 @@ type Props struct {
 	// RemovalPolicy applies to the table the construct creates (ignored in
 	// shared-table mode).
 	//
-	// Default: DefaultRemovalPolicy (RETAIN), the table and its records
+	// Default: awscdk.RemovalPolicy_RETAIN, the table and its records
 	// outlive the stack.
 	RemovalPolicy awscdk.RemovalPolicy
 
@@ -161,13 +180,13 @@ type Props struct {
 
 	// MemorySize of the function in MiB.
 	//
-	// Default: DefaultMemorySize (256).
+	// Default: 256 MiB.
 	MemorySize *float64
 
 	// Timeout of the function.
 	//
-	// Default: DefaultTimeout (30 seconds); DefaultEndpointTimeout (10
-	// seconds) for an IdempotentEndpoint.
+	// Default: 30 seconds; 10 seconds for an IdempotentEndpoint (a caller
+	// waits).
 	Timeout awscdk.Duration
 
 	// EphemeralStorageSize is the size of the function's /tmp, in MiB: a
@@ -183,15 +202,14 @@ type Props struct {
 	// must be at least its MaxConcurrency.
 	//
 	// Default: none, the function uses the account's unreserved
-	// concurrency; DefaultEndpointReservedConcurrency (10) for an
-	// IdempotentEndpoint.
+	// concurrency; 10 for an IdempotentEndpoint.
 	ReservedConcurrentExecutions *float64
 
 	// LogRetention of the function's log group, which the construct creates
 	// and owns (so that the function's role can be limited to it). The log
 	// group is retained when the stack is deleted, as CDK does by default.
 	//
-	// Default: DefaultLogRetention (one month).
+	// Default: awslogs.RetentionDays_ONE_MONTH, one month.
 	LogRetention awslogs.RetentionDays
 
 	// Architecture of the function: awslambda.Architecture_ARM_64() or

@@ -9,6 +9,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/endpoint"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/ids"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 )
 
@@ -124,22 +125,22 @@ func TestSignatureAlarmOnlyWithWebhook(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			st, e := stack(t, &tc.props, false)
 			tpl := cdktest.Template(t, st)
-			var ids []string
+			var alarms []string
 			for id, r := range tpl["Resources"].(map[string]any) {
-				if r.(map[string]any)["Type"] == "AWS::CloudWatch::Alarm" && strings.Contains(id, endpoint.IDSignatureAlarm) {
-					ids = append(ids, id)
+				if r.(map[string]any)["Type"] == "AWS::CloudWatch::Alarm" && strings.Contains(id, ids.SignatureAlarm) {
+					alarms = append(alarms, id)
 				}
 			}
-			got := len(ids) == 1 && e.Alarms().SignatureFailures != nil
-			if got != tc.want || len(ids) > 1 {
-				t.Fatalf("signature alarms %v, Alarms().SignatureFailures %v; want one: %v", ids, e.Alarms().SignatureFailures, tc.want)
+			got := len(alarms) == 1 && e.Alarms().SignatureFailures != nil
+			if got != tc.want || len(alarms) > 1 {
+				t.Fatalf("signature alarms %v, Alarms().SignatureFailures %v; want one: %v", alarms, e.Alarms().SignatureFailures, tc.want)
 			}
 			want := 4
 			if tc.want {
 				want = 5
 				// The construct id is the contract, its logical id follows it.
-				if !strings.HasPrefix(ids[0], "StripeHooks"+endpoint.IDSignatureAlarm) {
-					t.Errorf("logical id %s", ids[0])
+				if !strings.HasPrefix(alarms[0], "StripeHooks"+ids.SignatureAlarm) {
+					t.Errorf("logical id %s", alarms[0])
 				}
 			}
 			if n := len(e.Alarms().All()); n != want {
@@ -147,7 +148,7 @@ func TestSignatureAlarmOnlyWithWebhook(t *testing.T) {
 			}
 			if tc.props.Dashboard != nil {
 				d := js(resources(tpl, "AWS::CloudWatch::Dashboard"))
-				if strings.Contains(d, endpoint.IDSignatureAlarm) != tc.want {
+				if strings.Contains(d, ids.SignatureAlarm) != tc.want {
 					t.Errorf("the dashboard's alarms (signature alarm %v): %s", tc.want, d)
 				}
 			}

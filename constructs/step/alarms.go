@@ -9,7 +9,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/ids"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/monitor"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/step/states"
@@ -120,21 +120,21 @@ func (c *idempotentStep) addAlarms() {
 	}
 	h := monitor.Handler{Namespace: s.Runtime.MetricsNamespace, Consumer: s.Runtime.Consumer, Function: c.fn.Function, Timeout: s.Runtime.Timeout}
 	c.alarms = Alarms{
-		PayloadMismatch: alarm(core.IDPayloadMismatchAlarm,
+		PayloadMismatch: alarm(ids.PayloadMismatchAlarm,
 			fmt.Sprintf("%s: step %s was given a fact's key with another input than the one recorded (Step.PayloadMismatch); the effect did not run. The key function gives two facts one key, or the input carries a field that changes between executions (leave it out with PayloadIgnore).", id, c.name),
 			c.filters[loggedMismatch]),
-		LeaseLost: alarm(core.IDLeaseLostAlarm,
+		LeaseLost: alarm(ids.LeaseLostAlarm,
 			fmt.Sprintf("%s: step %s's effect outlived its lease and another invocation took the fact over (Step.LeaseLost), so the effect may have run twice. Raise Timeout, or make the effect faster.", id, c.name),
 			c.filters[loggedLeaseLost]),
-		BadInput: alarm(core.IDBadInputAlarm,
+		BadInput: alarm(ids.BadInputAlarm,
 			fmt.Sprintf("%s: step %s refused a state input that is not JSON or carries no key (Step.BadInput); its execution failed or was caught. Fix the state machine's input.", id, c.name),
 			c.filters[loggedBadInput]),
-		OutputNotStored: alarm(IDOutputNotStoredAlarm,
+		OutputNotStored: alarm(ids.OutputNotStoredAlarm,
 			fmt.Sprintf("%s: step %s's effect ran and its output was larger than a record holds (Step.OutputNotStored): the execution stopped there. Return a smaller output (an id, not the document).", id, c.name),
 			c.filters[loggedNotStored]),
-		StoreFailed: alarm(IDStoreFailedAlarm,
+		StoreFailed: alarm(ids.StoreFailedAlarm,
 			fmt.Sprintf("%s: step %s could not reach the idempotency store (Step.StoreFailed); the Task's Retry tries again, and an execution whose retries ran out is to be redriven.", id, c.name),
 			c.filters[loggedStore]),
-		Throttles: alarm(core.IDThrottlesAlarm, fmt.Sprintf("%s: invocations were throttled (Lambda.TooManyRequestsException, retried by the Task).", id), h.Throttles(nil)),
+		Throttles: alarm(ids.ThrottlesAlarm, fmt.Sprintf("%s: invocations were throttled (Lambda.TooManyRequestsException, retried by the Task).", id), h.Throttles(nil)),
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/family"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/ids"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/steptask"
 )
@@ -39,8 +40,8 @@ type IdempotentStepProps struct {
 var kind = family.Kind{
 	Name:        "IdempotentStep",
 	Noun:        "idempotent step",
-	FunctionID:  IDFunction,
-	Timeout:     core.DefaultTimeout,
+	FunctionID:  ids.Function,
+	Timeout:     family.DefaultTimeout,
 	ReservedWhy: ", or leave it nil for none",
 	InvokedBy:   "The function is only invoked synchronously, by its Step Functions Task state: a failure is the state's error, which its Retry and Catch handle, and a failed execution is redriven; there is no asynchronous event to dead-letter.",
 }

@@ -30,14 +30,6 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/function"
 )
 
-// Construct ids of what an IdempotentStep adds to the family's
-// (core.IDTable, core.IDRole, ...), relative to it: a public contract
-// (renaming one replaces the resource).
-const (
-	// IDFunction is the function.
-	IDFunction = "Function"
-)
-
 // IdempotentStep is an idempotent step of a state machine. It is an
 // awsiam.IGrantable: its principal is the function's role.
 type IdempotentStep interface {
@@ -120,11 +112,3 @@ func (c *idempotentStep) Role() awsiam.IRole                { return c.fn.Role }
 func (c *idempotentStep) LogGroup() awslogs.LogGroup        { return c.fn.LogGroup }
 func (c *idempotentStep) Alarms() Alarms                    { return c.alarms }
 func (c *idempotentStep) GrantPrincipal() awsiam.IPrincipal { return c.fn.Role.GrantPrincipal() }
-
-// Construct ids of the step's own alarms (the others are core's).
-const (
-	// IDOutputNotStoredAlarm is the alarm on Step.OutputNotStored.
-	IDOutputNotStoredAlarm = "OutputNotStoredAlarm"
-	// IDStoreFailedAlarm is the alarm on Step.StoreFailed.
-	IDStoreFailedAlarm = "StoreFailedAlarm"
-)

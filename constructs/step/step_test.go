@@ -15,6 +15,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/family"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/step"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/consumertest"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
@@ -110,11 +111,11 @@ func TestStepAndItsTask(t *testing.T) {
 	if state["Type"] != "Task" || !strings.Contains(js(state["Resource"]), "ReserveStockFunction") || state["ResultPath"] != "$.reservation" {
 		t.Errorf("the task does not invoke the function by its ARN: %s", js(state))
 	}
-	if state["TimeoutSeconds"] != steptask.TaskTimeout(core.DefaultTimeout).Seconds() {
-		t.Errorf("TimeoutSeconds %v, want %v", state["TimeoutSeconds"], steptask.TaskTimeout(core.DefaultTimeout).Seconds())
+	if state["TimeoutSeconds"] != steptask.TaskTimeout(family.DefaultTimeout).Seconds() {
+		t.Errorf("TimeoutSeconds %v, want %v", state["TimeoutSeconds"], steptask.TaskTimeout(family.DefaultTimeout).Seconds())
 	}
 	retry := state["Retry"].([]any)
-	want := steptask.Retriers(core.DefaultTimeout)
+	want := steptask.Retriers(family.DefaultTimeout)
 	if len(retry) != len(want) {
 		t.Fatalf("Retry %s, want %d retriers", js(retry), len(want))
 	}
@@ -201,18 +202,5 @@ func TestRefusals(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestConstructIDsAreStable: renaming an id replaces a resource (the
-// table, the function) in every deployed stack.
-func TestConstructIDsAreStable(t *testing.T) {
-	for got, want := range map[string]string{
-		core.IDTable: "Table", step.IDFunction: "Function", core.IDRole: "Role", core.IDLogGroup: "LogGroup",
-		step.IDOutputNotStoredAlarm: "OutputNotStoredAlarm", step.IDStoreFailedAlarm: "StoreFailedAlarm",
-	} {
-		if got != want {
-			t.Errorf("construct id %q changed to %q", want, got)
-		}
 	}
 }

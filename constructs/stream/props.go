@@ -12,34 +12,34 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 )
 
-// Defaults of the props, in one place. Lambda's own defaults for a stream
+// Defaults of the props, in one place (each prop's doc states its value). Lambda's own defaults for a stream
 // event source retry a failing record until it leaves the stream (retry
 // attempts and record age -1, unlimited), which blocks its shard for the
 // stream's whole retention: the construct's are finite, and a record they
 // give up on is kept in the on-failure bucket, with the batch it came in.
 const (
-	// DefaultBatchSize is Lambda's default for streams.
-	DefaultBatchSize = 100
-	// DefaultRetryAttempts: a failing batch is retried (from its checkpoint,
+	// defaultBatchSize is Lambda's default for streams.
+	defaultBatchSize = 100
+	// defaultRetryAttempts: a failing batch is retried (from its checkpoint,
 	// bisected on each function error) 10 times, then sent to the
 	// on-failure bucket. Bisections do not count as retries.
-	DefaultRetryAttempts = 10
-	// DefaultMaxRecordAge: a record older than 6 hours goes to the
+	defaultRetryAttempts = 10
+	// defaultMaxRecordAge: a record older than 6 hours goes to the
 	// on-failure bucket without being run: well within a DynamoDB stream's
 	// 24 hours and the default business window (24 h), so that no record
 	// Lambda delivers is as old as the window (see MaxRecordAge).
-	DefaultMaxRecordAge = 6 * time.Hour
-	// DefaultFailureRetention is how long the on-failure bucket keeps a
+	defaultMaxRecordAge = 6 * time.Hour
+	// defaultFailureRetention is how long the on-failure bucket keeps a
 	// batch the event source gave up on (its current and its noncurrent
 	// versions): two weeks to look and replay, as a queue consumer's
 	// dead-letter queue keeps a message; at least MaxRecordAge's longest,
 	// 7 days, so that it outlasts any retry period the construct allows.
-	DefaultFailureRetention = 14 * 24 * time.Hour
-	// DefaultParallelizationFactor: one batch per shard at a time.
-	DefaultParallelizationFactor = 1
-	// DefaultIteratorAgeAlarm is the iterator age past which the iterator
+	defaultFailureRetention = 14 * 24 * time.Hour
+	// defaultParallelizationFactor: one batch per shard at a time.
+	defaultParallelizationFactor = 1
+	// defaultIteratorAgeAlarm is the iterator age past which the iterator
 	// age alarm fires: the consumer is 5 minutes behind its stream.
-	DefaultIteratorAgeAlarm = 5 * time.Minute
+	defaultIteratorAgeAlarm = 5 * time.Minute
 )
 
 // IdempotentStreamConsumerProps configure an IdempotentStreamConsumer.
@@ -78,8 +78,8 @@ type IdempotentStreamConsumerProps struct {
 	// records an earlier consumer of the namespace handled). AT_TIMESTAMP is
 	// not offered.
 	StartingPosition awslambda.StartingPosition
-	// BatchSize is the most records per batch: 1 to 10,000. Default:
-	// DefaultBatchSize (100).
+	// BatchSize is the most records per batch: 1 to 10,000. Default: 100
+	// (Lambda's for streams).
 	BatchSize *float64
 	// MaxBatchingWindow is how long Lambda gathers records before it
 	// invokes: at most 5 minutes. Default: none (Lambda invokes as records
@@ -92,14 +92,14 @@ type IdempotentStreamConsumerProps struct {
 	// RetryAttempts is how often a failing batch is retried before its
 	// records go to the on-failure bucket: 0 to 10,000 (unlimited retries,
 	// Lambda's -1, are refused: they block the shard until the records
-	// leave the stream). Default: DefaultRetryAttempts (10).
+	// leave the stream). Default: 10.
 	RetryAttempts *float64
 	// MaxRecordAge is the age past which Lambda sends a record to the
 	// on-failure bucket without invoking: 60 seconds to 7 days, and less
 	// than Window by the clock-skew margin, so that every record the
 	// function is given is younger than the business window (an older one
-	// would be refused as expired: its fact's record may be gone). Default:
-	// DefaultMaxRecordAge (6 h).
+	// would be refused as expired: its fact's record may be gone). Default: 6
+	// hours.
 	MaxRecordAge awscdk.Duration
 	// ParallelizationFactor is how many batches of one shard run at once:
 	// 1 to 10 (Lambda keeps the order of each partition key, or item key,
@@ -120,10 +120,10 @@ type IdempotentStreamConsumerProps struct {
 	PayloadIgnore *[]*string
 	// FailureRetention is how long the on-failure bucket keeps each batch
 	// (a lifecycle rule expires the objects, and their noncurrent
-	// versions, after it): whole days, at least MaxRecordAge. Default:
-	// DefaultFailureRetention (14 days).
+	// versions, after it): whole days, at least MaxRecordAge. Default: 14
+	// days.
 	FailureRetention awscdk.Duration
 	// IteratorAgeAlarmThreshold is the iterator age past which the iterator
-	// age alarm fires. Default: DefaultIteratorAgeAlarm (5 minutes).
+	// age alarm fires. Default: 5 minutes.
 	IteratorAgeAlarmThreshold awscdk.Duration
 }

@@ -10,8 +10,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 
-	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/family"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/ids"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
 )
@@ -31,8 +31,8 @@ const (
 var kind = family.Kind{
 	Name:        "IdempotentStreamConsumer",
 	Noun:        "idempotent stream consumer",
-	FunctionID:  IDFunction,
-	Timeout:     core.DefaultTimeout,
+	FunctionID:  ids.Function,
+	Timeout:     family.DefaultTimeout,
 	ReservedWhy: ", or leave it nil for none",
 	InvokedBy:   "The function is only invoked synchronously, by the stream event-source mapping; a batch it gives up on goes to the mapping's on-failure destination, the construct's S3 bucket, with its records.",
 }
@@ -75,14 +75,14 @@ func (p *IdempotentStreamConsumerProps) compute(id string) *settings {
 	if s.startingPosition == "" {
 		s.startingPosition = awslambda.StartingPosition_TRIM_HORIZON
 	}
-	s.batchSize = s.number("BatchSize", p.BatchSize, DefaultBatchSize)
+	s.batchSize = s.number("BatchSize", p.BatchSize, defaultBatchSize)
 	s.batchingWindow = s.duration("MaxBatchingWindow", p.MaxBatchingWindow, 0)
 	s.bisect = p.BisectBatchOnError == nil || *p.BisectBatchOnError
-	s.retryAttempts = s.number("RetryAttempts", p.RetryAttempts, DefaultRetryAttempts)
-	s.maxRecordAge = s.duration("MaxRecordAge", p.MaxRecordAge, DefaultMaxRecordAge)
-	s.parallelizationFactor = s.number("ParallelizationFactor", p.ParallelizationFactor, DefaultParallelizationFactor)
-	s.failureRetention = s.duration("FailureRetention", p.FailureRetention, DefaultFailureRetention)
-	s.iteratorAgeAlarm = s.duration("IteratorAgeAlarmThreshold", p.IteratorAgeAlarmThreshold, DefaultIteratorAgeAlarm)
+	s.retryAttempts = s.number("RetryAttempts", p.RetryAttempts, defaultRetryAttempts)
+	s.maxRecordAge = s.duration("MaxRecordAge", p.MaxRecordAge, defaultMaxRecordAge)
+	s.parallelizationFactor = s.number("ParallelizationFactor", p.ParallelizationFactor, defaultParallelizationFactor)
+	s.failureRetention = s.duration("FailureRetention", p.FailureRetention, defaultFailureRetention)
+	s.iteratorAgeAlarm = s.duration("IteratorAgeAlarmThreshold", p.IteratorAgeAlarmThreshold, defaultIteratorAgeAlarm)
 	if p.SourceTable != nil {
 		s.viewType = viewTypeOf(p.SourceTable)
 	}
@@ -162,13 +162,13 @@ func eventSourceProblems(s *settings) []string {
 		bad("StartingPosition %s is not offered; give TRIM_HORIZON (the default) or LATEST", s.startingPosition)
 	}
 	if s.batchSize < 1 || s.batchSize > maxBatchSize || s.batchSize != math.Trunc(s.batchSize) {
-		bad("BatchSize %v is out of range: Lambda takes 1 to %d records per batch from a stream; give one in that range (default %d)", s.batchSize, maxBatchSize, DefaultBatchSize)
+		bad("BatchSize %v is out of range: Lambda takes 1 to %d records per batch from a stream; give one in that range (default %d)", s.batchSize, maxBatchSize, defaultBatchSize)
 	}
 	if s.batchingWindow < 0 || s.batchingWindow > family.MaxBatchingWindow {
 		bad("MaxBatchingWindow %s is out of range: Lambda takes at most %s; give one in that range", contract.Format(s.batchingWindow), contract.Format(family.MaxBatchingWindow))
 	}
 	if s.retryAttempts < 0 || s.retryAttempts > maxRetryAttempts || s.retryAttempts != math.Trunc(s.retryAttempts) {
-		bad("RetryAttempts %v is out of range: give 0 to %d (default %d); unlimited retries (-1) block the shard until the failing record leaves the stream", s.retryAttempts, maxRetryAttempts, DefaultRetryAttempts)
+		bad("RetryAttempts %v is out of range: give 0 to %d (default %d); unlimited retries (-1) block the shard until the failing record leaves the stream", s.retryAttempts, maxRetryAttempts, defaultRetryAttempts)
 	}
 	if s.parallelizationFactor < 1 || s.parallelizationFactor > maxParallelizationFactor || s.parallelizationFactor != math.Trunc(s.parallelizationFactor) {
 		bad("ParallelizationFactor %v is out of range: Lambda takes 1 to %d batches per shard at once; give one in that range (default 1)", s.parallelizationFactor, maxParallelizationFactor)
@@ -180,7 +180,7 @@ func recordAgeProblems(s *settings) []string {
 	switch limit := s.Runtime.Window - limits.ClockSkewMargin; {
 	case s.maxRecordAge < minRecordAge || s.maxRecordAge > maxRecordAge:
 		return []string{fmt.Sprintf("MaxRecordAge %s is out of range: Lambda takes %s to %s (unlimited, -1, is refused: a failing record would block its shard until it leaves the stream); give one in that range (default %s)",
-			contract.Format(s.maxRecordAge), contract.Format(minRecordAge), contract.Format(maxRecordAge), contract.Format(DefaultMaxRecordAge))}
+			contract.Format(s.maxRecordAge), contract.Format(minRecordAge), contract.Format(maxRecordAge), contract.Format(defaultMaxRecordAge))}
 	case s.maxRecordAge >= limit:
 		return []string{fmt.Sprintf("MaxRecordAge %s is not less than Window %s less the clock-skew margin %s: Lambda could deliver a record as old as the business window, which the handler refuses as expired (its fact's record may be gone); give a MaxRecordAge below %s, or a longer Window",
 			contract.Format(s.maxRecordAge), contract.Format(s.Runtime.Window), contract.Format(limits.ClockSkewMargin), contract.Format(limit))}
@@ -195,14 +195,14 @@ func failureRetentionProblems(s *settings) []string {
 	const day = 24 * time.Hour
 	if s.failureRetention < day || s.failureRetention%day != 0 || s.failureRetention < s.maxRecordAge {
 		return []string{fmt.Sprintf("FailureRetention %s is not a whole number of days of at least 1 day and MaxRecordAge %s: S3 expires objects by days, and a batch must be kept at least as long as its records may be retried; give at least %s (default %s)",
-			contract.Format(s.failureRetention), contract.Format(s.maxRecordAge), contract.Format(max(day, s.maxRecordAge.Round(day))), contract.Format(DefaultFailureRetention))}
+			contract.Format(s.failureRetention), contract.Format(s.maxRecordAge), contract.Format(max(day, s.maxRecordAge.Round(day))), contract.Format(defaultFailureRetention))}
 	}
 	return nil
 }
 
 func iteratorAgeProblems(s *settings) []string {
 	if s.iteratorAgeAlarm <= 0 {
-		return []string{fmt.Sprintf("IteratorAgeAlarmThreshold %s is not positive; give the iterator age the consumer may lag by (default %s)", contract.Format(s.iteratorAgeAlarm), contract.Format(DefaultIteratorAgeAlarm))}
+		return []string{fmt.Sprintf("IteratorAgeAlarmThreshold %s is not positive; give the iterator age the consumer may lag by (default %s)", contract.Format(s.iteratorAgeAlarm), contract.Format(defaultIteratorAgeAlarm))}
 	}
 	return nil
 }

@@ -31,35 +31,14 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/family"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/function"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/ids"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/monitor"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/nag"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
-
-// Construct ids of what an IdempotentStreamConsumer adds to the family's
-// (core.IDTable, core.IDRole, ...), relative to it: a public contract
-// (renaming one replaces the resource).
-const (
-	// IDFunction is the function.
-	IDFunction = "Function"
-	// IDFailureBucket keeps the batches the event source gave up on.
-	IDFailureBucket = "FailureBucket"
-	// IDFailureAccessLogs is the failure bucket's access-log bucket.
-	IDFailureAccessLogs = "FailureAccessLogs"
-	// IDIteratorAgeAlarm is the alarm on the iterator age.
-	IDIteratorAgeAlarm = "IteratorAgeAlarm"
-	// IDFailureAlarm is the alarm on batches written to the failure bucket.
-	IDFailureAlarm = "FailureAlarm"
-)
-
-// FailureMetricsFilter is the id of the failure bucket's request metrics
-// configuration (the whole bucket), whose PutRequests the failure alarm
-// watches: each object is a batch Lambda gave up on.
-const FailureMetricsFilter = "OnFailure"
 
 // IdempotentStreamConsumer is an idempotent consumer of a Kinesis stream or
 // of a DynamoDB table's stream. It is an awsiam.IGrantable: its principal
@@ -180,7 +159,7 @@ func NewIdempotentStreamConsumer(scope constructs.Construct, id *string, props *
 // versioned, with server access logs and request metrics (the failure
 // alarm's).
 func (c *streamConsumer) addBucket(s *settings) {
-	logs := awss3.NewBucket(c, jsii.String(IDFailureAccessLogs), &awss3.BucketProps{
+	logs := awss3.NewBucket(c, jsii.String(ids.FailureAccessLogs), &awss3.BucketProps{
 		Encryption:        awss3.BucketEncryption_S3_MANAGED,
 		BlockPublicAccess: awss3.BlockPublicAccess_BLOCK_ALL(),
 		EnforceSSL:        jsii.Bool(true),
@@ -189,13 +168,13 @@ func (c *streamConsumer) addBucket(s *settings) {
 	})
 	// cdk-nag asks no access logs of the access-log bucket itself (AwsSolutions-S1).
 	days := awscdk.Duration_Days(jsii.Number(s.failureRetention.Hours() / 24))
-	c.bucket = awss3.NewBucket(c, jsii.String(IDFailureBucket), &awss3.BucketProps{
+	c.bucket = awss3.NewBucket(c, jsii.String(ids.FailureBucket), &awss3.BucketProps{
 		Encryption:             awss3.BucketEncryption_S3_MANAGED,
 		BlockPublicAccess:      awss3.BlockPublicAccess_BLOCK_ALL(),
 		EnforceSSL:             jsii.Bool(true),
 		Versioned:              jsii.Bool(true),
 		ServerAccessLogsBucket: logs,
-		Metrics:                &[]*awss3.BucketMetrics{{Id: jsii.String(FailureMetricsFilter)}},
+		Metrics:                &[]*awss3.BucketMetrics{{Id: jsii.String(ids.FailureMetricsFilter)}},
 		RemovalPolicy:          s.Removal,
 		LifecycleRules: &[]*awss3.LifecycleRule{{
 			Id:                          jsii.String("ExpireFailedBatches"),
@@ -262,24 +241,24 @@ func (c *streamConsumer) addAlarms(s *settings) {
 		return monitor.NewAlarm(c, alarmID, description, metric, threshold, s.AlarmAction)
 	}
 	c.alarms = Alarms{
-		IteratorAge: alarm(IDIteratorAgeAlarm,
+		IteratorAge: alarm(ids.IteratorAgeAlarm,
 			fmt.Sprintf("%s: the consumer is more than %s behind its stream: a failing record blocks its shard (it is retried, then sent to the failure bucket), or the consumer does not keep up.", id, contract.Format(s.iteratorAgeAlarm)),
 			c.MetricIteratorAge(nil), float64(s.iteratorAgeAlarm.Milliseconds())),
-		Failure: alarm(IDFailureAlarm,
+		Failure: alarm(ids.FailureAlarm,
 			fmt.Sprintf("%s: the event source gave up on a batch (retries or record age exhausted) and wrote it, with its records, to the failure bucket. Fix the cause, then replay the object through the handler: the records whose facts completed are duplicates.", id),
 			c.MetricFailedBatches(nil), 0),
-		Errors:    alarm(core.IDErrorsAlarm, fmt.Sprintf("%s: invocations failed as a whole (records reported as batch item failures are not errors).", id), c.MetricErrors(nil), 0),
-		Throttles: alarm(core.IDThrottlesAlarm, fmt.Sprintf("%s: invocations were throttled.", id), c.handler().Throttles(nil), 0),
-		PayloadMismatch: alarm(core.IDPayloadMismatchAlarm,
+		Errors:    alarm(ids.ErrorsAlarm, fmt.Sprintf("%s: invocations failed as a whole (records reported as batch item failures are not errors).", id), c.MetricErrors(nil), 0),
+		Throttles: alarm(ids.ThrottlesAlarm, fmt.Sprintf("%s: invocations were throttled.", id), c.handler().Throttles(nil), 0),
+		PayloadMismatch: alarm(ids.PayloadMismatchAlarm,
 			fmt.Sprintf("%s: a fact's key arrived with another payload than the one recorded; the record is retried, then sent to the failure bucket. The key function gives two facts one key.", id),
 			c.MetricOutcome(outcome.Mismatch, nil), 0),
-		LeaseLost: alarm(core.IDLeaseLostAlarm,
+		LeaseLost: alarm(ids.LeaseLostAlarm,
 			fmt.Sprintf("%s: an effect outlived its lease and another worker took the fact over, so the effect may have run twice. Raise Timeout, or make the effect faster.", id),
 			c.MetricOutcome(outcome.LeaseLost, nil), 0),
-		BadInput: alarm(core.IDBadInputAlarm,
+		BadInput: alarm(ids.BadInputAlarm,
 			fmt.Sprintf("%s: the handler refused records no retry can fix (not JSON, a KPL aggregate, no key); they block their key's later records until the event source sends the batch to the failure bucket.", id),
 			c.MetricOutcome(outcome.BadInput, nil), 0),
-		Expired: alarm(core.IDExpiredAlarm,
+		Expired: alarm(ids.ExpiredAlarm,
 			fmt.Sprintf("%s: the handler refused records as old as the business window: their facts' records may be gone, so their effects did not run. A replay of an old failure-bucket object does this; settle such records by hand.", id),
 			c.MetricOutcome(outcome.Expired, nil), 0),
 	}
@@ -290,7 +269,7 @@ func (c *streamConsumer) addDashboard() {
 	for _, row := range c.Widgets() {
 		rows = append(rows, &row)
 	}
-	c.dashboard = awscloudwatch.NewDashboard(c, jsii.String(core.IDDashboard), &awscloudwatch.DashboardProps{Widgets: &rows})
+	c.dashboard = awscloudwatch.NewDashboard(c, jsii.String(ids.Dashboard), &awscloudwatch.DashboardProps{Widgets: &rows})
 }
 
 // Widgets returns the consumer's dashboard, row by row.
@@ -343,7 +322,7 @@ func (c *streamConsumer) MetricFailedBatches(props *awscloudwatch.MetricOptions)
 		MetricName: jsii.String("PutRequests"),
 		DimensionsMap: &map[string]*string{
 			"BucketName": c.bucket.BucketName(),
-			"FilterId":   jsii.String(FailureMetricsFilter),
+			"FilterId":   jsii.String(ids.FailureMetricsFilter),
 		},
 		Period: awscdk.Duration_Minutes(jsii.Number(1)),
 	}).With(monitor.WithStatistic(props, "Sum"))

@@ -247,20 +247,6 @@ func TestRefusals(t *testing.T) {
 	}
 }
 
-// TestConstructIDsAreStable: renaming an id replaces a resource (the
-// table, the failure bucket) in every deployed stack.
-func TestConstructIDsAreStable(t *testing.T) {
-	for got, want := range map[string]string{
-		core.IDTable: "Table", stream.IDFunction: "Function", core.IDRole: "Role", core.IDLogGroup: "LogGroup",
-		stream.IDFailureBucket: "FailureBucket", stream.IDFailureAccessLogs: "FailureAccessLogs",
-		stream.IDIteratorAgeAlarm: "IteratorAgeAlarm", stream.IDFailureAlarm: "FailureAlarm",
-	} {
-		if got != want {
-			t.Errorf("construct id %q changed to %q", want, got)
-		}
-	}
-}
-
 func only(t *testing.T, tmpl map[string]any, typ string) map[string]any {
 	t.Helper()
 	var found []map[string]any

@@ -31,7 +31,7 @@ const (
 	// EventBridge means every body is an EventBridge event as a rule
 	// delivers it to an SQS target (the whole event, no input
 	// transformer): the business message is its detail, the only part
-	// hashed (see Event, NewEvents).
+	// hashed (see eventbridge.Event).
 	EventBridge Delivery = "eventbridge"
 	// S3 means every body is an S3 event notification: a Records array,
 	// one fact per record, each with its own outcome (see Object,
@@ -133,14 +133,14 @@ func (b Backoff) Ceiling(n int) time.Duration {
 	for i := 1; i < n && c < b.Cap; i++ {
 		c *= 2
 	}
-	return roundUp(min(c, b.Cap))
+	return RoundUp(min(c, b.Cap))
 }
 
 // Delay is how long after its n-th receive (ApproximateReceiveCount) a
 // failed message becomes visible again, for u in [0, 1).
 func (b Backoff) Delay(n int, u float64) time.Duration {
 	c := b.Ceiling(n)
-	return roundUp(c/2 + time.Duration(u*float64(c/2)))
+	return RoundUp(c/2 + time.Duration(u*float64(c/2)))
 }
 
 // Horizon is the longest a message that fails every receive spends in the
@@ -165,7 +165,9 @@ func (b Backoff) Floor(maxReceiveCount int) time.Duration {
 	return sum
 }
 
-func roundUp(d time.Duration) time.Duration {
+// RoundUp is d rounded up to a whole second, as SQS takes a visibility
+// timeout.
+func RoundUp(d time.Duration) time.Duration {
 	return time.Duration(math.Ceil(d.Seconds())) * time.Second
 }
 

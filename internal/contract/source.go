@@ -34,7 +34,7 @@ var sources = []struct {
 	entry    string
 	problems func(Settings) []string
 }{
-	{SourceQueue, "sqsbatch.Start, StartTx, StartEvents or StartObjects", Settings.queueSourceProblems},
+	{SourceQueue, "sqsbatch.Start or StartTx, eventbridge.Start or s3event.Start", Settings.queueSourceProblems},
 	{SourceKinesis, "streambatch.StartKinesis", Settings.streamSourceProblems},
 	{SourceDynamoDBStreams, "streambatch.StartDynamoDB", Settings.streamSourceProblems},
 	{SourceHTTP, "endpoint.Start", Settings.httpProblems},

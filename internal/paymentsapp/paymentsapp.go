@@ -35,7 +35,7 @@ type Entries struct {
 	API string
 	// Ledger calls streambatch.StartKinesis.
 	Ledger string
-	// Events calls sqsbatch.StartEvents, Receipts sqsbatch.StartObjects.
+	// Events calls eventbridge.Start, Receipts s3event.Start.
 	Events, Receipts string
 }
 

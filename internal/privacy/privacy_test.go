@@ -22,10 +22,12 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/eventbridge"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/httpkey"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/s3event"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/streambatch"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/webhook"
@@ -153,8 +155,8 @@ var sources = []source{
 	queueSource("queue (raw)", contract.Raw, func(s string) string { return s }),
 	queueSource("queue (SNS envelope)", contract.Envelope, envelope),
 	{name: "EventBridge", mismatch: true, run: func(t *testing.T, w *world) ([]string, []string) {
-		h := sqsbatch.NewEvents(w.guard, func(e sqsbatch.Event[orderMsg]) (string, error) { return e.Detail.OrderID, nil },
-			func(context.Context, sqsbatch.Event[orderMsg], idempotency.Reservation) (string, error) {
+		h := eventbridge.New(w.guard, func(e eventbridge.Event[orderMsg]) (string, error) { return e.Detail.OrderID, nil },
+			func(context.Context, eventbridge.Event[orderMsg], idempotency.Reservation) (string, error) {
 				return "ok", nil
 			},
 			sqsbatch.Config{Consumer: "ship", Logger: w.logger(), Metrics: w.metricsOut()})
@@ -168,7 +170,7 @@ var sources = []source{
 		return bodies, []string{email}
 	}},
 	{name: "S3", mismatch: true, run: func(t *testing.T, w *world) ([]string, []string) {
-		h := sqsbatch.NewObjects(w.guard, func(context.Context, sqsbatch.Object, idempotency.Reservation) (string, error) { return "ok", nil },
+		h := s3event.New(w.guard, s3event.ObjectKey, func(context.Context, s3event.Object, idempotency.Reservation) (string, error) { return "ok", nil },
 			sqsbatch.Config{Consumer: "uploads", Logger: w.logger(), Metrics: w.metricsOut()})
 		var bodies []string
 		for i, size := range []int{1024, 1024, 2048} {

@@ -1,14 +1,15 @@
 // Package handler holds the options of every entry point of the runtime
-// library. Each source package starts its handler from the runtime contract
+// library, and the function types of the batch sources' key and effect
+// (KeyFunc, Func, TxFunc). Each source package starts its handler from the runtime contract
 // that the construct wrote into the function's environment, in one call:
 //
 //	func main() {
 //		sqsbatch.Start(orderKey, charge)
 //	}
 //
-// Entry points: sqsbatch.Start and StartTx (an SQS queue: SNS envelopes or
-// raw messages), sqsbatch.StartEvents (an EventBridge rule),
-// sqsbatch.StartObjects (an S3 bucket's notifications),
+// Entry points, one package per source: sqsbatch.Start and StartTx (an
+// SQS queue: SNS envelopes or raw messages), eventbridge.Start (an
+// EventBridge rule), s3event.Start (an S3 bucket's notifications),
 // streambatch.StartKinesis and StartDynamoDB (and their Tx), endpoint.Start
 // (an HTTP endpoint or webhook), step.Start (a saga step on Step
 // Functions); each has a FromEnv twin that builds the
@@ -24,6 +25,7 @@
 package handler
 
 import (
+	"context"
 	"io"
 	"log/slog"
 	"os"
@@ -85,3 +87,28 @@ func TuneGC() { build.TuneGC(os.Getenv) }
 // a table of its own, such as the example's outbox, builds its client from
 // it.
 func AWSConfig() (aws.Config, error) { return build.LambdaConfig() }
+
+// KeyFunc derives the idempotency key from a business message: the order
+// id, the transaction id and its version, an event id the producer wrote.
+// Never the transport's ids (an SQS message id, a stream's sequence
+// number), which SNS fan-out, producer retries and redrives renew for the
+// same fact. An empty key or an error is bad input.
+//
+// It is also the place to refuse a message that no retry can fix (a
+// negative amount, a missing field): it runs before the idempotency store,
+// so such a message costs no store request on any delivery, and is reported
+// as bad input until the dead-letter queue takes it. The same refusal in the
+// effect costs a reservation and its release on every delivery.
+type KeyFunc[M any] func(msg M) (string, error)
+
+// Func is the business effect for one message, run at most once per fact.
+// It returns a small result that duplicates get back.
+type Func[M any] func(ctx context.Context, msg M, r idempotency.Reservation) (result string, err error)
+
+// TxFunc computes a transactional effect for one message: the writes that
+// commit atomically with the COMPLETED record (see idempotency.RunTx). It
+// must not have effects of its own.
+//
+// W is the type of the writes, the one the store commits (for DynamoDB,
+// []types.TransactWriteItem): the Tx entry points check it at init.
+type TxFunc[M, W any] func(ctx context.Context, msg M, r idempotency.Reservation) (writes W, result string, err error)

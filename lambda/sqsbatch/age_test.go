@@ -3,53 +3,24 @@ package sqsbatch_test
 import (
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/fakeclock"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/storespy"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/queue/queuetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
-// clock is a settable clock for the guard.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
+const testWindow = queuetest.Window
 
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
-const testWindow = 10 * time.Minute
-
-// newClockFixture is newFixture with a guard on a clock of the test's own
-// and a business window of testWindow.
-func newClockFixture(t *testing.T) (*fixture, *clock) {
-	t.Helper()
-	c := &clock{now: time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)}
-	f := &fixture{store: newCountingStore()}
-	g, err := idempotency.NewGuard(f.store, idempotency.Config{Namespace: "charge", Window: testWindow, LeaseMax: time.Minute, Now: c.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.guard = g
-	return f, c
-}
+var newClockFixture = queuetest.NewClockFixture
 
 // TestAge: a record is judged by the age of its message, from the SNS
 // envelope's Timestamp, else the SQS SentTimestamp, on the guard's clock.
@@ -97,11 +68,11 @@ func TestAge(t *testing.T) {
 				c.edit(&rec, now)
 			}
 			neighbour := messageAt(`{"orderId":"fresh","amount":1}`, c.delivery, now)
-			resp, err := sqsbatch.New(f.guard, orderKey, f.effect, f.config(contract.Auto)).Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec, neighbour}})
+			resp, err := sqsbatch.New(f.Guard, orderKey, f.Effect, f.Config(contract.Auto)).Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec, neighbour}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			line := f.logLine(t, rec.MessageId)
+			line := f.LogLine(t, rec.MessageId)
 			if line["outcome"] != c.outcome || line["level"] != c.level {
 				t.Fatalf("outcome %v at %v, want %s at %s: %v", line["outcome"], line["level"], c.outcome, c.level, line)
 			}
@@ -109,20 +80,20 @@ func TestAge(t *testing.T) {
 				t.Errorf("warning %q, want %q", w, c.warning)
 			}
 			failed := failedIDs(resp)
-			if f.effectCount("fresh") != 1 || failed[neighbour.MessageId] {
+			if f.EffectCount("fresh") != 1 || failed[neighbour.MessageId] {
 				t.Fatal("the neighbour must be processed")
 			}
 			if c.outcome != "expired" {
-				if f.effectCount("o1") != 1 || len(failed) != 0 {
-					t.Fatalf("effects %d, failures %v: want it processed", f.effectCount("o1"), failed)
+				if f.EffectCount("o1") != 1 || len(failed) != 0 {
+					t.Fatalf("effects %d, failures %v: want it processed", f.EffectCount("o1"), failed)
 				}
 				return
 			}
-			if f.effectCount("o1") != 0 || !failed[rec.MessageId] || len(failed) != 1 || f.store.calls() != 2 {
-				t.Fatalf("effects %d, failures %v, store calls %d: want no effect, the record failed, only the neighbour's 2 calls", f.effectCount("o1"), failed, f.store.calls())
+			if f.EffectCount("o1") != 0 || !failed[rec.MessageId] || len(failed) != 1 || f.Store.Requests() != 2 {
+				t.Fatalf("effects %d, failures %v, store calls %d: want no effect, the record failed, only the neighbour's 2 calls", f.EffectCount("o1"), failed, f.Store.Requests())
 			}
-			if f.metric(t, "Expired") != 1 {
-				t.Errorf("Expired = %v, want 1", f.metric(t, "Expired"))
+			if f.Metric(t, "Expired") != 1 {
+				t.Errorf("Expired = %v, want 1", f.Metric(t, "Expired"))
 			}
 			reason, _ := line["reason"].(string)
 			for _, want := range []string{"expired: the message was sent ", " ago (", "business window is 10m0s (less 1s", "its origin time is the S", "Fix: a Window longer than", "dead-letter queue"} {
@@ -146,28 +117,28 @@ func TestRedeliveryAfterTheWindow(t *testing.T) {
 	for _, d := range []contract.Delivery{contract.Raw, contract.Envelope} {
 		t.Run(string(d), func(t *testing.T) {
 			f, clk := newClockFixture(t)
-			h := sqsbatch.New(f.guard, orderKey, f.effect, f.config(contract.Auto))
+			h := sqsbatch.New(f.Guard, orderKey, f.Effect, f.Config(contract.Auto))
 			rec := messageAt(`{"orderId":"o1","amount":10}`, d, clk.Now())
 			batch := events.SQSEvent{Records: []events.SQSMessage{rec}}
-			clk.advance(time.Second)
-			if _, err := h.Handle(context.Background(), batch); err != nil || f.effectCount("o1") != 1 {
-				t.Fatalf("first delivery: %v, %d effects", err, f.effectCount("o1"))
+			clk.Advance(time.Second)
+			if _, err := h.Handle(context.Background(), batch); err != nil || f.EffectCount("o1") != 1 {
+				t.Fatalf("first delivery: %v, %d effects", err, f.EffectCount("o1"))
 			}
 			// Within the window the record holds: a duplicate.
-			clk.advance(testWindow - 3*time.Second)
-			f.logs.Reset()
-			if _, err := h.Handle(context.Background(), batch); err != nil || f.logLine(t, rec.MessageId)["outcome"] != "duplicate" {
-				t.Fatalf("redelivery within the window: %v, %v", err, f.logLine(t, rec.MessageId))
+			clk.Advance(testWindow - 3*time.Second)
+			f.Logs.Reset()
+			if _, err := h.Handle(context.Background(), batch); err != nil || f.LogLine(t, rec.MessageId)["outcome"] != "duplicate" {
+				t.Fatalf("redelivery within the window: %v, %v", err, f.LogLine(t, rec.MessageId))
 			}
 			// After the visibility timeout (6 × a 5 minute function timeout),
 			// the record left its window long ago.
-			clk.advance(30 * time.Minute)
-			f.logs.Reset()
+			clk.Advance(30 * time.Minute)
+			f.Logs.Reset()
 			resp, err := h.Handle(context.Background(), batch)
-			if err != nil || f.effectCount("o1") != 1 || len(resp.BatchItemFailures) != 1 {
-				t.Fatalf("redelivery after the window: %v, %d effects, failures %v; want 1 effect and the record failed", err, f.effectCount("o1"), resp.BatchItemFailures)
+			if err != nil || f.EffectCount("o1") != 1 || len(resp.BatchItemFailures) != 1 {
+				t.Fatalf("redelivery after the window: %v, %d effects, failures %v; want 1 effect and the record failed", err, f.EffectCount("o1"), resp.BatchItemFailures)
 			}
-			if got := f.logLine(t, rec.MessageId)["outcome"]; got != "expired" {
+			if got := f.LogLine(t, rec.MessageId)["outcome"]; got != "expired" {
 				t.Fatalf("outcome %v, want expired", got)
 			}
 		})
@@ -180,18 +151,18 @@ func TestRedeliveryAfterTheWindow(t *testing.T) {
 // its fact from running.
 func TestExpiredInABatchWithItsFact(t *testing.T) {
 	f, clk := newClockFixture(t)
-	cfg := f.config(contract.Auto)
+	cfg := f.Config(contract.Auto)
 	cfg.Concurrency = 1 // batch order decides which record is the earlier
-	h := sqsbatch.New(f.guard, orderKey, f.effect, cfg)
+	h := sqsbatch.New(f.Guard, orderKey, f.Effect, cfg)
 	body := `{"orderId":"o1","amount":10}`
 	old := messageAt(body, contract.Raw, clk.Now().Add(-time.Hour))
 	fresh := messageAt(body, contract.Raw, clk.Now())
 	resp, err := h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{old, fresh}})
-	if err != nil || f.effectCount("o1") != 1 {
-		t.Fatalf("%v, %d effects", err, f.effectCount("o1"))
+	if err != nil || f.EffectCount("o1") != 1 {
+		t.Fatalf("%v, %d effects", err, f.EffectCount("o1"))
 	}
-	if failed := failedIDs(resp); len(failed) != 1 || !failed[old.MessageId] || f.logLine(t, fresh.MessageId)["outcome"] != "processed" {
-		t.Fatalf("failures %v, fresh %v: want the old record expired, the fresh one processed", failed, f.logLine(t, fresh.MessageId))
+	if failed := failedIDs(resp); len(failed) != 1 || !failed[old.MessageId] || f.LogLine(t, fresh.MessageId)["outcome"] != "processed" {
+		t.Fatalf("failures %v, fresh %v: want the old record expired, the fresh one processed", failed, f.LogLine(t, fresh.MessageId))
 	}
 	old2 := messageAt(body, contract.Raw, clk.Now().Add(-time.Hour))
 	fresh2 := messageAt(`{"orderId":"o2","amount":10}`, contract.Raw, clk.Now())
@@ -200,8 +171,8 @@ func TestExpiredInABatchWithItsFact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if failed := failedIDs(resp); len(failed) != 1 || !failed[old2.MessageId] || f.logLine(t, old3.MessageId)["outcome"] != "duplicate" || f.effectCount("o2") != 1 {
-		t.Fatalf("failures %v, old3 %v: want old2 expired (o1's record is in the store, but the adapter does not look), old3 a duplicate of fresh2", failed, f.logLine(t, old3.MessageId))
+	if failed := failedIDs(resp); len(failed) != 1 || !failed[old2.MessageId] || f.LogLine(t, old3.MessageId)["outcome"] != "duplicate" || f.EffectCount("o2") != 1 {
+		t.Fatalf("failures %v, old3 %v: want old2 expired (o1's record is in the store, but the adapter does not look), old3 a duplicate of fresh2", failed, f.LogLine(t, old3.MessageId))
 	}
 }
 
@@ -209,14 +180,14 @@ func TestExpiredInABatchWithItsFact(t *testing.T) {
 // and dynalite do, and its reads take long: the clock moves on by slow
 // during each Get.
 type slowReadStore struct {
-	*countingStore
-	clk  *clock
+	*queuetest.CountingStore
+	clk  *fakeclock.Clock
 	slow time.Duration
 }
 
 func (s *slowReadStore) Get(ctx context.Context, k string) (*idempotency.Record, error) {
-	s.clk.advance(s.slow)
-	return s.countingStore.Get(ctx, k)
+	s.clk.Advance(s.slow)
+	return s.CountingStore.Get(ctx, k)
 }
 
 // TestExpiredWhileInTheStore: a record young enough when it starts can age
@@ -228,38 +199,38 @@ func (s *slowReadStore) Get(ctx context.Context, k string) (*idempotency.Record,
 func TestExpiredWhileInTheStore(t *testing.T) {
 	for _, tx := range []bool{false, true} {
 		t.Run(map[bool]string{false: "Run", true: "RunTx"}[tx], func(t *testing.T) {
-			clk := &clock{now: time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)}
-			f := &fixture{store: newCountingStore()}
-			f.store.MemoryStore.OmitOld = true
-			store := &slowReadStore{countingStore: f.store, clk: clk}
+			clk := fakeclock.New()
+			f := &fixture{Store: newCountingStore()}
+			f.Store.MemoryStore.OmitOld = true
+			store := &slowReadStore{CountingStore: f.Store, clk: clk}
 			g, err := idempotency.NewGuard(store, idempotency.Config{Namespace: "charge", Window: testWindow, LeaseMax: time.Minute, Now: clk.Now})
 			if err != nil {
 				t.Fatal(err)
 			}
-			f.guard = g
+			f.Guard = g
 			var h *sqsbatch.Handler[order]
 			if tx {
 				h = sqsbatch.NewTx(g, orderKey, func(ctx context.Context, o order, r idempotency.Reservation) (storetest.MemoryWrites, string, error) {
-					return func() error { _, _ = f.effect(ctx, o, r); return nil }, "ok", nil
-				}, f.config(contract.Raw))
+					return func() error { _, _ = f.Effect(ctx, o, r); return nil }, "ok", nil
+				}, f.Config(contract.Raw))
 			} else {
-				h = sqsbatch.New(g, orderKey, f.effect, f.config(contract.Raw))
+				h = sqsbatch.New(g, orderKey, f.Effect, f.Config(contract.Raw))
 			}
 			rec := messageAt(`{"orderId":"o1","amount":1}`, contract.Raw, clk.Now())
 			batch := events.SQSEvent{Records: []events.SQSMessage{rec}}
-			clk.advance(time.Second)
-			if _, err := h.Handle(context.Background(), batch); err != nil || f.effectCount("o1") != 1 {
-				t.Fatalf("first delivery: %v, %d effects", err, f.effectCount("o1"))
+			clk.Advance(time.Second)
+			if _, err := h.Handle(context.Background(), batch); err != nil || f.EffectCount("o1") != 1 {
+				t.Fatalf("first delivery: %v, %d effects", err, f.EffectCount("o1"))
 			}
 			// The redelivery starts 2s before the limit; its read takes 5s.
-			clk.advance(testWindow - limits.ClockSkewMargin - 3*time.Second)
+			clk.Advance(testWindow - limits.ClockSkewMargin - 3*time.Second)
 			store.slow = 5 * time.Second
-			f.logs.Reset()
+			f.Logs.Reset()
 			resp, err := h.Handle(context.Background(), batch)
-			if err != nil || f.effectCount("o1") != 1 || len(resp.BatchItemFailures) != 1 {
-				t.Fatalf("%v, %d effects, failures %v: want the effect once and the record failed\n%s", err, f.effectCount("o1"), resp.BatchItemFailures, f.logs.String())
+			if err != nil || f.EffectCount("o1") != 1 || len(resp.BatchItemFailures) != 1 {
+				t.Fatalf("%v, %d effects, failures %v: want the effect once and the record failed\n%s", err, f.EffectCount("o1"), resp.BatchItemFailures, f.Logs.String())
 			}
-			line := f.logLine(t, rec.MessageId)
+			line := f.LogLine(t, rec.MessageId)
 			if reason, _ := line["reason"].(string); line["outcome"] != "expired" || !strings.Contains(reason, "Fix: a Window longer") {
 				t.Fatalf("line %v, want expired with the fix", line)
 			}
@@ -273,16 +244,16 @@ func TestExpiredWhileInTheStore(t *testing.T) {
 // effect of its own), and the record is expired.
 func TestExpiredDuringATransactionalEffect(t *testing.T) {
 	f, clk := newClockFixture(t)
-	h := sqsbatch.NewTx(f.guard, orderKey, func(ctx context.Context, o order, r idempotency.Reservation) (storetest.MemoryWrites, string, error) {
-		clk.advance(5 * time.Second) // a slow effect
-		return func() error { _, _ = f.effect(ctx, o, r); return nil }, "ok", nil
-	}, f.config(contract.Raw))
+	h := sqsbatch.NewTx(f.Guard, orderKey, func(ctx context.Context, o order, r idempotency.Reservation) (storetest.MemoryWrites, string, error) {
+		clk.Advance(5 * time.Second) // a slow effect
+		return func() error { _, _ = f.Effect(ctx, o, r); return nil }, "ok", nil
+	}, f.Config(contract.Raw))
 	rec := messageAt(`{"orderId":"o1","amount":1}`, contract.Raw, clk.Now().Add(-(testWindow - limits.ClockSkewMargin - 2*time.Second)))
 	resp, err := h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec}})
-	if err != nil || f.effectCount("o1") != 0 || len(resp.BatchItemFailures) != 1 || f.store.Calls(storespy.OpCommit) != 0 {
-		t.Fatalf("%v, %d effects, failures %v, %d commits: want nothing committed and the record failed", err, f.effectCount("o1"), resp.BatchItemFailures, f.store.Calls(storespy.OpCommit))
+	if err != nil || f.EffectCount("o1") != 0 || len(resp.BatchItemFailures) != 1 || f.Store.Calls(storespy.OpCommit) != 0 {
+		t.Fatalf("%v, %d effects, failures %v, %d commits: want nothing committed and the record failed", err, f.EffectCount("o1"), resp.BatchItemFailures, f.Store.Calls(storespy.OpCommit))
 	}
-	if got := f.logLine(t, rec.MessageId)["outcome"]; got != "expired" {
+	if got := f.LogLine(t, rec.MessageId)["outcome"]; got != "expired" {
 		t.Fatalf("outcome %v, want expired", got)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
@@ -51,18 +52,18 @@ func TestBackoffSchedule(t *testing.T) {
 
 // backoffFixture is a handler with a visibility changer, MaxReceiveCount 5
 // and a fixed jitter of 0.5.
-func backoffFixture(t *testing.T, fn sqsbatch.Func[order], mod func(*sqsbatch.Config)) (*fixture, *changes, *sqsbatch.Handler[order]) {
+func backoffFixture(t *testing.T, fn handler.Func[order], mod func(*sqsbatch.Config)) (*fixture, *changes, *sqsbatch.Handler[order]) {
 	f := newFixture(t)
 	ch := &changes{}
-	cfg := f.config(contract.Raw)
+	cfg := f.Config(contract.Raw)
 	cfg.Visibility, cfg.MaxReceiveCount, cfg.Random = ch, 5, func() float64 { return 0.5 }
 	if mod != nil {
 		mod(&cfg)
 	}
 	if fn == nil {
-		fn = f.effect
+		fn = f.Effect
 	}
-	return f, ch, sqsbatch.New(f.guard, orderKey, fn, cfg)
+	return f, ch, sqsbatch.New(f.Guard, orderKey, fn, cfg)
 }
 
 func body(id, mode string) string { return `{"orderId":"` + id + `","amount":5,"mode":"` + mode + `"}` }
@@ -79,7 +80,7 @@ func receivedBody(b string, count int, group string) events.SQSMessage {
 // honoured within the cap; a FIFO group waits with its failed message,
 // under the FIFO cap.
 func TestFailedRecordsBackOff(t *testing.T) {
-	throttled := func(d time.Duration) sqsbatch.Func[order] {
+	throttled := func(d time.Duration) handler.Func[order] {
 		return func(context.Context, order, idempotency.Reservation) (string, error) {
 			return "", fmt.Errorf("provider: %w", sqsbatch.RetryAfter(errors.New("429 Too Many Requests"), d))
 		}
@@ -88,7 +89,7 @@ func TestFailedRecordsBackOff(t *testing.T) {
 		name    string
 		body    string
 		count   int
-		fn      sqsbatch.Func[order]
+		fn      handler.Func[order]
 		mod     func(*sqsbatch.Config)
 		fail    bool
 		want    time.Duration // 0: unchanged
@@ -112,7 +113,7 @@ func TestFailedRecordsBackOff(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f, ch, h := backoffFixture(t, c.fn, c.mod)
-			ch.fail = c.fail
+			ch.Fail = c.fail
 			m := receivedBody(c.body, c.count, "")
 			if c.old {
 				m.Attributes["SentTimestamp"] = strconv.FormatInt(time.Now().Add(-48*time.Hour).UnixMilli(), 10)
@@ -122,7 +123,7 @@ func TestFailedRecordsBackOff(t *testing.T) {
 				t.Fatalf("Handle: %v, %+v; want the record reported failed", err, resp)
 			}
 			line := recordLine(t, f, m.MessageId)
-			d, changed := ch.calls[m.ReceiptHandle]
+			d, changed := ch.Calls[m.ReceiptHandle]
 			switch {
 			case line["outcome"] != c.outcome:
 				t.Errorf("outcome %v, want %s", line["outcome"], c.outcome)
@@ -130,7 +131,7 @@ func TestFailedRecordsBackOff(t *testing.T) {
 				t.Errorf("visibility %v (changed %v), want %v", d, changed, c.want)
 			case changed && !strings.Contains(line["reason"].(string), "visible again in"):
 				t.Errorf("reason %q does not say when it comes back", line["reason"])
-			case c.fail && !strings.Contains(f.logs.String(), `"msg":"visibility"`):
+			case c.fail && !strings.Contains(f.Logs.String(), `"msg":"visibility"`):
 				t.Error("a failed change is not logged")
 			}
 		})
@@ -143,13 +144,13 @@ func TestFailedRecordsBackOff(t *testing.T) {
 		if _, err := h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{first, second, other}}); err != nil {
 			t.Fatal(err)
 		}
-		d1, d2 := ch.calls[first.ReceiptHandle], ch.calls[second.ReceiptHandle]
+		d1, d2 := ch.Calls[first.ReceiptHandle], ch.Calls[second.ReceiptHandle]
 		// c = min(15m, 40m) = 15m: 7m30s + 0.5 × 7m30s, rounded up.
 		if want := 11*time.Minute + 15*time.Second; d1 != want || d2 < want || d2 > want+time.Second {
 			t.Errorf("group g: %v then %v, want %v for both (the FIFO cap)", d1, d2, want)
 		}
-		if _, changed := ch.calls[other.ReceiptHandle]; changed || f.effectCount("o-3") != 1 || f.effectCount("o-2") != 0 {
-			t.Errorf("the other group was changed (%v) or the effects ran wrong: o-2 %d, o-3 %d", changed, f.effectCount("o-2"), f.effectCount("o-3"))
+		if _, changed := ch.Calls[other.ReceiptHandle]; changed || f.EffectCount("o-3") != 1 || f.EffectCount("o-2") != 0 {
+			t.Errorf("the other group was changed (%v) or the effects ran wrong: o-2 %d, o-3 %d", changed, f.EffectCount("o-2"), f.EffectCount("o-3"))
 		}
 	})
 	t.Run("healthy neighbour untouched", func(t *testing.T) {
@@ -157,11 +158,11 @@ func TestFailedRecordsBackOff(t *testing.T) {
 		bad, good := receivedBody(body("o-1", "fail"), 1, ""), receivedBody(body("o-2", ""), 1, "")
 		good.MessageId, good.ReceiptHandle = "m-2", "rh-m-2"
 		resp, err := h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{bad, good}})
-		if err != nil || len(resp.BatchItemFailures) != 1 || f.effectCount("o-2") != 1 {
+		if err != nil || len(resp.BatchItemFailures) != 1 || f.EffectCount("o-2") != 1 {
 			t.Fatalf("Handle: %v, %+v", err, resp)
 		}
-		if _, changed := ch.calls[good.ReceiptHandle]; changed || len(ch.calls) != 1 {
-			t.Errorf("changes %v; want the failed record's only", ch.calls)
+		if _, changed := ch.Calls[good.ReceiptHandle]; changed || len(ch.Calls) != 1 {
+			t.Errorf("changes %v; want the failed record's only", ch.Calls)
 		}
 	})
 }
@@ -177,30 +178,4 @@ func ExampleRetryAfter() {
 	_, err := charge(context.Background(), struct{ OrderID string }{"o-1"}, idempotency.Reservation{})
 	fmt.Println(err)
 	// Output: provider: 429 Too Many Requests (retry after 30s)
-}
-
-// TestFailedObjectsBackOff: an S3 notification is one message: it backs off
-// when one of its records failed, and is left alone when all succeeded.
-func TestFailedObjectsBackOff(t *testing.T) {
-	f := newFixture(t)
-	ch := &changes{}
-	cfg := f.config(contract.S3)
-	cfg.Visibility, cfg.MaxReceiveCount, cfg.Random = ch, 5, func() float64 { return 0 }
-	o := &objects{fail: map[string]bool{"b.csv": true}}
-	h := sqsbatch.NewObjects(f.guard, o.effect, cfg)
-	bad := received("x", 2, "")
-	bad.Body = s3Body(s3Rec{bucket: "in", key: "a.csv", eTag: "e1", sequencer: "01"}, s3Rec{bucket: "in", key: "b.csv", eTag: "e2", sequencer: "02"})
-	good := received("y", 2, "")
-	good.MessageId, good.ReceiptHandle = "m-good", "rh-m-good"
-	good.Body = s3Body(s3Rec{bucket: "in", key: "c.csv", eTag: "e3", sequencer: "03"})
-	resp, err := h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{bad, good}})
-	if err != nil || len(resp.BatchItemFailures) != 1 || resp.BatchItemFailures[0].ItemIdentifier != bad.MessageId {
-		t.Fatalf("Handle: %v, %+v", err, resp)
-	}
-	if d := ch.calls[bad.ReceiptHandle]; d != 10*time.Minute { // receive 2: c = 20m, floor 10m
-		t.Errorf("the notification with a failed record: visibility %v, want 10m", d)
-	}
-	if _, changed := ch.calls[good.ReceiptHandle]; changed {
-		t.Error("the notification whose records all succeeded was changed")
-	}
 }

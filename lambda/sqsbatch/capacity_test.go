@@ -35,8 +35,8 @@ func TestCapacityMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.guard = g
-	h := f.handler(contract.Raw)
+	f.Guard = g
+	h := f.Handler(contract.Raw)
 	ctx := context.Background()
 	if _, err := h.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{message(`{"orderId":"done","amount":1}`, contract.Raw)}}); err != nil {
 		t.Fatal(err)
@@ -53,7 +53,7 @@ func TestCapacityMetrics(t *testing.T) {
 		"WriteUnits": 4, "ReadUnits": 0, "ProcessedWriteUnits": 3, "ProcessedReadUnits": 0,
 		"DuplicateWriteUnits": 1, "DuplicateReadUnits": 0, "Processed": 1, "Duplicate": 2,
 	} {
-		if got := f.metric(t, name); got != want {
+		if got := f.Metric(t, name); got != want {
 			t.Errorf("%s = %v, want %v", name, got, want)
 		}
 	}

@@ -99,15 +99,15 @@ func TestHostileInput(t *testing.T) {
 			rec := message("", contract.Raw)
 			rec.Body = c.body
 			neighbour := message(`{"orderId":"neighbour","amount":1}`, contract.Envelope)
-			resp, err := f.handler(contract.Auto).Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{neighbour, rec}})
+			resp, err := f.Handler(contract.Auto).Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{neighbour, rec}})
 			if err != nil {
 				t.Fatalf("Handle: %v; a bad record must fail alone", err)
 			}
 			failed := failedIDs(resp)
-			if failed[neighbour.MessageId] || f.effectCount("neighbour") != 1 {
-				t.Fatalf("the neighbour failed=%v ran %d times; it must be processed once", failed[neighbour.MessageId], f.effectCount("neighbour"))
+			if failed[neighbour.MessageId] || f.EffectCount("neighbour") != 1 {
+				t.Fatalf("the neighbour failed=%v ran %d times; it must be processed once", failed[neighbour.MessageId], f.EffectCount("neighbour"))
 			}
-			line := f.logLine(t, rec.MessageId)
+			line := f.LogLine(t, rec.MessageId)
 			reason, _ := line["reason"].(string)
 			if line["outcome"] != c.outcome || !strings.Contains(reason, c.reason) {
 				t.Errorf("outcome %v (%s), want %s mentioning %q", line["outcome"], reason, c.outcome, c.reason)
@@ -115,8 +115,8 @@ func TestHostileInput(t *testing.T) {
 			if wantFailed := c.outcome != "processed"; failed[rec.MessageId] != wantFailed {
 				t.Errorf("reported failed=%v, want %v", failed[rec.MessageId], wantFailed)
 			}
-			if c.outcome == "bad_input" && f.store.calls() != 2 {
-				t.Errorf("bad input made %d store calls", f.store.calls()-2)
+			if c.outcome == "bad_input" && f.Store.Requests() != 2 {
+				t.Errorf("bad input made %d store calls", f.Store.Requests()-2)
 			}
 		})
 	}
@@ -133,18 +133,18 @@ func TestSameKeyOtherPayloadInOneBatch(t *testing.T) {
 		message(`{"orderId":"twin","amount":99}`, contract.Envelope),
 		message(`{"orderId":"neighbour","amount":1}`, contract.Raw),
 	}
-	resp, err := f.handler(contract.Auto).Handle(context.Background(), events.SQSEvent{Records: recs})
+	resp, err := f.Handler(contract.Auto).Handle(context.Background(), events.SQSEvent{Records: recs})
 	if err != nil {
 		t.Fatal(err)
 	}
 	outcomes := map[any]int{}
 	for _, r := range recs[:2] {
-		outcomes[f.logLine(t, r.MessageId)["outcome"]]++
+		outcomes[f.LogLine(t, r.MessageId)["outcome"]]++
 	}
-	if outcomes["processed"] != 1 || outcomes["mismatch"] != 1 || len(resp.BatchItemFailures) != 1 || f.effectCount("twin") != 1 {
-		t.Fatalf("outcomes %v, failures %v, effects %d: want one processed, one mismatch", outcomes, resp.BatchItemFailures, f.effectCount("twin"))
+	if outcomes["processed"] != 1 || outcomes["mismatch"] != 1 || len(resp.BatchItemFailures) != 1 || f.EffectCount("twin") != 1 {
+		t.Fatalf("outcomes %v, failures %v, effects %d: want one processed, one mismatch", outcomes, resp.BatchItemFailures, f.EffectCount("twin"))
 	}
-	if failedIDs(resp)[recs[2].MessageId] || f.effectCount("neighbour") != 1 {
+	if failedIDs(resp)[recs[2].MessageId] || f.EffectCount("neighbour") != 1 {
 		t.Fatal("the neighbour must be processed")
 	}
 }
@@ -159,13 +159,13 @@ func TestAuthorCodePanics(t *testing.T) {
 		}
 		return o.OrderID, nil
 	}
-	h := sqsbatch.New(f.guard, key, f.effect, f.config(contract.Raw))
+	h := sqsbatch.New(f.Guard, key, f.Effect, f.Config(contract.Raw))
 	recs := []events.SQSMessage{message(`{"orderId":"boom","amount":1}`, contract.Raw), message(`{"orderId":"neighbour","amount":1}`, contract.Raw)}
 	resp, err := h.Handle(context.Background(), events.SQSEvent{Records: recs})
 	if err != nil || len(resp.BatchItemFailures) != 1 || resp.BatchItemFailures[0].ItemIdentifier != recs[0].MessageId {
 		t.Fatalf("%v, %v: want the panicking record alone to fail", resp, err)
 	}
-	if line := f.logLine(t, recs[0].MessageId); line["outcome"] != "failed" || !strings.Contains(line["reason"].(string), "panic") {
+	if line := f.LogLine(t, recs[0].MessageId); line["outcome"] != "failed" || !strings.Contains(line["reason"].(string), "panic") {
 		t.Fatalf("log line %v: want failed with the panic", line)
 	}
 }
@@ -186,30 +186,30 @@ func TestResultTooLarge(t *testing.T) {
 		if err != nil || len(resp.BatchItemFailures) != 0 {
 			t.Fatalf("%v, %v: want both records processed", resp, err)
 		}
-		line := f.logLine(t, first.MessageId)
+		line := f.LogLine(t, first.MessageId)
 		if line["outcome"] != "processed" || line["level"] != "WARN" || !strings.Contains(line["reason"].(string), "exceeds the default MaxResultBytes") {
 			t.Fatalf("first delivery: %v; want processed, with a warning", line)
 		}
-		rec, err := f.store.Get(context.Background(), "charge#large")
+		rec, err := f.Store.Get(context.Background(), "charge#large")
 		if err != nil || rec == nil || rec.Status != idempotency.StatusCompleted || rec.Result != "" {
 			t.Fatalf("record %+v, %v: want COMPLETED without the result", rec, err)
 		}
 		again := message(body, contract.Raw)
 		resp, err = h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{again}})
-		if err != nil || len(resp.BatchItemFailures) != 0 || f.logLine(t, again.MessageId)["outcome"] != "duplicate" {
-			t.Fatalf("redelivery: %v, %v, %v: want a duplicate", resp, err, f.logLine(t, again.MessageId))
+		if err != nil || len(resp.BatchItemFailures) != 0 || f.LogLine(t, again.MessageId)["outcome"] != "duplicate" {
+			t.Fatalf("redelivery: %v, %v, %v: want a duplicate", resp, err, f.LogLine(t, again.MessageId))
 		}
 	}
 	t.Run("effect", func(t *testing.T) {
 		f := newFixture(t)
 		var runs atomic.Int32
-		h := sqsbatch.New(f.guard, orderKey, func(_ context.Context, o order, _ idempotency.Reservation) (string, error) {
+		h := sqsbatch.New(f.Guard, orderKey, func(_ context.Context, o order, _ idempotency.Reservation) (string, error) {
 			runs.Add(1)
 			if o.OrderID == "large" {
 				return big, nil
 			}
 			return "ok", nil
-		}, f.config(contract.Raw))
+		}, f.Config(contract.Raw))
 		check(t, f, h)
 		if runs.Load() != 2 { // "large" once, the neighbour once
 			t.Fatalf("the effect ran %d times, want 2", runs.Load())
@@ -218,13 +218,13 @@ func TestResultTooLarge(t *testing.T) {
 	t.Run("transactional", func(t *testing.T) {
 		f := newFixture(t)
 		var applied atomic.Int32
-		h := sqsbatch.NewTx(f.guard, orderKey, func(_ context.Context, o order, _ idempotency.Reservation) (any, string, error) {
+		h := sqsbatch.NewTx(f.Guard, orderKey, func(_ context.Context, o order, _ idempotency.Reservation) (any, string, error) {
 			result := "ok"
 			if o.OrderID == "large" {
 				result = big
 			}
 			return storetest.MemoryWrites(func() error { applied.Add(1); return nil }), result, nil
-		}, f.config(contract.Raw))
+		}, f.Config(contract.Raw))
 		check(t, f, h)
 		if applied.Load() != 2 {
 			t.Fatalf("%d writes applied, want 2: each record's once", applied.Load())

@@ -23,7 +23,7 @@ func handle(t *testing.T, f *fixture, h *sqsbatch.Handler[order], rec events.SQS
 	if failedIDs(resp)[neighbour.MessageId] {
 		t.Fatal("the neighbour failed")
 	}
-	return f.logLine(t, rec.MessageId)
+	return f.LogLine(t, rec.MessageId)
 }
 
 // TestLoneSurrogatesAreBadInput: encoding/json turns every lone UTF-16
@@ -50,18 +50,18 @@ func TestLoneSurrogatesAreBadInput(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFixture(t)
 			rec := message(c.body, contract.Raw)
-			line := handle(t, f, f.handler(contract.Auto), rec)
+			line := handle(t, f, f.Handler(contract.Auto), rec)
 			if reason, _ := line["reason"].(string); line["outcome"] != "bad_input" || !strings.Contains(reason, "surrogate") {
 				t.Errorf("outcome %v (%s), want bad_input naming the lone surrogate", line["outcome"], reason)
 			}
-			if got := f.store.calls() - 2; got != 0 {
+			if got := f.Store.Requests() - 2; got != 0 {
 				t.Errorf("%d store calls for bad input", got)
 			}
 		})
 	}
 	t.Run("two keys that decode alike stay two facts", func(t *testing.T) {
 		f := newFixture(t)
-		h := f.handler(contract.Raw)
+		h := f.Handler(contract.Raw)
 		first := handle(t, f, h, message(`{"orderId":"\ud800-1","amount":1}`, contract.Raw))
 		second := handle(t, f, h, message(`{"orderId":"\udbff-1","amount":1}`, contract.Raw))
 		if first["outcome"] == "processed" && second["outcome"] == "duplicate" {
@@ -70,7 +70,7 @@ func TestLoneSurrogatesAreBadInput(t *testing.T) {
 	})
 	t.Run("a valid pair is one character", func(t *testing.T) {
 		f := newFixture(t)
-		line := handle(t, f, f.handler(contract.Raw), message(`{"orderId":"\ud83d\ude00-1","amount":1}`, contract.Raw))
+		line := handle(t, f, f.Handler(contract.Raw), message(`{"orderId":"\ud83d\ude00-1","amount":1}`, contract.Raw))
 		if line["outcome"] != "processed" || line["key"] != "charge#\U0001F600-1" {
 			t.Fatalf("%v: want processed under the key charge#\U0001F600-1", line)
 		}
@@ -83,7 +83,7 @@ func TestLoneSurrogatesAreBadInput(t *testing.T) {
 // input, because which of its values counts is undefined.
 func TestNumbersAndDuplicateNamesThroughTheAdapter(t *testing.T) {
 	f := newFixture(t)
-	h := f.handler(contract.Raw)
+	h := f.Handler(contract.Raw)
 	// total is not decoded (order has no such field), so any number will
 	// do for the decoder; it is part of the fact all the same.
 	for i, body := range []string{`{"orderId":"n","amount":1,"total":5000}`, `{"orderId":"n","amount":1,"total":5000.0}`, `{"orderId":"n","amount":1,"total":5e3}`, `{"orderId":"n","amount":1,"total":0.5e4}`, `{"total":50E2,"amount":1,"orderId":"n"}`} {
@@ -92,16 +92,16 @@ func TestNumbersAndDuplicateNamesThroughTheAdapter(t *testing.T) {
 			t.Errorf("%s: %v, want %s", body, line, want)
 		}
 	}
-	before := f.store.calls()
+	before := f.Store.Requests()
 	rec := message(`{"orderId":"d","amount":1,"amount":1000}`, contract.Raw)
 	if _, err := h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec}}); err != nil {
 		t.Fatal(err)
 	}
-	line := f.logLine(t, rec.MessageId)
+	line := f.LogLine(t, rec.MessageId)
 	if reason, _ := line["reason"].(string); line["outcome"] != "bad_input" || !strings.Contains(reason, "duplicate") {
 		t.Errorf("duplicate member: %v, want bad_input", line)
 	}
-	if got := f.store.calls() - before; got != 0 {
+	if got := f.Store.Requests() - before; got != 0 {
 		t.Errorf("%d store calls for bad input", got)
 	}
 }

@@ -41,7 +41,7 @@ func TestInspectReadsWhatHandleJudges(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFixture(t)
-			h := sqsbatch.New(f.guard, orderKey, f.effect, f.config(contract.Auto))
+			h := sqsbatch.New(f.Guard, orderKey, f.Effect, f.Config(contract.Auto))
 			rec := events.SQSMessage{MessageId: "m-1", Body: c.body, Attributes: map[string]string{"SentTimestamp": strconv.FormatInt(sent.UnixMilli(), 10), "ApproximateReceiveCount": "1"}}
 			facts, err := h.Inspect(&rec)
 			var fact idempotency.Fact
@@ -54,8 +54,8 @@ func TestInspectReadsWhatHandleJudges(t *testing.T) {
 				t.Fatal(herr)
 			}
 			var line struct{ Key, Outcome string }
-			if err := json.Unmarshal([]byte(strings.Split(strings.TrimSpace(f.logs.String()), "\n")[0]), &line); err != nil {
-				t.Fatalf("%v: %s", err, f.logs.String())
+			if err := json.Unmarshal([]byte(strings.Split(strings.TrimSpace(f.Logs.String()), "\n")[0]), &line); err != nil {
+				t.Fatalf("%v: %s", err, f.Logs.String())
 			}
 			switch {
 			case c.bad && err == nil:
@@ -71,31 +71,5 @@ func TestInspectReadsWhatHandleJudges(t *testing.T) {
 				t.Errorf("Inspect's refusal %v is not bad input", err)
 			}
 		})
-	}
-}
-
-// TestInspectReadsEachRecordOfAnS3Message: an S3 notification's facts are
-// its records', each with the key the handler stores (ObjectKey, URL-decoded),
-// and S3's test event has none.
-func TestInspectReadsEachRecordOfAnS3Message(t *testing.T) {
-	f := newFixture(t)
-	h := f.objectsHandler(&objects{})
-	rec := events.SQSMessage{MessageId: "m-1", Attributes: map[string]string{"SentTimestamp": strconv.FormatInt(time.Now().UnixMilli(), 10)},
-		Body: s3Body(s3Rec{bucket: "uploads", key: "invoices/a+b.pdf", eTag: "e1", version: "v1", size: 3}, s3Rec{bucket: "uploads", key: "invoices/c.pdf", eTag: "e2", version: "v2", size: 4})}
-	facts, err := h.Inspect(&rec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var keys []string
-	for _, fact := range facts {
-		keys = append(keys, fact.Key)
-	}
-	want := []string{"charge#uploads/invoices/a b.pdf@v1", "charge#uploads/invoices/c.pdf@v2"}
-	if strings.Join(keys, "|") != strings.Join(want, "|") {
-		t.Errorf("Inspect = keys %q, want %q", keys, want)
-	}
-	rec.Body = s3TestEvent
-	if facts, err := h.Inspect(&rec); err != nil || len(facts) != 0 {
-		t.Errorf("the test event: %d facts, %v; want none", len(facts), err)
 	}
 }

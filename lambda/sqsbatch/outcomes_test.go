@@ -39,7 +39,7 @@ func TestOutcomeTable(t *testing.T) {
 	}
 	complete := func(id string, body string) func(t *testing.T, f *fixture) {
 		return func(t *testing.T, f *fixture) {
-			if _, err := f.guard.Do(context.Background(), id, []byte(body), func(context.Context, idempotency.Reservation) (string, error) { return "receipt-" + id, nil }); err != nil {
+			if _, err := f.Guard.Do(context.Background(), id, []byte(body), func(context.Context, idempotency.Reservation) (string, error) { return "receipt-" + id, nil }); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -48,9 +48,9 @@ func TestOutcomeTable(t *testing.T) {
 		{name: "new", id: "new", body: `{"orderId":"new","amount":10}`, outcome: "processed", calls: 2, effects: 1},
 		{name: "duplicate of a completed fact", id: "dup", prepare: complete("dup", `{"orderId":"dup","amount":10}`), body: `{"amount":10,"orderId":"dup"}`, outcome: "duplicate", calls: 1},
 		{name: "in progress elsewhere", id: "busy", prepare: func(t *testing.T, f *fixture) {
-			fact, _ := f.guard.Fact("busy", []byte(`{"orderId":"busy","amount":10}`))
+			fact, _ := f.Guard.Fact("busy", []byte(`{"orderId":"busy","amount":10}`))
 			now := time.Now()
-			if err := f.store.MemoryStore.Reserve(context.Background(), idempotency.Record{Key: fact.Key, Status: idempotency.StatusInProgress, Owner: "other-worker", LeaseUntil: now.Add(time.Minute), ExpiresAt: now.Add(time.Hour), PayloadHash: fact.Hash}, now); err != nil {
+			if err := f.Store.MemoryStore.Reserve(context.Background(), idempotency.Record{Key: fact.Key, Status: idempotency.StatusInProgress, Owner: "other-worker", LeaseUntil: now.Add(time.Minute), ExpiresAt: now.Add(time.Hour), PayloadHash: fact.Hash}, now); err != nil {
 				t.Fatal(err)
 			}
 		}, body: `{"orderId":"busy","amount":10}`, outcome: "in_progress", calls: 1, reason: "in progress elsewhere"},
@@ -73,13 +73,13 @@ func TestOutcomeTable(t *testing.T) {
 				if r.prepare != nil {
 					r.prepare(t, f)
 				}
-				before := f.store.calls()
+				before := f.Store.Requests()
 				rec := messageAt(r.body, d, time.Now().Add(-r.age))
 				if r.rawBody != "" {
 					rec.Body = r.rawBody
 				}
 				neighbour := message(`{"orderId":"neighbour","amount":1}`, d)
-				h := sqsbatch.New(f.guard, orderKey, f.effect, f.config(contract.Auto))
+				h := sqsbatch.New(f.Guard, orderKey, f.Effect, f.Config(contract.Auto))
 				resp, err := h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec, neighbour}})
 				if err != nil {
 					t.Fatalf("Handle: %v", err)
@@ -89,20 +89,20 @@ func TestOutcomeTable(t *testing.T) {
 				if failed[rec.MessageId] != wantFailed || failed[neighbour.MessageId] || len(failed) != map[bool]int{true: 1}[wantFailed] {
 					t.Fatalf("failures %v: record failed=%v, want %v; the neighbour must succeed", failed, failed[rec.MessageId], wantFailed)
 				}
-				if got := f.store.calls() - before - 2; got != r.calls {
+				if got := f.Store.Requests() - before - 2; got != r.calls {
 					t.Errorf("store calls for the record: %d, want %d", got, r.calls)
 				}
-				line := f.logLine(t, rec.MessageId)
+				line := f.LogLine(t, rec.MessageId)
 				if line["outcome"] != r.outcome {
 					t.Errorf("outcome %v, want %s (line %v)", line["outcome"], r.outcome, line)
 				}
 				if reason, _ := line["reason"].(string); !strings.Contains(reason, r.reason) {
 					t.Errorf("reason %q, want it to mention %q", reason, r.reason)
 				}
-				if r.id != "" && f.effectCount(r.id) != r.effects {
-					t.Errorf("effect ran %d times for %s, want %d", f.effectCount(r.id), r.id, r.effects)
+				if r.id != "" && f.EffectCount(r.id) != r.effects {
+					t.Errorf("effect ran %d times for %s, want %d", f.EffectCount(r.id), r.id, r.effects)
 				}
-				if f.effectCount("neighbour") != 1 || f.logLine(t, neighbour.MessageId)["outcome"] != "processed" {
+				if f.EffectCount("neighbour") != 1 || f.LogLine(t, neighbour.MessageId)["outcome"] != "processed" {
 					t.Error("the neighbour was not processed once")
 				}
 				metric := map[string]string{"processed": "Processed", "duplicate": "Duplicate", "in_progress": "InProgress", "failed": "Failed", "bad_input": "BadInput", "mismatch": "Mismatch", "expired": "Expired"}[r.outcome]
@@ -110,7 +110,7 @@ func TestOutcomeTable(t *testing.T) {
 				if r.outcome == "processed" {
 					want = 2
 				}
-				if got := f.metric(t, metric); got != want {
+				if got := f.Metric(t, metric); got != want {
 					t.Errorf("metric %s = %v, want %v", metric, got, want)
 				}
 			})
@@ -124,16 +124,16 @@ func TestSameFactTwiceInOneBatch(t *testing.T) {
 	f := newFixture(t)
 	body := `{"orderId":"o20","amount":10,"mode":"slow"}`
 	recs := []events.SQSMessage{message(body, contract.Envelope), message(body, contract.Raw), message(body, contract.Envelope)}
-	resp, err := f.handler(contract.Auto).Handle(context.Background(), events.SQSEvent{Records: recs})
+	resp, err := f.Handler(contract.Auto).Handle(context.Background(), events.SQSEvent{Records: recs})
 	if err != nil || len(resp.BatchItemFailures) != 0 {
 		t.Fatalf("%v, %v: all three must succeed", resp, err)
 	}
-	if f.effectCount("o20") != 1 || f.store.calls() != 2 || f.metric(t, "Duplicate") != 2 {
-		t.Fatalf("effects=%d store calls=%d duplicates=%v; want 1, 2 and 2", f.effectCount("o20"), f.store.calls(), f.metric(t, "Duplicate"))
+	if f.EffectCount("o20") != 1 || f.Store.Requests() != 2 || f.Metric(t, "Duplicate") != 2 {
+		t.Fatalf("effects=%d store calls=%d duplicates=%v; want 1, 2 and 2", f.EffectCount("o20"), f.Store.Requests(), f.Metric(t, "Duplicate"))
 	}
 	// When the first one fails, so do the others, and all are retried.
 	failing := `{"orderId":"o21","amount":10,"mode":"fail"}`
-	resp, _ = f.handler(contract.Auto).Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{message(failing, contract.Raw), message(failing, contract.Raw)}})
+	resp, _ = f.Handler(contract.Auto).Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{message(failing, contract.Raw), message(failing, contract.Raw)}})
 	if len(resp.BatchItemFailures) != 2 {
 		t.Fatalf("failures %v, want both records", resp.BatchItemFailures)
 	}
@@ -143,18 +143,18 @@ func TestSameFactTwiceInOneBatch(t *testing.T) {
 // record could be judged the handler returns an error.
 func TestStoreErrors(t *testing.T) {
 	f := newFixture(t)
-	f.store.Fail(errThrottled)
+	f.Store.Fail(errThrottled)
 	recs := []events.SQSMessage{message(`{"orderId":"a","amount":1}`, contract.Raw), message(`{"orderId":"b","amount":1}`, contract.Raw)}
-	_, err := f.handler(contract.Raw).Handle(context.Background(), events.SQSEvent{Records: recs})
+	_, err := f.Handler(contract.Raw).Handle(context.Background(), events.SQSEvent{Records: recs})
 	if err == nil || !strings.Contains(err.Error(), "throttled") {
 		t.Fatalf("err %v, want the batch to fail with the store's error", err)
 	}
-	if f.logLine(t, recs[0].MessageId)["outcome"] != "failed" {
+	if f.LogLine(t, recs[0].MessageId)["outcome"] != "failed" {
 		t.Error("a store error must be logged as failed")
 	}
 	// With one record judged (bad input), the batch reports item failures.
 	recs = append(recs, message(`not json`, contract.Raw))
-	resp, err := f.handler(contract.Raw).Handle(context.Background(), events.SQSEvent{Records: recs})
+	resp, err := f.Handler(contract.Raw).Handle(context.Background(), events.SQSEvent{Records: recs})
 	if err != nil || len(resp.BatchItemFailures) != 3 {
 		t.Fatalf("%v, %v; want three item failures and no error", resp, err)
 	}
@@ -164,17 +164,17 @@ func TestStoreErrors(t *testing.T) {
 // MinRemaining; none touches the store.
 func TestDeadlineTooNear(t *testing.T) {
 	f := newFixture(t)
-	cfg := f.config(contract.Raw)
+	cfg := f.Config(contract.Raw)
 	cfg.MinRemaining = time.Minute
-	h := sqsbatch.New(f.guard, orderKey, f.effect, cfg)
+	h := sqsbatch.New(f.Guard, orderKey, f.Effect, cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	recs := []events.SQSMessage{message(`{"orderId":"late","amount":1}`, contract.Raw)}
 	if _, err := h.Handle(ctx, events.SQSEvent{Records: recs}); err == nil {
 		t.Fatal("a batch with no record started must fail")
 	}
-	if f.store.calls() != 0 || f.effectCount("late") != 0 || f.logLine(t, recs[0].MessageId)["outcome"] != "not_started" {
-		t.Fatalf("store calls %d, effects %d: want none, logged not_started", f.store.calls(), f.effectCount("late"))
+	if f.Store.Requests() != 0 || f.EffectCount("late") != 0 || f.LogLine(t, recs[0].MessageId)["outcome"] != "not_started" {
+		t.Fatalf("store calls %d, effects %d: want none, logged not_started", f.Store.Requests(), f.EffectCount("late"))
 	}
 }
 
@@ -184,15 +184,15 @@ func TestDeadlineTooNear(t *testing.T) {
 // touches no store.
 func TestMinRemainingCoversTheFinishingBudget(t *testing.T) {
 	f := newFixture(t)
-	h := sqsbatch.New(f.guard, orderKey, f.effect, f.config(contract.Raw))
-	left := f.guard.FinishBudget() + contract.DefaultEffectTime/2
+	h := sqsbatch.New(f.Guard, orderKey, f.Effect, f.Config(contract.Raw))
+	left := f.Guard.FinishBudget() + contract.DefaultEffectTime/2
 	ctx, cancel := context.WithTimeout(context.Background(), left)
 	defer cancel()
 	recs := []events.SQSMessage{message(`{"orderId":"late","amount":1}`, contract.Raw)}
 	_, err := h.Handle(ctx, events.SQSEvent{Records: recs})
-	if err == nil || f.store.calls() != 0 || f.effectCount("late") != 0 || f.logLine(t, recs[0].MessageId)["outcome"] != "not_started" {
+	if err == nil || f.Store.Requests() != 0 || f.EffectCount("late") != 0 || f.LogLine(t, recs[0].MessageId)["outcome"] != "not_started" {
 		t.Fatalf("with %v left: %v, store calls %d, effects %d, log %v; want not_started, no store call and no effect",
-			left, err, f.store.calls(), f.effectCount("late"), f.logLine(t, recs[0].MessageId))
+			left, err, f.Store.Requests(), f.EffectCount("late"), f.LogLine(t, recs[0].MessageId))
 	}
 }
 
@@ -202,12 +202,12 @@ func TestFIFOGroupsRunInOrder(t *testing.T) {
 	f := newFixture(t)
 	var mu sync.Mutex
 	var ran []string
-	h := sqsbatch.New(f.guard, orderKey, func(ctx context.Context, o order, r idempotency.Reservation) (string, error) {
+	h := sqsbatch.New(f.Guard, orderKey, func(ctx context.Context, o order, r idempotency.Reservation) (string, error) {
 		mu.Lock()
 		ran = append(ran, o.OrderID)
 		mu.Unlock()
-		return f.effect(ctx, o, r)
-	}, f.config(contract.Raw))
+		return f.Effect(ctx, o, r)
+	}, f.Config(contract.Raw))
 	fifo := func(body, group string) events.SQSMessage {
 		m := message(body, contract.Raw)
 		m.EventSourceARN = "arn:aws:sqs:us-east-1:123456789012:charge.fifo"
@@ -236,7 +236,7 @@ func TestFIFOGroupsRunInOrder(t *testing.T) {
 	if _, ran := pos["a3"]; ran || pos["a1"] > pos["a2"] || pos["b1"] > pos["b2"] {
 		t.Fatalf("run order %v: groups must run in order and a3 must not run", ran)
 	}
-	if f.logLine(t, recs[4].MessageId)["outcome"] != "not_started" {
+	if f.LogLine(t, recs[4].MessageId)["outcome"] != "not_started" {
 		t.Error("a3 must be logged not_started")
 	}
 }
@@ -260,17 +260,17 @@ func TestFIFOConsumer(t *testing.T) {
 		f := newFixture(t)
 		var mu sync.Mutex
 		var ran []string
-		cfg := f.config(contract.Raw)
+		cfg := f.Config(contract.Raw)
 		cfg.FIFO = fifo
 		// Recorded as each effect ends: a slow first record of a group
 		// that ran beside its successor would end after it.
-		h := sqsbatch.New(f.guard, orderKey, func(ctx context.Context, o order, r idempotency.Reservation) (string, error) {
+		h := sqsbatch.New(f.Guard, orderKey, func(ctx context.Context, o order, r idempotency.Reservation) (string, error) {
 			defer func() {
 				mu.Lock()
 				ran = append(ran, o.OrderID)
 				mu.Unlock()
 			}()
-			return f.effect(ctx, o, r)
+			return f.Effect(ctx, o, r)
 		}, cfg)
 		resp, err := h.Handle(context.Background(), events.SQSEvent{Records: recs})
 		if err != nil {
@@ -304,7 +304,7 @@ func TestFIFOConsumer(t *testing.T) {
 		if !before(ran, "a1", "a2") || slices.Contains(ran, "b2") {
 			t.Fatalf("run order %v: a1 before a2, and b2 not run", ran)
 		}
-		if f.logLine(t, recs[3].MessageId)["outcome"] != "not_started" {
+		if f.LogLine(t, recs[3].MessageId)["outcome"] != "not_started" {
 			t.Error("b2 must be logged not_started")
 		}
 	})
@@ -322,9 +322,9 @@ func TestFIFOConsumer(t *testing.T) {
 		if !before(ran, "n1", "n2") || slices.Contains(ran, "n3") || !slices.Contains(ran, "g1") {
 			t.Fatalf("run order %v: n1 before n2, n3 not run, g1 run", ran)
 		}
-		f.mu.Lock()
-		logs := f.logs.String()
-		f.mu.Unlock()
+		f.Mu.Lock()
+		logs := f.Logs.String()
+		f.Mu.Unlock()
 		if !strings.Contains(logs, `"msg":"fifo"`) || !strings.Contains(logs, `"records":3`) {
 			t.Errorf("no warning about the 3 records without a MessageGroupId:\n%s", logs)
 		}
@@ -344,10 +344,10 @@ func TestFIFOConsumer(t *testing.T) {
 // TestConcurrencyBound: no more records run at once than Concurrency.
 func TestConcurrencyBound(t *testing.T) {
 	f := newFixture(t)
-	cfg := f.config(contract.Raw)
+	cfg := f.Config(contract.Raw)
 	cfg.Concurrency = 3
 	var running, peak atomic.Int32
-	h := sqsbatch.New(f.guard, orderKey, func(ctx context.Context, o order, r idempotency.Reservation) (string, error) {
+	h := sqsbatch.New(f.Guard, orderKey, func(ctx context.Context, o order, r idempotency.Reservation) (string, error) {
 		n := running.Add(1)
 		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
 		}
@@ -414,17 +414,17 @@ func TestConcurrencyOne(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFixture(t)
-			cfg := f.config(contract.Raw)
+			cfg := f.Config(contract.Raw)
 			cfg.Concurrency = 1
 			caller := goroutineID()
 			var effects []string // no lock: the records run on this goroutine
-			h := sqsbatch.New(f.guard, orderKey, func(ctx context.Context, o order, r idempotency.Reservation) (string, error) {
+			h := sqsbatch.New(f.Guard, orderKey, func(ctx context.Context, o order, r idempotency.Reservation) (string, error) {
 				if id := goroutineID(); id != caller {
 					t.Errorf("the effect of %s ran on goroutine %s, not on the caller's (%s)", o.OrderID, id, caller)
 				}
 				effects = append(effects, "+"+o.OrderID)
 				defer func() { effects = append(effects, "-"+o.OrderID) }()
-				return f.effect(ctx, o, r)
+				return f.Effect(ctx, o, r)
 			}, cfg)
 			var recs []events.SQSMessage
 			for _, r := range c.recs {
@@ -454,7 +454,7 @@ func TestConcurrencyOne(t *testing.T) {
 				t.Errorf("failures %v, want %v", got, want)
 			}
 			for i, outcome := range c.logged {
-				if l := f.logLine(t, recs[i].MessageId); l["outcome"] != outcome {
+				if l := f.LogLine(t, recs[i].MessageId); l["outcome"] != outcome {
 					t.Errorf("record %d (%s) logged %v, want %s", i, c.recs[i][0], l["outcome"], outcome)
 				}
 			}
@@ -476,20 +476,20 @@ func goroutineID() string {
 func TestTransactionalCalls(t *testing.T) {
 	f := newFixture(t)
 	var balance int
-	h := sqsbatch.NewTx(f.guard, orderKey, func(ctx context.Context, o order, r idempotency.Reservation) (any, string, error) {
+	h := sqsbatch.NewTx(f.Guard, orderKey, func(ctx context.Context, o order, r idempotency.Reservation) (any, string, error) {
 		return storetest.MemoryWrites(func() error { balance += o.Amount; return nil }), "credited", nil
-	}, f.config(contract.Raw))
+	}, f.Config(contract.Raw))
 	body := `{"orderId":"w1","amount":10}`
 	for i, want := range []string{"processed", "duplicate"} {
 		rec := message(body, contract.Raw)
-		before := f.store.calls()
+		before := f.Store.Requests()
 		if resp, err := h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec}}); err != nil || len(resp.BatchItemFailures) != 0 {
 			t.Fatal(resp, err)
 		}
-		if got := f.store.calls() - before; got != 1 || f.store.Calls(storespy.OpCommit) != i+1 {
-			t.Errorf("%s: %d store calls (%d commits), want 1 commit", want, got, f.store.Calls(storespy.OpCommit))
+		if got := f.Store.Requests() - before; got != 1 || f.Store.Calls(storespy.OpCommit) != i+1 {
+			t.Errorf("%s: %d store calls (%d commits), want 1 commit", want, got, f.Store.Calls(storespy.OpCommit))
 		}
-		if got := f.logLine(t, rec.MessageId)["outcome"]; got != want {
+		if got := f.LogLine(t, rec.MessageId)["outcome"]; got != want {
 			t.Errorf("outcome %v, want %s", got, want)
 		}
 	}
@@ -497,12 +497,12 @@ func TestTransactionalCalls(t *testing.T) {
 		t.Fatalf("balance %d, want 10", balance)
 	}
 	// A write refused by its own condition is the effect's failure.
-	rejecting := sqsbatch.NewTx(f.guard, orderKey, func(ctx context.Context, o order, r idempotency.Reservation) (any, string, error) {
+	rejecting := sqsbatch.NewTx(f.Guard, orderKey, func(ctx context.Context, o order, r idempotency.Reservation) (any, string, error) {
 		return storetest.MemoryWrites(func() error { return errors.New("insufficient funds") }), "", nil
-	}, f.config(contract.Raw))
+	}, f.Config(contract.Raw))
 	rec := message(`{"orderId":"w2","amount":10}`, contract.Raw)
 	resp, _ := rejecting.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec}})
-	if len(resp.BatchItemFailures) != 1 || !strings.Contains(f.logLine(t, rec.MessageId)["reason"].(string), "insufficient funds") {
+	if len(resp.BatchItemFailures) != 1 || !strings.Contains(f.LogLine(t, rec.MessageId)["reason"].(string), "insufficient funds") {
 		t.Fatalf("rejected transaction: %v", resp)
 	}
 }

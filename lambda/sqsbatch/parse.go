@@ -10,6 +10,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/jsonesc"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/queue"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
@@ -18,21 +19,7 @@ type envelope struct {
 	Type      string          `json:"Type"`
 	TopicArn  string          `json:"TopicArn"`
 	Message   json.RawMessage `json:"Message"`
-	Timestamp snsTime         `json:"Timestamp"`
-}
-
-// snsTime is an envelope's Timestamp, the time SNS accepted the Publish
-// (RFC 3339, to the millisecond). A Timestamp that does not parse leaves it
-// zero, the record's origin then being SQS's SentTimestamp: it does not make
-// the envelope bad input, nor the body a raw message.
-type snsTime struct{ time.Time }
-
-func (t *snsTime) UnmarshalJSON(b []byte) error {
-	var v time.Time
-	if v.UnmarshalJSON(b) == nil {
-		t.Time = v
-	}
-	return nil
+	Timestamp queue.Time      `json:"Timestamp"`
 }
 
 // Parse returns the business message carried by an SQS body: the body
@@ -45,15 +32,11 @@ func (t *snsTime) UnmarshalJSON(b []byte) error {
 // messages into one. (Lone surrogates in the message itself are found by
 // idempotency.Guard.Fact.)
 //
-// For EventBridge it is ParseEvent (the event's detail). An S3 notification
-// carries one fact per record: Parse refuses the S3 delivery, and
-// ParseObjects reads it.
+// An EventBridge event or an S3 notification is not read here: see
+// packages eventbridge and s3event.
 func Parse(body []byte, d contract.Delivery) ([]byte, error) {
-	switch d {
-	case contract.EventBridge:
-		return ParseEvent(body)
-	case contract.S3:
-		return nil, fmt.Errorf("sqsbatch.Parse reads one message, and an S3 notification carries one per record: use ParseObjects")
+	if d == contract.EventBridge || d == contract.S3 {
+		return nil, fmt.Errorf("sqsbatch.Parse reads SNS envelopes and raw messages, not delivery %q: see package eventbridge or s3event", d)
 	}
 	msg, _, err := parse(body, d)
 	return msg, err

@@ -18,11 +18,11 @@ func TestHashedKeysAreNotStoredOrLogged(t *testing.T) {
 	cfg := idempotency.Config{Namespace: "charge", KeySecret: []byte(strings.Repeat("s3cr3t-", 6))}
 	var err error
 	f := newFixture(t)
-	if f.guard, err = idempotency.NewGuard(f.store, cfg); err != nil {
+	if f.Guard, err = idempotency.NewGuard(f.Store, cfg); err != nil {
 		t.Fatal(err)
 	}
 	var downstream []string
-	h := sqsbatch.New(f.guard, orderKey, func(ctx context.Context, o order, r idempotency.Reservation) (string, error) {
+	h := sqsbatch.New(f.Guard, orderKey, func(ctx context.Context, o order, r idempotency.Reservation) (string, error) {
 		if o.OrderID == email {
 			downstream = append(downstream, r.Key)
 		}
@@ -30,15 +30,15 @@ func TestHashedKeysAreNotStoredOrLogged(t *testing.T) {
 			return "", context.DeadlineExceeded
 		}
 		return "ok", nil
-	}, f.config(contract.Raw))
+	}, f.Config(contract.Raw))
 	first := handle(t, f, h, message(`{"orderId":"`+email+`","amount":1,"mode":"fail"}`, contract.Raw))
 	second := handle(t, f, h, message(`{"orderId":"`+email+`","amount":1,"mode":"fail"}`, contract.Raw))
 	if first["outcome"] != "failed" || second["outcome"] != "failed" {
 		t.Fatalf("outcomes %v, %v: want two failed deliveries", first["outcome"], second["outcome"])
 	}
-	f.mu.Lock()
-	logs := f.logs.String()
-	f.mu.Unlock()
+	f.Mu.Lock()
+	logs := f.Logs.String()
+	f.Mu.Unlock()
 	if strings.Contains(logs, email) {
 		t.Errorf("the log holds the business key:\n%s", logs)
 	}
@@ -52,14 +52,14 @@ func TestHashedKeysAreNotStoredOrLogged(t *testing.T) {
 	if line := handle(t, f, h, rec); line["outcome"] != "processed" {
 		t.Fatalf("%v", line)
 	}
-	if stored, _ := f.store.Get(context.Background(), downstream[0]); stored == nil || stored.Status != idempotency.StatusCompleted {
+	if stored, _ := f.Store.Get(context.Background(), downstream[0]); stored == nil || stored.Status != idempotency.StatusCompleted {
 		t.Fatalf("no completed record under the hashed key %s", downstream[0])
 	}
-	if stored, _ := f.store.Get(context.Background(), "charge#"+email); stored != nil {
+	if stored, _ := f.Store.Get(context.Background(), "charge#"+email); stored != nil {
 		t.Fatalf("a record is stored under the business key: %+v", stored)
 	}
 	cfg.KeySecret = []byte("short")
-	if _, err = idempotency.NewGuard(f.store, cfg); err == nil || !strings.Contains(err.Error(), "32") {
+	if _, err = idempotency.NewGuard(f.Store, cfg); err == nil || !strings.Contains(err.Error(), "32") {
 		t.Errorf("a 5-byte secret: %v, want it refused (at least 32 bytes)", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/queue/queuetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
@@ -40,7 +41,7 @@ func TestSameMessageTwiceInABatch(t *testing.T) {
 					recs = append(recs, message(fmt.Sprintf(`{"orderId":"other-%d","amount":1}`, i), contract.Raw))
 				}
 				recs = append(recs, rec) // the same message again, last
-				resp, err := f.handler(contract.Raw).Handle(context.Background(), events.SQSEvent{Records: recs})
+				resp, err := f.Handler(contract.Raw).Handle(context.Background(), events.SQSEvent{Records: recs})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -55,17 +56,17 @@ func TestSameMessageTwiceInABatch(t *testing.T) {
 				if c.metric == "Processed" {
 					count += float64(size - 2) // and the others
 				}
-				if got := f.metric(t, c.metric); got != count {
+				if got := f.Metric(t, c.metric); got != count {
 					t.Errorf("%s = %v, want %v: the message counted once", c.metric, got, count)
 				}
-				if got := f.metric(t, "Duplicate"); got != 0 {
+				if got := f.Metric(t, "Duplicate"); got != 0 {
 					t.Errorf("Duplicate = %v: the copy of the message was counted", got)
 				}
-				if c.metric == "Processed" && f.effectCount("p") != 1 {
-					t.Errorf("effect ran %d times", f.effectCount("p"))
+				if c.metric == "Processed" && f.EffectCount("p") != 1 {
+					t.Errorf("effect ran %d times", f.EffectCount("p"))
 				}
-				if !strings.Contains(f.logs.String(), `"msg":"duplicate_message_id"`) || strings.Count(f.logs.String(), `"message_id":"`+rec.MessageId+`"`) != 1 {
-					t.Errorf("want one record line for the message and one duplicate_message_id warning:\n%s", f.logs.String())
+				if !strings.Contains(f.Logs.String(), `"msg":"duplicate_message_id"`) || strings.Count(f.Logs.String(), `"message_id":"`+rec.MessageId+`"`) != 1 {
+					t.Errorf("want one record line for the message and one duplicate_message_id warning:\n%s", f.Logs.String())
 				}
 			})
 		}
@@ -81,21 +82,21 @@ func TestEmptyKeyLine(t *testing.T) {
 	type withID struct {
 		MessageID string `json:"messageId"`
 	}
-	h := sqsbatch.New(f.guard, func(m withID) (string, error) { return m.MessageID, nil },
-		func(context.Context, withID, idempotency.Reservation) (string, error) { return "", nil }, f.config(contract.Raw))
+	h := sqsbatch.New(f.Guard, func(m withID) (string, error) { return m.MessageID, nil },
+		func(context.Context, withID, idempotency.Reservation) (string, error) { return "", nil }, f.Config(contract.Raw))
 	rec := message(`{"orderId":"o1","amount":1}`, contract.Raw)
 	if _, err := h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec}}); err != nil {
 		t.Fatal(err)
 	}
-	line := f.logLine(t, rec.MessageId)
+	line := f.LogLine(t, rec.MessageId)
 	reason, _ := line["reason"].(string)
 	for _, want := range []string{"the key function returned an empty key", "Keys come from the business message", "never from the transport's ids", "a message id field the business message does not carry"} {
 		if !strings.Contains(reason, want) {
 			t.Errorf("reason %q does not say %q", reason, want)
 		}
 	}
-	if line["outcome"] != "bad_input" || f.store.calls() != 0 {
-		t.Errorf("outcome %v, %d store calls: want bad_input and none", line["outcome"], f.store.calls())
+	if line["outcome"] != "bad_input" || f.Store.Requests() != 0 {
+		t.Errorf("outcome %v, %d store calls: want bad_input and none", line["outcome"], f.Store.Requests())
 	}
 }
 
@@ -119,7 +120,7 @@ func TestNotStartedOnTheLastReceive(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFixture(t)
-			cfg := f.config(contract.Raw)
+			cfg := f.Config(contract.Raw)
 			cfg.FIFO = true
 			cfg.MaxReceiveCount = c.maxReceiveCount
 			recs := []events.SQSMessage{message(`{"orderId":"a1","amount":1,"mode":"fail"}`, contract.Raw), message(`{"orderId":"a2","amount":1}`, contract.Raw)}
@@ -127,14 +128,14 @@ func TestNotStartedOnTheLastReceive(t *testing.T) {
 				recs[i].Attributes["MessageGroupId"] = "A"
 				recs[i].Attributes["ApproximateReceiveCount"] = c.receiveCount
 			}
-			if _, err := sqsbatch.New(f.guard, orderKey, f.effect, cfg).Handle(context.Background(), events.SQSEvent{Records: recs}); err != nil {
+			if _, err := sqsbatch.New(f.Guard, orderKey, f.Effect, cfg).Handle(context.Background(), events.SQSEvent{Records: recs}); err != nil {
 				t.Fatal(err)
 			}
-			line := f.logLine(t, recs[1].MessageId)
+			line := f.LogLine(t, recs[1].MessageId)
 			if line["outcome"] != "not_started" || line["level"] != c.level {
 				t.Fatalf("line %v, want not_started at %s", line, c.level)
 			}
-			if got := f.metric(t, outcome.MetricDeadLetteredUnstarted); got != c.counted {
+			if got := f.Metric(t, outcome.MetricDeadLetteredUnstarted); got != c.counted {
 				t.Errorf("%s = %v, want %v", outcome.MetricDeadLetteredUnstarted, got, c.counted)
 			}
 			if reason, _ := line["reason"].(string); (c.counted > 0) != strings.Contains(reason, "without its effect ever having run") {
@@ -146,7 +147,7 @@ func TestNotStartedOnTheLastReceive(t *testing.T) {
 
 // leaseLosingStore is a store on which every complete finds the record
 // taken over by a newer reservation.
-type leaseLosingStore struct{ *countingStore }
+type leaseLosingStore struct{ *queuetest.CountingStore }
 
 func (s leaseLosingStore) Complete(context.Context, idempotency.Record) error {
 	return idempotency.ErrLeaseLost
@@ -157,15 +158,15 @@ func (s leaseLosingStore) Complete(context.Context, idempotency.Record) error {
 // it survives LogLevel ERROR.
 func TestLeaseLostIsAnError(t *testing.T) {
 	f := newFixture(t)
-	g, err := idempotency.NewGuard(leaseLosingStore{f.store}, idempotency.Config{Namespace: "charge"})
+	g, err := idempotency.NewGuard(leaseLosingStore{f.Store}, idempotency.Config{Namespace: "charge"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	rec := message(`{"orderId":"o1","amount":1}`, contract.Raw)
-	if _, err := sqsbatch.New(g, orderKey, f.effect, f.config(contract.Raw)).Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec}}); err != nil {
+	if _, err := sqsbatch.New(g, orderKey, f.Effect, f.Config(contract.Raw)).Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec}}); err != nil {
 		t.Fatal(err)
 	}
-	if line := f.logLine(t, rec.MessageId); line["outcome"] != "lease_lost" || line["level"] != "ERROR" {
+	if line := f.LogLine(t, rec.MessageId); line["outcome"] != "lease_lost" || line["level"] != "ERROR" {
 		t.Fatalf("line %v, want lease_lost at ERROR", line)
 	}
 }
@@ -203,13 +204,13 @@ func TestMetricsLineSurvivesLogLevelFiltering(t *testing.T) {
 	}
 	for _, level := range []string{"DEBUG", "INFO", "WARN", "ERROR", "FATAL"} {
 		f := newFixture(t)
-		cfg := f.config(contract.Raw)
+		cfg := f.Config(contract.Raw)
 		cfg.MetricsLevel = level
 		before := time.Now().Truncate(time.Millisecond)
-		if _, err := sqsbatch.New(f.guard, orderKey, f.effect, cfg).Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{message(`{"orderId":"o1","amount":1}`, contract.Raw)}}); err != nil {
+		if _, err := sqsbatch.New(f.Guard, orderKey, f.Effect, cfg).Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{message(`{"orderId":"o1","amount":1}`, contract.Raw)}}); err != nil {
 			t.Fatal(err)
 		}
-		line := []byte(strings.TrimSpace(f.metrics.String()))
+		line := []byte(strings.TrimSpace(f.Metrics.String()))
 		if got := lambdaLevel(line); got != level {
 			t.Errorf("MetricsLevel %s: Lambda reads the metrics line as %s: %s", level, got, line)
 		}

@@ -16,10 +16,10 @@ import (
 func TestKeyedMismatchLogsNoCheckableHash(t *testing.T) {
 	f := newFixture(t)
 	var err error
-	if f.guard, err = idempotency.NewGuard(f.store, idempotency.Config{Namespace: "charge", KeySecret: []byte(strings.Repeat("k", 32))}); err != nil {
+	if f.Guard, err = idempotency.NewGuard(f.Store, idempotency.Config{Namespace: "charge", KeySecret: []byte(strings.Repeat("k", 32))}); err != nil {
 		t.Fatal(err)
 	}
-	h := f.handler(contract.Raw)
+	h := f.Handler(contract.Raw)
 	first, reused := `{"orderId":"jane.doe@example.com","amount":1}`, `{"orderId":"jane.doe@example.com","amount":2}`
 	if line := handle(t, f, h, message(first, contract.Raw)); line["outcome"] != "processed" {
 		t.Fatalf("%v", line)
@@ -28,9 +28,9 @@ func TestKeyedMismatchLogsNoCheckableHash(t *testing.T) {
 	if line["outcome"] != "mismatch" {
 		t.Fatalf("%v, want a mismatch", line)
 	}
-	f.mu.Lock()
-	logs := f.logs.String()
-	f.mu.Unlock()
+	f.Mu.Lock()
+	logs := f.Logs.String()
+	f.Mu.Unlock()
 	for _, p := range []string{first, reused} {
 		for _, h := range storetest.CheckableHashes([]byte(p)) {
 			if strings.Contains(logs, h) {

@@ -5,21 +5,11 @@ import (
 	"testing"
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/queue/queuetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
-// sized returns an order message of exactly n bytes for orderID whose pad is
-// made of escaped quotes: the worst case for an SNS envelope, which escapes
-// each of their two bytes again, so that the body is about twice the message.
-func sized(t *testing.T, orderID string, n int) string {
-	t.Helper()
-	head, tail := `{"orderId":"`+orderID+`","amount":1,"pad":"`, `"}`
-	room := n - len(head) - len(tail)
-	if room < 0 {
-		t.Fatalf("no room for a %d-byte message", n)
-	}
-	return head + strings.Repeat(`\"`, room/2) + strings.Repeat("x", room%2) + tail
-}
+var sized = queuetest.Sized
 
 // TestMessageSizeLimitIgnoresTheEnvelope: the limit is about the business
 // message, whatever its delivery wraps around it. With the default limit
@@ -43,7 +33,7 @@ func TestMessageSizeLimitIgnoresTheEnvelope(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFixture(t)
 			rec := message(sized(t, "big", c.size), c.d)
-			line := handle(t, f, f.handler(contract.Auto), rec)
+			line := handle(t, f, f.Handler(contract.Auto), rec)
 			reason, _ := line["reason"].(string)
 			if line["outcome"] != c.outcome {
 				t.Fatalf("message of %d bytes in a body of %d: outcome %v (%s), want %s", c.size, len(rec.Body), line["outcome"], reason, c.outcome)
@@ -72,10 +62,10 @@ func TestLargestMessagePerDelivery(t *testing.T) {
 		t.Run(string(c.d), func(t *testing.T) {
 			for _, size := range []int{c.limit, c.limit + 1} {
 				f := newFixture(t)
-				cfg := f.config(contract.Auto)
+				cfg := f.Config(contract.Auto)
 				cfg.MaxMessageBytes = c.limit
 				rec := message(sized(t, "largest", size), c.d)
-				line := handle(t, f, sqsbatch.New(f.guard, orderKey, f.effect, cfg), rec)
+				line := handle(t, f, sqsbatch.New(f.Guard, orderKey, f.Effect, cfg), rec)
 				want := map[bool]string{true: "processed", false: "bad_input"}[size == c.limit]
 				if line["outcome"] != want {
 					t.Fatalf("message of %d bytes in a body of %d: %v (%v), want %s", size, len(rec.Body), line["outcome"], line["reason"], want)

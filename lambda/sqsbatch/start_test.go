@@ -28,22 +28,43 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/queue/queuetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
-// settings are valid settings that differ from the defaults.
-func settings() contract.Settings {
-	s := contract.Defaults(30 * time.Second)
-	s.Table, s.Namespace, s.Consumer = "idempotency", "charge", "ChargeOrder"
-	s.Delivery = contract.Raw
-	s.Window = time.Hour
-	s.BackoffBase, s.BackoffCap = 2*time.Minute, 10*time.Minute // a retry horizon (24m) within the hour
-	return s
+var (
+	settings = queuetest.Settings
+	getenv   = queuetest.Getenv
+)
+
+// TestFromEnvRefusesAnotherSourcesDelivery: a contract of an EventBridge
+// rule's or an S3 bucket's delivery names the entry point to use.
+func TestFromEnvRefusesAnotherSourcesDelivery(t *testing.T) {
+	for _, d := range []contract.Delivery{contract.EventBridge, contract.S3} {
+		s := settings()
+		s.Delivery = d
+		_, err := sqsbatch.FromEnv(orderKey, func(context.Context, order, idempotency.Reservation) (string, error) { return "", nil },
+			getenv(s.Encode()), handler.WithStore(storetest.NewMemoryStore()))
+		if err == nil || !strings.Contains(err.Error(), contract.DeliveryVar) || !strings.Contains(err.Error(), "eventbridge.Start") {
+			t.Errorf("delivery %s: %v", d, err)
+		}
+	}
 }
 
-func getenv(env map[string]string) handler.Option {
-	return handler.WithGetenv(func(k string) string { return env[k] })
+// TestNewRefusesAnotherSourcesDelivery: a handler built with New and the
+// delivery of an EventBridge rule or an S3 bucket reads no body as a raw
+// message: it fails the invocation, naming the package to use, and runs
+// nothing.
+func TestNewRefusesAnotherSourcesDelivery(t *testing.T) {
+	for _, d := range []contract.Delivery{contract.EventBridge, contract.S3} {
+		f := newFixture(t)
+		rec := message(`{"orderId":"o-1","amount":5}`, contract.Raw)
+		_, err := f.Handler(d).Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec}})
+		if !errors.Is(err, outcome.ErrMisconfigured) || !strings.Contains(err.Error(), "package eventbridge or s3event") || f.EffectCount("o-1") != 0 {
+			t.Errorf("delivery %s: %v, effect ran %d times", d, err, f.EffectCount("o-1"))
+		}
+	}
 }
 
 // TestNewRunsTheContractsSettings: the handler built from an encoded

@@ -20,25 +20,25 @@ import (
 func TestTakeoverIsLogged(t *testing.T) {
 	f := newFixture(t)
 	body := `{"orderId":"o-crashed","amount":1}`
-	fact, err := f.guard.Fact("o-crashed", []byte(body))
+	fact, err := f.Guard.Fact("o-crashed", []byte(body))
 	if err != nil {
 		t.Fatal(err)
 	}
 	now := time.Now()
 	crashed := idempotency.Record{Key: fact.Key, Status: idempotency.StatusInProgress, Owner: "crashed-worker", LeaseUntil: now.Add(-time.Minute).Truncate(time.Millisecond),
 		ExpiresAt: now.Add(time.Hour), TTL: now.Add(2 * time.Hour), PayloadHash: fact.Hash}
-	if err := f.store.MemoryStore.Reserve(context.Background(), crashed, now.Add(-2*time.Minute)); err != nil {
+	if err := f.Store.MemoryStore.Reserve(context.Background(), crashed, now.Add(-2*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	h := f.handler(contract.Raw)
+	h := f.Handler(contract.Raw)
 	rec := message(body, contract.Raw)
 	resp, err := h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec, message(`{"orderId":"neighbour","amount":1}`, contract.Raw)}})
 	if err != nil || len(resp.BatchItemFailures) != 0 {
 		t.Fatalf("%+v, %v; want both processed", resp, err)
 	}
 	var takeovers []map[string]any
-	f.mu.Lock()
-	for _, l := range strings.Split(strings.TrimSpace(f.logs.String()), "\n") {
+	f.Mu.Lock()
+	for _, l := range strings.Split(strings.TrimSpace(f.Logs.String()), "\n") {
 		var m map[string]any
 		if json.Unmarshal([]byte(l), &m) != nil {
 			continue
@@ -50,7 +50,7 @@ func TestTakeoverIsLogged(t *testing.T) {
 			t.Errorf("record line %v, want processed", m)
 		}
 	}
-	f.mu.Unlock()
+	f.Mu.Unlock()
 	if len(takeovers) != 1 {
 		t.Fatalf("%d takeover lines, want 1 (the neighbour, a new fact, logs none)", len(takeovers))
 	}

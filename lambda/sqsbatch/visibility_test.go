@@ -3,10 +3,7 @@ package sqsbatch_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,65 +11,29 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/queue/queuetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
 // changes records the visibility changes the handler asks for.
-type changes struct {
-	mu    sync.Mutex
-	calls map[string]time.Duration // by receipt handle
-	fail  bool
-	queue time.Duration // the queue's visibility timeout (default 30s)
-}
-
-func (c *changes) QueueVisibility(context.Context, string) (time.Duration, error) {
-	if c.queue == 0 {
-		return 30 * time.Second, nil
-	}
-	return c.queue, nil
-}
-
-func (c *changes) ChangeVisibility(_ context.Context, queueARN, handle string, d time.Duration) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.fail {
-		return errors.New("AccessDenied")
-	}
-	if queueARN == "" {
-		return errors.New("no queue")
-	}
-	if c.calls == nil {
-		c.calls = map[string]time.Duration{}
-	}
-	c.calls[handle] = d
-	return nil
-}
+type changes = queuetest.Changes
 
 // holdFact reserves the fact of order id for another worker until lease.
 func holdFact(t *testing.T, f *fixture, id string, lease time.Time) {
 	t.Helper()
-	fact, err := f.guard.Fact(id, []byte(`{"orderId":"`+id+`","amount":5}`))
+	fact, err := f.Guard.Fact(id, []byte(`{"orderId":"`+id+`","amount":5}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	now := time.Now()
 	rec := idempotency.Record{Key: fact.Key, Status: idempotency.StatusInProgress, Owner: "other-worker", LeaseUntil: lease.Truncate(time.Millisecond),
 		ExpiresAt: now.Add(time.Hour), TTL: now.Add(2 * time.Hour), PayloadHash: fact.Hash}
-	if err := f.store.MemoryStore.Reserve(context.Background(), rec, now); err != nil {
+	if err := f.Store.MemoryStore.Reserve(context.Background(), rec, now); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func received(id string, count int, group string) events.SQSMessage {
-	m := message(`{"orderId":"`+id+`","amount":5}`, contract.Raw)
-	m.ReceiptHandle = "rh-" + m.MessageId
-	m.Attributes["ApproximateReceiveCount"] = strconv.Itoa(count)
-	if group != "" {
-		m.Attributes["MessageGroupId"] = group
-		m.EventSourceARN += ".fifo"
-	}
-	return m
-}
+var received = queuetest.Received
 
 // TestInProgressComesBackWhenTheLeaseEnds: a record found in progress is
 // made visible again at the blocking lease's end plus InProgressMargin, only
@@ -101,17 +62,17 @@ func TestInProgressComesBackWhenTheLeaseEnds(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFixture(t)
 			holdFact(t, f, "o-1", lease)
-			ch := &changes{fail: c.fail, queue: c.queue}
-			cfg := f.config(contract.Raw)
+			ch := &changes{Fail: c.fail, Queue: c.queue}
+			cfg := f.Config(contract.Raw)
 			cfg.Visibility, cfg.MaxReceiveCount = ch, c.max
-			h := sqsbatch.New(f.guard, orderKey, f.effect, cfg)
+			h := sqsbatch.New(f.Guard, orderKey, f.Effect, cfg)
 			m := received("o-1", c.count, "")
 			resp, err := h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{m}})
 			if err != nil || !failedIDs(resp)[m.MessageId] {
 				t.Fatalf("Handle: %v, %+v", err, resp)
 			}
 			line := recordLine(t, f, m.MessageId)
-			d, changed := ch.calls[m.ReceiptHandle]
+			d, changed := ch.Calls[m.ReceiptHandle]
 			switch {
 			case line["outcome"] != "in_progress":
 				t.Errorf("outcome %v", line["outcome"])
@@ -119,7 +80,7 @@ func TestInProgressComesBackWhenTheLeaseEnds(t *testing.T) {
 				t.Errorf("visibility changed: %v (%v), want %v", changed, d, c.wantChanged)
 			case changed && (!want(d) || !strings.Contains(line["reason"].(string), "visible again in")):
 				t.Errorf("visibility %v, reason %q; want the lease's end + margin", d, line["reason"])
-			case c.fail && !strings.Contains(f.logs.String(), `"msg":"visibility"`):
+			case c.fail && !strings.Contains(f.Logs.String(), `"msg":"visibility"`):
 				t.Error("a failed change is not logged")
 			}
 		})
@@ -128,18 +89,18 @@ func TestInProgressComesBackWhenTheLeaseEnds(t *testing.T) {
 		f := newFixture(t)
 		holdFact(t, f, "o-1", lease)
 		ch := &changes{}
-		cfg := f.config(contract.Raw)
+		cfg := f.Config(contract.Raw)
 		cfg.Visibility, cfg.MaxReceiveCount, cfg.FIFO = ch, 5, true
-		h := sqsbatch.New(f.guard, orderKey, f.effect, cfg)
+		h := sqsbatch.New(f.Guard, orderKey, f.Effect, cfg)
 		first, second, other := received("o-1", 1, "g"), received("o-2", 1, "g"), received("o-3", 1, "h")
 		if _, err := h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{first, second, other}}); err != nil {
 			t.Fatal(err)
 		}
-		if d1, d2 := ch.calls[first.ReceiptHandle], ch.calls[second.ReceiptHandle]; !want(d1) || d2 != d1 {
+		if d1, d2 := ch.Calls[first.ReceiptHandle], ch.Calls[second.ReceiptHandle]; !want(d1) || d2 != d1 {
 			t.Errorf("group g: %v then %v, want the same lease-bound timeout", d1, d2)
 		}
-		if _, changed := ch.calls[other.ReceiptHandle]; changed || f.effectCount("o-3") != 1 || f.effectCount("o-2") != 0 {
-			t.Errorf("the other group was changed (%v) or the effects ran wrong: o-2 %d, o-3 %d", changed, f.effectCount("o-2"), f.effectCount("o-3"))
+		if _, changed := ch.Calls[other.ReceiptHandle]; changed || f.EffectCount("o-3") != 1 || f.EffectCount("o-2") != 0 {
+			t.Errorf("the other group was changed (%v) or the effects ran wrong: o-2 %d, o-3 %d", changed, f.EffectCount("o-2"), f.EffectCount("o-3"))
 		}
 	})
 }
@@ -151,44 +112,44 @@ func TestInProgressWaitsForALeaseThatEndsSoon(t *testing.T) {
 	f := newFixture(t)
 	holdFact(t, f, "o-1", time.Now().Add(50*time.Millisecond))
 	ch := &changes{}
-	cfg := f.config(contract.Raw)
+	cfg := f.Config(contract.Raw)
 	cfg.Visibility, cfg.MaxReceiveCount = ch, 5
-	h := sqsbatch.New(f.guard, orderKey, f.effect, cfg)
+	h := sqsbatch.New(f.Guard, orderKey, f.Effect, cfg)
 	m := received("o-1", 1, "")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	resp, err := h.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{m}})
-	if err != nil || len(resp.BatchItemFailures) != 0 || f.effectCount("o-1") != 1 || len(ch.calls) != 0 {
-		t.Errorf("Handle: %v, failures %v, effects %d, visibility changes %v; want processed after the wait", err, resp.BatchItemFailures, f.effectCount("o-1"), ch.calls)
+	if err != nil || len(resp.BatchItemFailures) != 0 || f.EffectCount("o-1") != 1 || len(ch.Calls) != 0 {
+		t.Errorf("Handle: %v, failures %v, effects %d, visibility changes %v; want processed after the wait", err, resp.BatchItemFailures, f.EffectCount("o-1"), ch.Calls)
 	}
 	// No time to wait before the deadline: it comes back instead.
 	f = newFixture(t)
 	holdFact(t, f, "o-1", time.Now().Add(50*time.Millisecond))
 	ch = &changes{}
-	cfg = f.config(contract.Raw)
+	cfg = f.Config(contract.Raw)
 	cfg.Visibility, cfg.MaxReceiveCount = ch, 5
-	h = sqsbatch.New(f.guard, orderKey, f.effect, cfg)
+	h = sqsbatch.New(f.Guard, orderKey, f.Effect, cfg)
 	ctx, cancel = context.WithTimeout(context.Background(), 4*time.Second)
 	defer cancel()
 	if _, err := h.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{m}}); err != nil {
 		t.Fatal(err)
 	}
-	if d, ok := ch.calls[m.ReceiptHandle]; !ok || d > 3*time.Second || f.effectCount("o-1") != 0 {
-		t.Errorf("visibility %v (%v), effects %d; want it back at the lease's end, not run", d, ok, f.effectCount("o-1"))
+	if d, ok := ch.Calls[m.ReceiptHandle]; !ok || d > 3*time.Second || f.EffectCount("o-1") != 0 {
+		t.Errorf("visibility %v (%v), effects %d; want it back at the lease's end, not run", d, ok, f.EffectCount("o-1"))
 	}
 }
 
 // recordLine is the record line of a message id.
 func recordLine(t *testing.T, f *fixture, id string) map[string]any {
 	t.Helper()
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for _, l := range strings.Split(strings.TrimSpace(f.logs.String()), "\n") {
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
+	for _, l := range strings.Split(strings.TrimSpace(f.Logs.String()), "\n") {
 		var m map[string]any
 		if json.Unmarshal([]byte(l), &m) == nil && m["msg"] == "record" && m["message_id"] == id {
 			return m
 		}
 	}
-	t.Fatalf("no record line for %s in:\n%s", id, f.logs.String())
+	t.Fatalf("no record line for %s in:\n%s", id, f.Logs.String())
 	return nil
 }

@@ -12,7 +12,9 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/batch"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
@@ -69,14 +71,14 @@ type DynamoDB[T any] struct {
 // NewDynamoDB returns a DynamoDB handler that runs fn once per fact under
 // guard. It refuses a Config that breaks a rule of the contract's (contract.Removes must
 // be chosen).
-func NewDynamoDB[T any](guard *idempotency.Guard, key KeyFunc[Change[T]], fn Func[Change[T]], cfg Config) (*DynamoDB[T], error) {
-	return newDynamoDB(guard, newCore(guard, key, fn, cfg))
+func NewDynamoDB[T any](guard *idempotency.Guard, key handler.KeyFunc[Change[T]], fn handler.Func[Change[T]], cfg Config) (*DynamoDB[T], error) {
+	return newDynamoDB(guard, newCore(guard, key, batch.Effect(guard, fn), cfg))
 }
 
 // NewDynamoDBTx returns a DynamoDB handler whose effect is transactional
 // (see NewKinesisTx).
-func NewDynamoDBTx[T, W any](guard *idempotency.Guard, key KeyFunc[Change[T]], fn TxFunc[Change[T], W], cfg Config) (*DynamoDB[T], error) {
-	return newDynamoDB(guard, newTxCore(guard, key, fn, cfg))
+func NewDynamoDBTx[T, W any](guard *idempotency.Guard, key handler.KeyFunc[Change[T]], fn handler.TxFunc[Change[T], W], cfg Config) (*DynamoDB[T], error) {
+	return newDynamoDB(guard, newCore(guard, key, batch.TxEffect(guard, fn), cfg))
 }
 
 func newDynamoDB[T any](guard *idempotency.Guard, c *core[Change[T]]) (*DynamoDB[T], error) {

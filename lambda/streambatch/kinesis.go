@@ -9,7 +9,9 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/batch"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
@@ -30,15 +32,15 @@ type Kinesis[T any] struct {
 
 // NewKinesis returns a Kinesis handler that runs fn once per fact under
 // guard.
-func NewKinesis[T any](guard *idempotency.Guard, key KeyFunc[T], fn Func[T], cfg Config) *Kinesis[T] {
-	return newKinesis(newCore(guard, key, fn, cfg))
+func NewKinesis[T any](guard *idempotency.Guard, key handler.KeyFunc[T], fn handler.Func[T], cfg Config) *Kinesis[T] {
+	return newKinesis(newCore(guard, key, batch.Effect(guard, fn), cfg))
 }
 
 // NewKinesisTx returns a Kinesis handler whose effect is transactional: fn's
 // writes commit with the COMPLETED record in one request. guard's store must
 // be an idempotency.TxStore.
-func NewKinesisTx[T, W any](guard *idempotency.Guard, key KeyFunc[T], fn TxFunc[T, W], cfg Config) *Kinesis[T] {
-	return newKinesis(newTxCore(guard, key, fn, cfg))
+func NewKinesisTx[T, W any](guard *idempotency.Guard, key handler.KeyFunc[T], fn handler.TxFunc[T, W], cfg Config) *Kinesis[T] {
+	return newKinesis(newCore(guard, key, batch.TxEffect(guard, fn), cfg))
 }
 
 func newKinesis[T any](c *core[T]) *Kinesis[T] {

@@ -17,7 +17,7 @@ import (
 // KinesisFromEnv returns the Kinesis handler that runs effect once per
 // fact, its key derived by key, configured from the function's environment
 // (a contract of source contract.SourceKinesis).
-func KinesisFromEnv[T any](key KeyFunc[T], effect Func[T], opts ...handler.Option) (*Kinesis[T], error) {
+func KinesisFromEnv[T any](key handler.KeyFunc[T], effect handler.Func[T], opts ...handler.Option) (*Kinesis[T], error) {
 	guard, cfg, err := load(build.Resolve(opts), contract.SourceKinesis, nil)
 	if err != nil {
 		return nil, err
@@ -27,7 +27,7 @@ func KinesisFromEnv[T any](key KeyFunc[T], effect Func[T], opts ...handler.Optio
 
 // KinesisFromEnvTx is KinesisFromEnv for a transactional effect (see
 // sqsbatch.FromEnvTx).
-func KinesisFromEnvTx[T, W any](key KeyFunc[T], effect TxFunc[T, W], opts ...handler.Option) (*Kinesis[T], error) {
+func KinesisFromEnvTx[T, W any](key handler.KeyFunc[T], effect handler.TxFunc[T, W], opts ...handler.Option) (*Kinesis[T], error) {
 	guard, cfg, err := load(build.Resolve(opts), contract.SourceKinesis, build.AcceptsWrites[W])
 	if err != nil {
 		return nil, err
@@ -39,7 +39,7 @@ func KinesisFromEnvTx[T, W any](key KeyFunc[T], effect TxFunc[T, W], opts ...han
 // once per fact, configured from the function's environment (a contract of
 // source contract.SourceDynamoDBStreams, which says the images asked for
 // and what REMOVE records do).
-func DynamoDBFromEnv[T any](key KeyFunc[Change[T]], effect Func[Change[T]], opts ...handler.Option) (*DynamoDB[T], error) {
+func DynamoDBFromEnv[T any](key handler.KeyFunc[Change[T]], effect handler.Func[Change[T]], opts ...handler.Option) (*DynamoDB[T], error) {
 	guard, cfg, err := load(build.Resolve(opts), contract.SourceDynamoDBStreams, nil)
 	if err != nil {
 		return nil, err
@@ -48,7 +48,7 @@ func DynamoDBFromEnv[T any](key KeyFunc[Change[T]], effect Func[Change[T]], opts
 }
 
 // DynamoDBFromEnvTx is DynamoDBFromEnv for a transactional effect.
-func DynamoDBFromEnvTx[T, W any](key KeyFunc[Change[T]], effect TxFunc[Change[T], W], opts ...handler.Option) (*DynamoDB[T], error) {
+func DynamoDBFromEnvTx[T, W any](key handler.KeyFunc[Change[T]], effect handler.TxFunc[Change[T], W], opts ...handler.Option) (*DynamoDB[T], error) {
 	guard, cfg, err := load(build.Resolve(opts), contract.SourceDynamoDBStreams, build.AcceptsWrites[W])
 	if err != nil {
 		return nil, err
@@ -58,7 +58,7 @@ func DynamoDBFromEnvTx[T, W any](key KeyFunc[Change[T]], effect TxFunc[Change[T]
 
 // StartKinesis builds the handler with KinesisFromEnv and runs it under the
 // Lambda runtime; it does not return.
-func StartKinesis[T any](key KeyFunc[T], effect Func[T], opts ...handler.Option) {
+func StartKinesis[T any](key handler.KeyFunc[T], effect handler.Func[T], opts ...handler.Option) {
 	build.Run(build.Resolve(opts), func() (any, error) {
 		h, err := KinesisFromEnv(key, effect, opts...)
 		if err != nil {
@@ -69,7 +69,7 @@ func StartKinesis[T any](key KeyFunc[T], effect Func[T], opts ...handler.Option)
 }
 
 // StartKinesisTx is StartKinesis for a transactional effect.
-func StartKinesisTx[T, W any](key KeyFunc[T], effect TxFunc[T, W], opts ...handler.Option) {
+func StartKinesisTx[T, W any](key handler.KeyFunc[T], effect handler.TxFunc[T, W], opts ...handler.Option) {
 	build.Run(build.Resolve(opts), func() (any, error) {
 		h, err := KinesisFromEnvTx(key, effect, opts...)
 		if err != nil {
@@ -81,7 +81,7 @@ func StartKinesisTx[T, W any](key KeyFunc[T], effect TxFunc[T, W], opts ...handl
 
 // StartDynamoDB builds the handler with DynamoDBFromEnv and runs it under
 // the Lambda runtime; it does not return.
-func StartDynamoDB[T any](key KeyFunc[Change[T]], effect Func[Change[T]], opts ...handler.Option) {
+func StartDynamoDB[T any](key handler.KeyFunc[Change[T]], effect handler.Func[Change[T]], opts ...handler.Option) {
 	build.Run(build.Resolve(opts), func() (any, error) {
 		h, err := DynamoDBFromEnv(key, effect, opts...)
 		if err != nil {
@@ -92,7 +92,7 @@ func StartDynamoDB[T any](key KeyFunc[Change[T]], effect Func[Change[T]], opts .
 }
 
 // StartDynamoDBTx is StartDynamoDB for a transactional effect.
-func StartDynamoDBTx[T, W any](key KeyFunc[Change[T]], effect TxFunc[Change[T], W], opts ...handler.Option) {
+func StartDynamoDBTx[T, W any](key handler.KeyFunc[Change[T]], effect handler.TxFunc[Change[T], W], opts ...handler.Option) {
 	build.Run(build.Resolve(opts), func() (any, error) {
 		h, err := DynamoDBFromEnvTx(key, effect, opts...)
 		if err != nil {

@@ -31,14 +31,13 @@ import (
 	"io"
 	"log/slog"
 	"math/big"
-	"sync"
 	"time"
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
-	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/batch"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/emf"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/flight"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/verdict"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
@@ -82,38 +81,6 @@ type Config struct {
 	MetricsLevel string
 }
 
-func (c Config) withDefaults(guard *idempotency.Guard) Config {
-	if c.MinRemaining <= 0 {
-		c.MinRemaining = contract.DefaultMinRemaining(guard.FinishBudget())
-	}
-	if c.Consumer == "" {
-		c.Consumer = "consumer"
-	}
-	emf.Defaults(&c.MetricsNamespace, &c.Logger, &c.Metrics, &c.MetricsLevel)
-	return c
-}
-
-// KeyFunc derives the idempotency key from a record's message: the business
-// fact (an order id and its version, an event id the producer wrote), never
-// the stream's sequence number, which a producer's retry renews for the
-// same fact. An empty key or an error is bad input.
-type KeyFunc[M any] func(msg M) (string, error)
-
-// Func is the business effect for one record, run at most once per fact.
-type Func[M any] func(ctx context.Context, msg M, r idempotency.Reservation) (result string, err error)
-
-// TxFunc computes a transactional effect for one record: the writes that
-// commit atomically with the COMPLETED record (see idempotency.RunTx).
-type TxFunc[M, W any] func(ctx context.Context, msg M, r idempotency.Reservation) (writes W, result string, err error)
-
-// errNotStarted marks a record not started; it wraps
-// idempotency.ErrNotStarted, so that verdict.Of says NotStarted.
-var errNotStarted = fmt.Errorf("%w", idempotency.ErrNotStarted)
-
-// errNothingJudged is returned when no record of a non-empty batch could be
-// judged: a function error, so that it shows in the function's errors.
-var errNothingJudged = errors.New("no record of the batch could be judged")
-
 // record is one stream record as the core runs it.
 type record[M any] struct {
 	seq    string    // the sequence number, as the event carries it
@@ -129,44 +96,26 @@ type record[M any] struct {
 
 // report is what happened to one record.
 type report struct {
-	outcome  outcome.Outcome
-	skipped  string // the reason a record was acknowledged without running
-	key      string
-	err      error
-	capacity idempotency.Capacity
-	noOrigin bool
+	batch.Report
+	skipped string // the reason a record was acknowledged without running
 }
 
-func (r report) succeeded() bool { return r.outcome.Succeeded() }
-
-// core is what both handlers share: the guard, the key function, the
-// effect, and the batch rules.
+// core is what both handlers share: the batch engine and the stream's
+// names.
 type core[M any] struct {
-	guard      *idempotency.Guard
-	key        KeyFunc[M]
-	run        func(ctx context.Context, f idempotency.Fact, msg M) (idempotency.Result, error)
+	e          batch.Engine[M]
 	cfg        Config
 	originName string // what the origin time is, for an expired record's line
 	groupName  string // what the ordering key is, for a not-started record's line
 }
 
-func newCore[M any](guard *idempotency.Guard, key KeyFunc[M], fn Func[M], cfg Config) *core[M] {
-	c := &core[M]{guard: guard, key: key, cfg: cfg.withDefaults(guard)}
-	c.run = func(ctx context.Context, f idempotency.Fact, msg M) (idempotency.Result, error) {
-		return guard.Run(ctx, f, func(ctx context.Context, r idempotency.Reservation) (string, error) {
-			return fn(ctx, msg, r)
-		})
-	}
-	return c
-}
-
-func newTxCore[M, W any](guard *idempotency.Guard, key KeyFunc[M], fn TxFunc[M, W], cfg Config) *core[M] {
-	c := &core[M]{guard: guard, key: key, cfg: cfg.withDefaults(guard)}
-	c.run = func(ctx context.Context, f idempotency.Fact, msg M) (idempotency.Result, error) {
-		return guard.RunTx(ctx, f, func(ctx context.Context, r idempotency.Reservation) (any, string, error) {
-			return fn(ctx, msg, r)
-		})
-	}
+func newCore[M any](guard *idempotency.Guard, key handler.KeyFunc[M], run batch.RunFunc[M], cfg Config) *core[M] {
+	c := &core[M]{cfg: cfg}
+	c.e = batch.Engine[M]{Guard: guard, Key: key, Run: run, Explain: expiredReason, Options: batch.Options{
+		Consumer: cfg.Consumer, MinRemaining: cfg.MinRemaining, Logger: cfg.Logger,
+		Metrics: cfg.Metrics, MetricsNamespace: cfg.MetricsNamespace, MetricsLevel: cfg.MetricsLevel,
+	}}
+	c.e.Defaults(contract.DefaultMinRemaining(guard.FinishBudget()))
 	return c
 }
 
@@ -175,42 +124,29 @@ func newTxCore[M, W any](guard *idempotency.Guard, key KeyFunc[M], fn TxFunc[M, 
 func (c *core[M]) handle(ctx context.Context, recs []record[M]) (string, error) {
 	start := time.Now()
 	reports := make([]report, len(recs))
-	b := &batch[M]{c: c}
-	limit := c.cfg.Concurrency
-	if limit <= 0 || limit > len(recs) {
-		limit = max(len(recs), 1)
-	}
-	b.slots = make(chan struct{}, limit)
-	b.run(ctx, recs, reports, limit)
-
-	counts := make([]int, int(verdict.Count))
-	capacity := make([]idempotency.Capacity, len(counts))
+	b := c.e.Batch()
+	batch.Run(groupsOf(recs), c.cfg.Concurrency, func(i int, failed bool) bool {
+		reports[i] = c.next(ctx, b, &recs[i], failed)
+		return reports[i].Outcome.Succeeded()
+	})
+	var t batch.Tally
 	skipped := 0
-	judged := false
 	var failedIdx []int
 	for i, r := range reports {
 		if r.skipped != "" {
 			skipped++
+			t.Judged()
 		} else {
-			counts[r.outcome]++
-			capacity[r.outcome].Add(r.capacity)
+			t.Add(r.Report, i)
 		}
 		c.log(ctx, &recs[i], r)
-		if !r.succeeded() {
+		if !r.Outcome.Succeeded() {
 			failedIdx = append(failedIdx, i)
 		}
-		if r.outcome != outcome.NotStarted && !errors.Is(r.err, idempotency.ErrStore) {
-			judged = true
-		}
 	}
-	c.emitMetrics(counts, skipped, capacity, time.Since(start))
-	for i, r := range reports {
-		if errors.Is(r.err, outcome.ErrMisconfigured) {
-			return "", fmt.Errorf("record %s of the batch: %w", recs[i].seq, r.err)
-		}
-	}
-	if len(recs) > 0 && !judged {
-		return "", fmt.Errorf("%w: %w", errNothingJudged, reports[0].err)
+	t.Emit(&c.e.Options, time.Since(start), emf.Metric{Name: outcome.MetricSkipped, Unit: "Count", Value: skipped})
+	if err := t.Err(); err != nil {
+		return "", err
 	}
 	if len(failedIdx) == 0 {
 		return "", nil
@@ -283,204 +219,67 @@ func groupsOf[M any](recs []record[M]) [][]int {
 	return out
 }
 
-// batch is the state shared by the records of one batch.
-type batch[M any] struct {
-	c       *core[M]
-	slots   chan struct{}
-	flights flight.Set // by namespaced key
-}
-
-// next runs the next record of an ordering key, unless an earlier record of
-// the key failed (failed, which it updates).
-func (b *batch[M]) next(ctx context.Context, rec *record[M], failed *bool) report {
-	if *failed {
-		return report{outcome: outcome.NotStarted, err: fmt.Errorf("%w: an earlier record of its %s failed in this batch; it runs after that record, when Lambda replays the shard from it", errNotStarted, b.c.groupName)}
+// next runs a record, unless an earlier record of its ordering key failed.
+// A panic in the author's code (key function, decoding) fails this record
+// only.
+func (c *core[M]) next(ctx context.Context, b *batch.Batch[M], rec *record[M], failed bool) (r report) {
+	if failed {
+		return report{Report: batch.Report{Outcome: outcome.NotStarted, Err: fmt.Errorf("%w: an earlier record of its %s failed in this batch; it runs after that record, when Lambda replays the shard from it", verdict.ErrNotStarted, c.groupName)}}
 	}
-	r := b.one(ctx, rec)
-	*failed = !r.succeeded()
-	return r
-}
-
-// one runs one record. A panic in the author's code (key function,
-// decoding) fails this record only.
-func (b *batch[M]) one(ctx context.Context, rec *record[M]) (r report) {
 	defer func() {
 		if p := recover(); p != nil {
-			r = report{outcome: outcome.Failed, key: r.key, err: fmt.Errorf("panic: %v", p)}
+			r = report{Report: batch.Report{Outcome: outcome.Failed, Key: r.Key, Err: fmt.Errorf("panic: %v", p)}}
 		}
 	}()
-	c := b.c
 	msg, payload, skip, err := rec.decode()
-	if err != nil {
-		if errors.Is(err, outcome.ErrMisconfigured) {
-			return report{outcome: outcome.Failed, err: err}
-		}
-		return report{outcome: outcome.BadInput, err: err}
+	switch {
+	case err != nil && errors.Is(err, outcome.ErrMisconfigured):
+		return report{Report: batch.Report{Outcome: outcome.Failed, Err: err}}
+	case err != nil:
+		return report{Report: batch.Bad(err)}
+	case skip != "":
+		return report{Report: batch.Report{Outcome: outcome.Processed}, skipped: skip}
 	}
-	if skip != "" {
-		return report{outcome: outcome.Processed, skipped: skip}
-	}
-	key, err := c.key(msg)
-	if err != nil {
-		return report{outcome: outcome.BadInput, err: verdict.KeyRefusal(err)}
-	}
-	if key == "" {
-		return report{outcome: outcome.BadInput, err: errEmptyKey}
-	}
-	fact, err := c.guard.Fact(key, payload)
-	if err != nil {
-		pk, _ := c.guard.Key(key)
-		return report{outcome: outcome.BadInput, key: pk, err: err}
+	fact, bad := c.e.Fact(msg, payload)
+	if bad != nil {
+		return report{Report: *bad}
 	}
 	fact.Sent = rec.origin
-	noOrigin := rec.origin.IsZero()
-
-	b.slots <- struct{}{}
-	defer func() { <-b.slots }()
-	old := c.guard.Expired(fact)
-	if old != nil {
-		old = c.expiredReason(old)
-	}
-	if d, ok := ctx.Deadline(); ok && old == nil && time.Until(d) < c.cfg.MinRemaining {
-		return report{outcome: outcome.NotStarted, key: fact.Key, noOrigin: noOrigin, err: fmt.Errorf("%w: %v before the deadline, less than %v", errNotStarted, time.Until(d).Round(time.Millisecond), c.cfg.MinRemaining)}
-	}
-
-	prior, led := b.flights.Join(fact.Key, fact.Hash, old == nil)
-	if prior != nil {
-		if res, err := prior.Wait(); err != nil {
-			return report{outcome: verdict.Of(res, err), key: fact.Key, noOrigin: noOrigin, err: fmt.Errorf("same fact as an earlier record of the batch: %w", err)}
-		}
-		return report{outcome: outcome.Duplicate, key: fact.Key, noOrigin: noOrigin}
-	}
-	if old != nil {
-		return report{outcome: outcome.Expired, key: fact.Key, err: old}
-	}
-	if led != nil {
-		defer led.Close()
-	}
-	var used idempotency.Capacity
-	res, err := c.run(idempotency.WithCapacity(ctx, &used), fact, msg)
-	if led != nil {
-		led.Set(res, err)
-	}
-	if res.TookOver {
-		c.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "takeover", slog.String("consumer", c.cfg.Consumer), slog.String("sequence_number", rec.seq), slog.String("key", fact.Key), slog.Time("lapsed_lease", res.LapsedLease), slog.String("reason", "took over the reservation of a worker whose lease ended (it crashed or ran out of time): the effect ran again, and may have run before"))
-	}
-	if errors.Is(err, idempotency.ErrExpired) {
-		err = c.expiredReason(err)
-	}
-	if err == nil && res.DroppedBytes > 0 {
-		err = fmt.Errorf("processed, but the result of %d bytes exceeds the default MaxResultBytes (%d): stored without it, duplicates get an empty result", res.DroppedBytes, limits.DefaultMaxResultBytes)
-	}
-	return report{outcome: verdict.Of(res, err), key: fact.Key, err: err, capacity: used, noOrigin: noOrigin}
+	return report{Report: b.Start(ctx, batch.Fact[M]{Fact: fact, Msg: msg, Origin: c.originName, ID: slog.String("sequence_number", rec.seq)})}
 }
-
-// errEmptyKey is the bad input of a key function that returned "".
-var errEmptyKey = fmt.Errorf("%w: %w: the key function returned an empty key; keys come from the business message (an order id and its version), never from the stream's sequence numbers: check that the field it reads is in the record",
-	outcome.ErrBadInput, idempotency.ErrInvalidKey)
 
 // expiredReason adds the origin and the fix to an error wrapping
 // idempotency.ErrExpired.
-func (c *core[M]) expiredReason(err error) error {
+func expiredReason(err error, origin string) error {
 	return fmt.Errorf("%w; its origin time is the %s; it is reported failed until the event source's MaximumRetryAttempts or MaximumRecordAge sends it to the on-failure destination. "+
-		"Fix: a Window longer than the event source's MaximumRecordAge (the stream construct refuses one that is not), or settle the record by hand from the on-failure destination", err, c.originName)
+		"Fix: a Window longer than the event source's MaximumRecordAge (the stream construct refuses one that is not), or settle the record by hand from the on-failure destination", err, origin)
 }
 
-// log writes the record's line, at the levels of the queue adapter: a
-// success INFO (WARN with a warning), a record that may still succeed WARN,
-// anything an operator must see ERROR.
+// log writes the record's line, at the levels every source shares
+// (batch.Level); a skipped record is INFO.
 func (c *core[M]) log(ctx context.Context, rec *record[M], r report) {
-	level := slog.LevelInfo
-	name := r.outcome.String()
-	switch {
-	case r.skipped != "":
-		name = "skipped"
-	case r.outcome == outcome.InProgress || r.outcome == outcome.NotStarted:
-		level = slog.LevelWarn
-	case r.outcome.Succeeded():
-		if r.err != nil || r.noOrigin {
-			level = slog.LevelWarn
-		}
-	default:
-		level = slog.LevelError
+	level := batch.Level(r.Outcome, r.Err != nil || r.NoOrigin, false)
+	name := r.Outcome.String()
+	if r.skipped != "" {
+		level, name = slog.LevelInfo, "skipped"
 	}
 	attrs := []slog.Attr{
-		slog.String("consumer", c.cfg.Consumer),
+		slog.String("consumer", c.e.Consumer),
 		slog.String("sequence_number", rec.seq),
 		slog.String("event_id", rec.id),
-		slog.String("key", r.key),
+		slog.String("key", r.Key),
 		slog.String("outcome", name),
 	}
 	switch {
-	case r.err != nil:
-		attrs = append(attrs, slog.String("reason", r.err.Error()))
+	case r.Err != nil:
+		attrs = append(attrs, slog.String("reason", r.Err.Error()))
 	case r.skipped != "":
 		attrs = append(attrs, slog.String("reason", r.skipped))
 	}
-	if r.noOrigin {
+	if r.NoOrigin {
 		attrs = append(attrs, slog.String("warning", "the record carries no origin time ("+c.originName+"): run without the age check"))
 	}
-	c.cfg.Logger.LogAttrs(ctx, level, "record", attrs...)
-}
-
-// emitMetrics writes the batch's Embedded Metric Format line: the queue
-// adapter's outcome counts and capacity, outcome.MetricSkipped, and the duration.
-func (c *core[M]) emitMetrics(counts []int, skipped int, capacity []idempotency.Capacity, took time.Duration) {
-	metrics := make([]emf.Metric, 0, len(counts)+9)
-	for _, o := range outcome.Outcomes() {
-		metrics = append(metrics, emf.Metric{Name: o.MetricName(), Unit: "Count", Value: counts[o]})
-	}
-	metrics = append(metrics, emf.Metric{Name: outcome.MetricSkipped, Unit: "Count", Value: skipped})
-	var total idempotency.Capacity
-	for _, x := range capacity {
-		total.Add(x)
-	}
-	for _, m := range []struct {
-		name  string
-		units float64
-	}{
-		{"ReadUnits", total.Read}, {"WriteUnits", total.Write},
-		{"ProcessedReadUnits", capacity[outcome.Processed].Read}, {"ProcessedWriteUnits", capacity[outcome.Processed].Write},
-		{"DuplicateReadUnits", capacity[outcome.Duplicate].Read}, {"DuplicateWriteUnits", capacity[outcome.Duplicate].Write},
-	} {
-		metrics = append(metrics, emf.Metric{Name: m.name, Unit: "Count", Value: m.units})
-	}
-	metrics = append(metrics, emf.Metric{Name: outcome.MetricBatchDuration, Unit: "Milliseconds", Value: took.Milliseconds()})
-	err := emf.Write(c.cfg.Metrics, emf.Line{
-		Namespace: c.cfg.MetricsNamespace,
-		Dimension: outcome.MetricDimension, Value: c.cfg.Consumer,
-		LevelKey: slog.LevelKey, Level: c.cfg.MetricsLevel, TimeKey: outcome.LogTimeKey,
-		Metrics: metrics,
-	}, time.Now())
-	if err != nil {
-		c.cfg.Logger.Error("metrics", slog.String("reason", err.Error()))
-	}
-}
-
-// run runs the batch's records: one after another in batch order with a
-// limit of 1, else each group (shard partition key, item key) in order in a
-// goroutine of its own, within the batch's slots.
-func (b *batch[M]) run(ctx context.Context, recs []record[M], reports []report, limit int) {
-	groups := groupsOf(recs)
-	if limit == 1 {
-		failed := make(map[string]bool, len(groups))
-		for i := range recs {
-			f := failed[recs[i].group]
-			reports[i] = b.next(ctx, &recs[i], &f)
-			failed[recs[i].group] = f
-		}
-	} else {
-		var wg sync.WaitGroup
-		for _, g := range groups {
-			wg.Go(func() {
-				failed := false
-				for _, i := range g {
-					reports[i] = b.next(ctx, &recs[i], &failed)
-				}
-			})
-		}
-		wg.Wait()
-	}
+	c.e.Logger.LogAttrs(ctx, level, "record", attrs...)
 }
 
 // checkpoint is the sequence number the batch reports, from which Lambda
@@ -496,14 +295,14 @@ func (c *core[M]) checkpoint(ctx context.Context, recs []record[M], failedIdx []
 		// batch's first record is reported, which replays all of it; the
 		// guard absorbs what had completed.
 		reported = recs[0].seq
-		c.cfg.Logger.LogAttrs(ctx, slog.LevelError, "checkpoint",
-			slog.String("consumer", c.cfg.Consumer),
+		c.e.Logger.LogAttrs(ctx, slog.LevelError, "checkpoint",
+			slog.String("consumer", c.e.Consumer),
 			slog.String("sequence_number", reported),
 			slog.String("reason", err.Error()+": the batch's first record is reported, so that Lambda replays the whole batch"))
 		return reported
 	}
-	c.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "checkpoint",
-		slog.String("consumer", c.cfg.Consumer),
+	c.e.Logger.LogAttrs(ctx, slog.LevelWarn, "checkpoint",
+		slog.String("consumer", c.e.Consumer),
 		slog.String("sequence_number", reported),
 		slog.Int("failed", len(failedIdx)),
 		slog.String("reason", "the lowest sequence number of the batch's failed or not started records: Lambda resumes the shard from it, and the guard absorbs the later records that had completed"))

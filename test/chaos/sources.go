@@ -15,14 +15,16 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/eventbridge"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/s3event"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
 // The sources simulation: the consumer's other sources, an EventBridge rule
 // and an S3 bucket, each delivering into its own standard queue, consumed
-// by the real adapter (sqsbatch.NewEvents, sqsbatch.NewObjects) under a
+// by the real adapter (eventbridge.New, s3event.New) under a
 // guard on the memory store, on the virtual clock, with the faults of each
 // source:
 //
@@ -192,8 +194,8 @@ func RunSources(seed int64, facts int, sabotage string) *SourcesSummary {
 	objGuard := s.guard("uploads")
 	cfg := sqsbatch.Config{Concurrency: 1, Consumer: "sources", Logger: slog.New(srcLog{s}), Metrics: io.Discard}
 	evQ, objQ := &srcQueue{name: "events"}, &srcQueue{name: "uploads"}
-	evH := sqsbatch.NewEvents(evGuard, func(e sqsbatch.Event[order]) (string, error) { return e.Detail.OrderID, nil },
-		func(ctx context.Context, e sqsbatch.Event[order], r idempotency.Reservation) (string, error) {
+	evH := eventbridge.New(evGuard, func(e eventbridge.Event[order]) (string, error) { return e.Detail.OrderID, nil },
+		func(ctx context.Context, e eventbridge.Event[order], r idempotency.Reservation) (string, error) {
 			return "", s.effect(r.Key)
 		}, cfg)
 	evHandle := evH.Handle
@@ -207,7 +209,7 @@ func RunSources(seed int64, facts int, sabotage string) *SourcesSummary {
 				return "", s.effect(r.Key)
 			}, raw).Handle
 	}
-	objH := sqsbatch.NewObjects(objGuard, func(ctx context.Context, o sqsbatch.Object, r idempotency.Reservation) (string, error) {
+	objH := s3event.New(objGuard, s3event.ObjectKey, func(ctx context.Context, o s3event.Object, r idempotency.Reservation) (string, error) {
 		return "", s.effect(r.Key)
 	}, cfg)
 	var valid []string // every valid fact's record key

@@ -5,7 +5,7 @@
 // uploaded object once into the accounting API (POST /invoices); the
 // import's id is the stored result.
 //
-// The key is the handler's default for an S3 record (sqsbatch.ObjectKey):
+// The key is the handler's default for an S3 record (s3event.ObjectKey):
 // the bucket, the decoded key and the object's version (the uploads bucket
 // is versioned, so a rewrite of a key is a new version, a fact of its own,
 // and a repeated notification of one version is one fact).
@@ -21,18 +21,18 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/app/cmd/internal/provider"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/s3event"
 )
 
 func main() {
 	i := &importer{provider.NewEffect(os.Getenv("INVOICE_API_URL"), "/invoices", slog.Default())}
-	sqsbatch.StartObjects(i.importObject)
+	s3event.Start(s3event.ObjectKey, i.importObject)
 }
 
 type importer struct{ effect *provider.Effect }
 
 // importObject imports the uploaded object; r.Key is the accounting API's
 // idempotency key.
-func (i *importer) importObject(ctx context.Context, o sqsbatch.Object, r idempotency.Reservation) (string, error) {
+func (i *importer) importObject(ctx context.Context, o s3event.Object, r idempotency.Reservation) (string, error) {
 	return i.effect.Do(ctx, r.Key, map[string]any{"bucket": o.Bucket, "key": o.Key, "versionId": o.VersionID, "eTag": o.ETag, "size": o.Size})
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/app/cmd/internal/orderstest"
 	"github.com/idempotent-consumer/idempotent-consumer/app/cmd/internal/provider"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/s3event"
 )
 
 // TestUploadsImportEachVersionOnce: a repeated notification of one version
@@ -19,7 +19,7 @@ import (
 func TestUploadsImportEachVersionOnce(t *testing.T) {
 	api := orderstest.NewAPI(t)
 	i := &importer{provider.NewEffect(api.URL, "/invoices", slog.Default())}
-	h, err := sqsbatch.ObjectsFromEnv(i.importObject, orderstest.Options(contract.S3)...)
+	h, err := s3event.FromEnv(s3event.ObjectKey, i.importObject, orderstest.Options(contract.S3)...)
 	if err != nil {
 		t.Fatal(err)
 	}

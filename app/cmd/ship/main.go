@@ -20,17 +20,17 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/app/cmd/internal/orders"
 	"github.com/idempotent-consumer/idempotent-consumer/app/cmd/internal/provider"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/eventbridge"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
 func main() {
 	s := &shipper{provider.NewEffect(os.Getenv("SHIPPING_API_URL"), "/shipments", slog.Default())}
-	sqsbatch.StartEvents(key, s.book)
+	eventbridge.Start(key, s.book)
 }
 
 // key is the order's fact as the bus carries it: "<source>/<orderId>".
-func key(e sqsbatch.Event[orders.Order]) (string, error) {
+func key(e eventbridge.Event[orders.Order]) (string, error) {
 	id, err := orders.Key(e.Detail)
 	if err != nil {
 		return "", err
@@ -41,6 +41,6 @@ func key(e sqsbatch.Event[orders.Order]) (string, error) {
 type shipper struct{ effect *provider.Effect }
 
 // book books the order's shipment; r.Key is the carrier's idempotency key.
-func (s *shipper) book(ctx context.Context, e sqsbatch.Event[orders.Order], r idempotency.Reservation) (string, error) {
+func (s *shipper) book(ctx context.Context, e eventbridge.Event[orders.Order], r idempotency.Reservation) (string, error) {
 	return s.effect.Do(ctx, r.Key, map[string]any{"orderId": e.Detail.OrderID, "customerId": e.Detail.CustomerID})
 }

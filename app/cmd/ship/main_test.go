@@ -10,7 +10,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/app/cmd/internal/orderstest"
 	"github.com/idempotent-consumer/idempotent-consumer/app/cmd/internal/provider"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/eventbridge"
 )
 
 // TestAProducersRetryBooksOneShipment: a producer's retry is a new event
@@ -19,7 +19,7 @@ import (
 func TestAProducersRetryBooksOneShipment(t *testing.T) {
 	api := orderstest.NewAPI(t)
 	s := &shipper{provider.NewEffect(api.URL, "/shipments", slog.Default())}
-	h, err := sqsbatch.EventsFromEnv(key, s.book, orderstest.Options(contract.EventBridge)...)
+	h, err := eventbridge.FromEnv(key, s.book, orderstest.Options(contract.EventBridge)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,8 +8,8 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/bundle"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/ids"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/table"
 )
 
@@ -30,7 +30,7 @@ func (s *Settings) Bundle() string {
 	return dir
 }
 
-// NewTable returns the given table, or creates one in scope (core.IDTable),
+// NewTable returns the given table, or creates one in scope (ids.Table),
 // and claims the construct's namespace on it: a namespace taken on the
 // table in the app is refused, and a transactional grant on it to another
 // grantee keeps off this construct's records. Call it once the construct
@@ -38,7 +38,7 @@ func (s *Settings) Bundle() string {
 func (s *Settings) NewTable(scope constructs.Construct) awsdynamodb.ITable {
 	t := s.Table
 	if t == nil {
-		t = table.New(scope, core.IDTable, s.Removal)
+		t = table.New(scope, ids.Table, s.Removal)
 	}
 	if err := table.ClaimNamespace(scope, t, s.Runtime); err != nil {
 		panic(fmt.Errorf("%s %q: %w", s.Kind.Name, s.ID, err))

@@ -47,7 +47,7 @@ func (s *Settings) read(p *core.Props) {
 	if r.TableSortKey != "" {
 		def = r.Namespace
 		if r.TableRecordKeyIn == contract.KeyInSort {
-			def = core.DefaultPartitionValuePrefix + r.Namespace
+			def = DefaultPartitionValuePrefix + r.Namespace
 		}
 	}
 	r.TableFixedKeyValue = Str(p.TableFixedKeyValue, def)
@@ -128,7 +128,7 @@ func partitionScopeWarnings(s *Settings) []Warning {
 		return nil
 	}
 	return []Warning{{core.WarnTablePartitionScope, fmt.Sprintf("Table %s holds this consumer's records in its sort key %q, under the partition value %q (TableKeyInSortKey): IAM's dynamodb:LeadingKeys condition sees the partition key only, so the role is scoped to that partition value (ForAllValues:StringEquals), not to the namespace %q: a consumer of another namespace given the same partition value can overwrite or delete this consumer's records, and this one theirs. Give each consumer a partition value of its own (the default TableFixedKeyValue, %q and the Namespace, is one), or keep the record key in the partition key (TableKeyInSortKey false), where the role is scoped to %q.",
-		*s.Table.Node().Path(), r.TableSortKey, r.TableFixedKeyValue, r.Namespace, core.DefaultPartitionValuePrefix, table.LeadingKeys(r.Namespace))}}
+		*s.Table.Node().Path(), r.TableSortKey, r.TableFixedKeyValue, r.Namespace, DefaultPartitionValuePrefix, table.LeadingKeys(r.Namespace))}}
 }
 
 // tableTTL is the TTL of a shared table as the construct can know it.

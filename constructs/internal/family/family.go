@@ -128,7 +128,7 @@ func Resolve(kind Kind, id string, p *core.Props, own func(contract.Field) (any,
 	s.resolveFunction(p, rd)
 	s.Table, s.Removal, s.AlarmAction = p.Table, p.RemovalPolicy, p.AlarmAction
 	if s.Removal == "" {
-		s.Removal = core.DefaultRemovalPolicy
+		s.Removal = DefaultRemovalPolicy
 	}
 	s.Dashboard = p.Dashboard != nil && *p.Dashboard
 	if p.TransactionalTables != nil {

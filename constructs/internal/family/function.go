@@ -15,6 +15,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/bundle"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/function"
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/ids"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/nag"
 )
 
@@ -66,7 +67,7 @@ var functionRules = []Rule[*Settings]{
 // concurrency, architecture, tracing, logs, role, network, layers, the
 // user's environment and HashKeys.
 func (s *Settings) resolveFunction(p *core.Props, rd *Reader) {
-	s.MemorySize = Num(p.MemorySize, core.DefaultMemorySize)
+	s.MemorySize = Num(p.MemorySize, DefaultMemorySize)
 	s.EphemeralStorage = Num(p.EphemeralStorageSize, 0)
 	s.Reserved = p.ReservedConcurrentExecutions
 	if s.Reserved == nil && s.Kind.ReservedConcurrency > 0 {
@@ -80,13 +81,13 @@ func (s *Settings) resolveFunction(p *core.Props, rd *Reader) {
 	s.Goarch, _ = bundle.Goarch(*s.Architecture.Name())
 	s.Tracing, s.LogLevel, s.LogRetention = p.Tracing, p.LogLevel, p.LogRetention
 	if s.Tracing == "" {
-		s.Tracing = core.DefaultTracing
+		s.Tracing = DefaultTracing
 	}
 	if s.LogLevel == "" {
-		s.LogLevel = core.DefaultLogLevel
+		s.LogLevel = DefaultLogLevel
 	}
 	if s.LogRetention == "" {
-		s.LogRetention = core.DefaultLogRetention
+		s.LogRetention = DefaultLogRetention
 	}
 	s.Role, s.Vpc, s.VpcSubnets, s.SecurityGroups, s.Layers = p.Role, p.Vpc, p.VpcSubnets, p.SecurityGroups, p.Layers
 	s.Environment = map[string]*string{}
@@ -218,7 +219,7 @@ func layerFindings(s *Settings) (problems []string, warnings []Warning) {
 // every statement the construct adds: call SuppressWildcards last).
 func (s *Settings) NewFunction(scope constructs.Construct, assetDir string, t awsdynamodb.ITable) function.Function {
 	return function.New(scope, function.Config{
-		IDs:                 function.IDs{LogGroup: core.IDLogGroup, Role: core.IDRole, Function: s.Kind.FunctionID, KeySecret: core.IDKeySecret},
+		IDs:                 function.IDs{LogGroup: ids.LogGroup, Role: ids.Role, Function: s.Kind.FunctionID, KeySecret: ids.KeySecret},
 		Kind:                s.Kind.Noun,
 		Name:                s.ID,
 		AssetDir:            assetDir,

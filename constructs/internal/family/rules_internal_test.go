@@ -64,7 +64,7 @@ func TestLogLevelMustBeLambdas(t *testing.T) {
 		wantProblem(t, logLevelProblems(&Settings{functionSettings: functionSettings{LogLevel: l}}), nil)
 	}
 	// The default, applied by Resolve, is one.
-	if s := Resolve(Kind{Name: "K"}, "c", &core.Props{}, nil); s.LogLevel != core.DefaultLogLevel {
+	if s := Resolve(Kind{Name: "K"}, "c", &core.Props{}, nil); s.LogLevel != DefaultLogLevel {
 		t.Errorf("default LogLevel %q", s.LogLevel)
 	}
 }

@@ -15,12 +15,6 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 )
 
-// WarnTxTableImported is the id of the synth warning on a transactional
-// grant to an imported idempotency table: consumers of other apps (or of
-// stacks deployed apart) that share it are not known at synth, so the
-// grant cannot be kept off their records.
-const WarnTxTableImported = core.WarnTransactionalTableImported
-
 // ExceptOthers is the IAM condition operator that keeps a transactional
 // grant on an idempotency table off the records of the other namespaces
 // claimed on it: no leading key of the request is one of theirs.
@@ -134,9 +128,9 @@ func (g txGrant) scope(holder constructs.IConstruct) {
 		}
 	}
 	if !DefinedInApp(g.table) {
-		awscdk.Annotations_Of(g.owner).AddWarningV2(jsii.String(WarnTxTableImported), jsii.String(fmt.Sprintf(
+		awscdk.Annotations_Of(g.owner).AddWarningV2(jsii.String(core.WarnTransactionalTableImported), jsii.String(fmt.Sprintf(
 			"Transactional writes on the table %s, the idempotency table of consumers of this app (namespaces %s), are kept off the records of this app's other consumers only: the table is imported, so a consumer of another app, or of a stack deployed apart, that shares it is not known at synth, and this effect may write that consumer's records; give that consumer a table of its own, or acknowledge this warning (%s) if no consumer outside this app uses the table",
-			*g.table.Node().Path(), strings.Join(names, ", "), WarnTxTableImported)), nil)
+			*g.table.Node().Path(), strings.Join(names, ", "), core.WarnTransactionalTableImported)), nil)
 	}
 }
 

@@ -8,7 +8,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/httpkey"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/queue"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/streambatch"
 )
 
@@ -47,7 +47,7 @@ func TestBatchMappingIsFieldByField(t *testing.T) {
 		t.Fatalf("the examples together are not valid settings: %v", err)
 	}
 	handlers := []string{"Logger", "Metrics", "MetricsLevel", "Visibility", "InProgressWait", "Random"}
-	cv, sv := reflect.ValueOf(sqsbatch.ConfigOf(s)), reflect.ValueOf(s)
+	cv, sv := reflect.ValueOf(queue.ConfigOf(s)), reflect.ValueOf(s)
 	for i := range cv.NumField() {
 		name := cv.Type().Field(i).Name
 		setting, mapped := batchFrom[name]

@@ -25,8 +25,10 @@ var lambdaEnvVars = []string{
 // it replaces so that package config is not linked: for each case (every
 // variable, valid values in their cases, values the SDK refuses), the same
 // fields or the same refusal, and clients built on each (DynamoDB, SQS,
-// Secrets Manager: the default clients) resolve the same endpoint, FIPS,
-// dual-stack and discovery options.
+// Secrets Manager) resolve the same endpoint, FIPS, dual-stack and
+// discovery options. The SQS client stands for sqsapi, which the queue
+// consumer calls instead and which reads its sources as the SQS client
+// does (sqsapi's TestEndpointsAsTheSDK).
 func TestLambdaEnvReadsAsTheSDK(t *testing.T) {
 	cases := []map[string]string{
 		{},

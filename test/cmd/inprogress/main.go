@@ -125,11 +125,11 @@ func run(orders, copies, pollers int, timeout, work time.Duration, after bool) (
 	if err != nil {
 		return result{}, err
 	}
-	cfg := sqsbatch.ConfigOf(s)
-	cfg.Logger, cfg.Metrics = slog.New(slog.NewJSONHandler(io.Discard, nil)), io.Discard
+	cfg := sqsbatch.Config{Consumer: s.Consumer, Delivery: s.Delivery, MaxReceiveCount: s.MaxReceiveCount, MinRemaining: s.MinRemaining, Concurrency: s.BatchConcurrency,
+		Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)), Metrics: io.Discard}
 	var changer *counting
 	if after {
-		changer = &counting{VisibilityChanger: sqsbatch.NewVisibility(cl.SQS)}
+		changer = &counting{VisibilityChanger: sqsbatch.NewVisibility(cl.Config)}
 		cfg.Visibility = changer
 	} else {
 		cfg.InProgressWait = -1 // as before: no wait in the invocation either

@@ -37,13 +37,15 @@ func StartDynamoDB(retries bool) (*dynamodb.Client, func()) {
 	return dynamodb.New(opts), srv.Close
 }
 
-// Clients are SDK clients of one kumo server, and its URL.
+// Clients are SDK clients of one kumo server, its URL, and an AWS
+// configuration of it (for what takes one: sqsbatch.NewVisibility).
 type Clients struct {
 	DynamoDB *dynamodb.Client
 	SQS      *sqs.Client
 	SNS      *sns.Client
 	S3       *s3.Client // path-style: kumo serves every bucket at its URL
 	URL      string
+	Config   aws.Config
 }
 
 // Start starts kumo on a loopback port and returns clients of its DynamoDB,
@@ -58,6 +60,7 @@ func Start() (Clients, func()) {
 		SNS:      sns.New(sns.Options{BaseEndpoint: endpoint, Region: region, Credentials: creds{}}),
 		S3:       s3.New(s3.Options{BaseEndpoint: endpoint, Region: region, Credentials: creds{}, UsePathStyle: true}),
 		URL:      srv.URL,
+		Config:   aws.Config{BaseEndpoint: endpoint, Region: region, Credentials: creds{}},
 	}, srv.Close
 }
 

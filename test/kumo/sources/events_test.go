@@ -22,9 +22,9 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/eventbridge"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 	"github.com/idempotent-consumer/idempotent-consumer/test/internal/kumotest"
 )
 
@@ -176,7 +176,7 @@ func (e *effects) run(fact string) error {
 
 // TestEventBridgeRuleThroughKumo: PutEvents → a rule on kumo's default bus
 // → its SQS target (a standard queue) → the real handler, built by
-// sqsbatch.EventsFromEnv from the environment the construct writes for a bus
+// eventbridge.FromEnv from the environment the construct writes for a bus
 // source (MESSAGE_DELIVERY=eventbridge), on kumo's DynamoDB. The handler
 // runs in the test's process, invoked by a poller that plays the event
 // source mapping. A producer's retry (a second PutEvents of the same
@@ -206,8 +206,8 @@ func TestEventBridgeRuleThroughKumo(t *testing.T) {
 	settings.Delivery = contract.EventBridge
 	env := settings.Encode()
 	var eff effects
-	h, err := sqsbatch.EventsFromEnv(func(e sqsbatch.Event[shipment]) (string, error) { return e.Detail.OrderID, nil },
-		func(ctx context.Context, e sqsbatch.Event[shipment], r idempotency.Reservation) (string, error) {
+	h, err := eventbridge.FromEnv(func(e eventbridge.Event[shipment]) (string, error) { return e.Detail.OrderID, nil },
+		func(ctx context.Context, e eventbridge.Event[shipment], r idempotency.Reservation) (string, error) {
 			return "", eff.run(e.Detail.OrderID)
 		},
 		handler.WithGetenv(func(k string) string { return env[k] }),
@@ -303,8 +303,8 @@ func TestEventBridgeWhatKumoDoesNotModel(t *testing.T) {
 		settings.Table, settings.Namespace, settings.Consumer = table, "ship", "Shipments/Book"
 		settings.Delivery, settings.FIFO = contract.EventBridge, fifo
 		env := settings.Encode()
-		h, err := sqsbatch.EventsFromEnv(func(e sqsbatch.Event[shipment]) (string, error) { return e.Detail.OrderID, nil },
-			func(ctx context.Context, e sqsbatch.Event[shipment], r idempotency.Reservation) (string, error) {
+		h, err := eventbridge.FromEnv(func(e eventbridge.Event[shipment]) (string, error) { return e.Detail.OrderID, nil },
+			func(ctx context.Context, e eventbridge.Event[shipment], r idempotency.Reservation) (string, error) {
 				return "", eff.run(e.Detail.OrderID)
 			},
 			handler.WithGetenv(func(k string) string { return env[k] }),

@@ -18,11 +18,11 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/s3event"
 	"github.com/idempotent-consumer/idempotent-consumer/test/internal/kumotest"
 )
 
-// objectsConsumer is the real handler of a bucket source (sqsbatch.ObjectsFromEnv,
+// objectsConsumer is the real handler of a bucket source (s3event.FromEnv,
 // MESSAGE_DELIVERY=s3) on kumo's DynamoDB; its effect counts the facts by
 // the default key and fails the keys it is told to, once each.
 func objectsConsumer(t *testing.T, c kumotest.Clients, table string, eff *effects) *poller {
@@ -31,8 +31,8 @@ func objectsConsumer(t *testing.T, c kumotest.Clients, table string, eff *effect
 	settings.Table, settings.Namespace, settings.Consumer = table, "uploads", "Uploads/Import"
 	settings.Delivery = contract.S3
 	env := settings.Encode()
-	h, err := sqsbatch.ObjectsFromEnv(func(ctx context.Context, o sqsbatch.Object, r idempotency.Reservation) (string, error) {
-		k, _ := sqsbatch.ObjectKey(o)
+	h, err := s3event.FromEnv(s3event.ObjectKey, func(ctx context.Context, o s3event.Object, r idempotency.Reservation) (string, error) {
+		k, _ := s3event.ObjectKey(o)
 		return "", eff.run(k)
 	},
 		handler.WithGetenv(func(k string) string { return env[k] }),

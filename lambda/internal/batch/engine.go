@@ -1,0 +1,238 @@
+// Package batch is the engine every batch-shaped source of the library runs
+// on (an SQS queue's raw messages, SNS envelopes, EventBridge events and S3
+// notifications; a Kinesis or DynamoDB stream): a source reads each of its
+// records into facts, and the engine runs them under the guard with the
+// rules every batch keeps.
+//
+//   - Order: the records of one group (a FIFO message group, a partition
+//     key, an item key) run one after another; after one fails, the later
+//     ones are not started. Groups run on at most Concurrency workers, and
+//     with a Concurrency of 1 every record runs in batch order on the
+//     caller's goroutine (Run).
+//   - Same-batch duplicates: a fact an earlier record of the batch carries
+//     runs once; the later record takes its outcome (Batch.Start).
+//   - Age and time: an expired fact is never run, and none is started too
+//     close to the deadline.
+//   - Reports: one outcome per fact (the outcome vocabulary), its log
+//     line's level (Level), the batch's metrics line and the invocation's
+//     error (Tally).
+//
+// A source keeps what is its own: how it decodes a record, how it names
+// one in logs, how it reports failures to its event source (SQS's
+// batchItemFailures, a stream's checkpoint) and what it does with a fact
+// found in progress (Batch.InProgress). The guard knows nothing of sources,
+// and a source knows nothing of the store.
+package batch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/emf"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/flight"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/verdict"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
+)
+
+// Options are the settings every batch source shares. The zero value of a
+// field means its default (Defaults).
+type Options struct {
+	Consumer         string        // names the consumer in logs and metrics; default "consumer"
+	MinRemaining     time.Duration // the least time before the deadline to start a fact
+	Logger           *slog.Logger
+	Metrics          io.Writer
+	MetricsNamespace string
+	MetricsLevel     string
+}
+
+// Defaults fills the zero fields of o: MinRemaining from minRemaining, the
+// logger and metrics from emf.Defaults.
+func (o *Options) Defaults(minRemaining time.Duration) {
+	if o.MinRemaining <= 0 {
+		o.MinRemaining = minRemaining
+	}
+	if o.Consumer == "" {
+		o.Consumer = "consumer"
+	}
+	emf.Defaults(&o.MetricsNamespace, &o.Logger, &o.Metrics, &o.MetricsLevel)
+}
+
+// RunFunc runs a fact's effect under the guard: Effect or TxEffect.
+type RunFunc[M any] func(ctx context.Context, f idempotency.Fact, msg M) (idempotency.Result, error)
+
+// Effect runs fn under guard.Run.
+func Effect[M any](guard *idempotency.Guard, fn func(context.Context, M, idempotency.Reservation) (string, error)) RunFunc[M] {
+	return func(ctx context.Context, f idempotency.Fact, msg M) (idempotency.Result, error) {
+		return guard.Run(ctx, f, func(ctx context.Context, r idempotency.Reservation) (string, error) {
+			return fn(ctx, msg, r)
+		})
+	}
+}
+
+// TxEffect runs fn under guard.RunTx: its writes commit with the COMPLETED
+// record.
+func TxEffect[M, W any](guard *idempotency.Guard, fn func(context.Context, M, idempotency.Reservation) (W, string, error)) RunFunc[M] {
+	return func(ctx context.Context, f idempotency.Fact, msg M) (idempotency.Result, error) {
+		return guard.RunTx(ctx, f, func(ctx context.Context, r idempotency.Reservation) (any, string, error) {
+			return fn(ctx, msg, r)
+		})
+	}
+}
+
+// Engine runs the facts of a source whose messages are of type M. It is
+// safe for concurrent use.
+type Engine[M any] struct {
+	Guard *idempotency.Guard
+	Key   func(M) (string, error) // the author's key function
+	Run   RunFunc[M]
+	// Explain adds to an error wrapping idempotency.ErrExpired what the
+	// fact's origin time is and the source's fix.
+	Explain func(err error, origin string) error
+	Options
+}
+
+// Report is what happened to one fact.
+type Report struct {
+	Outcome  outcome.Outcome
+	Key      string // the key as stored (hashed with a key secret), never as given
+	Err      error
+	Capacity idempotency.Capacity // what its store requests consumed
+	NoOrigin bool                 // run without the age check: no origin time
+}
+
+// Bad is the report of a record that is bad input.
+func Bad(err error) Report { return Report{Outcome: outcome.BadInput, Err: err} }
+
+// errEmptyKey is the bad input of a key function that returned "".
+var errEmptyKey = fmt.Errorf("%w: %w: the key function returned an empty key. "+
+	"Keys come from the business message (an order id and its version, a client's Idempotency-Key), never from the transport's ids (message ids, sequence numbers): "+
+	"check that the field it reads is in the message as its producer publishes it "+
+	"(a key function that reads a message id field the business message does not carry returns an empty key)",
+	outcome.ErrBadInput, idempotency.ErrInvalidKey)
+
+// Fact reads msg's key and the guard's fact for payload, before any store
+// request; a refused key (an error or "") or a key the guard refuses is a
+// bad report.
+func (e *Engine[M]) Fact(msg M, payload []byte) (idempotency.Fact, *Report) {
+	key, err := e.Key(msg)
+	if err != nil {
+		return idempotency.Fact{}, &Report{Outcome: outcome.BadInput, Err: verdict.KeyRefusal(err)}
+	}
+	if key == "" {
+		return idempotency.Fact{}, &Report{Outcome: outcome.BadInput, Err: errEmptyKey}
+	}
+	f, err := e.Guard.Fact(key, payload)
+	if err != nil {
+		pk, _ := e.Guard.Key(key)
+		return idempotency.Fact{}, &Report{Outcome: outcome.BadInput, Key: pk, Err: err}
+	}
+	return f, nil
+}
+
+// Fact is a judged fact, ready to start.
+type Fact[M any] struct {
+	idempotency.Fact
+	Msg    M
+	Origin string    // what the fact's origin time (Sent) is, for an expired fact's line
+	ID     slog.Attr // the record's id, for the takeover line
+	Record any       // the source's record, for its InProgress
+}
+
+// Batch is the state the facts of one batch share.
+type Batch[M any] struct {
+	// InProgress, when set, is called when the guard finds a fact in
+	// progress elsewhere (err wraps idempotency.ErrInProgress), and returns
+	// the answer to report instead: the fact run again after a wait, or the
+	// error with when its record comes back.
+	InProgress func(ctx context.Context, f *Fact[M], used *idempotency.Capacity, err error) (idempotency.Result, error)
+	e          *Engine[M]
+	flights    flight.Set // by namespaced key
+}
+
+// Batch starts a batch.
+func (e *Engine[M]) Batch() *Batch[M] { return &Batch[M]{e: e} }
+
+// Start runs a judged fact unless it is expired, too close to the deadline,
+// or carried by an earlier fact of the batch, whose outcome it then takes.
+func (b *Batch[M]) Start(ctx context.Context, f Fact[M]) Report {
+	e := b.e
+	noOrigin := f.Sent.IsZero()
+	// The age is taken once the fact may start (the guard takes it again at
+	// each write): an expired fact costs no store request.
+	old := e.Guard.Expired(f.Fact)
+	if old != nil {
+		old = e.Explain(old, f.Origin)
+	}
+	if d, ok := ctx.Deadline(); ok && old == nil && time.Until(d) < e.MinRemaining {
+		return Report{Outcome: outcome.NotStarted, Key: f.Key, NoOrigin: noOrigin, Err: fmt.Errorf("%w: %v before the deadline, less than %v", verdict.ErrNotStarted, time.Until(d).Round(time.Millisecond), e.MinRemaining)}
+	}
+	prior, led := b.flights.Join(f.Key, f.Hash, old == nil)
+	if prior != nil {
+		// An earlier fact of the batch is this one: its outcome is this
+		// one's, whatever this one's age (a fact it just completed is a
+		// duplicate, safely).
+		if res, err := prior.Wait(); err != nil {
+			return Report{Outcome: verdict.Of(res, err), Key: f.Key, NoOrigin: noOrigin, Err: fmt.Errorf("same fact as an earlier record of the batch: %w", err)}
+		}
+		return Report{Outcome: outcome.Duplicate, Key: f.Key, NoOrigin: noOrigin}
+	}
+	if old != nil {
+		return Report{Outcome: outcome.Expired, Key: f.Key, Err: old}
+	}
+	if led != nil {
+		defer led.Close()
+	}
+	var used idempotency.Capacity
+	res, err := b.run(ctx, f, &used)
+	if led != nil {
+		led.Set(res, err)
+	}
+	return Report{Outcome: verdict.Of(res, err), Key: f.Key, Err: err, Capacity: used, NoOrigin: noOrigin}
+}
+
+// run runs the fact's effect, and says what the source must hear of its
+// answer: a takeover, an expiry, a dropped result.
+func (b *Batch[M]) run(ctx context.Context, f Fact[M], used *idempotency.Capacity) (idempotency.Result, error) {
+	e := b.e
+	res, err := e.Run(idempotency.WithCapacity(ctx, used), f.Fact, f.Msg)
+	if b.InProgress != nil && errors.Is(err, idempotency.ErrInProgress) {
+		res, err = b.InProgress(ctx, &f, used, err)
+	}
+	if res.TookOver { // a fact of its own: the effect may have run before, under the same key
+		e.Logger.LogAttrs(ctx, slog.LevelWarn, "takeover", slog.String("consumer", e.Consumer), f.ID, slog.String("key", f.Key), slog.Time("lapsed_lease", res.LapsedLease), slog.String("reason", "took over the reservation of a worker whose lease ended (it crashed or ran out of time): the effect ran again, and may have run before"))
+	}
+	if errors.Is(err, idempotency.ErrExpired) {
+		err = e.Explain(err, f.Origin) // it aged in the store's calls, or in a transactional effect
+	}
+	if err == nil && res.DroppedBytes > 0 {
+		err = fmt.Errorf("processed, but the result of %d bytes exceeds the default MaxResultBytes (%d): stored without it, duplicates get an empty result", res.DroppedBytes, limits.DefaultMaxResultBytes)
+	}
+	return res, err
+}
+
+// Level is the level of a fact's log line: INFO for a success (WARN with a
+// warning), WARN for a fact that may still succeed on its own (in
+// progress elsewhere, not started; ERROR when this was its last chance:
+// final), ERROR for everything an operator must see (a mismatch, bad
+// input, a failure, a lost lease, an expired fact).
+func Level(o outcome.Outcome, warning, final bool) slog.Level {
+	switch {
+	case o == outcome.InProgress || o == outcome.NotStarted:
+		if final {
+			return slog.LevelError
+		}
+		return slog.LevelWarn
+	case o.Succeeded():
+		if warning {
+			return slog.LevelWarn
+		}
+		return slog.LevelInfo
+	}
+	return slog.LevelError
+}

@@ -1,0 +1,65 @@
+package queue
+
+import (
+	"time"
+)
+
+// Body is what a source of SQS messages implements (package sqsbatch: SNS
+// envelopes and raw messages; eventbridge: events; s3event: notifications):
+// how a message's body becomes the facts the handler runs. The handler
+// knows nothing else of the source, and the source nothing of the queue's
+// rules (order, visibility, backoff, dead-lettering, reports).
+//
+// A Body is a Message (one fact per message) or Records (several).
+type Body[T any] interface {
+	// Bound is the largest body that can carry a message of at most
+	// maxMessage bytes (Config.MaxMessageBytes): a larger body is bad
+	// input before it is read.
+	Bound(maxMessage int) int
+	// Decode decodes a fact into the message the key function and the
+	// effect get.
+	Decode(it *Item, out *T) error
+}
+
+// Message is a Body whose message carries one fact (New).
+type Message[T any] interface {
+	Body[T]
+	// Read reads the body's fact. Errors wrap outcome.ErrBadInput.
+	Read(body []byte) (Item, error)
+}
+
+// Records is a Body whose message carries several facts (NewRecords: an S3
+// notification, one per record): each record is run in order, each with
+// its own outcome and log line, and the message is done when all are.
+type Records[T any] interface {
+	Body[T]
+	// Records reads the body's facts, one per record, each with its own
+	// error when it cannot be read (that record alone is bad input); or
+	// skip, a body acknowledged without a fact and why (S3's test event).
+	// An error is the whole message's.
+	Records(body []byte) (items []Item, skip string, err error)
+}
+
+// Item is one fact of a message.
+type Item struct {
+	Payload   []byte    // what the guard hashes and Decode decodes
+	Published time.Time // the origin time in the body (SNS Timestamp, EventBridge time, S3 eventTime); zero when none
+	Source    string    // what Published is, for an expired fact's line
+	Meta      any       // the source's own fields, for Decode (an EventBridge event's)
+	Err       error     // a record that cannot be read: bad input, that record alone
+}
+
+// Time is a time in a body (an SNS envelope's Timestamp, an EventBridge
+// event's time, an S3 record's eventTime; RFC 3339). One that does not
+// parse leaves it zero, the record's origin then being SQS's
+// SentTimestamp: it does not make the body bad input.
+type Time struct{ time.Time }
+
+// UnmarshalJSON reads an RFC 3339 time, or leaves t zero.
+func (t *Time) UnmarshalJSON(b []byte) error {
+	var v time.Time
+	if v.UnmarshalJSON(b) == nil {
+		t.Time = v
+	}
+	return nil
+}
