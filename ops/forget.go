@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
@@ -27,15 +28,15 @@ func runForget(ctx context.Context, o *options, args []string) error {
 	ff.register(fs)
 	reason := fs.String("reason", "", "why the fact must run again (required): written in the audit line")
 	dryRun := fs.Bool("dry-run", false, "say what would be deleted, and delete nothing")
-	margin := fs.Duration("margin", defaultForgetMargin, fmt.Sprintf("an IN_PROGRESS record is forgotten only once its lease ended this long ago (at least %s): the skew allowed between this clock and the functions'", dynamostore.MinForgetMargin))
+	margin := fs.Duration("margin", defaultForgetMargin, fmt.Sprintf("an IN_PROGRESS record is forgotten only once its lease ended this long ago (at least %s): the skew allowed between this clock and the functions'", limits.ClockSkewMargin))
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if strings.TrimSpace(*reason) == "" {
 		return errors.New("give --reason: why the fact must run again (a bug fixed, a refund made by hand); it goes into the audit line")
 	}
-	if *margin < dynamostore.MinForgetMargin {
-		return fmt.Errorf("--margin %s is less than %s, the skew allowed between this clock and the functions'", *margin, dynamostore.MinForgetMargin)
+	if *margin < limits.ClockSkewMargin {
+		return fmt.Errorf("--margin %s is less than %s, the skew allowed between this clock and the functions'", *margin, limits.ClockSkewMargin)
 	}
 	t, err := locate(ctx, o, &c, false)
 	if err != nil {
@@ -84,15 +85,15 @@ func runForget(ctx context.Context, o *options, args []string) error {
 
 // forgottenMessage says what a forget does: the fact's next delivery runs
 // its effect, and, where the consumer caches completed keys, from when in
-// every warm execution environment (idempotency.CacheLifetime).
+// every warm execution environment (limits.CacheLifetime).
 func forgottenMessage(cacheSize int, now time.Time) string {
 	const msg = "forgotten: the fact's next delivery runs its effect"
 	if cacheSize == 0 {
 		return msg
 	}
-	by := now.Add(idempotency.CacheLifetime + time.Second).UTC().Truncate(time.Second)
-	return fmt.Sprintf("%s from %s at the latest: until then, a warm execution environment that remembers the fact (CacheSize %d) may still answer a delivery as a duplicate from memory (idempotency.CacheLifetime %s)",
-		msg, by.Format(time.RFC3339), cacheSize, idempotency.CacheLifetime)
+	by := now.Add(limits.CacheLifetime + time.Second).UTC().Truncate(time.Second)
+	return fmt.Sprintf("%s from %s at the latest: until then, a warm execution environment that remembers the fact (CacheSize %d) may still answer a delivery as a duplicate from memory (for at most %s)",
+		msg, by.Format(time.RFC3339), cacheSize, limits.CacheLifetime)
 }
 
 // recordAttr is a record as the audit line writes it.

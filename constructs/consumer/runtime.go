@@ -28,7 +28,7 @@ import (
 // set the others.
 var explicitSettings = map[string]string{
 	"Table":           "the table's name is a token, known once the table exists: tablePlaceholder until the builder sets it",
-	"Namespace":       "its default is the construct id's, lowercased, without the characters the contract refuses in a namespace (idempotency.NamespaceAllows), not the contract's (it has none)",
+	"Namespace":       "its default is the construct id's, lowercased, without the characters the contract refuses in a namespace (limits.NamespaceAllows), not the contract's (it has none)",
 	"Delivery":        "the source decides it (source.go, settings.delivery): eventbridge for a rule, s3 for a bucket, raw for direct producers; for a topic RawMessageDelivery, a bool, raw when true and the contract's envelope otherwise",
 	"FIFO":            "FifoTopic and StandardQueue decide together whether the queue is FIFO (fifoKind)",
 	"Consumer":        "the construct id, until the builder knows the construct's path",

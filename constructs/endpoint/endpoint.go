@@ -96,9 +96,8 @@ type IdempotentEndpointProps struct {
 	// with Webhook.
 	ClientAttribute *string
 	// ReplayHeaders are the response headers stored and replayed beside
-	// the representation headers (httpkey.RepresentationHeaders:
-	// Content-Type, Content-Encoding, Content-Language, Location,
-	// Content-Location), which always are. Default: none.
+	// the representation headers (Content-Type, Content-Encoding,
+	// Content-Language, Location, Content-Location), which always are. Default: none.
 	ReplayHeaders *[]*string
 	// HashHeaders are the request headers in the payload hash. Default:
 	// none.

@@ -8,7 +8,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/family"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/ids"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/step/states"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/steptask"
 )
 
 // IdempotentStepProps configure an IdempotentStep. Every optional prop
@@ -17,7 +17,7 @@ type IdempotentStepProps struct {
 	// Props are the settings every construct of the family shares: Entry
 	// (its main calls step.Start), the table and its design, Namespace,
 	// Window, the function, its logs and alarms. Window's default is a
-	// step's: states.DefaultWindow (15 days), the 14 days in which a
+	// step's: 15 days, the 14 days in which a
 	// Standard execution may be redriven and a day, so that a redriven step
 	// finds the record of its effect. An Express workflow, never redriven,
 	// may give the family's day.
@@ -62,7 +62,7 @@ func (p *IdempotentStepProps) resolve(id string) (*settings, error) {
 	own := map[string]any{
 		contract.SourceVar:   contract.SourceStep,
 		contract.StepNameVar: name,
-		contract.WindowVar:   states.DefaultWindow,
+		contract.WindowVar:   steptask.DefaultWindow,
 	}
 	if p.PayloadIgnore != nil {
 		var fields []string

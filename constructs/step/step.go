@@ -11,7 +11,7 @@
 // handler (step.Start) runs the step's effect once per fact and returns its
 // stored output to every duplicate. Task returns the Task state that
 // invokes the function, with the Retry policy that the step's error names
-// ask (states.Retriers) and a timeout consistent with the lease; the state
+// ask and a timeout consistent with the lease; the state
 // machine adds the Catch of its business failures. A compensation is a
 // step of its own over the same fact (DESIGN.md, "Steps").
 package step
@@ -54,10 +54,13 @@ type IdempotentStep interface {
 	// Task returns a new Task state in scope, with the construct id id,
 	// that invokes the step's function with the state input and whose
 	// result is the step's output (PayloadResponseOnly: the function's
-	// ARN as the state's Resource); with the Retry of states.Retriers for
-	// the function's timeout (Lambda's transient errors, the step's
-	// transient answers, the timeouts and Step.InProgress) and the
-	// TimeoutSeconds of states.TaskTimeout. Add the Catch of the step's
+	// ARN as the state's Resource); with a Retry for the function's timeout
+	// (Lambda's transient errors and the step's transient answers: 6
+	// attempts from 1s, doubling; the timeouts and Step.InProgress: from 1s,
+	// doubling, each wait at most half the function's timeout, until the
+	// waits add up to twice the function's timeout, when the lease of the
+	// invocation that holds the fact has ended) and a TimeoutSeconds of the
+	// function's timeout and 10s for a cold start's init. Add the Catch of the step's
 	// business failures (step.Fail's names) with AddCatch. props may be
 	// nil.
 	Task(scope constructs.Construct, id *string, props *TaskProps) awsstepfunctionstasks.LambdaInvoke

@@ -19,6 +19,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/step"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/consumertest"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/steptask"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/step/states"
 )
@@ -67,8 +68,8 @@ func js(v any) string { b, _ := json.Marshal(v); return string(b) }
 // TestStepAndItsTask: the step's function carries the contract of a step
 // (its source, its name, a window that outlasts a redrive), its role may
 // use the table alone, and its Task state invokes it by ARN (the state's
-// output is the step's), with the Retry of states.Retriers for the
-// function's timeout and the TimeoutSeconds of states.TaskTimeout; the
+// output is the step's), with the Retry of steptask.Retriers for the
+// function's timeout and the TimeoutSeconds of steptask.TaskTimeout; the
 // alarms watch the step's log lines.
 func TestStepAndItsTask(t *testing.T) {
 	st := newStack(t)
@@ -91,7 +92,7 @@ func TestStepAndItsTask(t *testing.T) {
 		t.Fatalf("functions: %d", len(fns))
 	}
 	env := fns[0]["Environment"].(map[string]any)["Variables"].(map[string]any)
-	if env[contract.SourceVar] != "step" || env[contract.StepNameVar] != "reserve-stock" || env[contract.WindowVar] != contract.Format(states.DefaultWindow) {
+	if env[contract.SourceVar] != "step" || env[contract.StepNameVar] != "reserve-stock" || env[contract.WindowVar] != contract.Format(steptask.DefaultWindow) {
 		t.Errorf("environment: %s", js(env))
 	}
 	policies := js(resources(tpl, "AWS::IAM::Policy"))
@@ -110,11 +111,11 @@ func TestStepAndItsTask(t *testing.T) {
 	if state["Type"] != "Task" || !strings.Contains(js(state["Resource"]), "ReserveStockFunction") || state["ResultPath"] != "$.reservation" {
 		t.Errorf("the task does not invoke the function by its ARN: %s", js(state))
 	}
-	if state["TimeoutSeconds"] != states.TaskTimeout(family.DefaultTimeout).Seconds() {
-		t.Errorf("TimeoutSeconds %v, want %v", state["TimeoutSeconds"], states.TaskTimeout(family.DefaultTimeout).Seconds())
+	if state["TimeoutSeconds"] != steptask.TaskTimeout(family.DefaultTimeout).Seconds() {
+		t.Errorf("TimeoutSeconds %v, want %v", state["TimeoutSeconds"], steptask.TaskTimeout(family.DefaultTimeout).Seconds())
 	}
 	retry := state["Retry"].([]any)
-	want := states.Retriers(family.DefaultTimeout)
+	want := steptask.Retriers(family.DefaultTimeout)
 	if len(retry) != len(want) {
 		t.Fatalf("Retry %s, want %d retriers", js(retry), len(want))
 	}

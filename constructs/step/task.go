@@ -7,7 +7,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/step/states"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/steptask"
 )
 
 // TaskProps are the paths of a step's Task state, as the Amazon States
@@ -38,13 +38,13 @@ func (c *idempotentStep) Task(scope constructs.Construct, id *string, props *Tas
 		LambdaFunction:           c.fn.Function,
 		PayloadResponseOnly:      jsii.Bool(true),
 		RetryOnServiceExceptions: jsii.Bool(false), // Retriers lists them
-		TaskTimeout:              awsstepfunctions.Timeout_Duration(awscdk.Duration_Seconds(jsii.Number(states.TaskTimeout(timeout).Seconds()))),
+		TaskTimeout:              awsstepfunctions.Timeout_Duration(awscdk.Duration_Seconds(jsii.Number(steptask.TaskTimeout(timeout).Seconds()))),
 		Comment:                  props.Comment,
 		InputPath:                props.InputPath,
 		ResultPath:               props.ResultPath,
 		OutputPath:               props.OutputPath,
 	})
-	for _, r := range states.Retriers(timeout) {
+	for _, r := range steptask.Retriers(timeout) {
 		retry := &awsstepfunctions.RetryProps{
 			Errors:      jsii.Strings(r.ErrorEquals...),
 			Interval:    awscdk.Duration_Seconds(jsii.Number(float64(r.IntervalSeconds))),

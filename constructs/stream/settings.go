@@ -13,7 +13,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/family"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/ids"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
 )
 
 // Lambda's bounds on a stream event source
@@ -177,13 +177,13 @@ func eventSourceProblems(s *settings) []string {
 }
 
 func recordAgeProblems(s *settings) []string {
-	switch limit := s.Runtime.Window - idempotency.ClockSkewMargin; {
+	switch limit := s.Runtime.Window - limits.ClockSkewMargin; {
 	case s.maxRecordAge < minRecordAge || s.maxRecordAge > maxRecordAge:
 		return []string{fmt.Sprintf("MaxRecordAge %s is out of range: Lambda takes %s to %s (unlimited, -1, is refused: a failing record would block its shard until it leaves the stream); give one in that range (default %s)",
 			contract.Format(s.maxRecordAge), contract.Format(minRecordAge), contract.Format(maxRecordAge), contract.Format(defaultMaxRecordAge))}
 	case s.maxRecordAge >= limit:
 		return []string{fmt.Sprintf("MaxRecordAge %s is not less than Window %s less the clock-skew margin %s: Lambda could deliver a record as old as the business window, which the handler refuses as expired (its fact's record may be gone); give a MaxRecordAge below %s, or a longer Window",
-			contract.Format(s.maxRecordAge), contract.Format(s.Runtime.Window), contract.Format(idempotency.ClockSkewMargin), contract.Format(limit))}
+			contract.Format(s.maxRecordAge), contract.Format(s.Runtime.Window), contract.Format(limits.ClockSkewMargin), contract.Format(limit))}
 	}
 	return nil
 }

@@ -26,7 +26,7 @@ import (
 	"github.com/sivchari/kumo"
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/schema"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
@@ -960,7 +960,7 @@ func (sc *scenario) credits(ctx context.Context, c *clients, table string, order
 	out := map[string]int{}
 	for _, o := range orders {
 		got, err := c.ddb.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), ConsistentRead: aws.Bool(true),
-			Key: map[string]ddbtypes.AttributeValue{dynamostore.KeyAttribute: &ddbtypes.AttributeValueMemberS{Value: "balance#" + o.CustomerID}}})
+			Key: map[string]ddbtypes.AttributeValue{schema.Key: &ddbtypes.AttributeValueMemberS{Value: "balance#" + o.CustomerID}}})
 		if err != nil {
 			return nil, fmt.Errorf("wallet %s: %w", o.CustomerID, err)
 		}

@@ -21,6 +21,7 @@ import (
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/sivchari/kumo"
 
+	"github.com/idempotent-consumer/idempotent-consumer/internal/schema"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/step"
@@ -90,8 +91,8 @@ func newTestSaga(t *testing.T, ctx context.Context, srv *kumo.Server, prefix str
 	c := newClients(srv.URL)
 	table := prefix + "steps"
 	if _, err := c.ddb.CreateTable(ctx, &dynamodb.CreateTableInput{TableName: aws.String(table), BillingMode: ddbtypes.BillingModePayPerRequest,
-		AttributeDefinitions: []ddbtypes.AttributeDefinition{{AttributeName: aws.String(dynamostore.KeyAttribute), AttributeType: ddbtypes.ScalarAttributeTypeS}},
-		KeySchema:            []ddbtypes.KeySchemaElement{{AttributeName: aws.String(dynamostore.KeyAttribute), KeyType: ddbtypes.KeyTypeHash}}}); err != nil {
+		AttributeDefinitions: []ddbtypes.AttributeDefinition{{AttributeName: aws.String(schema.Key), AttributeType: ddbtypes.ScalarAttributeTypeS}},
+		KeySchema:            []ddbtypes.KeySchemaElement{{AttributeName: aws.String(schema.Key), KeyType: ddbtypes.KeyTypeHash}}}); err != nil {
 		t.Fatal(err)
 	}
 	guard, err := idempotency.NewGuard(dynamostore.New(c.ddb, table), idempotency.Config{Namespace: "orders", MaxResultBytes: step.MaxOutputBytes})

@@ -27,6 +27,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest"
 	consumercdk "github.com/idempotent-consumer/idempotent-consumer/constructs/consumer"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
@@ -396,11 +397,11 @@ func (sc *startedCase) sameAsDefault() []string {
 		same bool
 	}{
 		{"Namespace", s.Namespace == strings.ToLower(sc.id)},
-		{"Window", s.Window == idempotency.DefaultWindow},
-		{"TTLAfterWindow", s.TTLAfterWindow == idempotency.DefaultTTLAfterWindow},
+		{"Window", s.Window == limits.DefaultWindow},
+		{"TTLAfterWindow", s.TTLAfterWindow == limits.DefaultTTLAfterWindow},
 		{"Timeout", s.Timeout == 30*time.Second}, // IdempotentConsumerProps.Timeout's default
 		{"LeaseMax", s.LeaseMax == s.Timeout},
-		{"FinishBudget", s.FinishBudget == idempotency.DefaultFinishBudget},
+		{"FinishBudget", s.FinishBudget == limits.DefaultFinishBudget},
 		{"CacheSize", s.CacheSize == 0},
 		{"PayloadIgnore", len(s.PayloadIgnore) == 0},
 		{"KeySecret", s.KeySecret == ""},
@@ -466,7 +467,7 @@ func drawProps(rng *rand.Rand, every bool) *consumercdk.IdempotentConsumerProps 
 		timeout = pick(rng, 5*s, 10*s, 20*s, 45*s, 60*s, 120*s, 900*s)
 		p.Timeout = cdkDuration(timeout)
 	}
-	budget := idempotency.DefaultFinishBudget
+	budget := limits.DefaultFinishBudget
 	if given() {
 		budget = pick(rng, 500*ms, 1*s, 1500*ms, 2500*ms)
 		p.FinishBudget = cdkDuration(budget)
@@ -483,7 +484,7 @@ func drawProps(rng *rand.Rand, every bool) *consumercdk.IdempotentConsumerProps 
 		lease = lo + time.Duration(rng.IntN(int((timeout-s-lo)/s)+1))*s
 		p.LeaseMax = cdkDuration(lease)
 	}
-	window := idempotency.DefaultWindow
+	window := limits.DefaultWindow
 	if given() {
 		window = pick(rng, atLeast(lease, lease, 90*s, 10*time.Minute, time.Hour, 7*24*time.Hour)...)
 		p.Window = cdkDuration(window)
@@ -497,7 +498,7 @@ func drawProps(rng *rand.Rand, every bool) *consumercdk.IdempotentConsumerProps 
 		if every {
 			c = min(c, b.fifo)
 		}
-		return contract.Backoff{Base: b.base, Cap: c}.Horizon(contract.DefaultMaxReceiveCount) < window-idempotency.ClockSkewMargin
+		return contract.Backoff{Base: b.base, Cap: c}.Horizon(contract.DefaultMaxReceiveCount) < window-limits.ClockSkewMargin
 	}
 	if given() || !fits(backoff{contract.DefaultBackoffBase, contract.DefaultBackoffCap, contract.DefaultBackoffFIFOCap}) {
 		b := backoff{0, s, s} // off
@@ -511,7 +512,7 @@ func drawProps(rng *rand.Rand, every bool) *consumercdk.IdempotentConsumerProps 
 		p.TTLAfterWindow = cdkDuration(pick(rng, s, time.Minute, 6*time.Hour, 72*time.Hour))
 	}
 	if given() {
-		p.CacheSize = jsii.Number(pick(rng, 1, 100, 10_000, idempotency.MaxCacheSize))
+		p.CacheSize = jsii.Number(pick(rng, 1, 100, 10_000, limits.MaxCacheSize))
 	}
 	batch := 10 // IdempotentConsumerProps.BatchSize's default
 	if every {

@@ -18,6 +18,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/iamcond"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 )
@@ -94,7 +95,7 @@ func TestLeadingKeysMatchEveryKeyTheHandlerWritesInEachDesign(t *testing.T) {
 			case contract.TableVar:
 				return d.table
 			case contract.KeySecretVar:
-				return strings.Repeat("s", idempotency.MinKeySecretBytes)
+				return strings.Repeat("s", limits.MinKeySecretBytes)
 			}
 			t.Fatalf("%s: %s is %v", id, k, vars[k])
 			return ""

@@ -111,7 +111,7 @@ type Settings struct {
 	// creates. The same rules as TablePartitionKey.
 	TableTTLAttribute string
 	// Namespace prefixes every key, "<namespace>#<key>". Required; valid
-	// UTF-8 of at most idempotency.MaxNamespaceBytes (1,024) bytes, so that
+	// UTF-8 of at most limits.MaxNamespaceBytes (1,024) bytes, so that
 	// keys fit DynamoDB's 2,048-byte partition key; no '#' (the
 	// separator), no '*' or '?' (wildcards in the IAM condition
 	// "<namespace>#*" on a shared table), no control characters.
@@ -135,13 +135,13 @@ type Settings struct {
 	// FinishBudget, less than Timeout.
 	MinRemaining time.Duration
 	// CacheSize is how many completed keys are kept in memory: from 0 (no
-	// cache) to idempotency.MaxCacheSize.
+	// cache) to limits.MaxCacheSize.
 	CacheSize int
 	// PayloadIgnore lists JSON fields left out of the payload hash: no
 	// empty names, no ','.
 	PayloadIgnore []string
 	// KeySecret hashes record keys when set: at least
-	// idempotency.MinKeySecretBytes bytes.
+	// limits.MinKeySecretBytes bytes.
 	KeySecret string
 	// TxTables are the tables a transactional effect may write: the handler
 	// refuses, before any request, a transactional write to another table
@@ -217,12 +217,13 @@ type Settings struct {
 	// rotation), which the handler reads at init: never the secret itself.
 	WebhookSecret string
 	// ClientAttribute scopes an HTTP endpoint's keys to a client attribute:
-	// "iam", "claim:<name>" or "header:<name>" (httpkey.ParseClient), or
+	// "iam", "claim:<name>" or "header:<name>" (read by lambda/endpoint), or
 	// "none" (contract.ClientNone) for keys shared by every client. Default:
 	// "iam" for an endpoint, "none" for a webhook.
 	ClientAttribute string
 	// ReplayHeaders are the response headers stored and replayed beside
-	// the representation headers (httpkey.RepresentationHeaders): valid
+	// the representation headers (Content-Type, Content-Encoding, Content-Language,
+	// Location, Content-Location): valid
 	// header names; default none.
 	ReplayHeaders []string
 	// HashHeaders are the request headers in the payload hash: valid header
@@ -232,7 +233,7 @@ type Settings struct {
 	// accepts: 1 to MaxRequestBytes; default contract.DefaultMaxRequestBytes.
 	MaxRequestBytes int
 	// StepName is a step's name (SourceStep), part of every record key:
-	// required for a step, states.NameProblem's rule.
+	// required for a step, steptask.NameProblem's rule.
 	StepName string
 }
 

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
 )
 
 // randomSettings draws valid Settings: every field within its bounds and
@@ -36,14 +36,14 @@ func randomSettings(r *rand.Rand) contract.Settings {
 	s.MaxReceiveCount = r.IntN(1000 + 1) // SQS takes 1 to 1,000; 0 is unknown
 	s.Window = s.LeaseMax + time.Duration(r.Int64N(int64(90*24*time.Hour))).Truncate(pick(time.Second, time.Minute, time.Hour))
 	s.TTLAfterWindow = time.Second + time.Duration(r.Int64N(int64(30*24*time.Hour))).Truncate(pick(time.Second, time.Hour))
-	s.CacheSize = r.IntN(idempotency.MaxCacheSize + 1)
+	s.CacheSize = r.IntN(limits.MaxCacheSize + 1)
 	if r.IntN(2) == 0 {
 		for range 1 + r.IntN(3) {
 			s.PayloadIgnore = append(s.PayloadIgnore, []string{"placedAt", "meta.traceId", "a.b.c", "x y"}[r.IntN(4)])
 		}
 	}
 	if r.IntN(3) == 0 {
-		s.KeySecret = strings.Repeat("k", idempotency.MinKeySecretBytes+r.IntN(40))
+		s.KeySecret = strings.Repeat("k", limits.MinKeySecretBytes+r.IntN(40))
 	}
 	s.BatchConcurrency = 1 + r.IntN(contract.MaxBatchConcurrency)
 	s.Delivery = []contract.Delivery{contract.Envelope, contract.Raw, contract.Auto, contract.EventBridge, contract.S3}[r.IntN(5)]
@@ -66,7 +66,7 @@ func randomSettings(r *rand.Rand) contract.Settings {
 	s.BackoffBase = []time.Duration{0, time.Second, 90 * time.Second, 10 * time.Minute}[r.IntN(4)]
 	s.BackoffCap = max(s.BackoffBase, time.Second) + time.Duration(r.Int64N(int64(contract.MaxBackoff-max(s.BackoffBase, time.Second))+1)).Truncate(time.Second)
 	s.BackoffFIFOCap = time.Second + time.Duration(r.Int64N(int64(contract.MaxBackoff-time.Second)+1)).Truncate(pick(time.Second, time.Minute))
-	if b, _ := s.Backoff(); b.Horizon(s.MaxReceiveCount) >= s.Window-idempotency.ClockSkewMargin {
+	if b, _ := s.Backoff(); b.Horizon(s.MaxReceiveCount) >= s.Window-limits.ClockSkewMargin {
 		s.BackoffBase = 0 // off: a horizon this long is refused (TestBackoffRules)
 	}
 	return s

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/schema"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
@@ -53,21 +53,21 @@ var fields = []Field{
 		"the function's timeout",
 		func(s *Settings) *time.Duration { return &s.Timeout }, func(Settings) time.Duration { return defaultTimeout }),
 	entry(WindowVar, "Window", "Window",
-		Format(idempotency.DefaultWindow), "36h",
+		Format(limits.DefaultWindow), "36h",
 		"the business window, from a fact's completion",
-		func(s *Settings) *time.Duration { return &s.Window }, func(Settings) time.Duration { return idempotency.DefaultWindow }),
+		func(s *Settings) *time.Duration { return &s.Window }, func(Settings) time.Duration { return limits.DefaultWindow }),
 	entry(TTLAfterWindowVar, "TTLAfterWindow", "TTLAfterWindow",
-		Format(idempotency.DefaultTTLAfterWindow), "2h",
+		Format(limits.DefaultTTLAfterWindow), "2h",
 		"how long after the window a record may be deleted by DynamoDB's TTL",
-		func(s *Settings) *time.Duration { return &s.TTLAfterWindow }, func(Settings) time.Duration { return idempotency.DefaultTTLAfterWindow }),
+		func(s *Settings) *time.Duration { return &s.TTLAfterWindow }, func(Settings) time.Duration { return limits.DefaultTTLAfterWindow }),
 	entry(LeaseMaxVar, "LeaseMax", "LeaseMax",
 		"Timeout", "40s",
 		"the longest lease of a reservation",
 		func(s *Settings) *time.Duration { return &s.LeaseMax }, func(s Settings) time.Duration { return s.Timeout }),
 	entry(FinishBudgetVar, "FinishBudget", "FinishBudget",
-		Format(idempotency.DefaultFinishBudget), "1500ms",
+		Format(limits.DefaultFinishBudget), "1500ms",
 		"the time kept at the end of a lease to complete or release it",
-		func(s *Settings) *time.Duration { return &s.FinishBudget }, func(Settings) time.Duration { return idempotency.DefaultFinishBudget }),
+		func(s *Settings) *time.Duration { return &s.FinishBudget }, func(Settings) time.Duration { return limits.DefaultFinishBudget }),
 	entry(MinRemainingVar, "MinRemaining", "MinRemaining",
 		fmt.Sprintf("FinishBudget + %s", Format(DefaultEffectTime)), "4s",
 		"the least time left before the deadline for a record to start",

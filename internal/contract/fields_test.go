@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
 )
 
 // TestEverySettingHasAnEntry: every field of Settings has exactly one entry
@@ -112,7 +112,7 @@ func TestDefaultsAreTheEntries(t *testing.T) {
 			t.Errorf("%s defaults to %q, its entry says %q", f.Var, v, f.Default)
 		}
 	}
-	if env[contract.WindowVar] != contract.Format(idempotency.DefaultWindow) || env[contract.MinRemainingVar] != contract.Format(contract.DefaultMinRemaining(idempotency.DefaultFinishBudget)) {
+	if env[contract.WindowVar] != contract.Format(limits.DefaultWindow) || env[contract.MinRemainingVar] != contract.Format(contract.DefaultMinRemaining(limits.DefaultFinishBudget)) {
 		t.Errorf("defaults %v: want the guard's window and the adapter's MinRemaining", env)
 	}
 }
@@ -191,12 +191,12 @@ func TestMappingIsFieldByField(t *testing.T) {
 func TestResultBoundIsTheSources(t *testing.T) {
 	s := contract.Defaults(30e9)
 	s.Table, s.Namespace, s.Consumer = "t", "n", "c"
-	if got := s.GuardConfig().MaxResultBytes; got != idempotency.DefaultMaxResultBytes {
-		t.Errorf("a queue consumer's guard stores %d bytes, want %d", got, idempotency.DefaultMaxResultBytes)
+	if got := s.GuardConfig().MaxResultBytes; got != limits.DefaultMaxResultBytes {
+		t.Errorf("a queue consumer's guard stores %d bytes, want %d", got, limits.DefaultMaxResultBytes)
 	}
 	s.Source = contract.SourceHTTP
-	if got := s.GuardConfig().MaxResultBytes; got != idempotency.LargestResultBytes {
-		t.Errorf("an endpoint's guard stores %d bytes, want %d", got, idempotency.LargestResultBytes)
+	if got := s.GuardConfig().MaxResultBytes; got != limits.LargestResultBytes {
+		t.Errorf("an endpoint's guard stores %d bytes, want %d", got, limits.LargestResultBytes)
 	}
 }
 

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
 )
 
 // Source says what feeds the consumer (Settings.Source): which handler entry
@@ -172,9 +172,9 @@ func (s Settings) backoffProblems() []string {
 		return nil
 	}
 	h := b.Horizon(s.MaxReceiveCount)
-	if limit := s.Window - idempotency.ClockSkewMargin; h >= limit {
+	if limit := s.Window - limits.ClockSkewMargin; h >= limit {
 		return []string{fmt.Sprintf("the retry horizon %s (the longest delays after receives 1 to %d of MaxReceiveCount %d: BackoffBase %s, doubled up to %s %s) is not shorter than Window %s less %s: a record that keeps failing would be judged expired on its later receives and dead-lettered without running; give a Window longer than %s, or a smaller BackoffCap, BackoffBase or MaxReceiveCount",
-			Format(h), s.MaxReceiveCount-1, s.MaxReceiveCount, Format(b.Base), capName, Format(b.Cap), Format(s.Window), Format(idempotency.ClockSkewMargin), Format(h+idempotency.ClockSkewMargin))}
+			Format(h), s.MaxReceiveCount-1, s.MaxReceiveCount, Format(b.Base), capName, Format(b.Cap), Format(s.Window), Format(limits.ClockSkewMargin), Format(h+limits.ClockSkewMargin))}
 	}
 	return nil
 }

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
 )
 
 // SourceHTTP: HTTP requests, through a Lambda function URL or an API
@@ -35,11 +35,11 @@ func readable(d time.Duration) string {
 
 // ProviderWindow is the business window of a webhook endpoint of provider
 // by default: the provider's redelivery period (RetryPeriod), or
-// idempotency.DefaultWindow when that is longer, so that no delivery the
+// limits.DefaultWindow when that is longer, so that no delivery the
 // provider documents outlives its fact's record.
 func ProviderWindow(provider string) time.Duration {
 	period, _ := RetryPeriod(provider)
-	return max(period, idempotency.DefaultWindow)
+	return max(period, limits.DefaultWindow)
 }
 
 // MaxRequestBytes is the largest MaxRequestBytes: 6 MB, what a Lambda
@@ -64,7 +64,7 @@ var httpFields = []Field{
 		func(s *Settings) *string { return &s.ClientAttribute }, DefaultClientAttribute)),
 	quietDefault(entry(ReplayHeadersVar, "ReplayHeaders", "ReplayHeaders",
 		"none", "X-Receipt,ETag",
-		"the response headers stored and replayed to duplicates beside "+"the representation headers (httpkey.RepresentationHeaders)"+", comma-separated",
+		"the response headers stored and replayed to duplicates beside "+"the representation headers (Content-Type, Content-Encoding, Content-Language, Location, Content-Location)"+", comma-separated",
 		func(s *Settings) *[]string { return &s.ReplayHeaders }, none[[]string])),
 	quietDefault(entry(HashHeadersVar, "HashHeaders", "HashHeaders",
 		"none", "X-Currency",
@@ -99,9 +99,9 @@ func DefaultClientAttribute(s Settings) string {
 // their effects' small results.
 func (s Settings) maxResultBytes() int {
 	if s.Source == SourceHTTP || s.Source == SourceStep {
-		return idempotency.LargestResultBytes
+		return limits.LargestResultBytes
 	}
-	return idempotency.DefaultMaxResultBytes
+	return limits.DefaultMaxResultBytes
 }
 
 // httpProblems are the rules of an HTTP endpoint's settings

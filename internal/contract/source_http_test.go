@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
 )
 
 // A queue consumer's environment says nothing of the source or of the HTTP
@@ -37,7 +37,7 @@ func TestHTTPProblems(t *testing.T) {
 	if got := contract.ProviderWindow("stripe"); got != 72*time.Hour {
 		t.Errorf("ProviderWindow(stripe) = %s, want 72h", got)
 	}
-	if got := contract.ProviderWindow("slack"); got != idempotency.DefaultWindow {
+	if got := contract.ProviderWindow("slack"); got != limits.DefaultWindow {
 		t.Errorf("ProviderWindow(slack) = %s, want the default window", got)
 	}
 	base := contract.Defaults(30e9)

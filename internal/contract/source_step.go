@@ -3,7 +3,7 @@ package contract
 import (
 	"fmt"
 
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/step/states"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/steptask"
 )
 
 // SourceStep: the Task state of a Step Functions state machine, which
@@ -26,9 +26,9 @@ var stepFields = []Field{
 func init() { fields = append(fields, stepFields...) }
 
 // stepProblems are the rules of a step's settings (adapterProblems, for
-// SourceStep): a name that states.NameProblem accepts.
+// SourceStep): a name that steptask.NameProblem accepts.
 func (s Settings) stepProblems() []string {
-	if p := states.NameProblem(s.StepName); p != "" {
+	if p := steptask.NameProblem(s.StepName); p != "" {
 		return []string{fmt.Sprintf("StepName %q: %s", s.StepName, p)}
 	}
 	return nil

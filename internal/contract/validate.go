@@ -8,8 +8,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/format"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/schema"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 )
 
 // Problems returns every rule s breaks, one sentence each that names the
@@ -69,12 +69,6 @@ func (s Settings) Problems() []string {
 // maxAttributeNameBytes is DynamoDB's bound on a key attribute's name.
 const maxAttributeNameBytes = 255
 
-// DynamoDB's bounds on a key attribute's value.
-const (
-	maxPartitionValueBytes = 2048
-	maxSortValueBytes      = 1024
-)
-
 // designProblems are the rules of the table's design: names that the store
 // can use (schema.Taken), one role per attribute, a sort key's fixed value
 // where there is a sort key, and only there.
@@ -117,13 +111,13 @@ func (s Settings) designProblems() []string {
 		bad("TableSortKey %q needs TableFixedKeyValue, the value of the table's other key on every record (the sort key's, or with the record key in the sort key the partition key's): give one, for example the namespace %q", s.TableSortKey, s.Namespace)
 	case s.TableSortKey != "" && !utf8.ValidString(v):
 		bad("TableFixedKeyValue %q is not valid UTF-8; DynamoDB's string keys are", v)
-	case s.TableSortKey != "" && s.TableRecordKeyIn == KeyInSort && len(v) > maxPartitionValueBytes:
-		bad("TableFixedKeyValue is %d bytes, longer than DynamoDB's partition key value (%d bytes); give a shorter one", len(v), maxPartitionValueBytes)
-	case s.TableSortKey != "" && s.TableRecordKeyIn != KeyInSort && len(v) > maxSortValueBytes:
-		bad("TableFixedKeyValue is %d bytes, longer than DynamoDB's sort key value (%d bytes); give a shorter one", len(v), maxSortValueBytes)
+	case s.TableSortKey != "" && s.TableRecordKeyIn == KeyInSort && len(v) > limits.MaxKeyBytes:
+		bad("TableFixedKeyValue is %d bytes, longer than DynamoDB's partition key value (%d bytes); give a shorter one", len(v), limits.MaxKeyBytes)
+	case s.TableSortKey != "" && s.TableRecordKeyIn != KeyInSort && len(v) > limits.MaxSortKeyBytes:
+		bad("TableFixedKeyValue is %d bytes, longer than DynamoDB's sort key value (%d bytes); give a shorter one", len(v), limits.MaxSortKeyBytes)
 	}
-	if s.TableRecordKeyIn == KeyInSort && len(s.Namespace)+len("#x") > maxSortValueBytes {
-		bad("Namespace of %d bytes leaves no room for a key in the sort key, which holds the record key \"<namespace>#<key>\" in this design (TableRecordKeyIn %q) and takes at most %d bytes; give a short name (for example \"orders\")", len(s.Namespace), KeyInSort, maxSortValueBytes)
+	if s.TableRecordKeyIn == KeyInSort && len(s.Namespace)+len("#x") > limits.MaxSortKeyBytes {
+		bad("Namespace of %d bytes leaves no room for a key in the sort key, which holds the record key \"<namespace>#<key>\" in this design (TableRecordKeyIn %q) and takes at most %d bytes; give a short name (for example \"orders\")", len(s.Namespace), KeyInSort, limits.MaxSortKeyBytes)
 	}
 	return out
 }
@@ -133,7 +127,7 @@ func (s Settings) designProblems() []string {
 // their defaults for it, and the shortest Timeout that would work: a
 // whole number of seconds more than MinRemaining.
 func (s Settings) shortTimeout() (least time.Duration, short bool) {
-	derived := s.LeaseMax == s.Timeout && s.FinishBudget == idempotency.DefaultFinishBudget && s.MinRemaining == DefaultMinRemaining(s.FinishBudget)
+	derived := s.LeaseMax == s.Timeout && s.FinishBudget == limits.DefaultFinishBudget && s.MinRemaining == DefaultMinRemaining(s.FinishBudget)
 	if !derived || s.MinRemaining < s.Timeout {
 		return 0, false
 	}

@@ -19,7 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/schema"
 )
 
 // Server is a running dynalite.
@@ -84,7 +84,7 @@ func (s *Server) Client() *dynamodb.Client {
 // returns its name.
 func (s *Server) NewTable(t testing.TB) string {
 	t.Helper()
-	return s.NewTableKeyed(t, dynamostore.KeyAttribute, "")
+	return s.NewTableKeyed(t, schema.Key, "")
 }
 
 // NewTableKeyed creates a new table with a string partition key named

@@ -2,6 +2,7 @@ package dynamostore
 
 import (
 	"context"
+	"errors"
 	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -42,6 +43,21 @@ import (
 var observeCapacity func(reported *idempotency.Capacity, computed idempotency.Capacity)
 
 // reported adds what the server reported, or computed when it reported
+// reportedWrite reports the capacity of a conditional write that returned
+// err: DynamoDB's figure (consumed, read only when the write succeeded) or
+// the computed one when it reported none, and the computed one when the
+// condition failed; nothing for another error, which may have written
+// nothing.
+func reportedWrite(ctx context.Context, err error, consumed func() *types.ConsumedCapacity, computed idempotency.Capacity) {
+	var ccf *types.ConditionalCheckFailedException
+	switch {
+	case err == nil:
+		reported(ctx, false, one(consumed()), computed)
+	case errors.As(err, &ccf):
+		reported(ctx, false, nil, computed)
+	}
+}
+
 // nothing.
 func reported(ctx context.Context, read bool, cc []types.ConsumedCapacity, computed idempotency.Capacity) {
 	var got idempotency.Capacity

@@ -11,6 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/dynalite"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/schema"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 )
@@ -24,7 +26,7 @@ import (
 func TestCapacityComputedAsReported(t *testing.T) {
 	srv := dynalite.Start(t)
 	// allOld returns the old item of a failed condition, as DynamoDB does.
-	s := dynamostore.New(allOld{srv.Client(), []string{dynamostore.KeyAttribute}}, srv.NewTable(t))
+	s := dynamostore.New(allOld{srv.Client(), []string{schema.Key}}, srv.NewTable(t))
 	type seen struct {
 		reported *idempotency.Capacity
 		computed idempotency.Capacity
@@ -43,7 +45,7 @@ func TestCapacityComputedAsReported(t *testing.T) {
 		{"small", "n#small", "r", idempotency.Capacity{Read: 1, Write: 5}},
 		// reserve 3 (2,2xx bytes) + complete 7 (6,3xx) + failed reserve 7
 		// (the larger: the completed item) + reserve 3 + release 3 + get 2.
-		{"large", "n#" + strings.Repeat("k", 2000), strings.Repeat("r", idempotency.DefaultMaxResultBytes), idempotency.Capacity{Read: 2, Write: 23}},
+		{"large", "n#" + strings.Repeat("k", 2000), strings.Repeat("r", limits.DefaultMaxResultBytes), idempotency.Capacity{Read: 2, Write: 23}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			all = nil

@@ -7,5 +7,3 @@ import "github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 func ObserveCapacity(f func(reported *idempotency.Capacity, computed idempotency.Capacity)) {
 	observeCapacity = f
 }
-
-var MaxSortKeyBytes = maxSortKeyBytes

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 )
 
@@ -23,10 +24,6 @@ var (
 	// redelivery run the effect beside it.
 	ErrLiveLease = errors.New("the record's lease has not ended: a worker may be running its effect")
 )
-
-// MinForgetMargin is the least margin Forget accepts: the guard's own
-// allowance for the skew between two clocks (idempotency.ClockSkewMargin).
-const MinForgetMargin = idempotency.ClockSkewMargin
 
 // forgetCondition is the condition of Forget's delete: a record of this
 // release's layout that is COMPLETED, or IN_PROGRESS under a lease that
@@ -60,7 +57,8 @@ func Forgettable(rec *idempotency.Record, now time.Time, margin time.Duration) e
 // DeleteItem, so that what is deleted is what the rule allows at the moment
 // of the delete, never a record that changed since it was read: a COMPLETED
 // record, or an IN_PROGRESS one whose lease ended before now less margin
-// (at least MinForgetMargin). DynamoDB's conditions have no clock of their
+// (at least 1s, the guard's own allowance for the skew between two
+// clocks). DynamoDB's conditions have no clock of their
 // own: now is the caller's, sent as a value, and margin covers the skew
 // between the caller's clock and the functions' that wrote the lease. A
 // live lease is never deleted (ErrLiveLease): its worker may be running the
@@ -77,8 +75,8 @@ func (s *Store) Forget(ctx context.Context, key string, now time.Time, margin ti
 	if err := s.keyFits(key); err != nil {
 		return nil, err
 	}
-	if margin < MinForgetMargin {
-		return nil, fmt.Errorf("dynamostore: forget margin %s is less than %s, the skew allowed between the caller's clock and the functions'", margin, MinForgetMargin)
+	if margin < limits.ClockSkewMargin {
+		return nil, fmt.Errorf("dynamostore: forget margin %s is less than %s, the skew allowed between the caller's clock and the functions'", margin, limits.ClockSkewMargin)
 	}
 	out, err := s.api.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 		TableName:           aws.String(s.table),
@@ -88,7 +86,7 @@ func (s *Store) Forget(ctx context.Context, key string, now time.Time, margin ti
 			"#lay": attrLayout, "#st": attrStatus, "#lease": attrLease,
 		},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":layout":      number(Layout),
+			":layout":      number(layout),
 			":completed":   &types.AttributeValueMemberS{Value: string(idempotency.StatusCompleted)},
 			":in_progress": &types.AttributeValueMemberS{Value: string(idempotency.StatusInProgress)},
 			":before_ms":   number(now.Add(-margin).UnixMilli()),

@@ -93,7 +93,7 @@ func TestForgetDeletesOnlyWhatTheRuleAllows(t *testing.T) {
 				t.Errorf("the item of another layout was deleted (%v)", err)
 			}
 			if _, err := store.Forget(ctx, "ns#done", now, time.Millisecond); err == nil {
-				t.Error("a margin under MinForgetMargin was accepted")
+				t.Error("a margin under the clock skew margin (1s) was accepted")
 			}
 		})
 	}

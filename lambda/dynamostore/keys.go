@@ -9,8 +9,8 @@ import (
 // Option configures a Store for a table of the app's own design: a shared,
 // single-table design whose primary key and TTL attribute are named by the
 // app, with a sort key. The default is the table the construct creates: a
-// string partition key KeyAttribute holding the record's key, no sort key,
-// TTL on TTLAttribute.
+// string partition key "pk" holding the record's key, no sort key,
+// TTL on "ttl".
 //
 // The record's key is "<namespace>#<key>" (the key possibly hashed, see
 // idempotency.Config.KeySecret). Where it goes:
@@ -29,7 +29,7 @@ import (
 type Option func(*Store)
 
 // WithPartitionKey names the table's partition key attribute (a string).
-// Default: KeyAttribute ("pk"). An empty name keeps the default.
+// Default: "pk". An empty name keeps the default.
 func WithPartitionKey(name string) Option {
 	return func(s *Store) {
 		if name != "" {
@@ -66,7 +66,7 @@ func WithKeyInSortKey(name string, partition func(namespace string) string) Opti
 }
 
 // WithTTLAttribute names the attribute the table's TTL is enabled on
-// (epoch seconds). Default: TTLAttribute ("ttl"). An empty name keeps the
+// (epoch seconds). Default: "ttl". An empty name keeps the
 // default.
 func WithTTLAttribute(name string) Option {
 	return func(s *Store) {

@@ -28,17 +28,15 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/schema"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 )
 
 // Attribute names of a record, from package schema (the light package that a
-// CDK app imports for them). The partition key is KeyAttribute; the TTL
-// attribute to enable on the table is TTLAttribute.
+// CDK app imports for them). The partition key of the construct's table is
+// "pk"; the TTL attribute to enable on it is "ttl".
 const (
-	KeyAttribute = schema.Key
-	TTLAttribute = schema.TTL
-
 	attrStatus  = schema.Status
 	attrOwner   = schema.Owner
 	attrLease   = schema.Lease
@@ -49,7 +47,7 @@ const (
 	attrReplay  = schema.Replay
 )
 
-// Layout is the version of the record's layout (its attributes and what
+// layout is the version of the record's layout (its attributes and what
 // they mean) that this release writes, in the attribute "layout". Every
 // record carries it. A record of another layout is not read as if it were
 // this one: reading it fails with an error wrapping
@@ -59,13 +57,7 @@ const (
 // replay, idempotency.Record.Replay) is of layout 1: a release before it
 // reads the record without it, and decides the same. The payload hash carries its own version ("v2:…";
 // see idempotency.Guard.Fact).
-const Layout = 1
-
-// maxSortKeyBytes is DynamoDB's limit on a sort key value. With the record
-// key in the sort key (WithKeyInSortKey), a record key longer than this is
-// bad input (idempotency.ErrInvalidKey), refused before any request: the
-// guard's own bound, idempotency.MaxKeyBytes, is the partition key's.
-const maxSortKeyBytes = 1024
+const layout = 1
 
 // MaxTxWrites is how many writes a transactional effect may add: DynamoDB
 // allows 100 actions per transaction and the record takes one.
@@ -103,7 +95,7 @@ type Store struct {
 // attribute) make a Store whose every request fails with the reason (see
 // Err): the misconfiguration is loud, a store error, and never writes.
 func New(api API, table string, opts ...Option) *Store {
-	s := &Store{api: api, table: table, partition: KeyAttribute, ttl: TTLAttribute}
+	s := &Store{api: api, table: table, partition: schema.Key, ttl: schema.TTL}
 	for _, o := range opts {
 		o(s)
 	}
@@ -119,11 +111,11 @@ func (s *Store) Err() error { return s.err }
 
 // keyFits returns why the table's design cannot hold the record key key,
 // or nil: with the record key in the sort key, a key longer than
-// maxSortKeyBytes. The error wraps idempotency.ErrInvalidKey: bad input,
+// limits.MaxSortKeyBytes. The error wraps idempotency.ErrInvalidKey: bad input,
 // not worth a retry, and not a store outage.
 func (s *Store) keyFits(key string) error {
-	if s.partitionValue != nil && len(key) > maxSortKeyBytes {
-		return fmt.Errorf("%w: %d bytes with the namespace, more than the %d of a DynamoDB sort key, which holds the record key in the table's design (WithKeyInSortKey %q)", idempotency.ErrInvalidKey, len(key), maxSortKeyBytes, s.sort)
+	if s.partitionValue != nil && len(key) > limits.MaxSortKeyBytes {
+		return fmt.Errorf("%w: %d bytes with the namespace, more than the %d of a DynamoDB sort key, which holds the record key in the table's design (WithKeyInSortKey %q)", idempotency.ErrInvalidKey, len(key), limits.MaxSortKeyBytes, s.sort)
 	}
 	return nil
 }
@@ -278,13 +270,7 @@ func (s *Store) Complete(ctx context.Context, rec idempotency.Record) error {
 	before := rec
 	before.Status, before.Result, before.LeaseUntil = idempotency.StatusInProgress, "", rec.ExpiresAt
 	computed := idempotency.Capacity{Write: writeUnits(s.recordSize(before), s.recordSize(rec))}
-	var ccf *types.ConditionalCheckFailedException
-	switch {
-	case err == nil:
-		reported(ctx, false, one(out.ConsumedCapacity), computed)
-	case errors.As(err, &ccf):
-		reported(ctx, false, nil, computed)
-	}
+	reportedWrite(ctx, err, func() *types.ConsumedCapacity { return out.ConsumedCapacity }, computed)
 	return fenced(err)
 }
 
@@ -311,13 +297,7 @@ func (s *Store) Release(ctx context.Context, key, owner string) error {
 	// The item deleted is a reservation of this key and owner; its size is
 	// that of one with a payload hash of this release's length.
 	computed := idempotency.Capacity{Write: writeUnits(s.recordSize(reservationOf(key, owner)))}
-	var ccf *types.ConditionalCheckFailedException
-	switch {
-	case err == nil:
-		reported(ctx, false, one(out.ConsumedCapacity), computed)
-	case errors.As(err, &ccf):
-		reported(ctx, false, nil, computed)
-	}
+	reportedWrite(ctx, err, func() *types.ConsumedCapacity { return out.ConsumedCapacity }, computed)
 	if err = fenced(err); !errors.Is(err, idempotency.ErrLeaseLost) {
 		return err
 	}
@@ -609,7 +589,7 @@ func (s *Store) marshal(rec idempotency.Record) map[string]types.AttributeValue 
 	item[attrExpires] = number(rec.ExpiresAt.Unix())
 	item[s.ttl] = number(rec.TTL.Unix())
 	item[attrHash] = &types.AttributeValueMemberS{Value: rec.PayloadHash}
-	item[attrLayout] = number(Layout)
+	item[attrLayout] = number(layout)
 	if rec.Status == idempotency.StatusInProgress {
 		item[attrLease] = number(rec.LeaseUntil.UnixMilli())
 	}
@@ -628,7 +608,7 @@ func (s *Store) recordSize(rec idempotency.Record) int {
 	n := s.keySize(rec.Key) +
 		len(attrStatus) + len(rec.Status) + len(attrOwner) + len(rec.Owner) +
 		len(attrExpires) + intSize(rec.ExpiresAt.Unix()) + len(s.ttl) + intSize(rec.TTL.Unix()) +
-		len(attrHash) + len(rec.PayloadHash) + len(attrLayout) + intSize(Layout)
+		len(attrHash) + len(rec.PayloadHash) + len(attrLayout) + intSize(layout)
 	if rec.Status == idempotency.StatusInProgress {
 		n += len(attrLease) + intSize(rec.LeaseUntil.UnixMilli())
 	}
@@ -643,7 +623,7 @@ func (s *Store) recordSize(rec idempotency.Record) int {
 
 // unmarshal reads a record of this release's layout. Anything else (an
 // item that is not a record, an unknown status, an attribute missing or of
-// the wrong type, a layout other than Layout) is an error wrapping
+// the wrong type, a layout other than layout) is an error wrapping
 // idempotency.ErrUnreadableRecord: the record is not misread, and the guard
 // reports it as a store error.
 func (s *Store) unmarshal(item map[string]types.AttributeValue) (*idempotency.Record, error) {
@@ -682,9 +662,9 @@ func (s *Store) unmarshal(item map[string]types.AttributeValue) (*idempotency.Re
 		problems = append(problems, "no "+attrLayout+" attribute: not a record this library wrote")
 	} else if before, n := len(problems), num(attrLayout); len(problems) == before {
 		switch {
-		case n > Layout:
-			problems = append(problems, fmt.Sprintf("layout %d, newer than this release reads (%d): deploy the release that wrote it", n, Layout))
-		case n < Layout:
+		case n > layout:
+			problems = append(problems, fmt.Sprintf("layout %d, newer than this release reads (%d): deploy the release that wrote it", n, layout))
+		case n < layout:
 			problems = append(problems, fmt.Sprintf("layout %d, which no release wrote", n))
 		default:
 			known = true

@@ -13,6 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/dynalite"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/schema"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
@@ -27,7 +29,7 @@ var designs = []struct {
 	partition, sort string
 	opts            []dynamostore.Option
 }{
-	{"construct's table", dynamostore.KeyAttribute, "", nil},
+	{"construct's table", schema.Key, "", nil},
 	{"single table, fixed sort key", "PK", "SK", []dynamostore.Option{
 		dynamostore.WithPartitionKey("PK"), dynamostore.WithSortKey("SK", func(string) string { return "IDEMPOTENCY" }), dynamostore.WithTTLAttribute("expiresAt"),
 	}},
@@ -152,8 +154,8 @@ func TestTableDesigns(t *testing.T) {
 		}
 		g, _ := idempotency.NewGuard(s, idempotency.Config{Namespace: "n"})
 		_, err := g.Do(ctx, "k", []byte(`{}`), func(context.Context, idempotency.Reservation) (string, error) { return "", nil })
-		if !errors.As(err, new(*idempotency.StoreError)) || !strings.Contains(err.Error(), bad.want) {
-			t.Errorf("Do over a store that cannot use its design: %v; want a StoreError saying %q", err, bad.want)
+		if !errors.Is(err, idempotency.ErrStore) || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("Do over a store that cannot use its design: %v; want an ErrStore saying %q", err, bad.want)
 		}
 		if err := s.Commit(ctx, idempotency.Record{Key: "n#k"}, time.Now(), nil); err == nil || len(api.sent) != 0 {
 			t.Errorf("Commit: %v, %d sent; want it refused before sending", err, len(api.sent))
@@ -248,13 +250,13 @@ var unreadable = []struct {
 	{"no key", "no pk", func(m map[string]types.AttributeValue) { delete(m, "pk") }},
 }
 
-// TestUnreadableRecordsAreStoreErrors: a record this release cannot read is
+// TestUnreadableRecordsAreErrStore: a record this release cannot read is
 // never misread nor taken for a condition failure: Get fails with
-// ErrUnreadableRecord, and the guard answers a *StoreError (a function
+// ErrUnreadableRecord, and the guard answers an ErrStore (a function
 // error, loud) whether the record came back with the failed condition
 // (ALL_OLD, DynamoDB's path) or from the GetItem fallback. The effect never
 // runs and nothing is written. Records are written with layout 1.
-func TestUnreadableRecordsAreStoreErrors(t *testing.T) {
+func TestUnreadableRecordsAreErrStore(t *testing.T) {
 	api := &items{item: record()}
 	s := dynamostore.New(api, "t")
 	if rec, err := s.Get(context.Background(), "n#k"); err != nil || rec.Status != idempotency.StatusCompleted || rec.Result != "r" || rec.PayloadHash != "v2:h" {
@@ -285,9 +287,8 @@ func TestUnreadableRecordsAreStoreErrors(t *testing.T) {
 					t.Error("the effect ran over an unreadable record")
 					return "", nil
 				})
-				var se *idempotency.StoreError
-				if !errors.As(err, &se) || !errors.Is(err, idempotency.ErrUnreadableRecord) || errors.Is(err, idempotency.ErrConditionFailed) || !strings.Contains(err.Error(), c.reason) {
-					t.Fatalf("Do: %v; want a *StoreError wrapping ErrUnreadableRecord, saying %q", err, c.reason)
+				if !errors.Is(err, idempotency.ErrStore) || !errors.Is(err, idempotency.ErrUnreadableRecord) || errors.Is(err, idempotency.ErrConditionFailed) || !strings.Contains(err.Error(), c.reason) {
+					t.Fatalf("Do: %v; want an ErrStore wrapping ErrUnreadableRecord, saying %q", err, c.reason)
 				}
 			})
 		}
@@ -413,9 +414,8 @@ func TestTxOneActionPerItem(t *testing.T) {
 		_, err := g.RunTx(context.Background(), fact, func(context.Context, idempotency.Reservation) (any, string, error) {
 			return []types.TransactWriteItem{update("Stock", stock("a")), update("Stock", stock("a"))}, "", nil
 		})
-		var ee *idempotency.EffectError
-		if !errors.As(err, &ee) || !errors.Is(err, idempotency.ErrTxInvalid) || errors.As(err, new(*idempotency.StoreError)) || len(api.sent) != 0 {
-			t.Fatalf("RunTx: %v; want an EffectError wrapping ErrTxInvalid, nothing sent", err)
+		if !errors.Is(err, idempotency.ErrEffect) || !errors.Is(err, idempotency.ErrTxInvalid) || errors.Is(err, idempotency.ErrStore) || len(api.sent) != 0 {
+			t.Fatalf("RunTx: %v; want an ErrEffect wrapping ErrTxInvalid, nothing sent", err)
 		}
 	})
 }
@@ -449,7 +449,7 @@ func (c *counted) TransactWriteItems(context.Context, *dynamodb.TransactWriteIte
 
 // TestARecordKeyLongerThanASortKeyIsBadInput: with the record key in the
 // sort key, a key over DynamoDB's 1,024 bytes for a sort key value is bad
-// input (ErrInvalidKey, not a StoreError, which would fail the whole
+// input (ErrInvalidKey, not an ErrStore, which would fail the whole
 // batch), refused before any request; the longest that fits is sent, and
 // the partition key's design keeps the guard's 2,048.
 func TestARecordKeyLongerThanASortKeyIsBadInput(t *testing.T) {
@@ -462,9 +462,9 @@ func TestARecordKeyLongerThanASortKeyIsBadInput(t *testing.T) {
 		keyLen  int
 		invalid bool
 	}{
-		{"in the sort key, one byte too long", []dynamostore.Option{dynamostore.WithKeyInSortKey("SK", partition)}, dynamostore.MaxSortKeyBytes - len("shop#") + 1, true},
-		{"in the sort key, the longest", []dynamostore.Option{dynamostore.WithKeyInSortKey("SK", partition)}, dynamostore.MaxSortKeyBytes - len("shop#"), false},
-		{"in the partition key", []dynamostore.Option{dynamostore.WithSortKey("SK", partition)}, dynamostore.MaxSortKeyBytes, false},
+		{"in the sort key, one byte too long", []dynamostore.Option{dynamostore.WithKeyInSortKey("SK", partition)}, limits.MaxSortKeyBytes - len("shop#") + 1, true},
+		{"in the sort key, the longest", []dynamostore.Option{dynamostore.WithKeyInSortKey("SK", partition)}, limits.MaxSortKeyBytes - len("shop#"), false},
+		{"in the partition key", []dynamostore.Option{dynamostore.WithSortKey("SK", partition)}, limits.MaxSortKeyBytes, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			api := &counted{}
@@ -474,8 +474,8 @@ func TestARecordKeyLongerThanASortKeyIsBadInput(t *testing.T) {
 			}
 			_, err = g.Do(ctx, strings.Repeat("k", tc.keyLen), []byte(`{}`), effect)
 			if tc.invalid {
-				if !errors.Is(err, idempotency.ErrInvalidKey) || errors.As(err, new(*idempotency.StoreError)) || api.n != 0 {
-					t.Fatalf("err %v after %d requests; want ErrInvalidKey, no StoreError, none sent", err, api.n)
+				if !errors.Is(err, idempotency.ErrInvalidKey) || errors.Is(err, idempotency.ErrStore) || api.n != 0 {
+					t.Fatalf("err %v after %d requests; want ErrInvalidKey, no ErrStore, none sent", err, api.n)
 				}
 				rec := idempotency.Record{Key: "shop#" + strings.Repeat("k", tc.keyLen)}
 				s := dynamostore.New(api, "t", tc.opts...)

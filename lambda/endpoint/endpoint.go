@@ -13,6 +13,7 @@ package endpoint
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -56,7 +57,7 @@ func FromEnv(next http.Handler, opts ...handler.Option) (*httpkey.Handler, error
 	}
 	s := env.Settings
 	cfg := httpkey.ConfigOf(s)
-	if cfg.Client, err = httpkey.ParseClient(s.ClientAttribute); err != nil {
+	if cfg.Client, err = parseClient(s.ClientAttribute); err != nil {
 		return nil, fmt.Errorf("configuration: %s: %w", contract.ClientAttributeVar, err)
 	}
 	if s.WebhookProvider != "" {
@@ -74,7 +75,7 @@ func FromEnv(next http.Handler, opts ...handler.Option) (*httpkey.Handler, error
 		if err != nil {
 			return nil, fmt.Errorf("%s: the webhook's secret: %w", contract.WebhookSecretVar, err)
 		}
-		secrets, err := webhook.ParseSecrets(value)
+		secrets, err := parseSecrets(value)
 		if err != nil {
 			return nil, fmt.Errorf("%s: the webhook's secret %s: %w", contract.WebhookSecretVar, s.WebhookSecret, err)
 		}
@@ -131,4 +132,47 @@ func getSecretValue(ctx context.Context, cfg aws.Config, arn string) (string, er
 		return string(out.SecretBinary), nil
 	}
 	return "", fmt.Errorf("GetSecretValue %s: the answer holds no SecretString", arn)
+}
+
+// parseSecrets reads the secrets of a Secrets Manager secret's value: a
+// JSON array of strings (["new","old"], during a rotation) or one secret
+// as it is. Empty secrets are refused.
+func parseSecrets(value string) ([][]byte, error) {
+	var list []string
+	if strings.HasPrefix(strings.TrimSpace(value), "[") {
+		if err := json.Unmarshal([]byte(value), &list); err != nil {
+			return nil, fmt.Errorf("the secret looks like a JSON array but is not one of strings: %v", err)
+		}
+	} else {
+		list = []string{value}
+	}
+	out := make([][]byte, 0, len(list))
+	for i, s := range list {
+		if s == "" {
+			return nil, fmt.Errorf("secret %d of %d is empty", i+1, len(list))
+		}
+		out = append(out, []byte(s))
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("the secret lists no secret")
+	}
+	return out, nil
+}
+
+// parseClient returns the httpkey.ClientFunc that spec names
+// (contract.ParseClient): "iam" (httpkey.ClientIAM), "claim:<name>"
+// (httpkey.ClientClaim) or "header:<name>" (httpkey.ClientHeader); nil for
+// contract.ClientNone and "". It is how the handler reads the contract's
+// setting.
+func parseClient(spec string) (httpkey.ClientFunc, error) {
+	kind, name, err := contract.ParseClient(spec)
+	switch kind {
+	case "iam":
+		return httpkey.ClientIAM(), err
+	case "claim":
+		return httpkey.ClientClaim(name), err
+	case "header":
+		return httpkey.ClientHeader(name), err
+	}
+	return nil, err
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/replay"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/eventbridge"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
@@ -167,7 +168,7 @@ func TestEventBridgeBadInput(t *testing.T) {
 // each a new SQS message with a new SentTimestamp, while the event keeps its
 // time); a time in the future never makes an old message young.
 func TestEventBridgeAge(t *testing.T) {
-	limit := queuetest.Window - idempotency.ClockSkewMargin
+	limit := queuetest.Window - limits.ClockSkewMargin
 	for _, c := range []struct {
 		name          string
 		eventAge      time.Duration // how long before now the event's time is

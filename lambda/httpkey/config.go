@@ -19,13 +19,13 @@ const (
 	defaultMaxKeyBytes = 255
 )
 
-// RepresentationHeaders are the response headers that every replay
+// representationHeaders are the response headers that every replay
 // carries, beside Config.ReplayHeaders: those without which the stored body
 // is not the response (RFC 9110 §8: its media type, its content coding, its
 // language; §10.2.2 and §8.7: where the created resource is, and where this
 // representation is). Without Content-Encoding a gzip body cannot be
 // decoded; without Location a 201 does not say what it created.
-var RepresentationHeaders = []string{"Content-Type", "Content-Encoding", "Content-Language", "Location", "Content-Location"}
+var representationHeaders = []string{"Content-Type", "Content-Encoding", "Content-Language", "Location", "Content-Location"}
 
 // Response headers that the adapter writes.
 const (
@@ -96,8 +96,8 @@ type Config struct {
 	// (422). Default: none.
 	HashHeaders []string
 	// ReplayHeaders names the response headers stored with the response
-	// and replayed to duplicates beside RepresentationHeaders, which always
-	// are. Default: none.
+	// and replayed to duplicates beside the representation headers
+	// (Content-Type, Content-Encoding, Content-Language, Location, Content-Location), which always are. Default: none.
 	ReplayHeaders []string
 	// MaxBodyBytes bounds a request's body. Default: contract.DefaultMaxRequestBytes.
 	MaxBodyBytes int
@@ -127,7 +127,7 @@ func (c Config) withDefaults() Config {
 	if c.MaxKeyBytes <= 0 {
 		c.MaxKeyBytes = defaultMaxKeyBytes
 	}
-	c.ReplayHeaders = append(append([]string(nil), RepresentationHeaders...), c.ReplayHeaders...)
+	c.ReplayHeaders = append(append([]string(nil), representationHeaders...), c.ReplayHeaders...)
 	if c.MaxBodyBytes <= 0 {
 		c.MaxBodyBytes = contract.DefaultMaxRequestBytes
 	}

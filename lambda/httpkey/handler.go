@@ -14,10 +14,11 @@
 //   - 400 for a missing or malformed key (§2.7), 422 for the key of a
 //     completed or running request with another payload, 409 with
 //     Retry-After (the lease's end) while the first request runs;
-//   - the stored response (status, body, RepresentationHeaders and
-//     Config.ReplayHeaders, and Idempotency-Replayed: true) for a duplicate
-//     of a completed request, whether the first response was a success or
-//     a 4xx;
+//   - the stored response (status, body, the representation headers
+//     Content-Type, Content-Encoding, Content-Language, Location and
+//     Content-Location, Config.ReplayHeaders, and Idempotency-Replayed:
+//     true) for a duplicate of a completed request, whether the first
+//     response was a success or a 4xx;
 //   - an answer of the wrapped handler that asks the client to try again
 //     (TryAgain: 5xx, 408, 425, 429; or its panic, as 500) releases the
 //     key, so that the client's retry runs it again: a deviation from the
@@ -27,7 +28,7 @@
 //   - the adapter's own 400, 401, 409, 413, 422 and 503 are never stored.
 //
 // Responses are stored up to the guard's MaxResultBytes (the endpoint's
-// handler, endpoint.FromEnv, sets idempotency.LargestResultBytes); a larger
+// handler, endpoint.FromEnv, sets limits.LargestResultBytes); a larger
 // one still completes the fact, and its duplicates get its status and
 // headers, Idempotency-Body-Dropped with the size not kept and a problem
 // body that says so, never an empty success; the effect never runs twice.
@@ -320,8 +321,6 @@ func (x *exchange) run(fact idempotency.Fact, body []byte) {
 		}
 		return encodeResponse(rec.status, rec.header, h.cfg.ReplayHeaders, rec.body.Bytes(), h.guard.MaxResultBytes()), nil
 	})
-	var inProgress *idempotency.InProgressError
-	var effectErr *idempotency.EffectError
 	var again errTryAgain
 	switch {
 	case err == nil && res.Outcome == outcome.Processed:
@@ -334,20 +333,21 @@ func (x *exchange) run(fact idempotency.Fact, body []byte) {
 		x.status = rec.flush(x.w)
 	case err == nil:
 		x.replay(res.Value)
-	case errors.As(err, &effectErr) && errors.As(err, &again):
+	case errors.Is(err, idempotency.ErrEffect) && errors.As(err, &again):
 		// The handler asked the client to try again: the key is released
 		// (or, if the release failed, held until its lease ends) and the
 		// answer passes, its Retry-After with it.
 		x.outcome, x.level, x.reason = outcome.Failed.String(), slog.LevelWarn, err.Error()
 		x.status = rec.flush(x.w)
-	case errors.As(err, &effectErr):
+	case errors.Is(err, idempotency.ErrEffect):
 		x.problem(http.StatusInternalServerError, outcome.Failed.String(), "Internal error", "the handler failed: "+err.Error())
 		x.level = slog.LevelError
-	case errors.As(err, &inProgress):
-		x.retryAfter(retrySeconds(inProgress.LeaseUntil.Sub(h.cfg.Now())))
-		x.problem(http.StatusConflict, outcome.InProgress.String(), "Request in progress", "a request with this key is being processed; retry after it")
 	case errors.Is(err, idempotency.ErrInProgress):
-		x.retryAfter("1")
+		retry := "1" // no lease end: a reservation's store answer said nothing of it
+		if until, ok := idempotency.LeaseEnd(err); ok {
+			retry = retrySeconds(until.Sub(h.cfg.Now()))
+		}
+		x.retryAfter(retry)
 		x.problem(http.StatusConflict, outcome.InProgress.String(), "Request in progress", "a request with this key is being processed; retry after it")
 	case errors.Is(err, idempotency.ErrPayloadMismatch):
 		x.w.Header().Set(headerWindow, h.window)

@@ -15,6 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idempotent-consumer/idempotent-consumer/internal/fakeclock"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/storespy"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/httpkey"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
@@ -112,15 +115,15 @@ type fixture struct {
 	t     *testing.T
 	app   *app
 	h     *httpkey.Handler
-	store *storetest.Counter
-	clock *storetest.Clock
+	store *storespy.Counter
+	clock *fakeclock.Clock
 	logs  *bytes.Buffer
 }
 
 func newFixture(t *testing.T, cfg httpkey.Config) *fixture {
 	t.Helper()
-	clock := storetest.NewClock()
-	store := storetest.NewCounter(storetest.NewMemoryStore())
+	clock := fakeclock.New()
+	store := storespy.NewCounter(storetest.NewMemoryStore())
 	g, err := idempotency.NewGuard(store, idempotency.Config{Namespace: "shop", Now: clock.Now, LeaseMax: 30 * time.Second, Window: 48 * time.Hour})
 	if err != nil {
 		t.Fatal(err)
@@ -319,13 +322,13 @@ func TestTryAgain(t *testing.T) {
 	}
 }
 
-// Under the endpoint's bound (idempotency.LargestResultBytes, which
+// Under the endpoint's bound (limits.LargestResultBytes, which
 // endpoint.FromEnv sets), a 300 KB response is replayed whole, so the client
 // whose first attempt timed out gets its body; one over the bound completes
 // the fact, and its duplicate gets the status, Location and a body that
 // says it was not kept, never an empty success.
 func TestLargeResponsesAreReplayed(t *testing.T) {
-	g, err := idempotency.NewGuard(storetest.NewMemoryStore(), idempotency.Config{Namespace: "shop", MaxResultBytes: idempotency.LargestResultBytes})
+	g, err := idempotency.NewGuard(storetest.NewMemoryStore(), idempotency.Config{Namespace: "shop", MaxResultBytes: limits.LargestResultBytes})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -452,7 +455,7 @@ func TestVerifierRefusalIs401BeforeTheStore(t *testing.T) {
 // once half of the others have had their 409, so that both kinds occur.
 func TestConcurrentIdenticalRequests(t *testing.T) {
 	const n = 64
-	clock := storetest.NewClock()
+	clock := fakeclock.New()
 	g, err := idempotency.NewGuard(storetest.NewMemoryStore(), idempotency.Config{Namespace: "shop", Now: clock.Now, LeaseMax: time.Minute})
 	if err != nil {
 		t.Fatal(err)

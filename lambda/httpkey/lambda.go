@@ -12,7 +12,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 )
 
 // FunctionURL serves a Lambda function URL event (payload 2.0, BUFFERED
@@ -167,21 +166,4 @@ func ClientHeader(name string) ClientFunc {
 		}
 		return "", fmt.Errorf("the request has no %s header", name)
 	}
-}
-
-// ParseClient returns the ClientFunc that spec names (contract.ParseClient):
-// "iam" (ClientIAM), "claim:<name>" (ClientClaim) or "header:<name>"
-// (ClientHeader); nil for contract.ClientNone and "". It is how the handler
-// reads the contract's setting.
-func ParseClient(spec string) (ClientFunc, error) {
-	kind, name, err := contract.ParseClient(spec)
-	switch kind {
-	case "iam":
-		return ClientIAM(), err
-	case "claim":
-		return ClientClaim(name), err
-	case "header":
-		return ClientHeader(name), err
-	}
-	return nil, err
 }

@@ -142,16 +142,3 @@ func TestStableIAM(t *testing.T) {
 		}
 	}
 }
-
-func TestParseClient(t *testing.T) {
-	for _, ok := range []string{"", "none", "iam", "claim:sub", "header:X-Tenant"} {
-		if _, err := httpkey.ParseClient(ok); err != nil {
-			t.Errorf("ParseClient(%q): %v", ok, err)
-		}
-	}
-	for _, bad := range []string{"IAM", "claim:", "header", "jwt:sub"} {
-		if _, err := httpkey.ParseClient(bad); err == nil {
-			t.Errorf("ParseClient(%q) accepted", bad)
-		}
-	}
-}

@@ -4,14 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"time"
-)
 
-// ClockSkewMargin is taken off the business window before the age of a
-// fact's message (Fact.Sent) is compared with it. It covers the skew between
-// the clock of the service that stamped the message (SNS, SQS) and the
-// clocks of the functions that reserve the fact: milliseconds on AWS, whose
-// hosts keep time with the Amazon Time Sync Service.
-const ClockSkewMargin = time.Second
+	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
+)
 
 // ErrExpired means the message that carries the fact is as old as the
 // business window (Fact.Sent): the fact's record, if it ran, may have left
@@ -22,7 +17,8 @@ const ClockSkewMargin = time.Second
 var ErrExpired = errors.New("expired")
 
 // Expired returns an error wrapping ErrExpired if, on the guard's clock, the
-// message of f (f.Sent) is at least Window less ClockSkewMargin old; nil for
+// message of f (f.Sent) is at least Window less a second (for the skew between the clock that stamped it and
+// the guard's) old; nil for
 // a younger one, or when f.Sent is zero. Run and RunTx make the same check
 // before every write that would take the key (a retry after a record that
 // expired while it was read included), and a transactional commit after its
@@ -34,10 +30,10 @@ func (g *Guard) expired(f Fact, now time.Time) error {
 		return nil
 	}
 	age := now.Sub(f.Sent)
-	if age < g.cfg.Window-ClockSkewMargin {
+	if age < g.cfg.Window-limits.ClockSkewMargin {
 		return nil
 	}
 	return fmt.Errorf("%w: the message was sent %v ago (%s), and the business window is %v (less %v for clock skew): "+
 		"its fact's record may have left the window, so its effect may have run already and is not run again",
-		ErrExpired, age.Round(time.Millisecond), f.Sent.UTC().Format(time.RFC3339Nano), g.cfg.Window, ClockSkewMargin)
+		ErrExpired, age.Round(time.Millisecond), f.Sent.UTC().Format(time.RFC3339Nano), g.cfg.Window, limits.ClockSkewMargin)
 }

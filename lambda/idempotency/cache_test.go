@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
 )
 
 // TestCacheGrowsAsItFills: a large cache costs nothing before it holds
@@ -16,10 +18,10 @@ import (
 func TestCacheGrowsAsItFills(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	c := newCompletedCache(MaxCacheSize)
+	c := newCompletedCache(limits.MaxCacheSize)
 	runtime.ReadMemStats(&after)
 	if got := after.TotalAlloc - before.TotalAlloc; got > 64<<10 {
-		t.Fatalf("an empty cache of %d entries allocated %d bytes", MaxCacheSize, got)
+		t.Fatalf("an empty cache of %d entries allocated %d bytes", limits.MaxCacheSize, got)
 	}
 	runtime.KeepAlive(c)
 }
@@ -27,8 +29,8 @@ func TestCacheGrowsAsItFills(t *testing.T) {
 // TestCacheIsBoundedByMemory: entries of the largest size are evicted to keep
 // the cache within cacheMaxBytes, whatever its size in entries.
 func TestCacheIsBoundedByMemory(t *testing.T) {
-	c := newCompletedCache(MaxCacheSize)
-	key, result := strings.Repeat("k", MaxKeyBytes-8), strings.Repeat("r", DefaultMaxResultBytes)
+	c := newCompletedCache(limits.MaxCacheSize)
+	key, result := strings.Repeat("k", limits.MaxKeyBytes-8), strings.Repeat("r", limits.DefaultMaxResultBytes)
 	expires := time.Now().Add(time.Hour)
 	n := 2 * cacheMaxBytes / (len(key) + len(result))
 	for i := range n {

@@ -1,6 +1,7 @@
 package idempotency
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -8,25 +9,51 @@ import (
 	"unicode/utf8"
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/format"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
 )
 
-// MaxNamespaceBytes is the longest Config.Namespace, in bytes: half of
-// MaxKeyBytes, so that every namespace leaves at least 1,023 bytes for the
-// business key after "<namespace>#" (and a hashed key, 43 bytes, always
-// fits).
-const MaxNamespaceBytes = MaxKeyBytes / 2
+// resolve returns cfg with the defaults of its zero fields filled in, or an
+// error that lists every rule it breaks (Problems); a negative duration is
+// refused first, since its zero would mean the default.
+func (cfg Config) resolve() (Config, error) {
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"Window", cfg.Window}, {"TTLAfterWindow", cfg.TTLAfterWindow}, {"LeaseMax", cfg.LeaseMax}, {"FinishBudget", cfg.FinishBudget}} {
+		if d.v < 0 {
+			return cfg, fmt.Errorf("idempotency: %s is %s; it must not be negative (zero means the default)", d.name, format.Duration(d.v))
+		}
+	}
+	cfg = cfg.withDefaults()
+	if problems := cfg.Problems(); len(problems) > 0 {
+		return cfg, errors.New("idempotency: invalid config:\n  - " + strings.Join(problems, "\n  - "))
+	}
+	return cfg, nil
+}
 
-// namespaceWildcards are the characters a namespace may not hold besides
-// '#': the wildcards of IAM's StringLike, in which the construct scopes a
-// consumer's access to the keys "<namespace>#*" of a shared table.
-const namespaceWildcards = "*?"
+// keyProblem returns why a business key is refused, wrapping ErrInvalidKey,
+// or nil: empty, not valid UTF-8, or holding control characters. A hashed
+// key (hashed) is not quoted.
+func keyProblem(key string, hashed bool) error {
+	switch {
+	case key == "":
+		return fmt.Errorf("%w: empty", ErrInvalidKey)
+	case !utf8.ValidString(key):
+		return fmt.Errorf("%w: not valid UTF-8", ErrInvalidKey)
+	case strings.IndexFunc(key, unicode.IsControl) >= 0 && hashed:
+		return fmt.Errorf("%w: it holds control characters", ErrInvalidKey)
+	case strings.IndexFunc(key, unicode.IsControl) >= 0:
+		return fmt.Errorf("%w: %q holds control characters", ErrInvalidKey, key)
+	}
+	return nil
+}
 
 // withDefaults fills in the defaults of cfg's zero fields.
 func (cfg Config) withDefaults() Config {
 	for _, d := range []struct {
 		v   *time.Duration
 		def time.Duration
-	}{{&cfg.Window, DefaultWindow}, {&cfg.TTLAfterWindow, DefaultTTLAfterWindow}, {&cfg.LeaseMax, DefaultLeaseMax}, {&cfg.FinishBudget, DefaultFinishBudget}} {
+	}{{&cfg.Window, limits.DefaultWindow}, {&cfg.TTLAfterWindow, limits.DefaultTTLAfterWindow}, {&cfg.LeaseMax, limits.DefaultLeaseMax}, {&cfg.FinishBudget, limits.DefaultFinishBudget}} {
 		if *d.v == 0 {
 			*d.v = d.def
 		}
@@ -38,7 +65,7 @@ func (cfg Config) withDefaults() Config {
 		cfg.Now = time.Now
 	}
 	if cfg.MaxResultBytes == 0 {
-		cfg.MaxResultBytes = DefaultMaxResultBytes
+		cfg.MaxResultBytes = limits.DefaultMaxResultBytes
 	}
 	return cfg
 }
@@ -58,10 +85,10 @@ func (cfg Config) Problems() []string {
 
 	out = append(out, namespaceProblems(cfg.Namespace)...)
 	if cfg.Window < time.Second {
-		bad("Window %s is shorter than 1s; give a business window of at least 1s (default %s)", d(cfg.Window), d(DefaultWindow))
+		bad("Window %s is shorter than 1s; give a business window of at least 1s (default %s)", d(cfg.Window), d(limits.DefaultWindow))
 	}
 	if cfg.TTLAfterWindow < time.Second {
-		bad("TTLAfterWindow %s is shorter than 1s: the TTL must come after the end of the window; give at least 1s (default %s)", d(cfg.TTLAfterWindow), d(DefaultTTLAfterWindow))
+		bad("TTLAfterWindow %s is shorter than 1s: the TTL must come after the end of the window; give at least 1s (default %s)", d(cfg.TTLAfterWindow), d(limits.DefaultTTLAfterWindow))
 	}
 	if cfg.LeaseMax < time.Second {
 		bad("LeaseMax %s is shorter than 1s; give at least 1s, or leave it to its default, the function's Timeout", d(cfg.LeaseMax))
@@ -72,15 +99,15 @@ func (cfg Config) Problems() []string {
 	}
 	switch {
 	case cfg.FinishBudget <= 0:
-		bad("FinishBudget %s must be positive: it is the time kept to complete or release a reservation (default %s)", d(cfg.FinishBudget), d(DefaultFinishBudget))
+		bad("FinishBudget %s must be positive: it is the time kept to complete or release a reservation (default %s)", d(cfg.FinishBudget), d(limits.DefaultFinishBudget))
 	case cfg.LeaseMax >= time.Second && cfg.FinishBudget >= cfg.LeaseMax:
 		bad("FinishBudget %s leaves no time for the effect within LeaseMax %s; give a LeaseMax (default: the function's Timeout) longer than FinishBudget, or a shorter FinishBudget", d(cfg.FinishBudget), d(cfg.LeaseMax))
 	}
-	if cfg.MaxResultBytes < 0 || cfg.MaxResultBytes > LargestResultBytes {
-		bad("MaxResultBytes %d is out of range; give 0 (the default, %d) to %d, what a DynamoDB item holds beside the record", cfg.MaxResultBytes, DefaultMaxResultBytes, LargestResultBytes)
+	if cfg.MaxResultBytes < 0 || cfg.MaxResultBytes > limits.LargestResultBytes {
+		bad("MaxResultBytes %d is out of range; give 0 (the default, %d) to %d, what a DynamoDB item holds beside the record", cfg.MaxResultBytes, limits.DefaultMaxResultBytes, limits.LargestResultBytes)
 	}
-	if cfg.CacheSize < 0 || cfg.CacheSize > MaxCacheSize {
-		bad("CacheSize %d is out of range; give a whole number from 0 (no cache) to %d", cfg.CacheSize, MaxCacheSize)
+	if cfg.CacheSize < 0 || cfg.CacheSize > limits.MaxCacheSize {
+		bad("CacheSize %d is out of range; give a whole number from 0 (no cache) to %d", cfg.CacheSize, limits.MaxCacheSize)
 	}
 	for _, f := range cfg.PayloadIgnore {
 		if f == "" || strings.Contains(f, ",") {
@@ -88,21 +115,10 @@ func (cfg Config) Problems() []string {
 			break
 		}
 	}
-	if n := len(cfg.KeySecret); n > 0 && n < MinKeySecretBytes {
-		bad("KeySecret has %d bytes; give at least %d random bytes, or none to keep keys in plain text", n, MinKeySecretBytes)
+	if n := len(cfg.KeySecret); n > 0 && n < limits.MinKeySecretBytes {
+		bad("KeySecret has %d bytes; give at least %d random bytes, or none to keep keys in plain text", n, limits.MinKeySecretBytes)
 	}
 	return out
-}
-
-// NamespaceAllows reports whether a namespace may hold r: not '#', the
-// separator between namespace and key, nor '*' or '?', wildcards in the IAM
-// condition that scopes a consumer to its keys, nor a control character.
-// It is the rule Config.Problems applies to each character of a namespace
-// (a namespace must also be valid UTF-8, not empty and not too long): a
-// default derived from a name (the construct's id) drops the characters it
-// refuses, with strings.Map.
-func NamespaceAllows(r rune) bool {
-	return r != '#' && !strings.ContainsRune(namespaceWildcards, r) && !unicode.IsControl(r)
 }
 
 // namespaceProblems checks a namespace: a key prefix that never overlaps
@@ -114,15 +130,15 @@ func namespaceProblems(ns string) []string {
 		return []string{"Namespace is empty; give a short name without '#' (for example \"orders\")"}
 	case strings.Contains(ns, "#"):
 		return []string{fmt.Sprintf("Namespace %q contains '#', the separator between namespace and key; remove the '#' (for example %q)", ns, strings.ReplaceAll(ns, "#", ""))}
-	case strings.ContainsAny(ns, namespaceWildcards):
+	case strings.ContainsAny(ns, limits.NamespaceWildcards):
 		return []string{fmt.Sprintf("Namespace %q contains '*' or '?', wildcards in the IAM condition that scopes the consumer to the keys %q; remove them (for example %q)",
 			ns, ns+"#*", strings.NewReplacer("*", "", "?", "").Replace(ns))}
 	case !utf8.ValidString(ns):
 		return []string{fmt.Sprintf("Namespace %q is not valid UTF-8; give a name in UTF-8", ns)}
 	case strings.IndexFunc(ns, unicode.IsControl) >= 0:
 		return []string{fmt.Sprintf("Namespace %q contains control characters; remove them", ns)}
-	case len(ns) > MaxNamespaceBytes:
-		return []string{fmt.Sprintf("Namespace of %d bytes is longer than %d, so that keys (\"<namespace>#<key>\") would not fit DynamoDB's %d-byte partition key; give a short name (for example \"orders\")", len(ns), MaxNamespaceBytes, MaxKeyBytes)}
+	case len(ns) > limits.MaxNamespaceBytes:
+		return []string{fmt.Sprintf("Namespace of %d bytes is longer than %d, so that keys (\"<namespace>#<key>\") would not fit DynamoDB's %d-byte partition key; give a short name (for example \"orders\")", len(ns), limits.MaxNamespaceBytes, limits.MaxKeyBytes)}
 	}
 	return nil
 }

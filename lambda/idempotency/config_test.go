@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 )
@@ -28,7 +29,7 @@ func TestNewGuardSaysEveryProblem(t *testing.T) {
 }
 
 // TestNamespaceBounds: a namespace is valid UTF-8 of at most
-// MaxNamespaceBytes, without '#', '*', '?' or control characters; at the
+// limits.MaxNamespaceBytes, without '#', '*', '?' or control characters; at the
 // bound, a key of the rest of DynamoDB's partition key still fits, plain or
 // hashed.
 func TestNamespaceBounds(t *testing.T) {
@@ -53,26 +54,26 @@ func TestNamespaceBounds(t *testing.T) {
 			t.Errorf("namespace %q: %v; want %q", ns, problems, want)
 		}
 	}
-	ns := strings.Repeat("n", idempotency.MaxNamespaceBytes)
+	ns := strings.Repeat("n", limits.MaxNamespaceBytes)
 	for _, secret := range [][]byte{nil, []byte(strings.Repeat("k", 32))} {
 		g, err := idempotency.NewGuard(storetest.NewMemoryStore(), idempotency.Config{Namespace: ns, KeySecret: secret})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := g.Key(strings.Repeat("k", idempotency.MaxKeyBytes-idempotency.MaxNamespaceBytes-1)); err != nil {
-			t.Errorf("a key of %d bytes under the longest namespace: %v", idempotency.MaxKeyBytes-idempotency.MaxNamespaceBytes-1, err)
+		if _, err := g.Key(strings.Repeat("k", limits.MaxKeyBytes-limits.MaxNamespaceBytes-1)); err != nil {
+			t.Errorf("a key of %d bytes under the longest namespace: %v", limits.MaxKeyBytes-limits.MaxNamespaceBytes-1, err)
 		}
 	}
 }
 
-// TestNamespaceAllowsIsTheRule: NamespaceAllows accepts a character exactly
+// TestNamespaceAllowsIsTheRule: limits.NamespaceAllows accepts a character exactly
 // when Config.Problems accepts it in a namespace.
 func TestNamespaceAllowsIsTheRule(t *testing.T) {
 	for r := rune(0); r <= 0x2FFFF; r++ {
 		ns := "a" + string(r)
 		problems := idempotency.Config{Namespace: ns, Window: time.Hour, TTLAfterWindow: time.Hour, LeaseMax: time.Minute, FinishBudget: time.Second}.Problems()
-		if got, want := idempotency.NamespaceAllows(r), len(problems) == 0; got != want {
-			t.Errorf("NamespaceAllows(%U) = %t, but the namespace %q has problems %q", r, got, ns, problems)
+		if got, want := limits.NamespaceAllows(r), len(problems) == 0; got != want {
+			t.Errorf("limits.NamespaceAllows(%U) = %t, but the namespace %q has problems %q", r, got, ns, problems)
 		}
 	}
 }

@@ -25,80 +25,63 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
-	"github.com/idempotent-consumer/idempotent-consumer/internal/format"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
-// Defaults of Config's zero values.
-const (
-	DefaultWindow         = 24 * time.Hour
-	DefaultTTLAfterWindow = 24 * time.Hour
-	DefaultLeaseMax       = 15 * time.Minute
-	defaultExpiryRetries  = 3
-	// DefaultFinishBudget is the default of Config.FinishBudget.
-	DefaultFinishBudget = 2 * time.Second
-	// MaxCacheSize is the largest Config.CacheSize accepted. The cache also
-	// evicts to stay within cacheMaxBytes, whatever its size.
-	MaxCacheSize = 1_000_000
-	// CacheLifetime is how long an execution environment answers a fact
-	// from its cache of completed keys before it asks the store again
-	// (within the fact's business window; the cache compares whole seconds,
-	// as the window does, so up to a second more): the bound within which
-	// a record deleted by an operator (idemctl forget) is forgotten by every
-	// warm environment, so that the fact's next delivery runs its effect. A
-	// repeat of a hot key costs one store request per environment and
-	// lifetime.
-	CacheLifetime = time.Minute
-)
+// defaultExpiryRetries is the default of Config.ExpiryRetries. The other
+// defaults and bounds are package limits', which the runtime contract and
+// the constructs read too.
+const defaultExpiryRetries = 3
 
 // Config configures a Guard. The zero value of every field but Namespace
 // means the documented default.
 type Config struct {
 	// Namespace prefixes every key ("<namespace>#<key>") so that several
 	// consumers, or business data, can share a table. Required; valid UTF-8
-	// of at most MaxNamespaceBytes, without '#' (so prefixes never overlap),
+	// of at most limits.MaxNamespaceBytes, without '#' (so prefixes never overlap),
 	// '*' or '?' (so that IAM can match "<namespace>#*") or control
 	// characters.
 	Namespace string
 	// Window is the business window: how long a completed fact suppresses
 	// duplicates, from the moment it was completed. It must be at least
 	// LeaseMax, so that no reservation outlives the window it was taken in.
-	// Default: DefaultWindow (24h).
+	// Default: 24h.
 	Window time.Duration
 	// TTLAfterWindow is added to the end of the window to get the record's
 	// TTL attribute, used only for DynamoDB clean-up. Default: 24h.
 	TTLAfterWindow time.Duration
 	// LeaseMax caps the lease of a reservation. The lease ends at the
 	// context's deadline (the Lambda deadline) or after LeaseMax, whichever
-	// is sooner. It must exceed FinishBudget. Default: DefaultLeaseMax (15m,
-	// Lambda's longest timeout).
+	// is sooner. It must exceed FinishBudget. Default: 15m (Lambda's longest
+	// timeout).
 	LeaseMax time.Duration
 	// FinishBudget is the time kept at the end of a lease for the write that
 	// completes or releases the reservation: the effect's context ends
 	// FinishBudget before the lease (which is the invocation's deadline, or
 	// earlier), and that write gets FinishBudget of its own. With no more
 	// time than FinishBudget left, the guard reserves nothing and returns
-	// ErrNotStarted. Default: DefaultFinishBudget (2s).
+	// ErrNotStarted. Default: 2s.
 	FinishBudget time.Duration
 	// PayloadIgnore lists JSON fields, as dotted paths ("sentAt",
 	// "meta.traceId"), left out of the payload hash: fields that change
 	// between deliveries of one fact. Default: none.
 	PayloadIgnore []string
 	// CacheSize is how many completed keys are kept in memory so that
-	// repeats skip the store, each for at most CacheLifetime; at most
-	// MaxCacheSize. The cache grows as it
-	// fills, and also evicts its oldest keys to stay within 64 MiB, counting
-	// each entry's key, hash and result. Default: 0, no cache.
+	// repeats skip the store, each for at most a minute (the bound within
+	// which a record deleted by an operator, idemctl forget, is forgotten
+	// by every warm execution environment); at most 1,000,000. The cache
+	// grows as it fills, and also evicts its oldest keys to stay within 64
+	// MiB, counting each entry's key, hash and result. Default: 0, no cache.
 	CacheSize int
 	// MaxResultBytes is the largest result stored with a completed record;
 	// a larger one is dropped (Result.DroppedBytes), the fact completed all
-	// the same. At most LargestResultBytes; results over
-	// DefaultMaxResultBytes are not cached. Default: DefaultMaxResultBytes.
+	// the same. At most 350,000 bytes, what a DynamoDB item holds beside the
+	// record (an HTTP endpoint's stored response is the use); results over
+	// 4,096 bytes are not cached. Default: 4,096 bytes, for small results (a
+	// receipt id, a resource id) that keep records cheap to write and read.
 	MaxResultBytes int
 	// ExpiryRetries bounds how often a reservation is retried when the record
 	// that blocked it had expired by the time it was read. Default: 3.
@@ -126,7 +109,7 @@ type Config struct {
 	// hashed key) is stable across deliveries, to pass downstream as an
 	// idempotency key as before.
 	//
-	// It must be at least MinKeySecretBytes random bytes, and must not
+	// It must be at least 32 random bytes (an HMAC-SHA-256 output), and must not
 	// change while records live: a new secret, or turning hashing on or off,
 	// gives every fact a new record key and a new Reservation.Key, so a
 	// duplicate of a fact processed before the change runs again (downstream
@@ -149,10 +132,6 @@ type Config struct {
 	KeySecret []byte
 }
 
-// MinKeySecretBytes is the shortest Config.KeySecret: 32 bytes, the size of
-// an HMAC-SHA-256 output.
-const MinKeySecretBytes = 32
-
 // Guard runs effects at most once per business fact within the business
 // window, and exactly once when deliveries are retried until they succeed.
 // A Guard is safe for concurrent use.
@@ -170,17 +149,9 @@ func NewGuard(store Store, cfg Config) (*Guard, error) {
 	if store == nil {
 		return nil, errors.New("idempotency: nil store")
 	}
-	for _, d := range []struct {
-		name string
-		v    time.Duration
-	}{{"Window", cfg.Window}, {"TTLAfterWindow", cfg.TTLAfterWindow}, {"LeaseMax", cfg.LeaseMax}, {"FinishBudget", cfg.FinishBudget}} {
-		if d.v < 0 {
-			return nil, fmt.Errorf("idempotency: %s is %s; it must not be negative (zero means the default)", d.name, format.Duration(d.v))
-		}
-	}
-	cfg = cfg.withDefaults()
-	if problems := cfg.Problems(); len(problems) > 0 {
-		return nil, errors.New("idempotency: invalid config:\n  - " + strings.Join(problems, "\n  - "))
+	cfg, err := cfg.resolve()
+	if err != nil {
+		return nil, err
 	}
 	return &Guard{store: store, cfg: cfg, hasher: newHasher(cfg.PayloadIgnore, cfg.KeySecret), cache: newCompletedCache(cfg.CacheSize)}, nil
 }
@@ -257,19 +228,12 @@ type Result struct {
 // ErrInvalidKey; they quote the key only when keys are not hashed. The rules
 // are the same either way, so that hashing changes no verdict.
 func (g *Guard) Key(key string) (string, error) {
-	switch {
-	case key == "":
-		return "", fmt.Errorf("%w: empty", ErrInvalidKey)
-	case !utf8.ValidString(key):
-		return "", fmt.Errorf("%w: not valid UTF-8", ErrInvalidKey)
-	case strings.IndexFunc(key, unicode.IsControl) >= 0 && len(g.cfg.KeySecret) > 0:
-		return "", fmt.Errorf("%w: it holds control characters", ErrInvalidKey)
-	case strings.IndexFunc(key, unicode.IsControl) >= 0:
-		return "", fmt.Errorf("%w: %q holds control characters", ErrInvalidKey, key)
+	if err := keyProblem(key, len(g.cfg.KeySecret) > 0); err != nil {
+		return "", err
 	}
 	pk := g.cfg.Namespace + "#" + key
-	if len(pk) > MaxKeyBytes {
-		return "", fmt.Errorf("%w: %d bytes with the namespace, more than %d", ErrInvalidKey, len(pk), MaxKeyBytes)
+	if len(pk) > limits.MaxKeyBytes {
+		return "", fmt.Errorf("%w: %d bytes with the namespace, more than %d", ErrInvalidKey, len(pk), limits.MaxKeyBytes)
 	}
 	if len(g.cfg.KeySecret) > 0 {
 		mac := hmac.New(sha256.New, g.cfg.KeySecret)
@@ -338,9 +302,9 @@ func (g *Guard) Do(ctx context.Context, key string, payload []byte, effect Effec
 // stored result when the fact was already completed. Errors wrap
 // ErrInProgress, ErrPayloadMismatch, ErrLeaseLost, ErrNotStarted or
 // ErrExpired (the fact's message is as old as the window: Fact.Sent), are an
-// *EffectError (the effect failed; see EffectError for what became of the
-// reservation), or a *StoreError (including a record this release cannot
-// read, ErrUnreadableRecord).
+// ErrEffect (the effect failed; see ErrEffect for what became of the
+// reservation), or ErrStore (including a record this release cannot read,
+// ErrUnreadableRecord).
 func (g *Guard) Run(ctx context.Context, f Fact, effect Effect) (Result, error) {
 	var replaced *Record // what the reserve that took the key replaced, if the store says
 	reserve := func(ctx context.Context, rec *Record, now time.Time) error {
@@ -377,7 +341,7 @@ func ReportReplaced(ctx context.Context, old *Record) {
 // between the effect and its record. As with Run, the effect's context ends
 // FinishBudget before the lease, leaving time for the commit, and the
 // business window starts at the commit. The store must be a TxStore. Writes
-// refused by their own condition return an *EffectError wrapping
+// refused by their own condition return an ErrEffect wrapping
 // ErrTxRejected; writes the store refuses as invalid, one wrapping
 // ErrTxInvalid.
 func (g *Guard) RunTx(ctx context.Context, f Fact, effect TxEffect) (Result, error) {
@@ -397,7 +361,7 @@ func (g *Guard) RunTx(ctx context.Context, f Fact, effect TxEffect) (Result, err
 			writes, res.Value, err = callTxEffect(ectx, g.reservation(rec), effect)
 			cancel()
 			if err != nil {
-				return &EffectError{Err: err}
+				return &effectError{err: err}
 			}
 			res.Value, res.DroppedBytes = g.fitResult(res.Value)
 			computed = true
@@ -410,7 +374,7 @@ func (g *Guard) RunTx(ctx context.Context, f Fact, effect TxEffect) (Result, err
 		rec.Status, rec.LeaseUntil, rec.Result = StatusCompleted, time.Time{}, res.Value
 		err := txs.Commit(ctx, *rec, now, writes)
 		if errors.Is(err, ErrTxRejected) || errors.Is(err, ErrTxInvalid) {
-			return &EffectError{Err: err}
+			return &effectError{err: err}
 		}
 		return err
 	}
@@ -474,7 +438,7 @@ func (g *Guard) run(ctx context.Context, f Fact, op string, w write, took func(c
 			}
 		}
 		if err := readable(old, pk); err != nil {
-			return Result{}, fmt.Errorf("%s: %w", pk, &StoreError{Op: op, Err: err})
+			return Result{}, fmt.Errorf("%s: %w", pk, &storeFailure{op: op, err: err})
 		}
 		if old.Owner == token {
 			taken = true
@@ -490,7 +454,7 @@ func (g *Guard) run(ctx context.Context, f Fact, op string, w write, took func(c
 			g.remember(old)
 			return Result{Outcome: outcome.Duplicate, Value: old.Result}, nil
 		default:
-			return Result{}, &InProgressError{Key: pk, LeaseUntil: old.LeaseUntil}
+			return Result{}, &inProgressError{key: pk, leaseUntil: old.LeaseUntil}
 		}
 	}
 	if !taken {
@@ -558,9 +522,9 @@ func (g *Guard) runEffect(ctx context.Context, rec *Record, effect Effect) (Resu
 	defer cancel()
 	if err != nil {
 		if rerr := g.store.Release(fctx, rec.Key, rec.Owner); rerr != nil {
-			return Result{}, &EffectError{Err: errors.Join(err, fmt.Errorf("release: %w", rerr))}
+			return Result{}, &effectError{err: errors.Join(err, fmt.Errorf("release: %w", rerr))}
 		}
-		return Result{}, &EffectError{Err: err}
+		return Result{}, &effectError{err: err}
 	}
 	res := Result{Outcome: outcome.Processed}
 	res.Value, res.DroppedBytes = g.fitResult(value)
@@ -582,15 +546,15 @@ func (g *Guard) fitResult(value string) (stored string, dropped int) {
 	return value, 0
 }
 
-// storeError wraps a failure of the store in a *StoreError; the store's
+// storeError wraps a failure of the store in an ErrStore; the store's
 // answers about the record (a failed condition, a lost lease, a key its
 // table cannot hold: ErrInvalidKey, bad input) and the effect's own
 // failures pass as they are.
 func storeError(op string, err error) error {
-	if errors.Is(err, ErrConditionFailed) || errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrExpired) || errors.Is(err, ErrInvalidKey) || errors.As(err, new(*EffectError)) {
+	if errors.Is(err, ErrConditionFailed) || errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrExpired) || errors.Is(err, ErrInvalidKey) || errors.Is(err, ErrEffect) {
 		return err
 	}
-	return &StoreError{Op: op, Err: err}
+	return &storeFailure{op: op, err: err}
 }
 
 // finishing returns the context of the write that ends a reservation: it
@@ -625,11 +589,11 @@ func callTxEffect(ctx context.Context, r Reservation, effect TxEffect) (writes a
 func (g *Guard) MaxResultBytes() int { return g.cfg.MaxResultBytes }
 
 func (g *Guard) remember(rec *Record) {
-	if g.cache == nil || len(rec.Result) > DefaultMaxResultBytes {
-		return // the cache's memory is bounded for results of at most this size (MaxCacheSize)
+	if g.cache == nil || len(rec.Result) > limits.DefaultMaxResultBytes {
+		return // the cache's memory is bounded for results of at most this size (limits.MaxCacheSize)
 	}
 	until := rec.ExpiresAt
-	if lifetime := g.cfg.Now().Add(CacheLifetime); lifetime.Before(until) {
+	if lifetime := g.cfg.Now().Add(limits.CacheLifetime); lifetime.Before(until) {
 		until = lifetime // a forget reaches this environment then
 	}
 	g.cache.put(cacheEntry{key: rec.Key, hash: rec.PayloadHash, result: rec.Result, expiresAt: until})

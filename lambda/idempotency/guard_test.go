@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idempotent-consumer/idempotent-consumer/internal/fakeclock"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
@@ -38,7 +40,7 @@ func TestNewGuardValidates(t *testing.T) {
 
 func TestKeyValidation(t *testing.T) {
 	g, _ := idempotency.NewGuard(storetest.NewMemoryStore(), idempotency.Config{Namespace: "ns"})
-	long := make([]byte, idempotency.MaxKeyBytes-len("ns#")+1)
+	long := make([]byte, limits.MaxKeyBytes-len("ns#")+1)
 	for i := range long {
 		long[i] = 'k'
 	}
@@ -124,12 +126,12 @@ func TestCacheSkipsTheStore(t *testing.T) {
 // TestForgetReachesWarmEnvironments: two warm execution environments that
 // both remember a fact in their caches answer it from memory right after an
 // operator deletes its record (idemctl forget), and no later than
-// CacheLifetime after they learned it, ask the store: the fact's next
+// limits.CacheLifetime after they learned it, ask the store: the fact's next
 // delivery then runs its effect once, and the other environment gets that
 // new record's answer.
 func TestForgetReachesWarmEnvironments(t *testing.T) {
 	s := storetest.NewMemoryStore()
-	clock := storetest.NewClock()
+	clock := fakeclock.New()
 	env := func() *idempotency.Guard {
 		g, err := idempotency.NewGuard(s, idempotency.Config{Namespace: "ns", CacheSize: 10, Now: clock.Now})
 		if err != nil {
@@ -150,7 +152,7 @@ func TestForgetReachesWarmEnvironments(t *testing.T) {
 		}
 	}
 	s.Delete("ns#o-1") // idemctl forget
-	clock.Advance(idempotency.CacheLifetime - time.Second)
+	clock.Advance(limits.CacheLifetime - time.Second)
 	for name, g := range map[string]*idempotency.Guard{"a": a, "b": b} {
 		if res, err := g.Do(ctx, "o-1", []byte(`{}`), charge); err != nil || !res.FromCache {
 			t.Fatalf("%s within the bound: %+v, %v; want the cached duplicate", name, res, err)
@@ -220,15 +222,14 @@ var errThrottled = errors.New("ThrottlingException")
 
 func (throttled) Reserve(context.Context, idempotency.Record, time.Time) error { return errThrottled }
 
-func TestStoreFailuresAreStoreErrors(t *testing.T) {
+func TestStoreFailuresAreErrStore(t *testing.T) {
 	g, _ := idempotency.NewGuard(throttled{storetest.NewMemoryStore()}, idempotency.Config{Namespace: "ns"})
 	_, err := g.Do(context.Background(), "k", []byte(`{}`), func(context.Context, idempotency.Reservation) (string, error) {
 		t.Error("the effect ran without a reservation")
 		return "", nil
 	})
-	var se *idempotency.StoreError
-	if !errors.As(err, &se) || se.Op != "reserve" || !errors.Is(err, errThrottled) {
-		t.Fatalf("err %v: want a *StoreError of reserve wrapping the store's error", err)
+	if !errors.Is(err, idempotency.ErrStore) || errors.Is(err, idempotency.ErrEffect) || !strings.Contains(err.Error(), "store reserve: ") || !errors.Is(err, errThrottled) {
+		t.Fatalf("err %v: want an ErrStore of reserve wrapping the store's error", err)
 	}
 }
 
@@ -250,8 +251,8 @@ func TestEffectLeavesTheFinishingBudget(t *testing.T) {
 			t.Errorf("lease until %v, want the invocation's deadline %v", r.LeaseUntil, deadline)
 		}
 		d, _ := ectx.Deadline()
-		if left := deadline.Sub(d); left < idempotency.DefaultFinishBudget {
-			t.Errorf("the effect's context ends %v before the invocation's deadline, want at least the finishing budget %v", left, idempotency.DefaultFinishBudget)
+		if left := deadline.Sub(d); left < limits.DefaultFinishBudget {
+			t.Errorf("the effect's context ends %v before the invocation's deadline, want at least the finishing budget %v", left, limits.DefaultFinishBudget)
 		}
 		return "r", nil
 	})
@@ -266,7 +267,7 @@ func TestEffectLeavesTheFinishingBudget(t *testing.T) {
 func TestNoReservationWithinTheFinishingBudget(t *testing.T) {
 	s := storetest.NewMemoryStore()
 	g, _ := idempotency.NewGuard(s, idempotency.Config{Namespace: "ns"})
-	ctx, cancel := context.WithTimeout(context.Background(), idempotency.DefaultFinishBudget-100*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), limits.DefaultFinishBudget-100*time.Millisecond)
 	defer cancel()
 	_, err := g.Do(ctx, "k", []byte(`{}`), func(context.Context, idempotency.Reservation) (string, error) {
 		t.Error("the effect ran with less time left than the finishing budget")
@@ -280,9 +281,9 @@ func TestNoReservationWithinTheFinishingBudget(t *testing.T) {
 	}
 }
 
-// TestRunTxPanicIsAnEffectError: a transactional effect that panics fails its
+// TestRunTxPanicIsErrEffect: a transactional effect that panics fails its
 // fact like any effect's panic, and commits nothing.
-func TestRunTxPanicIsAnEffectError(t *testing.T) {
+func TestRunTxPanicIsErrEffect(t *testing.T) {
 	s := storetest.NewMemoryStore()
 	g, _ := idempotency.NewGuard(s, idempotency.Config{Namespace: "ns"})
 	f, _ := g.Fact("k", []byte(`{}`))
@@ -295,9 +296,8 @@ func TestRunTxPanicIsAnEffectError(t *testing.T) {
 		}()
 		_, err = g.RunTx(context.Background(), f, func(context.Context, idempotency.Reservation) (any, string, error) { panic("bug in the effect") })
 	}()
-	var ee *idempotency.EffectError
-	if !errors.As(err, &ee) || !errors.Is(err, idempotency.ErrEffectPanicked) {
-		t.Fatalf("err %v, want an EffectError wrapping ErrEffectPanicked", err)
+	if !errors.Is(err, idempotency.ErrEffect) || !errors.Is(err, idempotency.ErrEffectPanicked) {
+		t.Fatalf("err %v, want an ErrEffect wrapping ErrEffectPanicked", err)
 	}
 	if rec, _ := s.Get(context.Background(), "ns#k"); rec != nil {
 		t.Fatalf("record %+v committed by a panicking effect", rec)
@@ -310,7 +310,7 @@ func TestTxResultTooLargeIsProcessed(t *testing.T) {
 	s := storetest.NewMemoryStore()
 	g, _ := idempotency.NewGuard(s, idempotency.Config{Namespace: "ns"})
 	f, _ := g.Fact("k", []byte(`{}`))
-	big := strings.Repeat("x", idempotency.DefaultMaxResultBytes+1)
+	big := strings.Repeat("x", limits.DefaultMaxResultBytes+1)
 	credited := 0
 	res, err := g.RunTx(context.Background(), f, func(context.Context, idempotency.Reservation) (any, string, error) {
 		return storetest.MemoryWrites(func() error { credited++; return nil }), big, nil
@@ -340,7 +340,7 @@ func TestKeySecretHashesKeys(t *testing.T) {
 	if err != nil || ka != again || ka == kb || ka == other || !strings.HasPrefix(ka, "ns#") || len(ka) != len("ns#")+43 || strings.Contains(ka, "jane") {
 		t.Fatalf("keys %q, %q, %q, %q, %v: want ns# and 43 characters, stable for one secret, apart for another secret or key", ka, again, kb, other, err)
 	}
-	for _, key := range []string{"", "jane\n@example.com", strings.Repeat("k", idempotency.MaxKeyBytes)} {
+	for _, key := range []string{"", "jane\n@example.com", strings.Repeat("k", limits.MaxKeyBytes)} {
 		_, err := a.Key(key)
 		if !errors.Is(err, idempotency.ErrInvalidKey) || (key != "" && strings.Contains(err.Error(), key[:4])) {
 			t.Errorf("Key(%.10q…) = %v: want ErrInvalidKey without the key", key, err)
@@ -366,8 +366,8 @@ func TestTxEffectLeavesTheFinishingBudgetAndStartsTheWindowAtCommit(t *testing.T
 	f, _ := g.Fact("k", []byte(`{}`))
 	res, err := g.RunTx(ctx, f, func(ectx context.Context, _ idempotency.Reservation) (any, string, error) {
 		d, _ := ectx.Deadline()
-		if left := deadline.Sub(d); left < idempotency.DefaultFinishBudget {
-			t.Errorf("the transactional effect's context ends %v before the deadline, want at least the finishing budget %v", left, idempotency.DefaultFinishBudget)
+		if left := deadline.Sub(d); left < limits.DefaultFinishBudget {
+			t.Errorf("the transactional effect's context ends %v before the deadline, want at least the finishing budget %v", left, limits.DefaultFinishBudget)
 		}
 		now = now.Add(30 * time.Second) // a slow effect
 		return nil, "ok", nil

@@ -6,32 +6,33 @@ import (
 	"time"
 )
 
-// InProgressError is the error of a delivery whose fact another worker
-// holds under a live lease: it wraps ErrInProgress and says when that lease
-// ends, so that the adapter can bring the delivery back then rather than
-// after the queue's whole visibility timeout.
-type InProgressError struct {
-	// Key is the fact's record key.
-	Key string
-	// LeaseUntil is when the blocking reservation's lease ends: the other
-	// invocation's deadline (or its LeaseMax), after which its record is
-	// completed, released, or taken over by a delivery of the same payload.
-	LeaseUntil time.Time
+// inProgressError is the error of a delivery whose fact another worker
+// holds under a live lease: it is ErrInProgress and says when that lease
+// ends (LeaseEnd).
+type inProgressError struct {
+	// key is the fact's record key.
+	key string
+	// leaseUntil is when the blocking reservation's lease ends.
+	leaseUntil time.Time
 }
 
-func (e *InProgressError) Error() string {
-	return fmt.Sprintf("%s: %v until %s", e.Key, ErrInProgress, e.LeaseUntil.UTC().Format(time.RFC3339Nano))
+func (e *inProgressError) Error() string {
+	return fmt.Sprintf("%s: %v until %s", e.key, ErrInProgress, e.leaseUntil.UTC().Format(time.RFC3339Nano))
 }
 
 // Is makes errors.Is(err, ErrInProgress) true.
-func (e *InProgressError) Is(target error) bool { return target == ErrInProgress }
+func (e *inProgressError) Is(target error) bool { return target == ErrInProgress }
 
 // LeaseEnd returns when the lease that blocks a delivery ends, from an
-// error of Run or RunTx: false unless err holds an *InProgressError.
+// error of Run or RunTx: the other invocation's deadline (or its LeaseMax),
+// after which its record is completed, released, or taken over by a
+// delivery of the same payload; false unless err is an ErrInProgress that
+// says so. An adapter brings the delivery back then rather than after the
+// queue's whole visibility timeout.
 func LeaseEnd(err error) (time.Time, bool) {
-	var ip *InProgressError
+	var ip *inProgressError
 	if errors.As(err, &ip) {
-		return ip.LeaseUntil, true
+		return ip.leaseUntil, true
 	}
 	return time.Time{}, false
 }

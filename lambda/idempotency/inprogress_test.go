@@ -75,12 +75,12 @@ func TestInProgressCarriesTheLease(t *testing.T) {
 		t.Error("the effect ran twice")
 		return "", nil
 	})
-	var ip *idempotency.InProgressError
-	if !errors.Is(err, idempotency.ErrInProgress) || !errors.As(err, &ip) {
-		t.Fatalf("err = %v, want an *InProgressError", err)
+	until, ok := idempotency.LeaseEnd(err)
+	if !errors.Is(err, idempotency.ErrInProgress) || !ok {
+		t.Fatalf("err = %v, want an ErrInProgress that says when the lease ends", err)
 	}
-	if want := now.Add(time.Minute); !ip.LeaseUntil.Equal(want) {
-		t.Errorf("LeaseUntil = %v, want %v", ip.LeaseUntil, want)
+	if want := now.Add(time.Minute); !until.Equal(want) {
+		t.Errorf("LeaseEnd = %v, want %v", until, want)
 	}
 	close(release)
 	if err := <-done; err != nil {

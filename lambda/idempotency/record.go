@@ -20,24 +20,6 @@ const (
 	StatusCompleted Status = "COMPLETED"
 )
 
-// DefaultMaxResultBytes is the largest result the guard stores with a
-// completed record and returns to duplicates, unless Config.MaxResultBytes
-// says otherwise. Results are meant to be small (a receipt id, a resource
-// id), so that records stay cheap to write and read, and the completed-key
-// cache keeps no larger one.
-const DefaultMaxResultBytes = 4096
-
-// LargestResultBytes bounds Config.MaxResultBytes: 350,000 bytes, what a
-// DynamoDB item (400 KB with its attribute names) holds beside the record's
-// other attributes (a key of at most MaxKeyBytes, the hashes, the owner,
-// the times). Writing or reading a record costs a capacity unit per KB of
-// it: an HTTP endpoint's stored response (package httpkey) is the use.
-const LargestResultBytes = 350_000
-
-// MaxKeyBytes is DynamoDB's limit on a partition key, which the namespaced
-// key ("<namespace>#<key>") must respect.
-const MaxKeyBytes = 2048
-
 // Record is one idempotency record: the memory of one business fact.
 type Record struct {
 	// Key is the namespaced key, "<namespace>#<business key>".
@@ -144,10 +126,32 @@ var (
 	// record this release cannot read: an unknown status, a layout it does
 	// not know (written by a newer release), a missing or malformed
 	// attribute. Nothing is decided and the record is left as it is; the
-	// guard returns it inside a *StoreError, so that the invocation fails
+	// guard returns it as an ErrStore, so that the invocation fails
 	// loudly (a function error) rather than one record quietly, until the
 	// record is repaired or a release that reads it is deployed.
 	ErrUnreadableRecord = errors.New("unreadable idempotency record")
+	// ErrEffect marks an error returned by the effect (or its panic), so
+	// that callers can tell the effect's failures from the store's; the
+	// error wraps the effect's own, which errors.Is and errors.As find.
+	//
+	// After a failed effect the guard releases the reservation (deletes the
+	// IN_PROGRESS record), so that a redelivery can run the effect at once.
+	// When that release fails too (the store is throttled, the finishing
+	// budget ran out), the error joins the effect's error and the release's
+	// ("release: …"), and the record stays IN_PROGRESS until its lease
+	// ends: deliveries of the fact until then are ErrInProgress, and the
+	// first after it takes the key over and runs the effect. If the release
+	// found that another worker had taken the key over, the error also
+	// wraps ErrLeaseLost. For a transactional effect (Guard.RunTx) nothing
+	// was written and there is nothing to release.
+	ErrEffect = errors.New("effect failed")
+	// ErrStore marks a failure of the store itself (throttling, a timeout, a
+	// server error): nothing was decided about the fact, and a retry may
+	// succeed. The error names the request ("store reserve: …") and wraps
+	// the store's own. An error of an ambiguous write (it may have taken
+	// effect) is an ErrStore too; the record's condition makes the retry
+	// safe.
+	ErrStore = errors.New("store failed")
 )
 
 // ConditionFailedError is returned by Store.Reserve and TxStore.Commit when a
@@ -168,39 +172,30 @@ func (e *ConditionFailedError) Error() string {
 // Is makes errors.Is(err, ErrConditionFailed) true.
 func (e *ConditionFailedError) Is(target error) bool { return target == ErrConditionFailed }
 
-// EffectError wraps an error returned by the effect (or its panic), so that
-// callers can tell the effect's failures from the store's.
-//
-// After a failed effect the guard releases the reservation (deletes the
-// IN_PROGRESS record), so that a redelivery can run the effect at once. When
-// that release fails too (the store is throttled, the finishing budget ran
-// out), Err joins the effect's error and the release's ("release: …"), and
-// the record stays IN_PROGRESS until its lease ends: deliveries of the fact
-// until then are ErrInProgress, and the first after it takes the key over
-// and runs the effect. If the release found that another worker had taken
-// the key over, Err also wraps ErrLeaseLost.
-//
-// For a transactional effect (Guard.RunTx) nothing was written and there is
-// nothing to release.
-type EffectError struct {
-	Err error
+// effectError wraps an error returned by the effect (or its panic), so that
+// callers can tell the effect's failures from the store's (ErrEffect).
+type effectError struct {
+	err error
 }
 
-func (e *EffectError) Error() string { return "effect failed: " + e.Err.Error() }
+func (e *effectError) Error() string { return "effect failed: " + e.err.Error() }
 
 // Unwrap returns the effect's error.
-func (e *EffectError) Unwrap() error { return e.Err }
+func (e *effectError) Unwrap() error { return e.err }
 
-// StoreError is a failure of the store itself (throttling, a timeout, a
-// server error) during Op: nothing was decided about the fact, and a retry
-// may succeed. An error of an ambiguous write (it may have taken effect) is
-// a StoreError too; the record's condition makes the retry safe.
-type StoreError struct {
-	Op  string
-	Err error
+// Is makes errors.Is(err, ErrEffect) true.
+func (e *effectError) Is(target error) bool { return target == ErrEffect }
+
+// storeFailure is a failure of the store itself during op (ErrStore).
+type storeFailure struct {
+	op  string
+	err error
 }
 
-func (e *StoreError) Error() string { return "store " + e.Op + ": " + e.Err.Error() }
+func (e *storeFailure) Error() string { return "store " + e.op + ": " + e.err.Error() }
 
 // Unwrap returns the store's error.
-func (e *StoreError) Unwrap() error { return e.Err }
+func (e *storeFailure) Unwrap() error { return e.err }
+
+// Is makes errors.Is(err, ErrStore) true.
+func (e *storeFailure) Is(target error) bool { return target == ErrStore }

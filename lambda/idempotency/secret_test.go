@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
@@ -25,7 +26,7 @@ import (
 // be confirmed, not even the right one.
 func TestKeySecretHidesThePayloadToo(t *testing.T) {
 	store := storetest.NewMemoryStore()
-	secret := []byte(strings.Repeat("s", idempotency.MinKeySecretBytes))
+	secret := []byte(strings.Repeat("s", limits.MinKeySecretBytes))
 	g, err := idempotency.NewGuard(store, idempotency.Config{Namespace: "signup", KeySecret: secret})
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +91,7 @@ func TestKeySecretHidesThePayloadToo(t *testing.T) {
 	if err != nil || res.Outcome != outcome.Duplicate {
 		t.Fatalf("a redelivery, reformatted: %+v, %v; want a duplicate", res, err)
 	}
-	other, _ := idempotency.NewGuard(storetest.NewMemoryStore(), idempotency.Config{Namespace: "signup", KeySecret: []byte(strings.Repeat("t", idempotency.MinKeySecretBytes))})
+	other, _ := idempotency.NewGuard(storetest.NewMemoryStore(), idempotency.Config{Namespace: "signup", KeySecret: []byte(strings.Repeat("t", limits.MinKeySecretBytes))})
 	if f2, _ := other.Fact("jane.doe@example.com", message("jane.doe@example.com", "pro")); f2.Hash == f.Hash {
 		t.Fatal("two secrets give one payload hash")
 	}

@@ -17,6 +17,8 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/storespy"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/kinesis"
@@ -178,7 +180,7 @@ func TestReportsTheLowestSequenceNumberAsANumber(t *testing.T) {
 // fact's effect runs once.
 func TestCheckpointReplayIsAbsorbed(t *testing.T) {
 	var e effects
-	counter := storetest.NewCounter(storetest.NewMemoryStore())
+	counter := storespy.NewCounter(storetest.NewMemoryStore())
 	h := kinesis.New(newGuard(t, counter), orderKey, e.fn, config(io.Discard))
 	recs := []events.KinesisEventRecord{
 		kin(seqN(1), order{ID: "a", Seq: 1}),
@@ -225,7 +227,7 @@ func TestCheckpointReplayIsAbsorbed(t *testing.T) {
 // duplicate without a store request.
 func TestSameFactTwiceInABatch(t *testing.T) {
 	var e effects
-	counter := storetest.NewCounter(storetest.NewMemoryStore())
+	counter := storespy.NewCounter(storetest.NewMemoryStore())
 	var logs logBuf
 	h := kinesis.New(newGuard(t, counter), orderKey, e.fn, config(&logs))
 	resp, err := h.Handle(context.Background(), events.KinesisEvent{Records: []events.KinesisEventRecord{
@@ -310,7 +312,7 @@ func TestExpiredRecordIsNotRun(t *testing.T) {
 	var logs logBuf
 	h := kinesis.New(newGuard(t, storetest.NewMemoryStore()), orderKey, e.fn, config(&logs))
 	old := kin(seqN(1), order{ID: "a"})
-	old.Kinesis.ApproximateArrivalTimestamp.Time = time.Now().Add(-idempotency.DefaultWindow)
+	old.Kinesis.ApproximateArrivalTimestamp.Time = time.Now().Add(-limits.DefaultWindow)
 	resp, err := h.Handle(context.Background(), events.KinesisEvent{Records: []events.KinesisEventRecord{old, kin(seqN(2), order{ID: "b"})}})
 	if err != nil || len(resp.BatchItemFailures) != 1 || resp.BatchItemFailures[0].ItemIdentifier != seqN(1) {
 		t.Fatalf("%+v, %v", resp, err)

@@ -9,6 +9,9 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/fakeclock"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/storespy"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/queue/queuetest"
@@ -25,7 +28,7 @@ var newClockFixture = queuetest.NewClockFixture
 // reported failed, counted, logged at ERROR with the fix. A record without a
 // readable origin time runs, with a warning.
 func TestAge(t *testing.T) {
-	limit := testWindow - idempotency.ClockSkewMargin
+	limit := testWindow - limits.ClockSkewMargin
 	for _, c := range []struct {
 		name     string
 		delivery contract.Delivery
@@ -178,7 +181,7 @@ func TestExpiredInABatchWithItsFact(t *testing.T) {
 // during each Get.
 type slowReadStore struct {
 	*queuetest.CountingStore
-	clk  *storetest.Clock
+	clk  *fakeclock.Clock
 	slow time.Duration
 }
 
@@ -196,7 +199,7 @@ func (s *slowReadStore) Get(ctx context.Context, k string) (*idempotency.Record,
 func TestExpiredWhileInTheStore(t *testing.T) {
 	for _, tx := range []bool{false, true} {
 		t.Run(map[bool]string{false: "Run", true: "RunTx"}[tx], func(t *testing.T) {
-			clk := storetest.NewClock()
+			clk := fakeclock.New()
 			f := &fixture{Store: newCountingStore()}
 			f.Store.MemoryStore.OmitOld = true
 			store := &slowReadStore{CountingStore: f.Store, clk: clk}
@@ -220,7 +223,7 @@ func TestExpiredWhileInTheStore(t *testing.T) {
 				t.Fatalf("first delivery: %v, %d effects", err, f.EffectCount("o1"))
 			}
 			// The redelivery starts 2s before the limit; its read takes 5s.
-			clk.Advance(testWindow - idempotency.ClockSkewMargin - 3*time.Second)
+			clk.Advance(testWindow - limits.ClockSkewMargin - 3*time.Second)
 			store.slow = 5 * time.Second
 			f.Logs.Reset()
 			resp, err := h.Handle(context.Background(), batch)
@@ -245,10 +248,10 @@ func TestExpiredDuringATransactionalEffect(t *testing.T) {
 		clk.Advance(5 * time.Second) // a slow effect
 		return func() error { _, _ = f.Effect(ctx, o, r); return nil }, "ok", nil
 	}, f.Config(contract.Raw))
-	rec := messageAt(`{"orderId":"o1","amount":1}`, contract.Raw, clk.Now().Add(-(testWindow - idempotency.ClockSkewMargin - 2*time.Second)))
+	rec := messageAt(`{"orderId":"o1","amount":1}`, contract.Raw, clk.Now().Add(-(testWindow - limits.ClockSkewMargin - 2*time.Second)))
 	resp, err := h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec}})
-	if err != nil || f.EffectCount("o1") != 0 || len(resp.BatchItemFailures) != 1 || f.Store.Calls(storetest.OpCommit) != 0 {
-		t.Fatalf("%v, %d effects, failures %v, %d commits: want nothing committed and the record failed", err, f.EffectCount("o1"), resp.BatchItemFailures, f.Store.Calls(storetest.OpCommit))
+	if err != nil || f.EffectCount("o1") != 0 || len(resp.BatchItemFailures) != 1 || f.Store.Calls(storespy.OpCommit) != 0 {
+		t.Fatalf("%v, %d effects, failures %v, %d commits: want nothing committed and the record failed", err, f.EffectCount("o1"), resp.BatchItemFailures, f.Store.Calls(storespy.OpCommit))
 	}
 	if got := f.LogLine(t, rec.MessageId)["outcome"]; got != "expired" {
 		t.Fatalf("outcome %v, want expired", got)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
@@ -37,7 +38,7 @@ func quoted(s string) string {
 // TestOutcomeTable (which has the common cases) with hostile bodies.
 func TestHostileInput(t *testing.T) {
 	nest := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
-	room := idempotency.MaxKeyBytes - len("charge#") // the longest business key
+	room := limits.MaxKeyBytes - len("charge#") // the longest business key
 	cases := []struct {
 		name    string
 		body    string // the SQS body, as is
@@ -171,12 +172,12 @@ func TestAuthorCodePanics(t *testing.T) {
 }
 
 // TestResultTooLarge pins what happens, end to end, to a result over
-// idempotency.DefaultMaxResultBytes: the effect has happened (or, transactional,
+// limits.DefaultMaxResultBytes: the effect has happened (or, transactional,
 // is committed), so the record is completed without the result and the
 // record is processed, with a warning that says why; its redelivery is a
 // duplicate with an empty result, and the effect never runs again.
 func TestResultTooLarge(t *testing.T) {
-	big := strings.Repeat("r", idempotency.DefaultMaxResultBytes+1)
+	big := strings.Repeat("r", limits.DefaultMaxResultBytes+1)
 	check := func(t *testing.T, f *fixture, h interface {
 		Handle(context.Context, events.SQSEvent) (events.SQSEventResponse, error)
 	}) {
@@ -187,7 +188,7 @@ func TestResultTooLarge(t *testing.T) {
 			t.Fatalf("%v, %v: want both records processed", resp, err)
 		}
 		line := f.LogLine(t, first.MessageId)
-		if line["outcome"] != "processed" || line["level"] != "WARN" || !strings.Contains(line["reason"].(string), "exceeds idempotency.DefaultMaxResultBytes") {
+		if line["outcome"] != "processed" || line["level"] != "WARN" || !strings.Contains(line["reason"].(string), "exceeds the default MaxResultBytes") {
 			t.Fatalf("first delivery: %v; want processed, with a warning", line)
 		}
 		rec, err := f.Store.Get(context.Background(), "charge#large")
@@ -275,7 +276,7 @@ func FuzzHandle(f *testing.F) {
 			case "fail":
 				return "", errors.New("declined")
 			}
-			return strings.Repeat("r", max(o.Amount, 0)%(2*idempotency.DefaultMaxResultBytes)), nil
+			return strings.Repeat("r", max(o.Amount, 0)%(2*limits.DefaultMaxResultBytes)), nil
 		}, sqsbatch.Config{Batch: handler.Batch{Logger: slog.New(logs), Metrics: discard{}}})
 		recs := []events.SQSMessage{
 			{MessageId: "a", Body: a},

@@ -14,6 +14,8 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/storespy"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
@@ -61,7 +63,7 @@ func TestOutcomeTable(t *testing.T) {
 		{name: "too large", body: `{"orderId":"big","pad":"` + strings.Repeat("x", contract.DefaultMaxMessageBytes) + `"}`, outcome: "bad_input", reason: "more than"},
 		{name: "invalid SNS envelope", rawBody: `{"Type":"Notification","TopicArn":"arn:aws:sns:us-east-1:1:orders","Message":{"orderId":"e"}}`, outcome: "bad_input", reason: "Message is not a string"},
 		{name: "SNS envelope without Message", rawBody: `{"Type":"Notification","TopicArn":"arn:aws:sns:us-east-1:1:orders"}`, outcome: "bad_input", reason: "no Message"},
-		{name: "older than the window", id: "late", body: `{"orderId":"late","amount":10}`, age: idempotency.DefaultWindow, outcome: "expired", reason: "Fix: a Window longer than"},
+		{name: "older than the window", id: "late", body: `{"orderId":"late","amount":10}`, age: limits.DefaultWindow, outcome: "expired", reason: "Fix: a Window longer than"},
 		{name: "payload mismatch", id: "reused", prepare: complete("reused", `{"orderId":"reused","amount":10}`), body: `{"orderId":"reused","amount":99}`, outcome: "mismatch", calls: 1, reason: "payload mismatch"},
 	}
 	for _, d := range []contract.Delivery{contract.Raw, contract.Envelope} {
@@ -484,8 +486,8 @@ func TestTransactionalCalls(t *testing.T) {
 		if resp, err := h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec}}); err != nil || len(resp.BatchItemFailures) != 0 {
 			t.Fatal(resp, err)
 		}
-		if got := f.Store.Requests() - before; got != 1 || f.Store.Calls(storetest.OpCommit) != i+1 {
-			t.Errorf("%s: %d store calls (%d commits), want 1 commit", want, got, f.Store.Calls(storetest.OpCommit))
+		if got := f.Store.Requests() - before; got != 1 || f.Store.Calls(storespy.OpCommit) != i+1 {
+			t.Errorf("%s: %d store calls (%d commits), want 1 commit", want, got, f.Store.Calls(storespy.OpCommit))
 		}
 		if got := f.LogLine(t, rec.MessageId)["outcome"]; got != want {
 			t.Errorf("outcome %v, want %s", got, want)

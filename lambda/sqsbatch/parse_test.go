@@ -13,6 +13,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/verdict"
@@ -98,7 +99,7 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
-		if len(fact.Key) > idempotency.MaxKeyBytes || !strings.HasPrefix(fact.Key, "fuzz#") || fact.Hash == "" {
+		if len(fact.Key) > limits.MaxKeyBytes || !strings.HasPrefix(fact.Key, "fuzz#") || fact.Hash == "" {
 			t.Fatalf("bad fact %+v", fact)
 		}
 		// The whole adapter, on the same body: one record, never a panic,

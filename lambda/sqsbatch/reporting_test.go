@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/queue/queuetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
@@ -29,7 +30,7 @@ func TestSameMessageTwiceInABatch(t *testing.T) {
 		{"processed", `{"orderId":"p","amount":1}`, "Processed", 0, false},
 		{"failed", `{"orderId":"f","amount":1,"mode":"fail"}`, "Failed", 0, true},
 		{"bad input", `not json`, "BadInput", 0, true},
-		{"expired", `{"orderId":"e","amount":1}`, "Expired", 2 * idempotency.DefaultWindow, true},
+		{"expired", `{"orderId":"e","amount":1}`, "Expired", 2 * limits.DefaultWindow, true},
 	} {
 		for _, size := range []int{2, 40} {
 			t.Run(fmt.Sprintf("%s/%d records", c.name, size), func(t *testing.T) {

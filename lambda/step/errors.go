@@ -7,33 +7,35 @@ import (
 	"github.com/aws/aws-lambda-go/lambda/messages"
 )
 
-// Failure is an effect's failure with the name a Catch matches: a business
-// outcome that ends the step ("OutOfStock", "PaymentDeclined"), so that the
-// state machine runs the compensations. The effect's reservation is
-// released, as for any failure: the fact has no effect, and a new attempt
-// (a redrive) runs it again.
-type Failure struct {
-	// Name is the error name Step Functions reports; not "States." (which
-	// the service keeps) and not empty.
-	Name string
-	// Err is the cause, reported as the error's message.
-	Err error
+// failure is an effect's failure with the name a Catch matches (Fail).
+type failure struct {
+	// name is the error name Step Functions reports.
+	name string
+	// err is the cause, reported as the error's message.
+	err error
 }
 
 // Error is the name and the cause's message, or the name alone when there
 // is no cause.
-func (f *Failure) Error() string {
-	if f.Err == nil {
-		return f.Name
+func (f *failure) Error() string {
+	if f.err == nil {
+		return f.name
 	}
-	return f.Name + ": " + f.Err.Error()
+	return f.name + ": " + f.err.Error()
 }
 
 // Unwrap returns the cause.
-func (f *Failure) Unwrap() error { return f.Err }
+func (f *failure) Unwrap() error { return f.err }
 
-// Fail returns err as a failure named name, for an effect to return.
-func Fail(name string, err error) error { return &Failure{Name: name, Err: err} }
+// Fail returns err as a failure named name, for an effect to return: a
+// business outcome that ends the step ("OutOfStock", "PaymentDeclined"), so
+// that the state machine's Catch of name runs the compensations. name is
+// the error name Step Functions reports: not empty and not "States." (which
+// the service keeps; such a failure is reported as Step.EffectFailed). err is
+// the cause, reported as the error's message, and errors.Is and errors.As
+// find it. The effect's reservation is released, as for any failure: the
+// fact has no effect, and a new attempt (a redrive) runs it again.
+func Fail(name string, err error) error { return &failure{name: name, err: err} }
 
 // invokeError is the error a step returns to the Lambda runtime: aws-lambda-go
 // reports a messages.InvokeResponse_Error as it is, so that its Type becomes

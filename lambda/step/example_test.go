@@ -9,8 +9,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/step/states"
-
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/step"
@@ -21,9 +19,10 @@ import (
 // output back without charging again; the refund runs once, under its own
 // key. In production the store is dynamostore.New(client, table) and the
 // handler is given to lambda.Start. The guard stores outputs as large as
-// Step Functions passes, and keeps each fact for the redrive period.
+// Step Functions passes, and keeps each fact for 15 days: the 14 days in which a failed Standard
+// execution may be redriven, and a day.
 func ExampleNew() {
-	guard, err := idempotency.NewGuard(storetest.NewMemoryStore(), idempotency.Config{Namespace: "orders", MaxResultBytes: step.MaxOutputBytes, Window: states.DefaultWindow})
+	guard, err := idempotency.NewGuard(storetest.NewMemoryStore(), idempotency.Config{Namespace: "orders", MaxResultBytes: step.MaxOutputBytes, Window: 15 * 24 * time.Hour})
 	if err != nil {
 		panic(err)
 	}
@@ -75,15 +74,4 @@ func ExampleFail() {
 	// Output:
 	// OutOfStock
 	// orders#reserve-stock#o-42: effect failed: OutOfStock: no widgets left
-}
-
-// The Retry field of a step's Task state, for a function with a 30-second
-// timeout.
-func ExampleRetriers() {
-	for _, r := range states.Retriers(30 * time.Second) {
-		fmt.Printf("%v every %ds ×%v, at most %ds, %d attempts\n", r.ErrorEquals, r.IntervalSeconds, r.BackoffRate, r.MaxDelaySeconds, r.MaxAttempts)
-	}
-	// Output:
-	// [Lambda.ClientExecutionTimeoutException Lambda.ServiceException Lambda.AWSLambdaException Lambda.SdkClientException Lambda.TooManyRequestsException Lambda.Unknown Step.NotStarted Step.StoreFailed Step.EffectFailed Step.LeaseLost] every 1s ×2, at most 0s, 6 attempts
-	// [States.Timeout Sandbox.Timedout Step.InProgress] every 1s ×2, at most 15s, 7 attempts
 }

@@ -11,16 +11,16 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/dynalite"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/steptask"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/step"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/step/states"
 )
 
 // stepContract is the environment the step construct writes for a step.
 func stepContract(table, name string) map[string]string {
 	s := contract.Defaults(30 * time.Second)
-	s.Table, s.Namespace, s.Consumer, s.Source, s.StepName, s.Window = table, "orders", "Shop/"+name, contract.SourceStep, name, states.DefaultWindow
+	s.Table, s.Namespace, s.Consumer, s.Source, s.StepName, s.Window = table, "orders", "Shop/"+name, contract.SourceStep, name, steptask.DefaultWindow
 	return s.Encode()
 }
 

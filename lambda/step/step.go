@@ -26,8 +26,8 @@
 // ErrorInProgress until that invocation completes or its lease ends, when a
 // retry takes the fact over. The guard of a step stores outputs of up to
 // MaxOutputBytes (New refuses a smaller one) and, under a Standard
-// workflow, keeps each fact for states.DefaultWindow, the redrive period
-// and a day.
+// workflow, keeps each fact for 15 days, the 14-day redrive period and a
+// day.
 package step
 
 import (
@@ -40,6 +40,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/idempotent-consumer/idempotent-consumer/internal/steptask"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/step/states"
 
@@ -76,7 +77,7 @@ type Config struct {
 // New returns the handler of the step name, whose effect runs once per
 // fact (the key that key reads from the state input) under guard. It refuses,
 // listing every problem, a nil guard, key or effect, a name that is empty,
-// longer than states.MaxNameBytes, not UTF-8 or holding '#' or control characters,
+// longer than 80 bytes (as Step Functions bounds a state's name), not UTF-8 or holding '#' or control characters,
 // and a guard that stores results smaller than MaxOutputBytes. The name is
 // part of every record key ("<namespace>#<name>#<key>"): renaming a step
 // makes every fact new to it, as a new step.
@@ -87,7 +88,7 @@ func New(guard *idempotency.Guard, name string, key KeyFunc, effect Effect, cfg 
 	} else if guard.MaxResultBytes() < MaxOutputBytes {
 		problems = append(problems, fmt.Sprintf("the guard stores results of at most %d bytes; give it idempotency.Config.MaxResultBytes of at least %d (step.MaxOutputBytes), so that every output Step Functions can carry is returned to duplicates", guard.MaxResultBytes(), MaxOutputBytes))
 	}
-	if p := states.NameProblem(name); p != "" {
+	if p := steptask.NameProblem(name); p != "" {
 		problems = append(problems, p)
 	}
 	if key == nil {
@@ -201,12 +202,11 @@ var alarmed = []string{states.ErrorMismatch, states.ErrorBadInput, states.ErrorL
 
 // failed names an error of the guard's Run.
 func (x *invocation) failed(err error) error {
-	var f *Failure
-	var effectErr *idempotency.EffectError
+	var f *failure
 	switch {
-	case errors.As(err, &f) && f.Name != "" && !strings.HasPrefix(f.Name, "States."):
-		return x.fail(outcome.Failed, f.Name, err.Error())
-	case errors.As(err, &effectErr):
+	case errors.As(err, &f) && f.name != "" && !strings.HasPrefix(f.name, "States."):
+		return x.fail(outcome.Failed, f.name, err.Error())
+	case errors.Is(err, idempotency.ErrEffect):
 		return x.fail(outcome.Failed, states.ErrorEffect, err.Error())
 	case errors.Is(err, idempotency.ErrInProgress):
 		return x.fail(outcome.InProgress, states.ErrorInProgress, err.Error())

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idempotent-consumer/idempotent-consumer/internal/steptask"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/step/states"
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/dynalite"
@@ -198,7 +199,7 @@ func TestPermanentErrorsAreNamed(t *testing.T) {
 		if name != tc.want || out != "" {
 			t.Errorf("%s: got %q and error %q, want %s", tc.input, out, name, tc.want)
 		}
-		for _, r := range states.Retriers(time.Minute) {
+		for _, r := range steptask.Retriers(time.Minute) {
 			if slices.Contains(r.ErrorEquals, name) {
 				t.Errorf("%s is retried by %v", name, r.ErrorEquals)
 			}
@@ -337,7 +338,7 @@ func TestNewRefuses(t *testing.T) {
 // holds Lambda's errors and the step's transient names.
 func TestRetriers(t *testing.T) {
 	for _, timeout := range []time.Duration{3 * time.Second, 30 * time.Second, 15 * time.Minute} {
-		rs := states.Retriers(timeout)
+		rs := steptask.Retriers(timeout)
 		if len(rs) != 2 || !slices.Contains(rs[0].ErrorEquals, "Lambda.ServiceException") || !slices.Contains(rs[0].ErrorEquals, states.ErrorEffect) {
 			t.Fatalf("%v: %+v", timeout, rs)
 		}

@@ -37,10 +37,7 @@ type GitHub struct {
 // Verify implements httpkey.Verifier.
 func (g GitHub) Verify(r *http.Request, body []byte) (string, error) {
 	const p = "github"
-	if err := noSecret(p, g.Secrets); err != nil {
-		return "", err
-	}
-	value, err := required(r, p, "X-Hub-Signature-256")
+	value, err := signature(r, p, g.Secrets, "X-Hub-Signature-256")
 	if err != nil {
 		return "", err
 	}

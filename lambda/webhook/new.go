@@ -1,7 +1,6 @@
 package webhook
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -45,29 +44,4 @@ func newStandardWebhooks(secrets [][]byte) (httpkey.Verifier, error) {
 		return nil, err
 	}
 	return StandardWebhooks{Secrets: secrets}, nil
-}
-
-// ParseSecrets reads the secrets of a Secrets Manager secret's value: a
-// JSON array of strings (["new","old"], during a rotation) or one secret
-// as it is. Empty secrets are refused.
-func ParseSecrets(value string) ([][]byte, error) {
-	var list []string
-	if strings.HasPrefix(strings.TrimSpace(value), "[") {
-		if err := json.Unmarshal([]byte(value), &list); err != nil {
-			return nil, fmt.Errorf("the secret looks like a JSON array but is not one of strings: %v", err)
-		}
-	} else {
-		list = []string{value}
-	}
-	out := make([][]byte, 0, len(list))
-	for i, s := range list {
-		if s == "" {
-			return nil, fmt.Errorf("secret %d of %d is empty", i+1, len(list))
-		}
-		out = append(out, []byte(s))
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("the secret lists no secret")
-	}
-	return out, nil
 }

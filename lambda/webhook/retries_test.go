@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idempotent-consumer/idempotent-consumer/internal/storespy"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/httpkey"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
@@ -57,7 +58,7 @@ func TestProviderRetriesThroughTheHandler(t *testing.T) {
 			webhooktest.Slack(sl, now.Add(-10*time.Minute), "sl-secret-1"), "timestamp"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			store := storetest.NewCounter(storetest.NewMemoryStore())
+			store := storespy.NewCounter(storetest.NewMemoryStore())
 			g, _ := idempotency.NewGuard(store, idempotency.Config{Namespace: "hooks"})
 			var logs bytes.Buffer
 			runs := 0

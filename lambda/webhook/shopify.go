@@ -46,10 +46,7 @@ type Shopify struct {
 // Verify implements httpkey.Verifier.
 func (s Shopify) Verify(r *http.Request, body []byte) (string, error) {
 	const p = "shopify"
-	if err := noSecret(p, s.Secrets); err != nil {
-		return "", err
-	}
-	value, err := required(r, p, "X-Shopify-Hmac-Sha256", "Shopify-Hmac-Sha256")
+	value, err := signature(r, p, s.Secrets, "X-Shopify-Hmac-Sha256", "Shopify-Hmac-Sha256")
 	if err != nil {
 		return "", err
 	}

@@ -4,7 +4,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -43,10 +42,7 @@ type Slack struct {
 // Verify implements httpkey.Verifier.
 func (s Slack) Verify(r *http.Request, body []byte) (string, error) {
 	const p = "slack"
-	if err := noSecret(p, s.Secrets); err != nil {
-		return "", err
-	}
-	value, err := required(r, p, "X-Slack-Signature")
+	value, err := signature(r, p, s.Secrets, "X-Slack-Signature")
 	if err != nil {
 		return "", err
 	}
@@ -59,11 +55,7 @@ func (s Slack) Verify(r *http.Request, body []byte) (string, error) {
 	if !ok || err != nil || len(sig) != 32 {
 		return "", refuse(p, "header", "X-Slack-Signature is not v0= and 64 hex digits")
 	}
-	t, err := strconv.ParseInt(ts, 10, 64)
-	if err != nil {
-		return "", refuse(p, "header", "X-Slack-Request-Timestamp is not unix seconds")
-	}
-	if err := timely(p, time.Unix(t, 0), clock(s.Now), slackTolerance, slackTolerance); err != nil {
+	if _, err := unixTime(p, "X-Slack-Request-Timestamp", ts, s.Now, slackTolerance, slackTolerance); err != nil {
 		return "", err
 	}
 	if !signedBy(s.Secrets, [][]byte{sig}, nil, []byte("v0:"+ts+":"), body) {

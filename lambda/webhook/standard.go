@@ -57,11 +57,8 @@ func (s StandardWebhooks) Verify(r *http.Request, body []byte) (string, error) {
 		}
 	}
 	id, sig := v[0], v[2]
-	t, err := strconv.ParseInt(v[1], 10, 64)
+	t, err := unixTime(p, "webhook-timestamp", v[1], s.Now, standardWebhooksTolerance, standardWebhooksTolerance)
 	if err != nil {
-		return "", refuse(p, "header", "webhook-timestamp is not unix seconds")
-	}
-	if err := timely(p, time.Unix(t, 0), clock(s.Now), standardWebhooksTolerance, standardWebhooksTolerance); err != nil {
 		return "", err
 	}
 	var sigs [][]byte

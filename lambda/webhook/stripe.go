@@ -46,10 +46,7 @@ type Stripe struct {
 // Verify implements httpkey.Verifier.
 func (s Stripe) Verify(r *http.Request, body []byte) (string, error) {
 	const p = "stripe"
-	if err := noSecret(p, s.Secrets); err != nil {
-		return "", err
-	}
-	value, err := header(r, p, "Stripe-Signature")
+	value, err := signature(r, p, s.Secrets, "Stripe-Signature")
 	if err != nil {
 		return "", err
 	}
@@ -81,9 +78,6 @@ func (s Stripe) Verify(r *http.Request, body []byte) (string, error) {
 // is ignored.
 func parseStripe(value string) (t int64, sigs [][]byte, err error) {
 	const p = "stripe"
-	if value == "" {
-		return 0, nil, refuse(p, "header", "no Stripe-Signature header")
-	}
 	seen := false
 	for _, item := range strings.Split(value, ",") {
 		kv := strings.Split(item, "=")

@@ -28,6 +28,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -123,6 +124,26 @@ func timely(p string, t, now time.Time, maxAge, maxAhead time.Duration) error {
 		return refuse(p, "timestamp", "the timestamp is further ahead than the tolerance of %s", maxAhead)
 	}
 	return nil
+}
+
+// signature checks that a secret is configured and returns the signature
+// header a provider sends under names: the first checks of every verifier
+// whose signature is one header.
+func signature(r *http.Request, p string, secrets [][]byte, names ...string) (string, error) {
+	if err := noSecret(p, secrets); err != nil {
+		return "", err
+	}
+	return required(r, p, names...)
+}
+
+// unixTime reads the value of the timestamp header name, unix seconds, and
+// refuses one outside the tolerances (timely) on the clock now.
+func unixTime(p, name, value string, now func() time.Time, maxAge, maxAhead time.Duration) (int64, error) {
+	t, err := strconv.ParseInt(value, 10, 64)
+	if err != nil {
+		return 0, refuse(p, "header", "%s is not unix seconds", name)
+	}
+	return t, timely(p, time.Unix(t, 0), clock(now), maxAge, maxAhead)
 }
 
 func clock(now func() time.Time) time.Time {

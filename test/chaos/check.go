@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 )
 
@@ -172,7 +173,7 @@ func counts(m map[string]int) string {
 // check checks the invariants once the queues drained.
 func (s *sim) check(ctx context.Context, inner idempotency.Store) error {
 	// Every lease is over now: whatever is IN_PROGRESS stays so for good.
-	s.clock.advanceTo(s.clock.Now().Add(idempotency.DefaultLeaseMax + time.Minute))
+	s.clock.advanceTo(s.clock.Now().Add(limits.DefaultLeaseMax + time.Minute))
 	s.stats.ProviderReplays, s.stats.ProviderRefused = s.provider.replays, s.provider.refused
 	for _, c := range s.consumers {
 		if c.q.live != 0 {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
@@ -263,7 +264,7 @@ func (w *worker) invoke(msgs []*message) {
 			inv.origins[m.f.id] = m.stamp()
 		}
 		s.countDelivery(w.c, m)
-		if m.receives > 1 && !s.clock.Now().Before(m.stamp().Add(w.c.window-idempotency.ClockSkewMargin)) && len(s.shadow.completions[w.c.name+"#"+m.f.id]) > 0 {
+		if m.receives > 1 && !s.clock.Now().Before(m.stamp().Add(w.c.window-limits.ClockSkewMargin)) && len(s.shadow.completions[w.c.name+"#"+m.f.id]) > 0 {
 			// The case of issue 19: a redelivery older than the window
 			// of a fact the consumer completed.
 			s.stats.LateRedeliveries++
@@ -348,7 +349,7 @@ func (s *sim) checkOutcome(c *consumer, m *message, l logged) {
 	if l.outcome == "expired" {
 		// Only a message as old as the window (less the adapter's
 		// margin) is expired; its age only grew since the adapter judged it.
-		if age := s.clock.Now().Sub(m.stamp()); age < c.window-idempotency.ClockSkewMargin {
+		if age := s.clock.Now().Sub(m.stamp()); age < c.window-limits.ClockSkewMargin {
 			s.problem("%s: message %s of %s expired at the age of %v, younger than the window %v", c.name, m.id, m.f.id, age, c.window)
 		}
 		return

@@ -9,11 +9,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/schema"
 )
 
 func pk(v string) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{dynamostore.KeyAttribute: &types.AttributeValueMemberS{Value: v}}
+	return map[string]types.AttributeValue{schema.Key: &types.AttributeValueMemberS{Value: v}}
 }
 
 func num(n int64) types.AttributeValue {
@@ -46,8 +46,8 @@ func (w *wallet) items(o order, n int64) []types.TransactWriteItem {
 		items = append(items, types.TransactWriteItem{Put: &types.Put{
 			TableName: aws.String(table),
 			Item: map[string]types.AttributeValue{
-				dynamostore.KeyAttribute: &types.AttributeValueMemberS{Value: fmt.Sprintf("%s/line#%s#%d", w.name, o.OrderID, i)},
-				"amount":                 num(amount),
+				schema.Key: &types.AttributeValueMemberS{Value: fmt.Sprintf("%s/line#%s#%d", w.name, o.OrderID, i)},
+				"amount":   num(amount),
 			},
 		}})
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/idempotent-consumer/idempotent-consumer/internal/steptask"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/step"
 	stepstates "github.com/idempotent-consumer/idempotent-consumer/lambda/step/states"
@@ -27,7 +28,7 @@ import (
 // Step Functions is modelled as the service documents it: a Task state
 // invokes its function with the state input, waits at most its
 // TimeoutSeconds (States.Timeout), and matches the error's name against its
-// Retry (stepstates.Retriers) and then its Catch (the business failures, which
+// Retry (steptask.Retriers) and then its Catch (the business failures, which
 // start the compensations); a state whose retries are exhausted fails the
 // execution, which is redriven from that state with the same input and
 // ARN. Some orders are started twice (an Express workflow's at-least-once
@@ -309,7 +310,7 @@ func RunSaga(ctx context.Context, cfg SagaConfig) (*SagaSummary, error) {
 // and the key is the order, unless the sabotage keys by the ARN.
 func (m *sagaSim) newHandlers(store idempotency.Store) error {
 	guard, err := idempotency.NewGuard(store, idempotency.Config{Namespace: "orders", Now: m.clock.Now, LeaseMax: sagaFunctionTimeout,
-		FinishBudget: time.Second, Window: stepstates.DefaultWindow, MaxResultBytes: step.MaxOutputBytes, PayloadIgnore: []string{"execution"}})
+		FinishBudget: time.Second, Window: steptask.DefaultWindow, MaxResultBytes: step.MaxOutputBytes, PayloadIgnore: []string{"execution"}})
 	if err != nil {
 		return err
 	}
@@ -401,7 +402,7 @@ func (m *sagaSim) input(e *sagaExecution, stepName string) json.RawMessage {
 // task runs a Task state under its Retry policy and returns its output or
 // the name of the error it ended with.
 func (m *sagaSim) task(t *task, e *sagaExecution, stepName string) (string, string) {
-	retriers := stepstates.Retriers(sagaFunctionTimeout)
+	retriers := steptask.Retriers(sagaFunctionTimeout)
 	used := make([]int, len(retriers))
 	input := m.input(e, stepName)
 	// Now and then the function becomes unavailable after the first
@@ -418,7 +419,7 @@ func (m *sagaSim) task(t *task, e *sagaExecution, stepName string) (string, stri
 			return out, ""
 		}
 		m.sum.Errors[name]++
-		i := slices.IndexFunc(retriers, func(r stepstates.Retrier) bool { return slices.Contains(r.ErrorEquals, name) })
+		i := slices.IndexFunc(retriers, func(r steptask.Retrier) bool { return slices.Contains(r.ErrorEquals, name) })
 		if i < 0 {
 			return "", name
 		}

@@ -57,7 +57,7 @@
 //     each record by its age (the envelope's Timestamp, else the
 //     SentTimestamp the harness sends) and ends those as expired, never run.
 //     The invariants: no double effect; an expired record is at least as old
-//     as its window (less idempotency.ClockSkewMargin) and its message ends in
+//     as its window (less limits.ClockSkewMargin) and its message ends in
 //     the DLQ; a valid fact never applied because all its messages expired
 //     is counted (Summary.ExpiredFacts), not lost. Summary.LateRedeliveries
 //     counts the redeliveries of completed facts' messages older than the
@@ -132,6 +132,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
@@ -152,7 +153,7 @@ const (
 	visibilityTimeout = 6 * functionTimeout
 	// finishBudget is the guard's FinishBudget: the effect's context ends
 	// that long before the lease.
-	finishBudget = idempotency.DefaultFinishBudget
+	finishBudget = limits.DefaultFinishBudget
 	// maxReceiveCount is the queues' redrive policy: generous enough that a
 	// valid message never reaches the DLQ through faults alone.
 	maxReceiveCount = 10
@@ -439,7 +440,7 @@ func (s *sim) makeFacts() {
 			case "control_key":
 				f.id = fmt.Sprintf("o-%d\u0007", i)
 			case "long_key":
-				f.id = fmt.Sprintf("o-%d-%0*d", i, idempotency.MaxKeyBytes, 0)
+				f.id = fmt.Sprintf("o-%d-%0*d", i, limits.MaxKeyBytes, 0)
 			case "zero_amount":
 				f.amount = 0
 			}

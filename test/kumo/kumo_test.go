@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/idempotent-consumer/idempotent-consumer/internal/schema"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
@@ -70,7 +71,7 @@ func walletHarness(e *emulator, api func() dynamostore.API) storetest.Harness {
 func credit(table, wallet string, amount int) types.TransactWriteItem {
 	return types.TransactWriteItem{Update: &types.Update{
 		TableName:                 aws.String(table),
-		Key:                       map[string]types.AttributeValue{dynamostore.KeyAttribute: &types.AttributeValueMemberS{Value: "balance#" + wallet}},
+		Key:                       map[string]types.AttributeValue{schema.Key: &types.AttributeValueMemberS{Value: "balance#" + wallet}},
 		UpdateExpression:          aws.String("ADD #b :n"),
 		ExpressionAttributeNames:  map[string]string{"#b": "balance"},
 		ExpressionAttributeValues: map[string]types.AttributeValue{":n": &types.AttributeValueMemberN{Value: strconv.Itoa(amount)}},
@@ -79,7 +80,7 @@ func credit(table, wallet string, amount int) types.TransactWriteItem {
 
 func balance(t *testing.T, ddb *dynamodb.Client, table, wallet string) int {
 	out, err := ddb.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(table), ConsistentRead: aws.Bool(true),
-		Key: map[string]types.AttributeValue{dynamostore.KeyAttribute: &types.AttributeValueMemberS{Value: "balance#" + wallet}}})
+		Key: map[string]types.AttributeValue{schema.Key: &types.AttributeValueMemberS{Value: "balance#" + wallet}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,9 +195,8 @@ func TestTransactionalRequests(t *testing.T) {
 		debit.Update.ExpressionAttributeValues[":min"] = &types.AttributeValueMemberN{Value: "1000"}
 		return []types.TransactWriteItem{debit}, "", nil
 	})
-	var ee *idempotency.EffectError
-	if !errors.As(err, &ee) || !errors.Is(err, idempotency.ErrTxRejected) {
-		t.Fatalf("rejected write: %v, want an EffectError wrapping ErrTxRejected", err)
+	if !errors.Is(err, idempotency.ErrEffect) || !errors.Is(err, idempotency.ErrTxRejected) {
+		t.Fatalf("rejected write: %v, want an ErrEffect wrapping ErrTxRejected", err)
 	}
 	if got := balance(t, e.ddb, table, "c1"); got != 10 {
 		t.Fatalf("balance %d after a rejected debit, want 10", got)
@@ -234,7 +234,7 @@ func TestReserveRequests(t *testing.T) {
 }
 
 // TestTxRefusals: writes that the store refuses as invalid, whatever the
-// number of deliveries, are the record's failure (an *EffectError wrapping
+// number of deliveries, are the record's failure (an ErrEffect wrapping
 // ErrTxInvalid: reported per record, not retried as an outage), and nothing
 // is written; a refusal of the record's own write (a table whose key schema
 // is not the store's) stays the store's error, loud, since it is
@@ -256,9 +256,8 @@ func TestTxRefusals(t *testing.T) {
 	for name, writes := range map[string][]types.TransactWriteItem{"too many writes": tooMany, "malformed write": {malformed}} {
 		fact, _ := g.Fact(name, []byte(`{}`))
 		_, err := g.RunTx(ctx, fact, func(context.Context, idempotency.Reservation) (any, string, error) { return writes, "", nil })
-		var ee *idempotency.EffectError
-		if !errors.As(err, &ee) || !errors.Is(err, idempotency.ErrTxInvalid) || errors.As(err, new(*idempotency.StoreError)) {
-			t.Errorf("%s: %v; want an EffectError wrapping ErrTxInvalid", name, err)
+		if !errors.Is(err, idempotency.ErrEffect) || !errors.Is(err, idempotency.ErrTxInvalid) || errors.Is(err, idempotency.ErrStore) {
+			t.Errorf("%s: %v; want an ErrEffect wrapping ErrTxInvalid", name, err)
 		}
 		if rec, _ := dynamostore.New(e.ddb, table).Get(ctx, fact.Key); rec != nil {
 			t.Errorf("%s: record %+v written", name, rec)
@@ -282,15 +281,14 @@ func TestTxRefusals(t *testing.T) {
 	_, err := g.RunTx(ctx, fact, func(context.Context, idempotency.Reservation) (any, string, error) {
 		return []types.TransactWriteItem{credit(table, "c1", 1)}, "", nil
 	})
-	var se *idempotency.StoreError
-	if !errors.As(err, &se) || errors.As(err, new(*idempotency.EffectError)) {
-		t.Fatalf("record refused by a table keyed on id: %v; want a StoreError (misconfiguration), not the record's failure", err)
+	if !errors.Is(err, idempotency.ErrStore) || errors.Is(err, idempotency.ErrEffect) {
+		t.Fatalf("record refused by a table keyed on id: %v; want an ErrStore (misconfiguration), not the record's failure", err)
 	}
 }
 
 // TestTxOneActionPerItem: two writes on one item, or a write on the
 // record's own item, are refused before sending, as the record's failure
-// (an *EffectError wrapping ErrTxInvalid), and nothing is written. DynamoDB
+// (an ErrEffect wrapping ErrTxInvalid), and nothing is written. DynamoDB
 // refuses such a transaction with a request-level ValidationException;
 // kumo would apply it.
 func TestTxOneActionPerItem(t *testing.T) {
@@ -304,16 +302,15 @@ func TestTxOneActionPerItem(t *testing.T) {
 		},
 		"a write on the record's own item": func(fact idempotency.Fact) []types.TransactWriteItem {
 			own := credit(table, "c1", 1)
-			own.Update.Key = map[string]types.AttributeValue{dynamostore.KeyAttribute: &types.AttributeValueMemberS{Value: fact.Key}}
+			own.Update.Key = map[string]types.AttributeValue{schema.Key: &types.AttributeValueMemberS{Value: fact.Key}}
 			return []types.TransactWriteItem{own}
 		},
 	}
 	for name, writes := range cases {
 		fact, _ := g.Fact(name, []byte(`{}`))
 		_, err := g.RunTx(ctx, fact, func(context.Context, idempotency.Reservation) (any, string, error) { return writes(fact), "", nil })
-		var ee *idempotency.EffectError
-		if !errors.As(err, &ee) || !errors.Is(err, idempotency.ErrTxInvalid) || errors.As(err, new(*idempotency.StoreError)) {
-			t.Errorf("%s: %v; want an EffectError wrapping ErrTxInvalid", name, err)
+		if !errors.Is(err, idempotency.ErrEffect) || !errors.Is(err, idempotency.ErrTxInvalid) || errors.Is(err, idempotency.ErrStore) {
+			t.Errorf("%s: %v; want an ErrEffect wrapping ErrTxInvalid", name, err)
 		}
 		if rec, err := dynamostore.New(e.ddb, table).Get(ctx, fact.Key); rec != nil || err != nil {
 			t.Errorf("%s: record %+v, %v written", name, rec, err)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/app/cmd/internal/orders"
 	"github.com/idempotent-consumer/idempotent-consumer/app/cmd/internal/orderstest"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/schema"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
@@ -31,7 +31,7 @@ func TestCreditIsOneIncrement(t *testing.T) {
 		t.Fatalf("writes %#v: want one Update", writes)
 	}
 	u := items[0].Update
-	key := u.Key[dynamostore.KeyAttribute].(*types.AttributeValueMemberS).Value
+	key := u.Key[schema.Key].(*types.AttributeValueMemberS).Value
 	n := u.ExpressionAttributeValues[":n"].(*types.AttributeValueMemberN).Value
 	if aws.ToString(u.TableName) != "Wallets" || key != "balance#c7" || n != "123" || aws.ToString(u.UpdateExpression) != "ADD #balance :n" || result != "credited 123" {
 		t.Fatalf("update %s %s +%s (%q), result %q", aws.ToString(u.TableName), key, n, aws.ToString(u.UpdateExpression), result)

@@ -31,7 +31,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/table"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
 )
 
 // Kind is what a construct tells the core about itself: its name and noun
@@ -189,10 +189,10 @@ func Fail(kind Kind, id string, problems []string) error {
 
 // defaultNamespace is the Namespace of a construct that sets none: its
 // construct id in lower case, without the characters the contract refuses
-// in a namespace (idempotency.NamespaceAllows). It may be empty.
+// in a namespace (limits.NamespaceAllows). It may be empty.
 func defaultNamespace(id string) string {
 	return strings.Map(func(r rune) rune {
-		if !idempotency.NamespaceAllows(r) {
+		if !limits.NamespaceAllows(r) {
 			return -1
 		}
 		return r

@@ -8,6 +8,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/table"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/iamcond"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 )
@@ -21,7 +22,7 @@ var stringLike = iamcond.StringLike
 func TestLeadingKeysMatchEveryKeyOfTheNamespaceAlone(t *testing.T) {
 	namespaces := []string{"reserve", "res", "reserve2", "Reserve", "email-customer", "a$", "a${aws:username}", "ab", "über", "x.y"}
 	keys := []string{"order-42", "", "#", "a#b#c", "*", "?", "${*}", "é", strings.Repeat("k", 1000), "ORDER 42"}
-	secret := []byte(strings.Repeat("s", idempotency.MinKeySecretBytes))
+	secret := []byte(strings.Repeat("s", limits.MinKeySecretBytes))
 	keysOf := func(namespace string) []string {
 		var out []string
 		for _, s := range [][]byte{nil, secret} {

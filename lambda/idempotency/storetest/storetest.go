@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idempotent-consumer/idempotent-consumer/internal/fakeclock"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
@@ -39,33 +41,6 @@ type Harness struct {
 	TakeoversUnreported bool
 }
 
-// Clock is a settable clock for the guard, so that leases and business
-// windows can end in a test without waiting.
-type Clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-// NewClock returns a Clock set to the current time (contexts' deadlines are
-// real times, so the two must agree), from which only Advance moves it.
-func NewClock() *Clock {
-	return &Clock{now: time.Now().Truncate(time.Second)}
-}
-
-// Now returns the clock's time.
-func (c *Clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-// Advance moves the clock forward by d.
-func (c *Clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 // Run runs the suite.
 func Run(t *testing.T, h Harness) {
 	t.Run("ConcurrentReserveOneWinner", func(t *testing.T) { concurrentReserve(t, h) })
@@ -80,13 +55,13 @@ func Run(t *testing.T, h Harness) {
 	t.Run("LiveLeaseBlocksWhateverTheWindow", func(t *testing.T) { liveLease(t, h) })
 	t.Run("WindowStartsAtCompletion", func(t *testing.T) { windowAtCompletion(t, h) })
 	t.Run("RetriedWritesAreTheirOwn", func(t *testing.T) { retriedWrites(t, h) })
-	t.Run("UnreadableRecordIsAStoreError", func(t *testing.T) { unreadableRecord(t, h) })
+	t.Run("UnreadableRecordIsErrStore", func(t *testing.T) { unreadableRecord(t, h) })
 	if h.Credit != nil {
 		t.Run("TransactionalEffectExactlyOnce", func(t *testing.T) { transactional(t, h) })
 	}
 }
 
-func newGuard(t *testing.T, s idempotency.Store, ns string, clock *Clock) *idempotency.Guard {
+func newGuard(t *testing.T, s idempotency.Store, ns string, clock *fakeclock.Clock) *idempotency.Guard {
 	t.Helper()
 	g, err := idempotency.NewGuard(s, idempotency.Config{Namespace: ns, Window: time.Hour, LeaseMax: time.Minute, Now: clock.Now})
 	if err != nil {
@@ -101,7 +76,7 @@ var payload = []byte(`{"orderId":"42","amount":5000}`)
 // runs the effect, the others see it in progress or completed.
 func concurrentReserve(t *testing.T, h Harness) {
 	s := h.NewStore(t)
-	g := newGuard(t, s, "charge", NewClock())
+	g := newGuard(t, s, "charge", fakeclock.New())
 	const n = 64
 	var effects, inProgress, duplicates atomic.Int32
 	release := make(chan struct{})
@@ -150,7 +125,7 @@ func concurrentReserve(t *testing.T, h Harness) {
 // nothing.
 func leaseTakeover(t *testing.T, h Harness) {
 	s := h.NewStore(t)
-	clock := NewClock()
+	clock := fakeclock.New()
 	g := newGuard(t, s, "charge", clock)
 	ctx := context.Background()
 	// The stale worker: its invocation has 10s left.
@@ -208,14 +183,13 @@ func leaseTakeover(t *testing.T, h Harness) {
 // the effect, which has then succeeded once in total.
 func releaseThenRetry(t *testing.T, h Harness) {
 	s := h.NewStore(t)
-	g := newGuard(t, s, "charge", NewClock())
+	g := newGuard(t, s, "charge", fakeclock.New())
 	ctx := context.Background()
 	var charged int
 	boom := errors.New("payment API unavailable")
 	_, err := g.Do(ctx, "order-9", payload, func(context.Context, idempotency.Reservation) (string, error) { return "", boom })
-	var ee *idempotency.EffectError
-	if !errors.As(err, &ee) || !errors.Is(err, boom) {
-		t.Fatalf("failing effect: %v, want an EffectError wrapping it", err)
+	if !errors.Is(err, idempotency.ErrEffect) || !errors.Is(err, boom) {
+		t.Fatalf("failing effect: %v, want an ErrEffect wrapping it", err)
 	}
 	if rec, err := s.Get(ctx, "charge#order-9"); err != nil || rec != nil {
 		t.Fatalf("after release: %+v, %v; want no record", rec, err)
@@ -240,7 +214,7 @@ func releaseThenRetry(t *testing.T, h Harness) {
 // effect, whether the first is completed or in progress.
 func payloadMismatch(t *testing.T, h Harness) {
 	s := h.NewStore(t)
-	g := newGuard(t, s, "charge", NewClock())
+	g := newGuard(t, s, "charge", fakeclock.New())
 	ctx := context.Background()
 	if _, err := g.Do(ctx, "order-1", payload, okEffect); err != nil {
 		t.Fatal(err)
@@ -270,7 +244,7 @@ func payloadMismatch(t *testing.T, h Harness) {
 // have reached a downstream API under that key).
 func lapsedOtherContent(t *testing.T, h Harness) {
 	s := h.NewStore(t)
-	clock := NewClock()
+	clock := fakeclock.New()
 	g := newGuard(t, s, "charge", clock)
 	ctx := context.Background()
 	fact, err := g.Fact("order-8", payload)
@@ -321,7 +295,7 @@ func noTakeover(t *testing.T, what string, res idempotency.Result) {
 // (TTL deletes days late) no longer suppresses the fact.
 func expiredReusable(t *testing.T, h Harness) {
 	s := h.NewStore(t)
-	clock := NewClock()
+	clock := fakeclock.New()
 	g := newGuard(t, s, "charge", clock)
 	ctx := context.Background()
 	var runs int
@@ -351,7 +325,7 @@ func expiredReusable(t *testing.T, h Harness) {
 // namespaces: two consumers sharing a table keep separate records.
 func namespaces(t *testing.T, h Harness) {
 	s := h.NewStore(t)
-	clock := NewClock()
+	clock := fakeclock.New()
 	charge, receipt := newGuard(t, s, "charge", clock), newGuard(t, s, "receipt", clock)
 	ctx := context.Background()
 	for _, g := range []*idempotency.Guard{charge, receipt} {
@@ -371,7 +345,7 @@ func namespaces(t *testing.T, h Harness) {
 // effect is not repeated.
 func storedResult(t *testing.T, h Harness) {
 	s := h.NewStore(t)
-	g := newGuard(t, s, "charge", NewClock())
+	g := newGuard(t, s, "charge", fakeclock.New())
 	ctx := context.Background()
 	if _, err := g.Do(ctx, "order-6", payload, okEffect); err != nil {
 		t.Fatal(err)
@@ -379,7 +353,7 @@ func storedResult(t *testing.T, h Harness) {
 	if res, err := g.Do(ctx, "order-6", payload, failIfRun(t)); err != nil || res.Value != "ok" {
 		t.Fatalf("duplicate: %+v, %v; want the stored result", res, err)
 	}
-	big := make([]byte, idempotency.DefaultMaxResultBytes+1)
+	big := make([]byte, limits.DefaultMaxResultBytes+1)
 	for i := range big {
 		big[i] = 'x'
 	}
@@ -396,7 +370,7 @@ func storedResult(t *testing.T, h Harness) {
 // record its reservation writes, and is still there once completed.
 func replayKept(t *testing.T, h Harness) {
 	s := h.NewStore(t)
-	g := newGuard(t, s, "charge", NewClock())
+	g := newGuard(t, s, "charge", fakeclock.New())
 	ctx := context.Background()
 	f, err := g.Fact("order-r", payload)
 	if err != nil {
@@ -417,7 +391,7 @@ func replayKept(t *testing.T, h Harness) {
 // with a window shorter than its lease).
 func liveLease(t *testing.T, h Harness) {
 	s := h.NewStore(t)
-	clock := NewClock()
+	clock := fakeclock.New()
 	g := newGuard(t, s, "charge", clock)
 	ctx := context.Background()
 	fact, err := g.Fact("order-13", payload)
@@ -448,7 +422,7 @@ func liveLease(t *testing.T, h Harness) {
 // shorten it; the TTL moves with it.
 func windowAtCompletion(t *testing.T, h Harness) {
 	s := h.NewStore(t)
-	clock := NewClock()
+	clock := fakeclock.New()
 	g := newGuard(t, s, "charge", clock) // Window 1h
 	ctx := context.Background()
 	if _, err := g.Do(ctx, "order-14", payload, func(context.Context, idempotency.Reservation) (string, error) {
@@ -462,7 +436,7 @@ func windowAtCompletion(t *testing.T, h Harness) {
 	if err != nil || rec == nil {
 		t.Fatalf("record %+v, %v", rec, err)
 	}
-	if want := completed.Add(time.Hour); !rec.ExpiresAt.Equal(want) || !rec.TTL.Equal(want.Add(idempotency.DefaultTTLAfterWindow)) {
+	if want := completed.Add(time.Hour); !rec.ExpiresAt.Equal(want) || !rec.TTL.Equal(want.Add(limits.DefaultTTLAfterWindow)) {
 		t.Fatalf("window ends %v, TTL %v; want %v (completion + window) and the TTL a day later", rec.ExpiresAt, rec.TTL, want)
 	}
 	clock.Advance(time.Hour - 20*time.Second) // 1h30s after the reservation, 40s before the window ends
@@ -480,7 +454,7 @@ func windowAtCompletion(t *testing.T, h Harness) {
 func retriedWrites(t *testing.T, h Harness) {
 	inner := h.NewStore(t)
 	s := retriedStore(inner)
-	g := newGuard(t, s, "charge", NewClock())
+	g := newGuard(t, s, "charge", fakeclock.New())
 	ctx := context.Background()
 	runs := 0
 	res, err := g.Do(ctx, "order-15", payload, func(context.Context, idempotency.Reservation) (string, error) { runs++; return "r", nil })
@@ -566,7 +540,7 @@ func (r retriedTx) Commit(ctx context.Context, rec idempotency.Record, now time.
 // transactional: concurrent duplicates of a credit apply it exactly once.
 func transactional(t *testing.T, h Harness) {
 	s := h.NewStore(t)
-	g := newGuard(t, s, "wallet", NewClock())
+	g := newGuard(t, s, "wallet", fakeclock.New())
 	ctx := context.Background()
 	const deliveries, facts = 16, 4
 	var wg sync.WaitGroup
@@ -616,12 +590,12 @@ func transactional(t *testing.T, h Harness) {
 
 // unreadableRecord: a record of a status this release does not know (the
 // peer's invalid-status case) is never overwritten nor misread: delivering
-// its fact is a *StoreError wrapping ErrUnreadableRecord, whether the store
+// its fact is an ErrStore wrapping ErrUnreadableRecord, whether the store
 // returns the record with the failed condition or the guard reads it, and
 // the effect does not run.
 func unreadableRecord(t *testing.T, h Harness) {
 	s := h.NewStore(t)
-	clock := NewClock()
+	clock := fakeclock.New()
 	g := newGuard(t, s, "charge", clock)
 	ctx := context.Background()
 	fact, err := g.Fact("order-18", payload)
@@ -635,9 +609,8 @@ func unreadableRecord(t *testing.T, h Harness) {
 	}
 	check := func(what string, err error) {
 		t.Helper()
-		var se *idempotency.StoreError
-		if !errors.As(err, &se) || !errors.Is(err, idempotency.ErrUnreadableRecord) {
-			t.Errorf("%s over a record of status EXPIRED: %v; want a *StoreError wrapping ErrUnreadableRecord", what, err)
+		if !errors.Is(err, idempotency.ErrStore) || !errors.Is(err, idempotency.ErrUnreadableRecord) {
+			t.Errorf("%s over a record of status EXPIRED: %v; want an ErrStore wrapping ErrUnreadableRecord", what, err)
 		}
 	}
 	_, err = g.Do(ctx, "order-18", payload, failIfRun(t))

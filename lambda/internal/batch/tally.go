@@ -39,7 +39,7 @@ func (t *Tally) Add(r Report, record int) {
 		t.first = r.Err
 	}
 	t.facts++
-	if r.Outcome != outcome.NotStarted && !errors.As(r.Err, new(*idempotency.StoreError)) {
+	if r.Outcome != outcome.NotStarted && !errors.Is(r.Err, idempotency.ErrStore) {
 		t.judged = true
 	}
 	if t.config == nil && errors.Is(r.Err, outcome.ErrMisconfigured) {

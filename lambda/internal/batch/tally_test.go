@@ -16,7 +16,7 @@ import (
 )
 
 func TestTallyErr(t *testing.T) {
-	store := &idempotency.StoreError{Op: "reserve", Err: errors.New("throttled")}
+	store := fmt.Errorf("store reserve: %w: %w", idempotency.ErrStore, errors.New("throttled"))
 	for _, c := range []struct {
 		name    string
 		reports []Report

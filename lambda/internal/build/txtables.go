@@ -16,7 +16,7 @@ import (
 // ErrUndeclaredTable means a transactional effect wrote to a table that the
 // contract does not declare (contract.Settings.TxTables, set from the
 // construct's TransactionalTables prop): a misconfiguration, refused before
-// any request, as a store error (an *idempotency.StoreError wrapping it).
+// any request, as a store error (an idempotency.ErrStore wrapping it).
 // It wraps outcome.ErrMisconfigured, so that the batch fails as a whole:
 // the errors alarm sees it, never a record's quiet failure.
 var ErrUndeclaredTable = fmt.Errorf("%w: transactional write to a table that is not declared", outcome.ErrMisconfigured)

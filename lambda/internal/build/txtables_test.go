@@ -102,8 +102,7 @@ func TestUndeclaredTableIsLoud(t *testing.T) {
 			}
 			return []string{"Stock"}
 		})
-		var se *idempotency.StoreError
-		if !errors.As(err, &se) || !errors.Is(err, build.ErrUndeclaredTable) {
+		if !errors.Is(err, idempotency.ErrStore) || !errors.Is(err, build.ErrUndeclaredTable) {
 			t.Fatalf("Handle: %v; want a function error, a store error wrapping ErrUndeclaredTable", err)
 		}
 		for _, want := range []string{`the table "Orders"`, "IDEMPOTENCY_TX_TABLES=Stock", `add "Orders" to the construct's TransactionalTables prop`} {

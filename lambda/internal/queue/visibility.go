@@ -34,7 +34,7 @@ const (
 	// inProgressMargin is how long after the blocking lease's end a
 	// delivery found in progress comes back: the time for the holder's
 	// complete or release (it has ended by the lease's end; the lease is
-	// its invocation's deadline) and idempotency.ClockSkewMargin.
+	// its invocation's deadline) and limits.ClockSkewMargin.
 	inProgressMargin = 2 * time.Second
 	// defaultInProgressWait is the default Config.InProgressWait.
 	defaultInProgressWait = 5 * time.Second

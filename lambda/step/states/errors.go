@@ -1,19 +1,10 @@
 // Package states is what a state machine sees of a step (package
 // lambda/step): the names of its errors, which a Task state's Retry and
-// Catch match, the Retry policy a step's Task state carries, the rule of a
-// step's name and the window a Standard workflow's redrive asks of its
-// guard. It is data, on the standard library alone, so that the runtime
-// (lambda/step) and the construct (constructs/step), which links no AWS
-// SDK, read it from one place.
+// Catch match. It is data, on the standard library alone, so that the
+// runtime (lambda/step), the construct (constructs/step), which links no
+// AWS SDK, and a state machine's author read them from one place. The Retry
+// policy the construct's Task state carries is built from them.
 package states
-
-import (
-	"fmt"
-	"strings"
-	"time"
-	"unicode"
-	"unicode/utf8"
-)
 
 // Error names a step reports, as the errorType of its Lambda function error:
 // Step Functions matches a Task state's Retry and Catch ErrorEquals against
@@ -58,7 +49,8 @@ const (
 )
 
 // Retryable returns the error names a Task state's Retry should match for a
-// step (with Lambda's transient errors and States.Timeout, see Retriers):
+// step (with Lambda's transient errors and States.Timeout, which the construct's
+// Task state retries too):
 // the answers after which another invocation can succeed.
 func Retryable() []string {
 	return []string{ErrorInProgress, ErrorNotStarted, ErrorLeaseLost, ErrorStore, ErrorEffect}
@@ -70,39 +62,4 @@ func Retryable() []string {
 // list.
 func Permanent() []string {
 	return []string{ErrorBadInput, ErrorMismatch, ErrorOutputNotStored, ErrorInvalidOutput}
-}
-
-// RedrivePeriod is how long after a Standard execution fails, aborts or times
-// out that RedriveExecution may start it again from the state that did not
-// succeed, with the same input: 14 days. A step whose effect ran and whose
-// answer was lost may be run again by a redrive that late.
-const RedrivePeriod = 14 * 24 * time.Hour
-
-// DefaultWindow is the business window a step's guard should keep
-// (idempotency.Config.Window): RedrivePeriod and a day, so that a redrive
-// finds the record of every effect its execution made. The guard's own
-// default (a day) fits Express workflows, which last at most five minutes
-// and are never redriven; a guard with a shorter window than this under a
-// Standard workflow runs a redriven step's effect again once the window has
-// passed.
-const DefaultWindow = RedrivePeriod + 24*time.Hour
-
-// MaxNameBytes bounds a step's name: 80, as Step Functions bounds a state's.
-const MaxNameBytes = 80
-
-// NameProblem says what is wrong with a step's name, or "": empty, longer
-// than MaxNameBytes, not UTF-8, holding '#' (the separator of the step's
-// name from the fact's key) or control characters.
-func NameProblem(name string) string {
-	switch {
-	case name == "":
-		return "the step's name is empty; give the name of its state (\"reserve-stock\")"
-	case len(name) > MaxNameBytes:
-		return fmt.Sprintf("the step's name has %d bytes, more than %d", len(name), MaxNameBytes)
-	case !utf8.ValidString(name):
-		return "the step's name is not valid UTF-8"
-	case strings.ContainsRune(name, '#') || strings.IndexFunc(name, unicode.IsControl) >= 0:
-		return "the step's name holds '#' (the separator of its key from the fact's) or control characters; remove them"
-	}
-	return ""
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/sivchari/kumo"
 
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/schema"
 )
 
 type creds struct{}
@@ -71,7 +71,7 @@ var tables atomic.Int64
 // NewTable creates an idempotency table (string partition key "pk") named
 // after prefix and returns its name.
 func NewTable(ctx context.Context, ddb *dynamodb.Client, prefix string) (string, error) {
-	return NewTableKeyed(ctx, ddb, prefix, dynamostore.KeyAttribute, "")
+	return NewTableKeyed(ctx, ddb, prefix, schema.Key, "")
 }
 
 // NewTableKeyed creates a table named after prefix with a string partition

@@ -16,6 +16,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/app/cmd/internal/orders"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/storespy"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
@@ -57,7 +58,7 @@ func RefusedBeforeTheStore(t *testing.T, newHandler NewHandler, store func() ide
 			if store != nil {
 				inner = store()
 			}
-			counter := storetest.NewCounter(inner)
+			counter := storespy.NewCounter(inner)
 			settings := contract.Defaults(30 * time.Second)
 			settings.Table, settings.Namespace, settings.Consumer, settings.Delivery = "example", "example", "example", contract.Raw
 			env := settings.Encode()

@@ -21,6 +21,8 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/fakeclock"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/storespy"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
@@ -37,17 +39,17 @@ type Order struct {
 // OrderKey is the key of an Order: its id.
 func OrderKey(o Order) (string, error) { return o.OrderID, nil }
 
-// CountingStore is the fixture's store: a storetest.Counter over a
+// CountingStore is the fixture's store: a storespy.Counter over a
 // MemoryStore, which tests may also reach directly, uncounted.
 type CountingStore struct {
-	*storetest.Counter
+	*storespy.Counter
 	MemoryStore *storetest.MemoryStore
 }
 
 // NewCountingStore returns an empty CountingStore.
 func NewCountingStore() *CountingStore {
 	m := storetest.NewMemoryStore()
-	return &CountingStore{Counter: storetest.NewCounter(m), MemoryStore: m}
+	return &CountingStore{Counter: storespy.NewCounter(m), MemoryStore: m}
 }
 
 // Fixture is a guard over a counting store, with the handlers' logs and
@@ -210,9 +212,9 @@ const Window = 10 * time.Minute
 
 // NewClockFixture is NewFixture with a guard on a clock of the test's own,
 // a business window of Window and a lease of a minute.
-func NewClockFixture(t testing.TB) (*Fixture, *storetest.Clock) {
+func NewClockFixture(t testing.TB) (*Fixture, *fakeclock.Clock) {
 	t.Helper()
-	c := storetest.NewClock()
+	c := fakeclock.New()
 	return NewFixtureWith(t, idempotency.Config{Namespace: "charge", Window: Window, LeaseMax: time.Minute, Now: c.Now}), c
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/app/cmd/saga/internal/saga"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/dynalite"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/steptask"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/step"
@@ -67,7 +68,7 @@ func CheckStep(t *testing.T, name string, newService func(url string) *saga.Serv
 	t.Cleanup(srv.Close)
 	db := dynalite.Start(t)
 	s := contract.Defaults(30 * time.Second)
-	s.Table, s.Namespace, s.Consumer, s.Source, s.StepName, s.Window = db.NewTable(t), name, "OrdersPlatform/"+name, contract.SourceStep, name, states.DefaultWindow
+	s.Table, s.Namespace, s.Consumer, s.Source, s.StepName, s.Window = db.NewTable(t), name, "OrdersPlatform/"+name, contract.SourceStep, name, steptask.DefaultWindow
 	s.PayloadIgnore = []string{"placedAt"}
 	env := s.Encode()
 	h, err := step.FromEnv(saga.Key, newService(srv.URL).Effect, handler.WithGetenv(func(k string) string { return env[k] }),

@@ -1,8 +1,22 @@
-package states
+// Package steptask is what the construct gives a step's Task state and
+// what the runtime asks of a step: the Retry policy and TimeoutSeconds of
+// the Task state (built from the error names of lambda/step/states), the
+// rule of a step's name, and the window a Standard workflow's redrive asks
+// of the step's guard. It is data on the standard library, so that the
+// construct (constructs/step), the contract and the runtime (lambda/step)
+// read it from one place; users read the values in the construct's and
+// lambda/step's documentation.
+package steptask
 
 import (
+	"fmt"
 	"math"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/step/states"
 )
 
 // Retrier is one entry of a Task state's Retry field, as the Amazon States
@@ -34,17 +48,17 @@ var TransientErrors = []string{"Lambda.ClientExecutionTimeoutException", "Lambda
 // TimeoutErrors are the errors of an attempt that ran out of time: the
 // task's TimeoutSeconds (States.Timeout) or the function's own timeout
 // (Sandbox.Timedout). The invocation may have run its effect, or may still
-// be running it: the retry gets the stored output, or ErrorInProgress until
+// be running it: the retry gets the stored output, or states.ErrorInProgress until
 // the invocation's lease ends.
 var TimeoutErrors = []string{"States.Timeout", "Sandbox.Timedout"}
 
 // Retriers returns the Retry policy of a step's Task state, for a function
 // whose timeout is functionTimeout (which bounds every lease):
 //
-//   - TransientErrors and the step's transient answers (ErrorNotStarted,
-//     ErrorStore, ErrorEffect, ErrorLeaseLost): 6 attempts from 1s, doubling
+//   - TransientErrors and the step's transient answers (states.ErrorNotStarted,
+//     states.ErrorStore, states.ErrorEffect, states.ErrorLeaseLost): 6 attempts from 1s, doubling
 //     (about a minute in all);
-//   - TimeoutErrors and ErrorInProgress: from 1s, doubling, each wait at
+//   - TimeoutErrors and states.ErrorInProgress: from 1s, doubling, each wait at
 //     most half the function's timeout, with attempts enough that the waits
 //     add up to twice the function's timeout: the lease of the invocation
 //     that holds the fact has ended by then, and the next attempt gets its
@@ -53,14 +67,14 @@ var TimeoutErrors = []string{"States.Timeout", "Sandbox.Timedout"}
 // Permanent errors and an effect's named failures are left to a Catch.
 func Retriers(functionTimeout time.Duration) []Retrier {
 	maxDelay := max(1, int(math.Ceil(functionTimeout.Seconds()/2)))
-	lease := Retrier{ErrorEquals: append(append([]string(nil), TimeoutErrors...), ErrorInProgress), IntervalSeconds: 1, BackoffRate: 2, MaxDelaySeconds: maxDelay}
+	lease := Retrier{ErrorEquals: append(append([]string(nil), TimeoutErrors...), states.ErrorInProgress), IntervalSeconds: 1, BackoffRate: 2, MaxDelaySeconds: maxDelay}
 	var waited time.Duration
 	for waited < 2*functionTimeout || lease.MaxAttempts < 2 {
 		lease.MaxAttempts++
 		waited += lease.Delay(lease.MaxAttempts)
 	}
 	return []Retrier{
-		{ErrorEquals: append(append([]string(nil), TransientErrors...), ErrorNotStarted, ErrorStore, ErrorEffect, ErrorLeaseLost), IntervalSeconds: 1, BackoffRate: 2, MaxAttempts: 6},
+		{ErrorEquals: append(append([]string(nil), TransientErrors...), states.ErrorNotStarted, states.ErrorStore, states.ErrorEffect, states.ErrorLeaseLost), IntervalSeconds: 1, BackoffRate: 2, MaxAttempts: 6},
 		lease,
 	}
 }
@@ -79,4 +93,39 @@ const InitMargin = 10 * time.Second
 // stored output, or Step.InProgress until the lease ends.
 func TaskTimeout(functionTimeout time.Duration) time.Duration {
 	return functionTimeout + InitMargin
+}
+
+// RedrivePeriod is how long after a Standard execution fails, aborts or times
+// out that RedriveExecution may start it again from the state that did not
+// succeed, with the same input: 14 days. A step whose effect ran and whose
+// answer was lost may be run again by a redrive that late.
+const RedrivePeriod = 14 * 24 * time.Hour
+
+// DefaultWindow is the business window a step's guard should keep
+// (idempotency.Config.Window): RedrivePeriod and a day, so that a redrive
+// finds the record of every effect its execution made. The guard's own
+// default (a day) fits Express workflows, which last at most five minutes
+// and are never redriven; a guard with a shorter window than this under a
+// Standard workflow runs a redriven step's effect again once the window has
+// passed.
+const DefaultWindow = RedrivePeriod + 24*time.Hour
+
+// MaxNameBytes bounds a step's name: 80, as Step Functions bounds a state's.
+const MaxNameBytes = 80
+
+// NameProblem says what is wrong with a step's name, or "": empty, longer
+// than MaxNameBytes, not UTF-8, holding '#' (the separator of the step's
+// name from the fact's key) or control characters.
+func NameProblem(name string) string {
+	switch {
+	case name == "":
+		return "the step's name is empty; give the name of its state (\"reserve-stock\")"
+	case len(name) > MaxNameBytes:
+		return fmt.Sprintf("the step's name has %d bytes, more than %d", len(name), MaxNameBytes)
+	case !utf8.ValidString(name):
+		return "the step's name is not valid UTF-8"
+	case strings.ContainsRune(name, '#') || strings.IndexFunc(name, unicode.IsControl) >= 0:
+		return "the step's name holds '#' (the separator of its key from the fact's) or control characters; remove them"
+	}
+	return ""
 }

@@ -1,4 +1,7 @@
-package storetest
+// Package storespy counts the requests that reach an idempotency store and
+// can make them fail: a test double of this repository's own tests, which
+// prove a path costs no store request, or how many, and test store outages.
+package storespy
 
 import (
 	"context"

@@ -1,0 +1,100 @@
+// Package limits holds the guard's defaults and bounds: the values of
+// idempotency.Config's zero fields, the largest values it accepts, and the
+// DynamoDB key sizes they follow from. The guard applies them, and the
+// runtime contract and the constructs check a deployment against them; each
+// is written once, here, in a leaf that imports nothing, so that a CDK app
+// links no runtime code for a number.
+//
+// Users read them in idempotency.Config's documentation, which gives every
+// value; they are not part of the library's API.
+package limits
+
+import (
+	"strings"
+	"time"
+	"unicode"
+)
+
+// Defaults of idempotency.Config's zero values.
+const (
+	// DefaultWindow is the default business window: 24h.
+	DefaultWindow = 24 * time.Hour
+	// DefaultTTLAfterWindow is the default time from the end of the window
+	// to the record's TTL: 24h.
+	DefaultTTLAfterWindow = 24 * time.Hour
+	// DefaultLeaseMax is the default cap on a reservation's lease: 15m,
+	// Lambda's longest timeout.
+	DefaultLeaseMax = 15 * time.Minute
+	// DefaultFinishBudget is the default time kept at the end of a lease to
+	// complete or release its reservation: 2s.
+	DefaultFinishBudget = 2 * time.Second
+	// DefaultMaxResultBytes is the largest result the guard stores with a
+	// completed record and returns to duplicates, unless
+	// Config.MaxResultBytes says otherwise: 4,096 bytes. Results are meant
+	// to be small (a receipt id, a resource id), so that records stay cheap
+	// to write and read, and the completed-key cache keeps no larger one.
+	DefaultMaxResultBytes = 4096
+)
+
+// Bounds of idempotency.Config.
+const (
+	// LargestResultBytes bounds Config.MaxResultBytes: 350,000 bytes, what
+	// a DynamoDB item (400 KB with its attribute names) holds beside the
+	// record's other attributes (a key of at most MaxKeyBytes, the hashes,
+	// the owner, the times). Writing or reading a record costs a capacity
+	// unit per KB of it: an HTTP endpoint's stored response is the use.
+	LargestResultBytes = 350_000
+	// MaxCacheSize is the largest Config.CacheSize accepted: 1,000,000
+	// keys. The cache also evicts to stay within 64 MiB, whatever its size.
+	MaxCacheSize = 1_000_000
+	// CacheLifetime is how long an execution environment answers a fact
+	// from its cache of completed keys before it asks the store again: 1m
+	// (within the fact's business window; the cache compares whole
+	// seconds, as the window does, so up to a second more). It bounds the
+	// time within which a record deleted by an operator (idemctl forget) is
+	// forgotten by every warm environment, so that the fact's next delivery
+	// runs its effect. A repeat of a hot key costs one store request per
+	// environment and lifetime.
+	CacheLifetime = time.Minute
+	// MinKeySecretBytes is the shortest Config.KeySecret: 32 bytes, the
+	// size of an HMAC-SHA-256 output.
+	MinKeySecretBytes = 32
+	// ClockSkewMargin is taken off the business window before the age of a
+	// fact's message (Fact.Sent) is compared with it: 1s. It covers the
+	// skew between the clock of the service that stamped the message (SNS,
+	// SQS) and the clocks of the functions that reserve the fact
+	// (milliseconds on AWS, whose hosts keep time with the Amazon Time Sync
+	// Service), and it is the least margin by which an operator's forget
+	// must follow the end of a lease.
+	ClockSkewMargin = time.Second
+)
+
+// DynamoDB's key sizes, which keys and namespaces must respect.
+const (
+	// MaxKeyBytes is DynamoDB's limit on a partition key: 2,048 bytes. The
+	// namespaced key ("<namespace>#<key>") must respect it.
+	MaxKeyBytes = 2048
+	// MaxSortKeyBytes is DynamoDB's limit on a sort key: 1,024 bytes.
+	MaxSortKeyBytes = 1024
+	// MaxNamespaceBytes is the longest Config.Namespace, in bytes: half of
+	// MaxKeyBytes (1,024), so that every namespace leaves at least 1,023
+	// bytes for the business key after "<namespace>#" (and a hashed key, 43
+	// bytes, always fits).
+	MaxNamespaceBytes = MaxKeyBytes / 2
+)
+
+// NamespaceWildcards are the characters a namespace may not hold besides
+// '#': the wildcards of IAM's StringLike, in which the construct scopes a
+// consumer's access to the keys "<namespace>#*" of a shared table.
+const NamespaceWildcards = "*?"
+
+// NamespaceAllows reports whether a namespace may hold r: not '#', the
+// separator between namespace and key, nor '*' or '?', wildcards in the IAM
+// condition that scopes a consumer to its keys, nor a control character.
+// It is the rule idempotency.Config.Problems applies to each character of a
+// namespace (a namespace must also be valid UTF-8, not empty and not too
+// long): a default derived from a name (the construct's id) drops the
+// characters it refuses, with strings.Map.
+func NamespaceAllows(r rune) bool {
+	return r != '#' && !strings.ContainsRune(NamespaceWildcards, r) && !unicode.IsControl(r)
+}
