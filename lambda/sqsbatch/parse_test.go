@@ -12,8 +12,8 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/verdict"

@@ -32,8 +32,8 @@ import (
 	"time"
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/emf"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/flight"
