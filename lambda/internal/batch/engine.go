@@ -41,9 +41,9 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
-// Defaults fills the zero fields of o: MinRemaining from minRemaining,
+// defaults fills the zero fields of o: MinRemaining from minRemaining,
 // Consumer, and the logger and metrics from emf.Defaults.
-func Defaults(o *handler.Batch, minRemaining time.Duration) {
+func defaults(o *handler.Batch, minRemaining time.Duration) {
 	if o.MinRemaining <= 0 {
 		o.MinRemaining = minRemaining
 	}
@@ -92,6 +92,15 @@ type Engine[M any] struct {
 	// fact's origin time is and the source's fix.
 	Explain func(err error, origin string) error
 	handler.Batch
+}
+
+// NewEngine returns the engine of a source whose key function is key,
+// whose effect run runs under guard, and whose expired facts explain
+// explains; o's zero fields take their defaults (MinRemaining: the guard's
+// finishing budget and contract.DefaultEffectTime).
+func NewEngine[M any](guard *idempotency.Guard, key handler.KeyFunc[M], run RunFunc[M], explain func(err error, origin string) error, o handler.Batch) Engine[M] {
+	defaults(&o, contract.DefaultMinRemaining(guard.FinishBudget()))
+	return Engine[M]{Guard: guard, Key: key, Run: run, Explain: explain, Batch: o}
 }
 
 // Report is what happened to one fact.

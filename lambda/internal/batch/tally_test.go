@@ -51,7 +51,7 @@ func TestTallyErr(t *testing.T) {
 func TestEmitCountsOutcomesCapacityAndExtra(t *testing.T) {
 	var buf bytes.Buffer
 	o := handler.Batch{Metrics: &buf}
-	Defaults(&o, time.Second)
+	defaults(&o, time.Second)
 	var tl Tally
 	tl.Add(Report{Outcome: outcome.Processed, Capacity: idempotency.Capacity{Read: 0.5, Write: 2}}, 0)
 	tl.Add(Report{Outcome: outcome.Duplicate, Capacity: idempotency.Capacity{Read: 0.5}}, 1)

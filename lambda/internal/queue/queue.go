@@ -169,8 +169,7 @@ func NewRecords[T any](guard *idempotency.Guard, key handler.KeyFunc[T], fn hand
 
 func newHandler[T any](guard *idempotency.Guard, key handler.KeyFunc[T], run batch.RunFunc[T], cfg Config, body Body[T]) *Handler[T] {
 	h := &Handler[T]{body: body, cfg: cfg.withDefaults()}
-	h.e = batch.Engine[T]{Guard: guard, Key: key, Run: run, Explain: expiredReason, Batch: cfg.Batch}
-	batch.Defaults(&h.e.Batch, contract.DefaultMinRemaining(guard.FinishBudget()))
+	h.e = batch.NewEngine(guard, key, run, expiredReason, cfg.Batch)
 	return h
 }
 

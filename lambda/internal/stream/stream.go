@@ -32,7 +32,6 @@ import (
 	"math/big"
 	"time"
 
-	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/batch"
@@ -81,9 +80,7 @@ func NewTx[M, W any](guard *idempotency.Guard, key handler.KeyFunc[M], fn handle
 }
 
 func newCore[M any](guard *idempotency.Guard, key handler.KeyFunc[M], run batch.RunFunc[M], o handler.Batch, origin, group string) *Core[M] {
-	c := &Core[M]{e: batch.Engine[M]{Guard: guard, Key: key, Run: run, Explain: expiredReason, Batch: o}, origin: origin, group: group}
-	batch.Defaults(&c.e.Batch, contract.DefaultMinRemaining(guard.FinishBudget()))
-	return c
+	return &Core[M]{e: batch.NewEngine(guard, key, run, expiredReason, o), origin: origin, group: group}
 }
 
 // Handle runs a batch and returns the sequence number to report (empty:
