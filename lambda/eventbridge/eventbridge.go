@@ -139,10 +139,10 @@ type body[T any] struct{}
 // Bound is the queue's largest body: an event's other fields (its
 // resources) are not the message's, so only the detail is bounded by
 // MaxMessageBytes.
-func (body[T]) Bound(int) int { return contract.MaxQueueBodyBytes }
+func (body[T]) MaxBody(int) int { return contract.MaxQueueBodyBytes }
 
-// Read reads an event: its detail is the fact, its time the origin.
-func (body[T]) Read(raw []byte) (queue.Item, error) {
+// ReadFact reads an event: its detail is the fact, its time the origin.
+func (body[T]) ReadFact(raw []byte) (queue.Item, error) {
 	ev, err := parseEvent(raw)
 	if err != nil {
 		return queue.Item{}, err
@@ -150,8 +150,8 @@ func (body[T]) Read(raw []byte) (queue.Item, error) {
 	return queue.Item{Payload: ev.Detail, Published: ev.Time.Time, Source: "EventBridge event time", Meta: ev}, nil
 }
 
-// Decode decodes the fact into an Event.
-func (body[T]) Decode(it *queue.Item, out *Event[T]) error {
+// DecodeFact decodes the fact into an Event.
+func (body[T]) DecodeFact(it *queue.Item, out *Event[T]) error {
 	ev := it.Meta.(*eventFields)
 	dt := ""
 	if ev.DetailType != nil {

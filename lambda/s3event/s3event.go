@@ -224,10 +224,10 @@ type body struct{}
 // Bound is the queue's largest body: a notification's other records are
 // not a record's message, so only each record's Object is bounded by
 // MaxMessageBytes.
-func (body) Bound(int) int { return contract.MaxQueueBodyBytes }
+func (body) MaxBody(int) int { return contract.MaxQueueBodyBytes }
 
-// Records reads a notification's records, or skips S3's test event.
-func (body) Records(raw []byte) ([]queue.Item, string, error) {
+// ReadRecords reads a notification's records, or skips S3's test event.
+func (body) ReadRecords(raw []byte) ([]queue.Item, string, error) {
 	items, test, err := parseObjects(raw)
 	if test {
 		return nil, "S3's s3:TestEvent, which S3 sends when a bucket's notifications are configured: acknowledged and deleted, no fact to run", nil
@@ -235,5 +235,5 @@ func (body) Records(raw []byte) ([]queue.Item, string, error) {
 	return items, "", err
 }
 
-// Decode decodes a record's fact into an Object.
-func (body) Decode(it *queue.Item, out *Object) error { return json.Unmarshal(it.Payload, out) }
+// DecodeFact decodes a record's fact into an Object.
+func (body) DecodeFact(it *queue.Item, out *Object) error { return json.Unmarshal(it.Payload, out) }

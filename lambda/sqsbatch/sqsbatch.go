@@ -66,20 +66,20 @@ func NewTx[T, W any](guard *idempotency.Guard, key handler.KeyFunc[T], fn handle
 // body reads SNS envelopes and raw messages (queue.Body).
 type body[T any] struct{ delivery contract.Delivery }
 
-// Bound is the largest body that can carry a message of at most n bytes:
+// MaxBody is the largest body that can carry a message of at most n bytes:
 // an SNS envelope can double the message and adds its own fields.
-func (body[T]) Bound(n int) int {
+func (body[T]) MaxBody(n int) int {
 	if n > (math.MaxInt-contract.EnvelopeOverheadBytes)/2 {
 		return math.MaxInt
 	}
 	return 2*n + contract.EnvelopeOverheadBytes
 }
 
-// Read reads the message of an envelope or a raw body, and the envelope's
+// ReadFact reads the message of an envelope or a raw body, and the envelope's
 // publish time. A Config of another source's delivery fails every record
 // (a misconfiguration, which fails the invocation): its bodies are read by
 // its own package.
-func (b body[T]) Read(raw []byte) (queue.Item, error) {
+func (b body[T]) ReadFact(raw []byte) (queue.Item, error) {
 	if b.delivery == contract.EventBridge || b.delivery == contract.S3 {
 		return queue.Item{}, fmt.Errorf("%w: sqsbatch reads SNS envelopes and raw messages, and Config.Delivery is %q: build the handler with package eventbridge or s3event", outcome.ErrMisconfigured, b.delivery)
 	}
@@ -89,8 +89,8 @@ func (b body[T]) Read(raw []byte) (queue.Item, error) {
 	return it, err
 }
 
-// Decode decodes the message as JSON.
-func (body[T]) Decode(it *queue.Item, out *T) error { return json.Unmarshal(it.Payload, out) }
+// DecodeFact decodes the message as JSON.
+func (body[T]) DecodeFact(it *queue.Item, out *T) error { return json.Unmarshal(it.Payload, out) }
 
 // RetryAfter returns err carrying when to try again: a provider's
 // Retry-After, a throttle's hint. An effect that returns it brings its

@@ -4,6 +4,11 @@ import (
 	"time"
 )
 
+// The methods' names are the seam's own: a method called through a generic
+// interface keeps every reachable type's method of that name in the binary
+// (the linker cannot tell them apart by signature), so a Decode or a Read
+// would link the SDK's event stream decoder into every queue consumer.
+//
 // Body is what a source of SQS messages implements (package sqsbatch: SNS
 // envelopes and raw messages; eventbridge: events; s3event: notifications):
 // how a message's body becomes the facts the handler runs. The handler
@@ -12,20 +17,20 @@ import (
 //
 // A Body is a Message (one fact per message) or Records (several).
 type Body[T any] interface {
-	// Bound is the largest body that can carry a message of at most
+	// MaxBody is the largest body that can carry a message of at most
 	// maxMessage bytes (Config.MaxMessageBytes): a larger body is bad
 	// input before it is read.
-	Bound(maxMessage int) int
-	// Decode decodes a fact into the message the key function and the
+	MaxBody(maxMessage int) int
+	// DecodeFact decodes a fact into the message the key function and the
 	// effect get.
-	Decode(it *Item, out *T) error
+	DecodeFact(it *Item, out *T) error
 }
 
-// Message is a Body whose message carries one fact (New).
+// Message is a Body whose message carries one fact (New, NewTx).
 type Message[T any] interface {
 	Body[T]
-	// Read reads the body's fact. Errors wrap outcome.ErrBadInput.
-	Read(body []byte) (Item, error)
+	// ReadFact reads the body's fact. Errors wrap outcome.ErrBadInput.
+	ReadFact(body []byte) (Item, error)
 }
 
 // Records is a Body whose message carries several facts (NewRecords: an S3
@@ -33,11 +38,11 @@ type Message[T any] interface {
 // its own outcome and log line, and the message is done when all are.
 type Records[T any] interface {
 	Body[T]
-	// Records reads the body's facts, one per record, each with its own
+	// ReadRecords reads the body's facts, one per record, each with its own
 	// error when it cannot be read (that record alone is bad input); or
 	// skip, a body acknowledged without a fact and why (S3's test event).
 	// An error is the whole message's.
-	Records(body []byte) (items []Item, skip string, err error)
+	ReadRecords(body []byte) (items []Item, skip string, err error)
 }
 
 // Item is one fact of a message.

@@ -37,7 +37,7 @@ func (h *Handler[T]) Inspect(rec *events.SQSMessage) ([]idempotency.Fact, error)
 	if err := h.bounded(rec); err != nil {
 		return nil, err
 	}
-	items, _, err := h.records.Records([]byte(rec.Body))
+	items, _, err := h.records.ReadRecords([]byte(rec.Body))
 	if err != nil {
 		return nil, err
 	}

@@ -398,7 +398,7 @@ func (b *round[T]) one(ctx context.Context, rec *events.SQSMessage) report {
 // bounded refuses a body larger than the source's body can carry a
 // message of at most MaxMessageBytes in, before it is read.
 func (h *Handler[T]) bounded(rec *events.SQSMessage) error {
-	if maxBody := h.body.Bound(h.cfg.MaxMessageBytes); len(rec.Body) > maxBody {
+	if maxBody := h.body.MaxBody(h.cfg.MaxMessageBytes); len(rec.Body) > maxBody {
 		return fmt.Errorf("%w: body of %d bytes, more than %d, the most that can carry a message of at most %d bytes", outcome.ErrBadInput, len(rec.Body), maxBody, h.cfg.MaxMessageBytes)
 	}
 	return nil
@@ -409,7 +409,7 @@ func (h *Handler[T]) message(rec *events.SQSMessage) (Item, error) {
 	if err := h.bounded(rec); err != nil {
 		return Item{}, err
 	}
-	return h.one.Read([]byte(rec.Body))
+	return h.one.ReadFact([]byte(rec.Body))
 }
 
 // fact judges one fact of a message and runs it. A panic in the author's
@@ -448,7 +448,7 @@ func (h *Handler[T]) judge(rec *events.SQSMessage, it *Item) (j judged[T], bad *
 	if len(it.Payload) > h.cfg.MaxMessageBytes {
 		return fail(batch.Bad(fmt.Errorf("%w: message of %d bytes, more than %d", outcome.ErrBadInput, len(it.Payload), h.cfg.MaxMessageBytes)))
 	}
-	if err := h.body.Decode(it, &j.msg); err != nil {
+	if err := h.body.DecodeFact(it, &j.msg); err != nil {
 		return fail(batch.Bad(fmt.Errorf("%w: decode message: %v", outcome.ErrBadInput, err)))
 	}
 	var err error

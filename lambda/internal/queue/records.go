@@ -17,7 +17,7 @@ import (
 // did, and is reported failed otherwise (its records already done are
 // duplicates when it comes back). A body the source skips is acknowledged.
 func (b *round[T]) records(ctx context.Context, rec *events.SQSMessage) report {
-	items, skip, err := b.h.records.Records([]byte(rec.Body))
+	items, skip, err := b.h.records.ReadRecords([]byte(rec.Body))
 	switch {
 	case err != nil:
 		return report{Report: batch.Bad(err)}
