@@ -76,8 +76,8 @@ type Config struct {
 	MaxReceiveCount int
 	// Visibility, when set, brings a record found in progress elsewhere
 	// back when the blocking lease can have ended, rather than after the
-	// queue's visibility timeout (see VisibilityChanger; sqsbatch.FromEnv sets
-	// it). It needs MaxReceiveCount. Default: none.
+	// queue's visibility timeout (see VisibilityChanger; every queue source's
+	// FromEnv sets it). It needs MaxReceiveCount. Default: none.
 	Visibility VisibilityChanger
 	// InProgressWait is the longest a record found in progress waits in
 	// the invocation for the blocking lease to end, and then runs again,
