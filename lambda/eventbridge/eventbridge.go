@@ -136,7 +136,7 @@ func NewTx[T, W any](guard *idempotency.Guard, key handler.KeyFunc[Event[T]], fn
 // body reads EventBridge events (queue.Body).
 type body[T any] struct{}
 
-// Bound is the queue's largest body: an event's other fields (its
+// MaxBody is the queue's largest body: an event's other fields (its
 // resources) are not the message's, so only the detail is bounded by
 // MaxMessageBytes.
 func (body[T]) MaxBody(int) int { return contract.MaxQueueBodyBytes }

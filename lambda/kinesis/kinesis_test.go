@@ -346,3 +346,21 @@ func TestMetricsLine(t *testing.T) {
 		t.Errorf("metrics line %v", line)
 	}
 }
+
+// TestSameFactTwiceWithADroppedResult: a fact whose result is too large to
+// store is processed once, with a warning, and the same fact later in the
+// batch is its duplicate (the warning is the first record's, not the
+// second's outcome).
+func TestSameFactTwiceWithADroppedResult(t *testing.T) {
+	big := strings.Repeat("r", limits.DefaultMaxResultBytes+1)
+	var logs logBuf
+	h := kinesis.New(newGuard(t, storetest.NewMemoryStore()), orderKey, func(context.Context, order, idempotency.Reservation) (string, error) { return big, nil }, config(&logs))
+	o := order{ID: "o-1", Seq: 1}
+	resp, err := h.Handle(context.Background(), events.KinesisEvent{Records: []events.KinesisEventRecord{kin(seqN(1), o), kin(seqN(2), o)}})
+	if err != nil || len(resp.BatchItemFailures) > 0 {
+		t.Fatalf("%+v, %v", resp, err)
+	}
+	if got := logs.outcomes(t); got[seqN(1)] != "processed" || got[seqN(2)] != "duplicate" {
+		t.Fatalf("outcomes %v, want processed then duplicate", got)
+	}
+}

@@ -221,7 +221,7 @@ func New(guard *idempotency.Guard, key handler.KeyFunc[Object], fn handler.Func[
 // body reads S3 notifications (queue.Records).
 type body struct{}
 
-// Bound is the queue's largest body: a notification's other records are
+// MaxBody is the queue's largest body: a notification's other records are
 // not a record's message, so only each record's Object is bounded by
 // MaxMessageBytes.
 func (body) MaxBody(int) int { return contract.MaxQueueBodyBytes }

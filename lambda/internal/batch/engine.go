@@ -112,8 +112,16 @@ type Report struct {
 	NoOrigin bool                 // run without the age check: no origin time
 }
 
-// Bad is the report of a record that is bad input.
-func Bad(err error) Report { return Report{Outcome: outcome.BadInput, Err: err} }
+// Bad is the report of a record refused before any store request: bad
+// input, or, for an error wrapping outcome.ErrMisconfigured (the source
+// cannot read any record: a stream without the images, a queue's body of
+// another source), a failure that fails the invocation (Tally.Err).
+func Bad(err error) Report {
+	if errors.Is(err, outcome.ErrMisconfigured) {
+		return Report{Outcome: outcome.Failed, Err: err}
+	}
+	return Report{Outcome: outcome.BadInput, Err: err}
+}
 
 // Behind is the report of a record not started because an earlier record
 // of its group failed (Run's failed): why says which, and when it comes
@@ -209,19 +217,27 @@ func (b *Batch[M]) Start(ctx context.Context, f Fact[M]) Report {
 	var used idempotency.Capacity
 	res, err := b.run(ctx, f, &used)
 	if led != nil {
-		led.Set(res, err)
+		led.Set(res, err) // the guard's answer: a later record of the fact is its duplicate
 	}
+	err = b.explain(ctx, f, res, err)
 	return Report{Outcome: verdict.Of(res, err), Key: f.Key, Err: err, Capacity: used, NoOrigin: noOrigin}
 }
 
-// run runs the fact's effect, and says what the source must hear of its
-// answer: a takeover, an expiry, a dropped result.
+// run runs the fact's effect under the guard; a fact found in progress
+// elsewhere is the Waiter's.
 func (b *Batch[M]) run(ctx context.Context, f Fact[M], used *idempotency.Capacity) (idempotency.Result, error) {
-	e := b.Engine
-	res, err := e.Run(idempotency.WithCapacity(ctx, used), f.Fact, f.Msg)
+	res, err := b.Engine.Run(idempotency.WithCapacity(ctx, used), f.Fact, f.Msg)
 	if b.Waiter != nil && errors.Is(err, idempotency.ErrInProgress) {
 		res, err = b.Waiter.InProgress(ctx, f, used, err)
 	}
+	return res, err
+}
+
+// explain says what the source must hear of the guard's answer: a
+// takeover (logged), an expiry (its origin and fix), a dropped result (a
+// processed fact with a warning).
+func (b *Batch[M]) explain(ctx context.Context, f Fact[M], res idempotency.Result, err error) error {
+	e := b.Engine
 	if res.TookOver { // a fact of its own: the effect may have run before, under the same key
 		e.Logger.LogAttrs(ctx, slog.LevelWarn, "takeover", slog.String("consumer", e.Consumer), f.ID, slog.String("key", f.Key), slog.Time("lapsed_lease", res.LapsedLease), slog.String("reason", "took over the reservation of a worker whose lease ended (it crashed or ran out of time): the effect ran again, and may have run before"))
 	}
@@ -231,7 +247,7 @@ func (b *Batch[M]) run(ctx context.Context, f Fact[M], used *idempotency.Capacit
 	if err == nil && res.DroppedBytes > 0 {
 		err = fmt.Errorf("processed, but the result of %d bytes exceeds the default MaxResultBytes (%d): stored without it, duplicates get an empty result", res.DroppedBytes, limits.DefaultMaxResultBytes)
 	}
-	return res, err
+	return err
 }
 
 // Level is the level of a fact's log line: INFO for a success (WARN with a

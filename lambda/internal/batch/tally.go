@@ -25,10 +25,10 @@ type Tally struct {
 	config   error // the first error wrapping outcome.ErrMisconfigured
 }
 
-// ErrNothingJudged is the invocation's error when no fact of a non-empty
+// errNothingJudged is the invocation's error when no fact of a non-empty
 // batch could be judged (each met a store error or the deadline): a
 // function error, so that it shows in the function's error metrics.
-var ErrNothingJudged = errors.New("no record of the batch could be judged")
+var errNothingJudged = errors.New("no record of the batch could be judged")
 
 // Add counts one fact's report; record is the index of its record in the
 // batch, which the invocation's error names.
@@ -58,7 +58,7 @@ func (t *Tally) Err() error {
 		return t.config
 	}
 	if t.facts > 0 && !t.judged {
-		return fmt.Errorf("%w: %w", ErrNothingJudged, t.first)
+		return fmt.Errorf("%w: %w", errNothingJudged, t.first)
 	}
 	return nil
 }

@@ -4,11 +4,6 @@ import (
 	"time"
 )
 
-// The methods' names are the seam's own: a method called through a generic
-// interface keeps every reachable type's method of that name in the binary
-// (the linker cannot tell them apart by signature), so a Decode or a Read
-// would link the SDK's event stream decoder into every queue consumer.
-//
 // Body is what a source of SQS messages implements (package sqsbatch: SNS
 // envelopes and raw messages; eventbridge: events; s3event: notifications):
 // how a message's body becomes the facts the handler runs. The handler
@@ -16,6 +11,11 @@ import (
 // rules (order, visibility, backoff, dead-lettering, reports).
 //
 // A Body is a Message (one fact per message) or Records (several).
+//
+// The methods' names are the seam's own: a method called through a generic
+// interface keeps every reachable type's method of that name in the binary
+// (the linker cannot tell them apart by signature), so a Decode or a Read
+// would link the SDK's event stream decoder into every queue consumer.
 type Body[T any] interface {
 	// MaxBody is the largest body that can carry a message of at most
 	// maxMessage bytes (Config.MaxMessageBytes): a larger body is bad

@@ -10,7 +10,7 @@ import (
 
 // Inspect returns the facts the handler would judge for rec, as its own
 // per-message path reads them before any store request (the same code):
-// the body bounded and read by Config.Delivery (an SNS envelope or raw
+// the body bounded and read by the source's Body (an SNS envelope or raw
 // body, an EventBridge event's detail, or an S3 notification's records,
 // one fact each; none for S3's test event), each decoded into T, its key
 // from the key function and the guard's Fact, with Sent at its origin (see

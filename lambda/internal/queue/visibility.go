@@ -20,8 +20,8 @@ import (
 // VisibilityChanger changes the visibility timeout of a received message:
 // SQS's ChangeMessageVisibility, for the queue of the event source ARN
 // queueARN and the message's receipt handle. The new timeout counts from
-// the call. package handler implements it with the SQS client; sqsbatch
-// links no SDK.
+// the call. NewVisibility implements it over SQS's own API
+// (lambda/internal/sqsapi): no SDK SQS client is linked.
 type VisibilityChanger interface {
 	// QueueVisibility returns the visibility timeout of the queue: a
 	// change to as long or longer would bring nothing back sooner.

@@ -199,8 +199,6 @@ func (c *Core[M]) next(ctx context.Context, b *batch.Batch[M], rec *Record[M], f
 	}()
 	msg, payload, skip, err := rec.Decode()
 	switch {
-	case err != nil && errors.Is(err, outcome.ErrMisconfigured):
-		return report{Report: batch.Report{Outcome: outcome.Failed, Err: err}}
 	case err != nil:
 		return report{Report: batch.Bad(err)}
 	case skip != "":
