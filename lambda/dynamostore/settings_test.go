@@ -2,6 +2,7 @@ package dynamostore_test
 
 import (
 	"context"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/contracttest"
 	"maps"
 	"slices"
 	"strings"
@@ -14,6 +15,11 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+)
+
+// The entry points' tests' contract (contracttest).
+var (
+	settings = contracttest.Settings
 )
 
 // puts is a dynamostore.API that takes every PutItem and keeps its item.
@@ -138,14 +144,4 @@ func TestTheContractRefusesTheDesignsTheStoreCannotUse(t *testing.T) {
 			}
 		}
 	}
-}
-
-// settings are valid queue settings that differ from the defaults.
-func settings() contract.Settings {
-	s := contract.Defaults(30 * time.Second)
-	s.Table, s.Namespace, s.Consumer = "idempotency", "charge", "ChargeOrder"
-	s.Delivery = contract.Raw
-	s.Window = time.Hour
-	s.BackoffBase, s.BackoffCap = 2*time.Minute, 10*time.Minute // a retry horizon (24m) within the hour
-	return s
 }

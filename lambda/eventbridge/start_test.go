@@ -2,6 +2,7 @@ package eventbridge_test
 
 import (
 	"context"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/contracttest"
 	"io"
 	"log/slog"
 	"strings"
@@ -22,7 +23,7 @@ import (
 // delivery eventbridge, the key reading the event's source and the detail;
 // on any other delivery it refuses to start, naming the variable.
 func TestFromEnvReadsTheContractsSource(t *testing.T) {
-	s := queuetest.Settings()
+	s := contracttest.Settings()
 	s.Delivery = contract.EventBridge
 	s.Window = 100 * 365 * 24 * time.Hour
 	store := storetest.NewMemoryStore()
@@ -34,7 +35,7 @@ func TestFromEnvReadsTheContractsSource(t *testing.T) {
 		runs++
 		return "", nil
 	}
-	h, err := eventbridge.FromEnv(key, effect, queuetest.Getenv(s.Encode()), handler.WithStore(store), handler.WithMetrics(io.Discard), handler.WithLogger(slog.New(slog.NewJSONHandler(io.Discard, nil))))
+	h, err := eventbridge.FromEnv(key, effect, contracttest.Getenv(s.Encode()), handler.WithStore(store), handler.WithMetrics(io.Discard), handler.WithLogger(slog.New(slog.NewJSONHandler(io.Discard, nil))))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +51,7 @@ func TestFromEnvReadsTheContractsSource(t *testing.T) {
 	}
 	for _, d := range []contract.Delivery{contract.Raw, contract.S3} {
 		s.Delivery = d
-		_, err := eventbridge.FromEnv(key, effect, queuetest.Getenv(s.Encode()), handler.WithStore(store))
+		_, err := eventbridge.FromEnv(key, effect, contracttest.Getenv(s.Encode()), handler.WithStore(store))
 		if err == nil || !strings.Contains(err.Error(), contract.DeliveryVar) || !strings.Contains(err.Error(), `the contract's is "`+string(d)+`"`) {
 			t.Errorf("delivery %s: %v", d, err)
 		}

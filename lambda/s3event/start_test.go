@@ -2,6 +2,7 @@ package s3event_test
 
 import (
 	"context"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/contracttest"
 	"io"
 	"log/slog"
 	"strings"
@@ -22,7 +23,7 @@ import (
 // delivery s3, one fact per record, keyed by ObjectKey; on any other
 // delivery it refuses to start.
 func TestFromEnvReadsTheContractsSource(t *testing.T) {
-	s := queuetest.Settings()
+	s := contracttest.Settings()
 	s.Delivery = contract.S3
 	s.Window = 100 * 365 * 24 * time.Hour
 	store := storetest.NewMemoryStore()
@@ -31,7 +32,7 @@ func TestFromEnvReadsTheContractsSource(t *testing.T) {
 		got = append(got, o)
 		return "", nil
 	}
-	h, err := s3event.FromEnv(s3event.ObjectKey, effect, queuetest.Getenv(s.Encode()), handler.WithStore(store), handler.WithMetrics(io.Discard), handler.WithLogger(slog.New(slog.NewJSONHandler(io.Discard, nil))))
+	h, err := s3event.FromEnv(s3event.ObjectKey, effect, contracttest.Getenv(s.Encode()), handler.WithStore(store), handler.WithMetrics(io.Discard), handler.WithLogger(slog.New(slog.NewJSONHandler(io.Discard, nil))))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +49,7 @@ func TestFromEnvReadsTheContractsSource(t *testing.T) {
 		t.Fatal("no record charge#uploads/in/a b.pdf@v1")
 	}
 	s.Delivery = contract.Envelope
-	if _, err := s3event.FromEnv(s3event.ObjectKey, effect, queuetest.Getenv(s.Encode()), handler.WithStore(store)); err == nil || !strings.Contains(err.Error(), "this entry point reads bodies of delivery \"s3\"") {
+	if _, err := s3event.FromEnv(s3event.ObjectKey, effect, contracttest.Getenv(s.Encode()), handler.WithStore(store)); err == nil || !strings.Contains(err.Error(), "this entry point reads bodies of delivery \"s3\"") {
 		t.Errorf("delivery envelope: %v", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/contracttest"
 	"io"
 	"log/slog"
 	"net/http"
@@ -28,14 +29,13 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/queue/queuetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
 var (
-	settings = queuetest.Settings
-	getenv   = queuetest.Getenv
+	settings = contracttest.Settings
+	getenv   = contracttest.Getenv
 )
 
 // TestFromEnvRefusesAnotherSourcesDelivery: a contract of an EventBridge

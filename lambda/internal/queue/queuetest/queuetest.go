@@ -265,22 +265,6 @@ func Received(id string, count int, group string) events.SQSMessage {
 	return m
 }
 
-// Settings are a queue consumer's valid settings that differ from the
-// defaults: namespace "charge", raw delivery, a window of an hour.
-func Settings() contract.Settings {
-	s := contract.Defaults(30 * time.Second)
-	s.Table, s.Namespace, s.Consumer = "idempotency", "charge", "ChargeOrder"
-	s.Delivery = contract.Raw
-	s.Window = time.Hour
-	s.BackoffBase, s.BackoffCap = 2*time.Minute, 10*time.Minute // a retry horizon (24m) within the hour
-	return s
-}
-
-// Getenv reads the environment from env.
-func Getenv(env map[string]string) handler.Option {
-	return handler.WithGetenv(func(k string) string { return env[k] })
-}
-
 // Record is an SQS record of body, sent on 2025-12-01.
 func Record(id, body string) events.SQSMessage {
 	return events.SQSMessage{MessageId: id, Body: body, Attributes: map[string]string{"SentTimestamp": "1764583200000"}}
