@@ -140,7 +140,7 @@ type Handler[T any] struct {
 	body    Body[T]
 	one     Message[T] // body, when its messages carry one fact
 	records Records[T] // body, when they carry several
-	cfg     Config
+	cfg     Config // the transport's own settings; the shared ones, with their defaults, are e's
 }
 
 // New returns a Handler that runs fn once per fact of the messages body
@@ -203,7 +203,7 @@ func (h *Handler[T]) Handle(ctx context.Context, ev events.SQSEvent) (events.SQS
 	}
 	r := &round[T]{h: h}
 	r.b.Engine, r.b.Waiter = &h.e, r
-	batch.Run(grouped, h.cfg.Concurrency, func(i int, failed bool) bool {
+	batch.Run(grouped, h.e.Concurrency, func(i int, failed bool) bool {
 		reports[i] = r.next(ctx, &ev.Records[i], failed)
 		return reports[i].Outcome.Succeeded()
 	})

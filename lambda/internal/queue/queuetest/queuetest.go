@@ -65,11 +65,11 @@ type Fixture struct {
 
 // NewFixture returns a Fixture whose guard has the namespace "charge".
 func NewFixture(t testing.TB) *Fixture {
-	return NewFixtureWith(t, idempotency.Config{Namespace: "charge"})
+	return newFixtureWith(t, idempotency.Config{Namespace: "charge"})
 }
 
-// NewFixtureWith returns a Fixture whose guard has cfg.
-func NewFixtureWith(t testing.TB, cfg idempotency.Config) *Fixture {
+// newFixtureWith returns a Fixture whose guard has cfg.
+func newFixtureWith(t testing.TB, cfg idempotency.Config) *Fixture {
 	t.Helper()
 	f := &Fixture{Store: NewCountingStore()}
 	g, err := idempotency.NewGuard(f.Store, cfg)
@@ -215,7 +215,7 @@ const Window = 10 * time.Minute
 func NewClockFixture(t testing.TB) (*Fixture, *fakeclock.Clock) {
 	t.Helper()
 	c := fakeclock.New()
-	return NewFixtureWith(t, idempotency.Config{Namespace: "charge", Window: Window, LeaseMax: time.Minute, Now: c.Now}), c
+	return newFixtureWith(t, idempotency.Config{Namespace: "charge", Window: Window, LeaseMax: time.Minute, Now: c.Now}), c
 }
 
 // Changes is a visibility changer (sqsbatch.VisibilityChanger) that
