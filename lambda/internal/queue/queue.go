@@ -140,7 +140,7 @@ type Handler[T any] struct {
 	body    Body[T]
 	one     Message[T] // body, when its messages carry one fact
 	records Records[T] // body, when they carry several
-	cfg     Config // the transport's own settings; the shared ones, with their defaults, are e's
+	cfg     Config     // the transport's own settings; the shared ones, with their defaults, are e's
 }
 
 // New returns a Handler that runs fn once per fact of the messages body
