@@ -29,9 +29,13 @@ STATICCHECK_VERSION := v0.8.2
 RIE_VERSION := v0.0.0-20261030222936-bef5c4ba774d
 BENCHSTAT_VERSION := v0.0.0-20260908200009-22c9c6c9d4da
 GO_MODULES := . test demo bench examples/payments ops
+# test-dates: the dates every test runs on again, and the overlay that moves
+# the clock.
+CLOCK_SHIFTS ?= 8760h -24h
+CLOCKSHIFT := $(CURDIR)/.tools/clockshift/overlay.json
 ORDERS ?= 200
 
-.PHONY: all demo test check tools lint synth diff deploy bench rss fuzz chaos chaos-stream chaos-saga flood clean
+.PHONY: all demo test test-dates check tools lint synth diff deploy bench rss fuzz chaos chaos-stream chaos-saga flood clean
 
 all: test
 
@@ -52,8 +56,10 @@ node_modules/.installed: package.json package-lock.json
 .tools/bin/staticcheck:
 	GOBIN=$(CURDIR)/.tools/bin go install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
-.tools/bin/aws-lambda-rie:
-	GOBIN=$(CURDIR)/.tools/bin go install github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@$(RIE_VERSION)
+# Built with the clock-shift overlay (see test-dates): the bootstraps that
+# tests run under it must share its date. Without CLOCK_SHIFT it is as built.
+.tools/bin/aws-lambda-rie: $(CLOCKSHIFT)
+	GOFLAGS="$(GOFLAGS) -overlay=$(CLOCKSHIFT)" GOBIN=$(CURDIR)/.tools/bin go install github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@$(RIE_VERSION)
 
 ## demo: the whole fan-out on emulators, no AWS account: ORDERS orders (default 200).
 demo: synth
@@ -67,9 +73,25 @@ lint: tools
 	@for m in $(GO_MODULES); do (cd $$m && go mod tidy -diff && go vet ./... && staticcheck ./...); done
 
 ## test: everything CI runs: lint, the synth the end-to-end test runs on, then
-## every test (race detector on) in every module.
+## every test (race detector on) in every module, then every test again on
+## other dates (test-dates).
 test: lint synth
 	@for m in $(GO_MODULES); do (cd $$m && go test -race -count=1 ./...); done
+	@$(MAKE) --no-print-directory test-dates
+
+## test-dates: every test of every module again with the wall clock of every
+## Go program a year ahead, then a day behind (CLOCK_SHIFTS), through an
+## overlay of package time (.ci/clockshift): a test that passes only on
+## today's date fails here. Timers and durations are untouched. Node.js
+## programs (dynalite, the CDK CLI) keep the real clock.
+test-dates: tools
+	@for s in $(CLOCK_SHIFTS); do for m in $(GO_MODULES); do \
+	  echo "test-dates: CLOCK_SHIFT=$$s $$m"; \
+	  (cd $$m && CLOCK_SHIFT=$$s GOFLAGS="$(GOFLAGS) -overlay=$(CLOCKSHIFT)" go test -count=1 ./...); \
+	done; done
+
+$(CLOCKSHIFT): .ci/clockshift
+	.ci/clockshift $(dir $@)
 
 ## check: the fast inner loop (well under a minute warm): gofmt, go vet and
 ## the tests of the packages that need no emulator, CDK synth or Node.js.

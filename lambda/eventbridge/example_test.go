@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -19,6 +20,7 @@ import (
 // the producer's retry (another event id) is a duplicate.
 func ExampleNew() {
 	guard, _ := idempotency.NewGuard(storetest.NewMemoryStore(), idempotency.Config{Namespace: "ship"})
+	sent := time.Now().Add(-time.Minute) // within the guard's Window (24 h by default)
 	type shipment struct {
 		OrderID string `json:"orderId"`
 	}
@@ -31,7 +33,7 @@ func ExampleNew() {
 		sqsbatch.Config{Batch: handler.Batch{Logger: slog.New(slog.DiscardHandler), Metrics: io.Discard}})
 	event := func(id string) events.SQSMessage {
 		return events.SQSMessage{MessageId: "m-" + id, Body: `{"version":"0","id":"` + id + `","detail-type":"OrderPaid","source":"shop",` +
-			`"account":"111122223333","time":"2026-12-01T10:00:00Z","region":"eu-west-1","resources":[],"detail":{"orderId":"o-1"}}`}
+			`"account":"111122223333","time":"` + sent.Format(time.RFC3339) + `","region":"eu-west-1","resources":[],"detail":{"orderId":"o-1"}}`}
 	}
 	resp, _ := h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{event("a"), event("b")}})
 	fmt.Println("failed:", len(resp.BatchItemFailures))

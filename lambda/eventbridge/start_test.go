@@ -25,7 +25,6 @@ import (
 func TestFromEnvReadsTheContractsSource(t *testing.T) {
 	s := contracttest.Settings()
 	s.Delivery = contract.EventBridge
-	s.Window = 100 * 365 * 24 * time.Hour
 	store := storetest.NewMemoryStore()
 	runs := 0
 	key := func(e eventbridge.Event[queuetest.Order]) (string, error) {
@@ -40,7 +39,7 @@ func TestFromEnvReadsTheContractsSource(t *testing.T) {
 		t.Fatal(err)
 	}
 	ev := func(id string) string {
-		return `{"version":"0","id":"` + id + `","detail-type":"OrderPlaced","source":"shop","account":"111122223333","time":"2025-12-01T10:00:00Z","region":"eu-west-1","resources":[],"detail":{"orderId":"o-1","amount":5}}`
+		return `{"version":"0","id":"` + id + `","detail-type":"OrderPlaced","source":"shop","account":"111122223333","time":"` + time.Now().Add(-time.Minute).UTC().Format(time.RFC3339) + `","region":"eu-west-1","resources":[],"detail":{"orderId":"o-1","amount":5}}`
 	}
 	resp, err := h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{queuetest.Record("a", ev("1")), queuetest.Record("b", ev("2"))}})
 	if err != nil || len(resp.BatchItemFailures) > 0 || runs != 1 {

@@ -25,7 +25,6 @@ import (
 func TestFromEnvReadsTheContractsSource(t *testing.T) {
 	s := contracttest.Settings()
 	s.Delivery = contract.S3
-	s.Window = 100 * 365 * 24 * time.Hour
 	store := storetest.NewMemoryStore()
 	var got []s3event.Object
 	effect := func(_ context.Context, o s3event.Object, _ idempotency.Reservation) (string, error) {
@@ -36,7 +35,7 @@ func TestFromEnvReadsTheContractsSource(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	body := `{"Records":[{"eventVersion":"2.1","eventSource":"aws:s3","awsRegion":"us-west-2","eventTime":"2025-12-01T10:00:00.000Z","eventName":"ObjectCreated:Put",` +
+	body := `{"Records":[{"eventVersion":"2.1","eventSource":"aws:s3","awsRegion":"us-west-2","eventTime":"` + time.Now().Add(-time.Minute).UTC().Format(time.RFC3339) + `","eventName":"ObjectCreated:Put",` +
 		`"s3":{"bucket":{"name":"uploads"},"object":{"key":"in/a+b.pdf","size":7,"eTag":"e7","versionId":"v1","sequencer":"0A"}}}]}`
 	resp, err := h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{queuetest.Record("a", body), queuetest.Record("b", body)}})
 	if err != nil || len(resp.BatchItemFailures) > 0 || len(got) != 1 {

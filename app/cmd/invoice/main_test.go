@@ -24,11 +24,11 @@ func TestUploadsImportEachVersionOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	put := func(version, sequencer string) string {
-		return `{"Records":[{"eventVersion":"2.1","eventSource":"aws:s3","awsRegion":"eu-west-1","eventTime":"2026-12-01T10:00:00.000Z","eventName":"ObjectCreated:Put",` +
+		return `{"Records":[{"eventVersion":"2.1","eventSource":"aws:s3","awsRegion":"eu-west-1","eventTime":"` + orderstest.SentText() + `","eventName":"ObjectCreated:Put",` +
 			`"s3":{"bucket":{"name":"uploads","arn":"arn:aws:s3:::uploads"},"object":{"key":"invoices/acme+2026%2F12.pdf","size":42,"eTag":"e1","versionId":"` + version + `","sequencer":"` + sequencer + `"}}}]}`
 	}
 	for n, body := range []string{
-		`{"Service":"Amazon S3","Event":"s3:TestEvent","Time":"2026-12-01T10:00:00.000Z","Bucket":"uploads","RequestId":"r","HostId":"h"}`,
+		`{"Service":"Amazon S3","Event":"s3:TestEvent","Time":"` + orderstest.SentText() + `","Bucket":"uploads","RequestId":"r","HostId":"h"}`,
 		put("v1", "0A"), put("v1", "0A"), put("v2", "0B"),
 	} {
 		resp, err := h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{{MessageId: "m", Body: body}}})

@@ -24,7 +24,7 @@ func TestAProducersRetryBooksOneShipment(t *testing.T) {
 		t.Fatal(err)
 	}
 	event := func(id string) string {
-		return `{"version":"0","id":"` + id + `","detail-type":"OrderPlaced","source":"orders","account":"111122223333","time":"2026-12-01T10:00:00Z","region":"eu-west-1","resources":[],"detail":` + orderstest.Valid + `}`
+		return `{"version":"0","id":"` + id + `","detail-type":"OrderPlaced","source":"orders","account":"111122223333","time":"` + orderstest.SentText() + `","region":"eu-west-1","resources":[],"detail":` + orderstest.Valid + `}`
 	}
 	for i, id := range []string{"e-1", "e-2"} { // the first PutEvents, and the producer's retry
 		resp, err := h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{{MessageId: id, Body: event(id)}}})

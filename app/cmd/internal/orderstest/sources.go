@@ -50,6 +50,14 @@ func (a *API) Effects() map[string]int {
 	return out
 }
 
+// SentText is when an event was sent, as events carry it (RFC 3339 with
+// milliseconds, UTC): a minute before the clock of the handlers of Options
+// (time.Now, which `make test-dates` moves), so that a test passes on any
+// date.
+func SentText() string {
+	return time.Now().Add(-time.Minute).UTC().Format("2006-01-02T15:04:05.000Z")
+}
+
 // Options are a handler's options for a consumer of delivery on an
 // in-memory store, with discarded logs and metrics.
 func Options(delivery contract.Delivery) []handler.Option {

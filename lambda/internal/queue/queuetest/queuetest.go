@@ -265,9 +265,9 @@ func Received(id string, count int, group string) events.SQSMessage {
 	return m
 }
 
-// Record is an SQS record of body, sent on 2025-12-01.
+// Record is an SQS record of body, sent now.
 func Record(id, body string) events.SQSMessage {
-	return events.SQSMessage{MessageId: id, Body: body, Attributes: map[string]string{"SentTimestamp": "1764583200000"}}
+	return events.SQSMessage{MessageId: id, Body: body, Attributes: map[string]string{"SentTimestamp": strconv.FormatInt(time.Now().UnixMilli(), 10)}}
 }
 
 // Sized returns an Order message of exactly n bytes for orderID whose pad is
