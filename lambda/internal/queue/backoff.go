@@ -26,7 +26,9 @@ func retryAfterOf(err error) (time.Duration, bool) {
 
 // backoff sets the visibility of a failed record's message from its
 // receive count (Config.backoff), or from the retry time its error carries
-// (RetryAfter), within the cap; on a FIFO queue the group waits with it (the
+// (RetryAfter), within the receive's ceiling (contract.Backoff.RetryAfter: the
+// retry horizon the contract checks holds whatever the effect asks); on a
+// FIFO queue the group waits with it (the
 // later records of its group in the batch follow it). Nothing changes on
 // the message's last receive (it goes to the dead-letter queue after the
 // queue's timeout, as without a backoff), without a Visibility, or with an
@@ -44,7 +46,10 @@ func (b *round[T]) backoff(ctx context.Context, rec *events.SQSMessage, r *repor
 	}
 	d, why := sched.Delay(n, h.cfg.Random()), "backoff"
 	if ra, ok := retryAfterOf(r.Err); ok {
-		d, why = min(contract.RoundUp(ra), contract.RoundUp(sched.Cap)), "the effect's RetryAfter"
+		d, why = sched.RetryAfter(n, ra), "the effect's RetryAfter"
+		if asked := contract.RoundUp(ra); d < asked {
+			why = fmt.Sprintf("the effect's RetryAfter %s, within receive %d's ceiling, so that the retry horizon stays shorter than the window", contract.Format(asked), n)
+		}
 	}
 	d, ok := b.delay(ctx, rec, d)
 	if !ok {

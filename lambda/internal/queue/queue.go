@@ -90,7 +90,10 @@ type Config struct {
 	// rules) has its message's visibility set from its
 	// ApproximateReceiveCount, through Visibility, instead of coming back
 	// after the queue's visibility timeout; an effect's RetryAfter sets it
-	// instead, within the cap. Nothing changes on the last receive
+	// instead, within the receive's ceiling (contract.Backoff.RetryAfter), so
+	// that no retry time an effect asks for carries the record past the
+	// retry horizon the contract holds shorter than the business window.
+	// Nothing changes on the last receive
 	// (MaxReceiveCount) or when MaxReceiveCount is unknown. Negative: no
 	// backoff. Default: contract.DefaultBackoffBase.
 	BackoffBase time.Duration
