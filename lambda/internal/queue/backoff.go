@@ -55,14 +55,15 @@ func (b *round[T]) backoff(ctx context.Context, rec *events.SQSMessage, r *repor
 	if !ok {
 		return
 	}
-	b.noteGroup(rec, time.Now().Add(d), true)
+	b.noteGroup(rec, b.h.now().Add(d), true)
 	r.Err = fmt.Errorf("%w; visible again in %s (%s, receive %d of %d)", r.Err, d, why, n, h.cfg.MaxReceiveCount)
 }
 
-// delay makes rec's message visible again after d (at most contract.MaxBackoff),
-// unless it is on its last receive; it returns the timeout set, and false
-// when it set none (logged when the call failed: the message comes back
-// after the queue's visibility timeout).
+// delay makes rec's message visible again after d, within what is left of
+// its receipt's 12 hours (receiptEnd), unless it is on its last receive; it
+// returns the timeout set, and false when it set none (logged when nothing
+// fits the receipt or the call failed: the message comes back after the
+// queue's visibility timeout).
 func (b *round[T]) delay(ctx context.Context, rec *events.SQSMessage, d time.Duration) (time.Duration, bool) {
 	h := b.h
 	if h.cfg.Visibility == nil || h.cfg.MaxReceiveCount <= 0 || rec.ReceiptHandle == "" {
@@ -71,10 +72,18 @@ func (b *round[T]) delay(ctx context.Context, rec *events.SQSMessage, d time.Dur
 	if n, err := strconv.Atoi(rec.Attributes["ApproximateReceiveCount"]); err != nil || n >= h.cfg.MaxReceiveCount {
 		return 0, false
 	}
-	d = min(d, contract.MaxBackoff)
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), visibilityCall)
 	defer cancel()
-	if err := h.cfg.Visibility.ChangeVisibility(cctx, rec.EventSourceARN, rec.ReceiptHandle, d); err != nil {
+	end, err := b.receiptEnd(cctx, rec)
+	if err == nil {
+		if d = within(d, end, h.now()); d < time.Second {
+			err = fmt.Errorf("no time is left of SQS's 12 hours of this receipt, less %s, for a backoff", receiptMargin)
+		}
+	}
+	if err == nil {
+		err = h.cfg.Visibility.ChangeVisibility(cctx, rec.EventSourceARN, rec.ReceiptHandle, d)
+	}
+	if err != nil {
 		h.e.Logger.LogAttrs(ctx, slog.LevelWarn, "visibility",
 			slog.String("consumer", h.e.Consumer), slog.String("message_id", rec.MessageId),
 			slog.String("reason", "could not delay the failed message by its backoff; it comes back after the queue's visibility timeout: "+err.Error()))

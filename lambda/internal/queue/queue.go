@@ -98,7 +98,11 @@ type Config struct {
 	// backoff. Default: contract.DefaultBackoffBase.
 	BackoffBase time.Duration
 	// BackoffCap bounds each delay: at least BackoffBase, at most
-	// contract.MaxBackoff. Default: contract.DefaultBackoffCap.
+	// contract.MaxBackoff. Each delay is also kept within what is left of
+	// its receipt's 12 hours, which SQS counts from the receive (at most 12h
+	// less twice the queue's visibility timeout and a minute: DESIGN.md,
+	// "Failed records come back on a backoff"). Default:
+	// contract.DefaultBackoffCap.
 	BackoffCap time.Duration
 	// BackoffFIFOCap bounds each delay on a FIFO queue, where a failed
 	// message holds its whole message group until it is visible again (the
@@ -144,6 +148,10 @@ type Handler[T any] struct {
 	one     Message[T] // body, when its messages carry one fact
 	records Records[T] // body, when they carry several
 	cfg     Config     // the transport's own settings; the shared ones, with their defaults, are e's
+	// now is the transport's clock (time.Now; a test's, through
+	// export_test.go): when a batch starts, and when a changed visibility
+	// ends.
+	now func() time.Time
 }
 
 // New returns a Handler that runs fn once per fact of the messages body
@@ -171,7 +179,7 @@ func NewRecords[T any](guard *idempotency.Guard, key handler.KeyFunc[T], fn hand
 }
 
 func newHandler[T any](guard *idempotency.Guard, key handler.KeyFunc[T], run batch.RunFunc[T], cfg Config, body Body[T]) *Handler[T] {
-	h := &Handler[T]{body: body, cfg: cfg.withDefaults()}
+	h := &Handler[T]{body: body, cfg: cfg.withDefaults(), now: time.Now}
 	h.e = batch.NewEngine(guard, key, run, expiredReason, cfg.Batch)
 	return h
 }
@@ -204,7 +212,8 @@ func (h *Handler[T]) Handle(ctx context.Context, ev events.SQSEvent) (events.SQS
 			slog.Int("records", ungrouped),
 			slog.String("reason", "records without a MessageGroupId on a FIFO consumer: run one after another in batch order, as one message group"))
 	}
-	r := &round[T]{h: h}
+	r := &round[T]{h: h, invoked: h.now()}
+	r.deadline, _ = ctx.Deadline()
 	r.b.Engine, r.b.Waiter = &h.e, r
 	batch.Run(grouped, h.e.Concurrency, func(i int, failed bool) bool {
 		reports[i] = r.next(ctx, &ev.Records[i], failed)
@@ -361,6 +370,11 @@ type round[T any] struct {
 	h  *Handler[T]
 	b  batch.Batch[T]
 	mu sync.Mutex
+
+	// invoked is when the batch started, on h.now, and deadline the
+	// invocation's (zero without one): they bound its receipts' 12 hours
+	// (receiptEnd).
+	invoked, deadline time.Time
 	// groupBack is when each FIFO group whose record was found in progress
 	// (visibility.go), or failed and was delayed (backoff.go), comes back.
 	groupBack map[string]groupWait
