@@ -15,6 +15,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/internal/fakeclock"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/queue"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/queue/queuetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
@@ -47,8 +48,8 @@ func lastLine(t *testing.T, f *queuetest.Fixture, messageID string) map[string]a
 // runs on every receive up to its last under the shortest Window the
 // contract accepts with the default backoff: RetryAfter is honoured within
 // each receive's ceiling, so that the retry horizon the contract checks
-// bounds it. Receives are driven on the guard's clock: each comes when the
-// visibility set on the one before ends.
+// bounds it. Receives are driven on the test's clock (the guard's and the
+// transport's): each comes when the visibility set on the one before ends.
 func TestRetryAfterNeverOutlivesTheWindow(t *testing.T) {
 	s := contract.Defaults(30 * time.Second)
 	s.Table, s.Namespace, s.Consumer = "t", "charge", "Shop/Charge"
@@ -69,6 +70,7 @@ func TestRetryAfterNeverOutlivesTheWindow(t *testing.T) {
 		return "", sqsbatch.RetryAfter(errors.New("provider: 429 Too Many Requests"), s.BackoffCap)
 	}
 	h := sqsbatch.New(f.Guard, queuetest.OrderKey, throttled, cfg)
+	queue.SetClock(h, clock.Now)
 	sent := clock.Now()
 	m := queuetest.MessageAt(`{"orderId":"o-1","amount":5}`, contract.Raw, sent)
 	m.Attributes["ApproximateFirstReceiveTimestamp"] = strconv.FormatInt(sent.UnixMilli(), 10)
