@@ -63,7 +63,9 @@ type Config struct {
 	// record without a MessageGroupId, which SQS never sends from a FIFO
 	// queue, is taken to be of one group with every other such record of
 	// the batch: they run one after another in batch order, so that no order
-	// the queue meant is lost, and the batch logs a warning.
+	// the queue meant is lost, and the batch logs a warning; after one fails,
+	// the later ones are not started and come back with it, as a message
+	// group's do (the same visibility: its backoff, or its lease's end).
 	//
 	// Default: false. A record is then taken as FIFO when its event source
 	// ARN ends in ".fifo" and it carries a MessageGroupId; a standard queue's
@@ -279,16 +281,13 @@ func groups(records []events.SQSMessage, fifo bool, copyOf []int) (out [][]int, 
 		if copyOf != nil && copyOf[i] >= 0 {
 			continue
 		}
-		gid, hasGroup := r.Attributes["MessageGroupId"]
-		switch {
-		case fifo && !hasGroup:
-			// A key no MessageGroupId can take: SQS allows 1 to 128
-			// characters, so the empty string is never one.
-			gid = ""
-			ungrouped++
-		case !hasGroup || !fifo && !strings.HasSuffix(r.EventSourceARN, ".fifo"):
+		gid, ordered := orderingGroup(&r, fifo)
+		if !ordered {
 			out = append(out, []int{i})
 			continue
+		}
+		if _, hasGroup := r.Attributes["MessageGroupId"]; !hasGroup {
+			ungrouped++
 		}
 		g, ok := byGroup[gid]
 		if !ok {
@@ -299,6 +298,22 @@ func groups(records []events.SQSMessage, fifo bool, copyOf []int) (out [][]int, 
 		out[g] = append(out[g], i)
 	}
 	return out, ungrouped
+}
+
+// orderingGroup is the ordering group of rec, as groups forms them: its
+// MessageGroupId on a FIFO queue; on a FIFO consumer (fifo), the empty
+// string for a record without one, a key no MessageGroupId can take (SQS
+// allows 1 to 128 characters), so that such records form one group of their
+// own; none (false) on a standard queue, where each record is its own.
+func orderingGroup(rec *events.SQSMessage, fifo bool) (string, bool) {
+	gid, hasGroup := rec.Attributes["MessageGroupId"]
+	switch {
+	case fifo && !hasGroup:
+		return "", true
+	case !hasGroup || !fifo && !strings.HasSuffix(rec.EventSourceARN, ".fifo"):
+		return "", false
+	}
+	return gid, true
 }
 
 // copies returns, for each record, the index of the earlier record of the
@@ -375,8 +390,9 @@ type round[T any] struct {
 	// invocation's (zero without one): they bound its receipts' 12 hours
 	// (receiptEnd).
 	invoked, deadline time.Time
-	// groupBack is when each FIFO group whose record was found in progress
-	// (visibility.go), or failed and was delayed (backoff.go), comes back.
+	// groupBack is when each ordering group (orderingGroup) whose record
+	// was found in progress (visibility.go), or failed and was delayed
+	// (backoff.go), comes back.
 	groupBack map[string]groupWait
 }
 

@@ -88,11 +88,12 @@ func (b *round[T]) InProgress(ctx context.Context, f batch.Fact[T], used *idempo
 	return idempotency.Result{}, err
 }
 
-// follow sets the visibility of a FIFO record not started behind a record
-// of its group found in progress, or failed and delayed by its backoff, to
-// that record's: the group comes back together, in order.
+// follow sets the visibility of a record not started behind a record of
+// its ordering group (a FIFO message group, or the records without one on a
+// FIFO consumer: orderingGroup) found in progress, or failed and delayed by
+// its backoff, to that record's: the group comes back together, in order.
 func (b *round[T]) follow(ctx context.Context, rec *events.SQSMessage, r *report) {
-	gid, ok := rec.Attributes["MessageGroupId"]
+	gid, ok := orderingGroup(rec, b.h.cfg.FIFO)
 	if !ok {
 		return
 	}
@@ -120,9 +121,9 @@ type groupWait struct {
 	backoff bool
 }
 
-// noteGroup records when the group of rec comes back.
+// noteGroup records when the ordering group of rec comes back.
 func (b *round[T]) noteGroup(rec *events.SQSMessage, back time.Time, backoff bool) {
-	gid, ok := rec.Attributes["MessageGroupId"]
+	gid, ok := orderingGroup(rec, b.h.cfg.FIFO)
 	if !ok {
 		return
 	}
