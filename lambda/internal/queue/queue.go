@@ -73,8 +73,11 @@ type Config struct {
 	FIFO bool
 	// MaxReceiveCount is the queue's maxReceiveCount: a record not started
 	// on its last receive goes to the DLQ without running. Such records are
-	// counted in outcome.MetricDeadLetteredUnstarted and logged at ERROR. Default:
-	// 0, unknown: they are not told apart from other records not started.
+	// counted in outcome.MetricDeadLetteredUnstarted and logged at ERROR; a
+	// record found in progress elsewhere on its last receive goes there too
+	// and is logged at ERROR, saying so (not counted: its fact may still
+	// complete under the worker that holds it). Default: 0, unknown: they are
+	// not told apart from other records not started or in progress.
 	MaxReceiveCount int
 	// Visibility, when set, brings a record found in progress elsewhere
 	// back when the blocking lease can have ended, rather than after the
@@ -262,9 +265,9 @@ func (h *Handler[T]) respond(ctx context.Context, records []events.SQSMessage, r
 // to the dead-letter queue without running), else 0.
 func (h *Handler[T]) count(ctx context.Context, t *batch.Tally, rec *events.SQSMessage, i int, r report, index int) int {
 	t.Add(r.Report, i)
-	last := r.Outcome == outcome.NotStarted && h.lastReceive(rec)
+	last := (r.Outcome == outcome.NotStarted || r.Outcome == outcome.InProgress) && h.lastReceive(rec)
 	h.log(ctx, rec, r, last, index)
-	if last {
+	if last && r.Outcome == outcome.NotStarted {
 		return 1
 	}
 	return 0
@@ -500,14 +503,16 @@ func (h *Handler[T]) judge(rec *events.SQSMessage, it *Item) (j judged[T], bad *
 }
 
 // log writes the record's line: key, message id, outcome and, for failures,
-// why.
+// why; lastReceive says the record was not started, or found in progress,
+// on its message's last receive (lastWords).
 //
-// Levels: a success is INFO (WARN with a warning: a dropped result, no origin
-// time, an operator's replay: replay.Attribute); a record that SQS redelivers and that may still succeed is WARN
-// (in progress elsewhere, not started); everything an operator must see,
-// even at LogLevel ERROR, is ERROR: a mismatch, bad input, a failure, an
-// expired message, a record not started on its last receive (it goes to the
-// DLQ without running), and a lost lease (the effect ran after its lease
+// Levels: a success is INFO (WARN with a warning: a dropped result, no
+// origin time, an operator's replay: replay.Attribute); a record that SQS
+// redelivers and that may still succeed is WARN (in progress elsewhere, not
+// started); everything an operator must see, even at LogLevel ERROR, is
+// ERROR: a mismatch, bad input, a failure, an expired message, a record not
+// started or found in progress on its last receive (it goes to the DLQ
+// without running here), and a lost lease (the effect ran after its lease
 // ended while another worker held the fact: unless the effect is idempotent
 // downstream on Reservation.Key, it may have run twice).
 //
@@ -528,7 +533,7 @@ func (h *Handler[T]) log(ctx context.Context, rec *events.SQSMessage, r report, 
 	if r.Err != nil {
 		reason := r.Err.Error()
 		if lastReceive {
-			reason += fmt.Sprintf("; this was its last receive (maxReceiveCount %d): SQS moves it to the dead-letter queue without its effect ever having run", h.cfg.MaxReceiveCount)
+			reason += h.lastWords(r.Outcome)
 		}
 		attrs = append(attrs, slog.String("reason", reason))
 	}
@@ -539,4 +544,14 @@ func (h *Handler[T]) log(ctx context.Context, rec *events.SQSMessage, r report, 
 		attrs = append(attrs, r.replay.LogAttr())
 	}
 	h.e.Logger.LogAttrs(ctx, level, "record", attrs...)
+}
+
+// lastWords is what the reason of a record not started (outcome.NotStarted)
+// or found in progress elsewhere (outcome.InProgress) on its message's last
+// receive adds: SQS moves the message to the dead-letter queue.
+func (h *Handler[T]) lastWords(o outcome.Outcome) string {
+	if o == outcome.InProgress {
+		return fmt.Sprintf("; this was its last receive (maxReceiveCount %d): SQS moves it to the dead-letter queue while another worker holds its fact, which that worker may still complete or release: once the lease has ended, check the fact's record (idemctl show) and redrive the message if the fact did not complete", h.cfg.MaxReceiveCount)
+	}
+	return fmt.Sprintf("; this was its last receive (maxReceiveCount %d): SQS moves it to the dead-letter queue without its effect ever having run", h.cfg.MaxReceiveCount)
 }
