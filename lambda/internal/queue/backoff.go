@@ -26,14 +26,14 @@ func retryAfterOf(err error) (time.Duration, bool) {
 
 // backoff sets the visibility of a failed record's message from its
 // receive count (Config.backoff), or from the retry time its error carries
-// (RetryAfter), within the receive's ceiling (contract.Backoff.RetryAfter: the
-// retry horizon the contract checks holds whatever the effect asks); on a
-// FIFO queue the group waits with it (the
-// later records of its group in the batch follow it). Nothing changes on
-// the message's last receive (it goes to the dead-letter queue after the
-// queue's timeout, as without a backoff), without a Visibility, or with an
-// unknown MaxReceiveCount. A failed call is a WARN line: the record stays
-// failed and comes back after the queue's timeout.
+// (RetryAfter), within the receive's ceiling (contract.Backoff.RetryAfter:
+// the retry horizon the contract checks holds whatever the effect asks); on
+// a FIFO queue the group waits with it (the later records of its group in
+// the batch follow it). Nothing changes on the message's last receive (it
+// goes to the dead-letter queue after the queue's timeout, as without a
+// backoff), without a Visibility, or with an unknown MaxReceiveCount. A
+// failed call is a WARN line: the record stays failed and comes back after
+// the queue's timeout.
 func (b *round[T]) backoff(ctx context.Context, rec *events.SQSMessage, r *report) {
 	h := b.h
 	sched := h.cfg.backoff(rec)

@@ -104,8 +104,8 @@ type Config struct {
 	BackoffBase time.Duration
 	// BackoffCap bounds each delay: at least BackoffBase, at most
 	// contract.MaxBackoff. Each delay is also kept within what is left of
-	// its receipt's 12 hours, which SQS counts from the receive (at most 12h
-	// less twice the queue's visibility timeout and a minute: DESIGN.md,
+	// its receipt's 12 hours, which SQS counts from the receive: 12h less up
+	// to twice the queue's visibility timeout and a minute (DESIGN.md,
 	// "Failed records come back on a backoff"). Default:
 	// contract.DefaultBackoffCap.
 	BackoffCap time.Duration

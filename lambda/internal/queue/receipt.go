@@ -2,7 +2,6 @@ package queue
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -33,12 +32,15 @@ const receiptMargin = time.Minute
 // only until the message's visibility timeout ends (Lambda operator guide,
 // "Handling errors for an SQS event source"), so neither a batching window
 // (at most 300s) nor throttling retries put it further back. The
-// invocation came no later than the handler's start (start), and no later
-// than its deadline less the queue's visibility timeout, which Lambda
-// requires to be at least the function's timeout (Lambda developer guide,
-// "Creating and configuring an Amazon SQS event source mapping"): with a
-// deadline, that bound does not depend on how long a new execution
-// environment's init took. The end is the same for every record of the
+// invocation came no earlier than its deadline less the queue's visibility
+// timeout, which Lambda requires to be at least the function's timeout
+// (Lambda developer guide, "Creating and configuring an Amazon SQS event
+// source mapping"): that bound does not depend on how long a new execution
+// environment's init took. Without a deadline (a handler called by other
+// means), or with one further than the queue's timeout after the handler's
+// start (a function timeout longer than the queue's, which Lambda refuses),
+// the handler's start (start) stands for the invocation, and receiptMargin
+// covers an init before it. The end is the same for every record of the
 // batch, so that the later records of a group, which follow their failed
 // record's time, fit their receipts whenever it fits its own (follow).
 //
@@ -71,22 +73,19 @@ func within(d time.Duration, end, now time.Time) time.Duration {
 	return min(d, end.Sub(now).Truncate(time.Second))
 }
 
-// errNoReceiptEnd says why a receipt got no change: nothing bounds its 12
-// hours.
-var errNoReceiptEnd = errors.New("neither the queue's visibility timeout nor the record's ApproximateFirstReceiveTimestamp bounds when SQS's 12 hours of this receipt end")
-
 // receiptEnd is receiptEnd for rec, in this batch: from the queue's
 // visibility timeout (through Config.Visibility, read once per queue), or
 // rec's first receive.
 func (b *round[T]) receiptEnd(ctx context.Context, rec *events.SQSMessage) (time.Time, error) {
 	qv, err := b.h.cfg.Visibility.QueueVisibility(ctx, rec.EventSourceARN)
+	why := fmt.Sprintf("the queue's visibility timeout is %s", qv)
 	if err != nil {
-		qv = 0
+		qv, why = 0, "GetQueueAttributes: "+err.Error()
 	}
 	first, _ := epochMillis(rec, "ApproximateFirstReceiveTimestamp")
 	end, ok := receiptEnd(b.invoked, b.deadline, qv, first)
 	if !ok {
-		return time.Time{}, fmt.Errorf("%w (GetQueueAttributes: %v)", errNoReceiptEnd, err)
+		return time.Time{}, fmt.Errorf("nothing bounds when SQS's 12 hours of this receipt end: the record has no ApproximateFirstReceiveTimestamp, and %s", why)
 	}
 	return end, nil
 }
