@@ -346,8 +346,9 @@ type IdempotentConsumerProps struct {
 	// seconds (capped exponential with equal jitter; the handler calls
 	// ChangeMessageVisibility), instead of after VisibilityTimeout; an effect
 	// error made with sqsbatch.RetryAfter comes back when it says, within
-	// the cap. Bad input, mismatches and expired records go to the
-	// dead-letter queue as before; nothing changes on the last receive.
+	// its receive's c, so that the retry horizon holds. Bad input,
+	// mismatches and expired records go to the dead-letter queue as before;
+	// nothing changes on the last receive.
 	// The retry horizon (the longest delays after receives 1 to
 	// MaxReceiveCount − 1) must be shorter than Window, and, with the
 	// visibility timeout of the last receive, than the queue's retention:

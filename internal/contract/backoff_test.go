@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
 )
 
 // TestBackoffRules: the backoff's settings are refused, all at once and in
@@ -59,6 +60,58 @@ func TestBackoffRules(t *testing.T) {
 				if !strings.Contains(got, w) {
 					t.Errorf("problems\n%s\nwant one containing %q", got, w)
 				}
+			}
+		})
+	}
+}
+
+// TestRetryAfterStaysWithinTheHorizon: whatever retry time an effect asks
+// for, the delay after receive n is at most its ceiling, so that the
+// delays of receives 1 to MaxReceiveCount − 1 never add up to more than the
+// retry horizon; and the contract accepts a Window exactly one
+// ClockSkewMargin and a second longer than that horizon, and refuses one a
+// second shorter.
+func TestRetryAfterStaysWithinTheHorizon(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		mod  func(*contract.Settings)
+	}{
+		{"defaults", func(*contract.Settings) {}},
+		{"FIFO", func(s *contract.Settings) { s.FIFO = true }},
+		{"12h cap", func(s *contract.Settings) { s.BackoffBase, s.BackoffCap = time.Hour, contract.MaxBackoff }},
+		{"cap reached at once", func(s *contract.Settings) {
+			s.BackoffBase, s.BackoffCap, s.MaxReceiveCount = 2*time.Hour, 2*time.Hour, 10
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := contract.Defaults(30 * time.Second)
+			s.Table, s.Namespace, s.Consumer = "t", "orders", "Shop/Orders"
+			c.mod(&s)
+			b, _ := s.Backoff()
+			horizon := b.Horizon(s.MaxReceiveCount)
+			for _, asked := range []time.Duration{b.Cap, contract.MaxBackoff, 100 * time.Hour} {
+				var sum time.Duration
+				for n := 1; n < s.MaxReceiveCount; n++ {
+					d := b.RetryAfter(n, asked)
+					if d > b.Ceiling(n) {
+						t.Errorf("RetryAfter(%d, %s) = %s, more than the ceiling %s", n, asked, d, b.Ceiling(n))
+					}
+					sum += d
+				}
+				if sum != horizon {
+					t.Errorf("asking %s on every receive waits %s in all, want the horizon %s", asked, sum, horizon)
+				}
+			}
+			if d := b.RetryAfter(1, 1500*time.Millisecond); d != 2*time.Second {
+				t.Errorf("RetryAfter(1, 1.5s) = %s, want 2s (rounded up, within the ceiling)", d)
+			}
+			s.Window = horizon + limits.ClockSkewMargin + time.Second
+			if p := s.Problems(); len(p) != 0 {
+				t.Errorf("Window %s (the horizon %s + %s + 1s) is refused: %v", s.Window, horizon, limits.ClockSkewMargin, p)
+			}
+			s.Window -= time.Second
+			if p := s.Problems(); len(p) != 1 || !strings.Contains(p[0], "the retry horizon") {
+				t.Errorf("Window %s (the horizon + %s) is accepted, or refused for another reason: %v", s.Window, limits.ClockSkewMargin, p)
 			}
 		})
 	}

@@ -143,10 +143,23 @@ func (b Backoff) Delay(n int, u float64) time.Duration {
 	return RoundUp(c/2 + time.Duration(u*float64(c/2)))
 }
 
+// RetryAfter is how long after its n-th receive a failed message comes back
+// when its effect asked to be tried again after d (a provider's
+// Retry-After): d rounded up to a whole second, at most Ceiling(n). The
+// effect chooses within the receive's ceiling, never beyond it, so that the
+// Horizon, which the contract holds shorter than the business window,
+// bounds what any effect can ask: a retry hint, which a downstream sends at
+// run time, cannot carry a message past the window, where the age rule
+// would dead-letter it as expired without running it.
+func (b Backoff) RetryAfter(n int, d time.Duration) time.Duration {
+	return min(RoundUp(d), b.Ceiling(n))
+}
+
 // Horizon is the longest a message that fails every receive spends in the
 // queue before its last receive: the sum of the Ceilings after its receives
 // 1 to maxReceiveCount − 1 (no backoff on the last: SQS moves it to the
-// dead-letter queue after the queue's visibility timeout).
+// dead-letter queue after the queue's visibility timeout), whatever the
+// effect asks (RetryAfter).
 func (b Backoff) Horizon(maxReceiveCount int) time.Duration {
 	var sum time.Duration
 	for n := 1; n < maxReceiveCount; n++ {

@@ -77,8 +77,8 @@ func receivedBody(b string, count int, group string) events.SQSMessage {
 // TestFailedRecordsBackOff: a failed record's message is made visible again
 // on the schedule; a failed change keeps it failed (and says so); bad input
 // and the last receive are untouched; a retry time the effect gives is
-// honoured within the cap; a FIFO group waits with its failed message,
-// under the FIFO cap.
+// honoured within the receive's ceiling; a FIFO group waits with its failed
+// message, under the FIFO cap.
 func TestFailedRecordsBackOff(t *testing.T) {
 	throttled := func(d time.Duration) handler.Func[order] {
 		return func(context.Context, order, idempotency.Reservation) (string, error) {
@@ -106,7 +106,8 @@ func TestFailedRecordsBackOff(t *testing.T) {
 		{"the change fails: still failed", body("o-1", "fail"), 1, nil, nil, true, 0, "failed", false},
 		{"RetryAfter honoured", body("o-1", ""), 1, throttled(90 * time.Second), nil, false, 90 * time.Second, "failed", false},
 		{"RetryAfter rounded up", body("o-1", ""), 1, throttled(1500 * time.Millisecond), nil, false, 2 * time.Second, "failed", false},
-		{"RetryAfter capped", body("o-1", ""), 1, throttled(5 * time.Hour), nil, false, time.Hour, "failed", false},
+		{"RetryAfter within the receive's ceiling", body("o-1", ""), 1, throttled(5 * time.Hour), nil, false, 10 * time.Minute, "failed", false},
+		{"RetryAfter within the cap", body("o-1", ""), 4, throttled(5 * time.Hour), nil, false, time.Hour, "failed", false},
 		{"RetryAfter of zero: the schedule", body("o-1", ""), 1, throttled(0), nil, false, 7*time.Minute + 30*time.Second, "failed", false},
 		{"backoff off", body("o-1", "fail"), 1, nil, func(c *sqsbatch.Config) { c.BackoffBase = -1 }, false, 0, "failed", false},
 		{"maxReceiveCount unknown", body("o-1", "fail"), 1, nil, func(c *sqsbatch.Config) { c.MaxReceiveCount = 0 }, false, 0, "failed", false},

@@ -95,9 +95,12 @@ func (body[T]) DecodeFact(it *queue.Item, out *T) error { return json.Unmarshal(
 // RetryAfter returns err carrying when to try again: a provider's
 // Retry-After, a throttle's hint. An effect that returns it brings its
 // record back after d (rounded up to a second) instead of the backoff's
-// delay, within the same caps (Config.BackoffCap). d ≤ 0 leaves the
-// schedule's delay. Any error with a method RetryAfter() time.Duration in
-// its chain does the same, on every queue-fed source.
+// delay, within the ceiling of the message's receive n (BackoffBase
+// doubled n − 1 times, at most Config.BackoffCap), so that no hint carries
+// a message past the retry horizon, which the contract holds shorter than
+// the business window. d ≤ 0 leaves the schedule's delay. Any error with
+// a method RetryAfter() time.Duration in its chain does the same, on every
+// queue-fed source.
 func RetryAfter(err error, d time.Duration) error {
 	return &retryAfter{err: err, d: d}
 }

@@ -42,7 +42,13 @@ func origin(rec *events.SQSMessage, published time.Time, bodySource string) (tim
 
 // sentTimestamp reads the record's SentTimestamp attribute.
 func sentTimestamp(rec *events.SQSMessage) (time.Time, bool) {
-	s, ok := rec.Attributes["SentTimestamp"]
+	return epochMillis(rec, "SentTimestamp")
+}
+
+// epochMillis reads a time attribute of the record (SentTimestamp,
+// ApproximateFirstReceiveTimestamp): epoch milliseconds.
+func epochMillis(rec *events.SQSMessage, name string) (time.Time, bool) {
+	s, ok := rec.Attributes[name]
 	if !ok {
 		return time.Time{}, false
 	}

@@ -26,12 +26,14 @@ func retryAfterOf(err error) (time.Duration, bool) {
 
 // backoff sets the visibility of a failed record's message from its
 // receive count (Config.backoff), or from the retry time its error carries
-// (RetryAfter), within the cap; on a FIFO queue the group waits with it (the
-// later records of its group in the batch follow it). Nothing changes on
-// the message's last receive (it goes to the dead-letter queue after the
-// queue's timeout, as without a backoff), without a Visibility, or with an
-// unknown MaxReceiveCount. A failed call is a WARN line: the record stays
-// failed and comes back after the queue's timeout.
+// (RetryAfter), within the receive's ceiling (contract.Backoff.RetryAfter:
+// the retry horizon the contract checks holds whatever the effect asks); on
+// a FIFO queue the group waits with it (the later records of its group in
+// the batch follow it). Nothing changes on the message's last receive (it
+// goes to the dead-letter queue after the queue's timeout, as without a
+// backoff), without a Visibility, or with an unknown MaxReceiveCount. A
+// failed call is a WARN line: the record stays failed and comes back after
+// the queue's timeout.
 func (b *round[T]) backoff(ctx context.Context, rec *events.SQSMessage, r *report) {
 	h := b.h
 	sched := h.cfg.backoff(rec)
@@ -44,20 +46,24 @@ func (b *round[T]) backoff(ctx context.Context, rec *events.SQSMessage, r *repor
 	}
 	d, why := sched.Delay(n, h.cfg.Random()), "backoff"
 	if ra, ok := retryAfterOf(r.Err); ok {
-		d, why = min(contract.RoundUp(ra), contract.RoundUp(sched.Cap)), "the effect's RetryAfter"
+		d, why = sched.RetryAfter(n, ra), "the effect's RetryAfter"
+		if asked := contract.RoundUp(ra); d < asked {
+			why = fmt.Sprintf("the effect's RetryAfter %s, within receive %d's ceiling, so that the retry horizon stays shorter than the window", contract.Format(asked), n)
+		}
 	}
 	d, ok := b.delay(ctx, rec, d)
 	if !ok {
 		return
 	}
-	b.noteGroup(rec, time.Now().Add(d), true)
+	b.noteGroup(rec, b.h.now().Add(d), true)
 	r.Err = fmt.Errorf("%w; visible again in %s (%s, receive %d of %d)", r.Err, d, why, n, h.cfg.MaxReceiveCount)
 }
 
-// delay makes rec's message visible again after d (at most contract.MaxBackoff),
-// unless it is on its last receive; it returns the timeout set, and false
-// when it set none (logged when the call failed: the message comes back
-// after the queue's visibility timeout).
+// delay makes rec's message visible again after d, within what is left of
+// its receipt's 12 hours (receiptEnd), unless it is on its last receive; it
+// returns the timeout set, and false when it set none (logged when nothing
+// fits the receipt or the call failed: the message comes back after the
+// queue's visibility timeout).
 func (b *round[T]) delay(ctx context.Context, rec *events.SQSMessage, d time.Duration) (time.Duration, bool) {
 	h := b.h
 	if h.cfg.Visibility == nil || h.cfg.MaxReceiveCount <= 0 || rec.ReceiptHandle == "" {
@@ -66,10 +72,18 @@ func (b *round[T]) delay(ctx context.Context, rec *events.SQSMessage, d time.Dur
 	if n, err := strconv.Atoi(rec.Attributes["ApproximateReceiveCount"]); err != nil || n >= h.cfg.MaxReceiveCount {
 		return 0, false
 	}
-	d = min(d, contract.MaxBackoff)
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), visibilityCall)
 	defer cancel()
-	if err := h.cfg.Visibility.ChangeVisibility(cctx, rec.EventSourceARN, rec.ReceiptHandle, d); err != nil {
+	end, err := b.receiptEnd(cctx, rec)
+	if err == nil {
+		if d = within(d, end, h.now()); d < time.Second {
+			err = fmt.Errorf("no time is left of SQS's 12 hours of this receipt, less %s, for a backoff", receiptMargin)
+		}
+	}
+	if err == nil {
+		err = h.cfg.Visibility.ChangeVisibility(cctx, rec.EventSourceARN, rec.ReceiptHandle, d)
+	}
+	if err != nil {
 		h.e.Logger.LogAttrs(ctx, slog.LevelWarn, "visibility",
 			slog.String("consumer", h.e.Consumer), slog.String("message_id", rec.MessageId),
 			slog.String("reason", "could not delay the failed message by its backoff; it comes back after the queue's visibility timeout: "+err.Error()))

@@ -63,7 +63,9 @@ type Config struct {
 	// record without a MessageGroupId, which SQS never sends from a FIFO
 	// queue, is taken to be of one group with every other such record of
 	// the batch: they run one after another in batch order, so that no order
-	// the queue meant is lost, and the batch logs a warning.
+	// the queue meant is lost, and the batch logs a warning; after one fails,
+	// the later ones are not started and come back with it, as a message
+	// group's do (the same visibility: its backoff, or its lease's end).
 	//
 	// Default: false. A record is then taken as FIFO when its event source
 	// ARN ends in ".fifo" and it carries a MessageGroupId; a standard queue's
@@ -71,8 +73,11 @@ type Config struct {
 	FIFO bool
 	// MaxReceiveCount is the queue's maxReceiveCount: a record not started
 	// on its last receive goes to the DLQ without running. Such records are
-	// counted in outcome.MetricDeadLetteredUnstarted and logged at ERROR. Default:
-	// 0, unknown: they are not told apart from other records not started.
+	// counted in outcome.MetricDeadLetteredUnstarted and logged at ERROR; a
+	// record found in progress elsewhere on its last receive goes there too
+	// and is logged at ERROR, saying so (not counted: its fact may still
+	// complete under the worker that holds it). Default: 0, unknown: they are
+	// not told apart from other records not started or in progress.
 	MaxReceiveCount int
 	// Visibility, when set, brings a record found in progress elsewhere
 	// back when the blocking lease can have ended, rather than after the
@@ -90,12 +95,19 @@ type Config struct {
 	// rules) has its message's visibility set from its
 	// ApproximateReceiveCount, through Visibility, instead of coming back
 	// after the queue's visibility timeout; an effect's RetryAfter sets it
-	// instead, within the cap. Nothing changes on the last receive
+	// instead, within the receive's ceiling (contract.Backoff.RetryAfter), so
+	// that no retry time an effect asks for carries the record past the
+	// retry horizon the contract holds shorter than the business window.
+	// Nothing changes on the last receive
 	// (MaxReceiveCount) or when MaxReceiveCount is unknown. Negative: no
 	// backoff. Default: contract.DefaultBackoffBase.
 	BackoffBase time.Duration
 	// BackoffCap bounds each delay: at least BackoffBase, at most
-	// contract.MaxBackoff. Default: contract.DefaultBackoffCap.
+	// contract.MaxBackoff. Each delay is also kept within what is left of
+	// its receipt's 12 hours, which SQS counts from the receive: 12h less up
+	// to twice the queue's visibility timeout and a minute (DESIGN.md,
+	// "Failed records come back on a backoff"). Default:
+	// contract.DefaultBackoffCap.
 	BackoffCap time.Duration
 	// BackoffFIFOCap bounds each delay on a FIFO queue, where a failed
 	// message holds its whole message group until it is visible again (the
@@ -141,6 +153,10 @@ type Handler[T any] struct {
 	one     Message[T] // body, when its messages carry one fact
 	records Records[T] // body, when they carry several
 	cfg     Config     // the transport's own settings; the shared ones, with their defaults, are e's
+	// now is the transport's clock (time.Now; a test's, through
+	// export_test.go): when a batch starts, and when a changed visibility
+	// ends.
+	now func() time.Time
 }
 
 // New returns a Handler that runs fn once per fact of the messages body
@@ -168,7 +184,7 @@ func NewRecords[T any](guard *idempotency.Guard, key handler.KeyFunc[T], fn hand
 }
 
 func newHandler[T any](guard *idempotency.Guard, key handler.KeyFunc[T], run batch.RunFunc[T], cfg Config, body Body[T]) *Handler[T] {
-	h := &Handler[T]{body: body, cfg: cfg.withDefaults()}
+	h := &Handler[T]{body: body, cfg: cfg.withDefaults(), now: time.Now}
 	h.e = batch.NewEngine(guard, key, run, expiredReason, cfg.Batch)
 	return h
 }
@@ -201,7 +217,8 @@ func (h *Handler[T]) Handle(ctx context.Context, ev events.SQSEvent) (events.SQS
 			slog.Int("records", ungrouped),
 			slog.String("reason", "records without a MessageGroupId on a FIFO consumer: run one after another in batch order, as one message group"))
 	}
-	r := &round[T]{h: h}
+	r := &round[T]{h: h, invoked: h.now()}
+	r.deadline, _ = ctx.Deadline()
 	r.b.Engine, r.b.Waiter = &h.e, r
 	batch.Run(grouped, h.e.Concurrency, func(i int, failed bool) bool {
 		reports[i] = r.next(ctx, &ev.Records[i], failed)
@@ -248,9 +265,9 @@ func (h *Handler[T]) respond(ctx context.Context, records []events.SQSMessage, r
 // to the dead-letter queue without running), else 0.
 func (h *Handler[T]) count(ctx context.Context, t *batch.Tally, rec *events.SQSMessage, i int, r report, index int) int {
 	t.Add(r.Report, i)
-	last := r.Outcome == outcome.NotStarted && h.lastReceive(rec)
+	last := (r.Outcome == outcome.NotStarted || r.Outcome == outcome.InProgress) && h.lastReceive(rec)
 	h.log(ctx, rec, r, last, index)
-	if last {
+	if last && r.Outcome == outcome.NotStarted {
 		return 1
 	}
 	return 0
@@ -267,16 +284,13 @@ func groups(records []events.SQSMessage, fifo bool, copyOf []int) (out [][]int, 
 		if copyOf != nil && copyOf[i] >= 0 {
 			continue
 		}
-		gid, hasGroup := r.Attributes["MessageGroupId"]
-		switch {
-		case fifo && !hasGroup:
-			// A key no MessageGroupId can take: SQS allows 1 to 128
-			// characters, so the empty string is never one.
-			gid = ""
-			ungrouped++
-		case !hasGroup || !fifo && !strings.HasSuffix(r.EventSourceARN, ".fifo"):
+		gid, ordered := orderingGroup(&r, fifo)
+		if !ordered {
 			out = append(out, []int{i})
 			continue
+		}
+		if _, hasGroup := r.Attributes["MessageGroupId"]; !hasGroup {
+			ungrouped++
 		}
 		g, ok := byGroup[gid]
 		if !ok {
@@ -287,6 +301,22 @@ func groups(records []events.SQSMessage, fifo bool, copyOf []int) (out [][]int, 
 		out[g] = append(out[g], i)
 	}
 	return out, ungrouped
+}
+
+// orderingGroup is the ordering group of rec, as groups forms them: its
+// MessageGroupId on a FIFO queue; on a FIFO consumer (fifo), the empty
+// string for a record without one, a key no MessageGroupId can take (SQS
+// allows 1 to 128 characters), so that such records form one group of their
+// own; none (false) on a standard queue, where each record is its own.
+func orderingGroup(rec *events.SQSMessage, fifo bool) (string, bool) {
+	gid, hasGroup := rec.Attributes["MessageGroupId"]
+	switch {
+	case fifo && !hasGroup:
+		return "", true
+	case !hasGroup || !fifo && !strings.HasSuffix(rec.EventSourceARN, ".fifo"):
+		return "", false
+	}
+	return gid, true
 }
 
 // copies returns, for each record, the index of the earlier record of the
@@ -358,8 +388,14 @@ type round[T any] struct {
 	h  *Handler[T]
 	b  batch.Batch[T]
 	mu sync.Mutex
-	// groupBack is when each FIFO group whose record was found in progress
-	// (visibility.go), or failed and was delayed (backoff.go), comes back.
+
+	// invoked is when the batch started, on h.now, and deadline the
+	// invocation's (zero without one): they bound its receipts' 12 hours
+	// (receiptEnd).
+	invoked, deadline time.Time
+	// groupBack is when each ordering group (orderingGroup) whose record
+	// was found in progress (visibility.go), or failed and was delayed
+	// (backoff.go), comes back.
 	groupBack map[string]groupWait
 }
 
@@ -467,14 +503,16 @@ func (h *Handler[T]) judge(rec *events.SQSMessage, it *Item) (j judged[T], bad *
 }
 
 // log writes the record's line: key, message id, outcome and, for failures,
-// why.
+// why; lastReceive says the record was not started, or found in progress,
+// on its message's last receive (lastWords).
 //
-// Levels: a success is INFO (WARN with a warning: a dropped result, no origin
-// time, an operator's replay: replay.Attribute); a record that SQS redelivers and that may still succeed is WARN
-// (in progress elsewhere, not started); everything an operator must see,
-// even at LogLevel ERROR, is ERROR: a mismatch, bad input, a failure, an
-// expired message, a record not started on its last receive (it goes to the
-// DLQ without running), and a lost lease (the effect ran after its lease
+// Levels: a success is INFO (WARN with a warning: a dropped result, no
+// origin time, an operator's replay: replay.Attribute); a record that SQS
+// redelivers and that may still succeed is WARN (in progress elsewhere, not
+// started); everything an operator must see, even at LogLevel ERROR, is
+// ERROR: a mismatch, bad input, a failure, an expired message, a record not
+// started or found in progress on its last receive (it goes to the DLQ
+// without running here), and a lost lease (the effect ran after its lease
 // ended while another worker held the fact: unless the effect is idempotent
 // downstream on Reservation.Key, it may have run twice).
 //
@@ -495,7 +533,7 @@ func (h *Handler[T]) log(ctx context.Context, rec *events.SQSMessage, r report, 
 	if r.Err != nil {
 		reason := r.Err.Error()
 		if lastReceive {
-			reason += fmt.Sprintf("; this was its last receive (maxReceiveCount %d): SQS moves it to the dead-letter queue without its effect ever having run", h.cfg.MaxReceiveCount)
+			reason += h.lastWords(r.Outcome)
 		}
 		attrs = append(attrs, slog.String("reason", reason))
 	}
@@ -506,4 +544,14 @@ func (h *Handler[T]) log(ctx context.Context, rec *events.SQSMessage, r report, 
 		attrs = append(attrs, r.replay.LogAttr())
 	}
 	h.e.Logger.LogAttrs(ctx, level, "record", attrs...)
+}
+
+// lastWords is what the reason of a record not started (outcome.NotStarted)
+// or found in progress elsewhere (outcome.InProgress) on its message's last
+// receive adds: SQS moves the message to the dead-letter queue.
+func (h *Handler[T]) lastWords(o outcome.Outcome) string {
+	if o == outcome.InProgress {
+		return fmt.Sprintf("; this was its last receive (maxReceiveCount %d): SQS moves it to the dead-letter queue while another worker holds its fact, which that worker may still complete or release: once the lease has ended, check the fact's record (idemctl show) and redrive the message if the fact did not complete", h.cfg.MaxReceiveCount)
+	}
+	return fmt.Sprintf("; this was its last receive (maxReceiveCount %d): SQS moves it to the dead-letter queue without its effect ever having run", h.cfg.MaxReceiveCount)
 }

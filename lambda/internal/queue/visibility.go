@@ -88,11 +88,12 @@ func (b *round[T]) InProgress(ctx context.Context, f batch.Fact[T], used *idempo
 	return idempotency.Result{}, err
 }
 
-// follow sets the visibility of a FIFO record not started behind a record
-// of its group found in progress, or failed and delayed by its backoff, to
-// that record's: the group comes back together, in order.
+// follow sets the visibility of a record not started behind a record of
+// its ordering group (a FIFO message group, or the records without one on a
+// FIFO consumer: orderingGroup) found in progress, or failed and delayed by
+// its backoff, to that record's: the group comes back together, in order.
 func (b *round[T]) follow(ctx context.Context, rec *events.SQSMessage, r *report) {
-	gid, ok := rec.Attributes["MessageGroupId"]
+	gid, ok := orderingGroup(rec, b.h.cfg.FIFO)
 	if !ok {
 		return
 	}
@@ -103,7 +104,7 @@ func (b *round[T]) follow(ctx context.Context, rec *events.SQSMessage, r *report
 		return
 	}
 	if w.backoff {
-		if d, ok := b.delay(ctx, rec, contract.RoundUp(max(time.Until(w.at), 0))); ok {
+		if d, ok := b.delay(ctx, rec, contract.RoundUp(max(w.at.Sub(b.h.now()), 0))); ok {
 			r.Err = fmt.Errorf("%w; visible again in %s with the earlier message of its group, which failed (ChangeMessageVisibility)", r.Err, d)
 		}
 		return
@@ -120,9 +121,9 @@ type groupWait struct {
 	backoff bool
 }
 
-// noteGroup records when the group of rec comes back.
+// noteGroup records when the ordering group of rec comes back.
 func (b *round[T]) noteGroup(rec *events.SQSMessage, back time.Time, backoff bool) {
-	gid, ok := rec.Attributes["MessageGroupId"]
+	gid, ok := orderingGroup(rec, b.h.cfg.FIFO)
 	if !ok {
 		return
 	}
@@ -138,7 +139,8 @@ func (b *round[T]) noteGroup(rec *events.SQSMessage, back time.Time, backoff boo
 // when that is sooner than the queue's visibility timeout; it returns the
 // timeout set, and false when it set none: no Visibility, an unknown
 // MaxReceiveCount, a message on one of its last two receives, a lease that
-// ends no sooner than the queue's timeout, or a failed call (logged: the
+// ends no sooner than the queue's timeout or after what is left of the
+// receipt's 12 hours (receiptEnd), or a failed call (logged: the
 // message comes back after the queue's visibility timeout, as without it).
 //
 // Why not on the last two receives: each early return costs a receive. A
@@ -159,7 +161,8 @@ func (b *round[T]) showAt(ctx context.Context, rec *events.SQSMessage, back time
 	if err != nil || n >= h.cfg.MaxReceiveCount-1 {
 		return 0, false
 	}
-	d := time.Duration(math.Ceil(max(time.Until(back).Seconds(), 0))) * time.Second
+	now := h.now()
+	d := time.Duration(math.Ceil(max(back.Sub(now).Seconds(), 0))) * time.Second
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), visibilityCall)
 	defer cancel()
 	qv, err := h.cfg.Visibility.QueueVisibility(cctx, rec.EventSourceARN)
@@ -167,6 +170,9 @@ func (b *round[T]) showAt(ctx context.Context, rec *events.SQSMessage, back time
 		return 0, false // the queue's own timeout brings it back no later
 	}
 	if err == nil {
+		if end, _ := receiptEnd(b.invoked, b.deadline, qv, time.Time{}); within(d, end, now) < d {
+			return 0, false // past what is left of the receipt's 12 hours: the queue's own timeout brings it back within them
+		}
 		err = h.cfg.Visibility.ChangeVisibility(cctx, rec.EventSourceARN, rec.ReceiptHandle, d)
 	}
 	if err != nil {
