@@ -94,11 +94,11 @@ func DefaultClientAttribute(s Settings) string {
 // maxResultBytes is the guard's MaxResultBytes for s's source: an HTTP
 // endpoint stores its responses (status, representation headers, body), so
 // that a client whose first attempt timed out gets its 201 and the body
-// that names what it created, up to what a record holds; a step stores its
-// output, which a state may carry up to 256 KiB of; the other sources store
-// their effects' small results.
+// that names what it created, up to what a record holds; the other sources
+// store their effects' small results (a step's guard keeps its outputs
+// whatever this bound: step.New gives it its own).
 func (s Settings) maxResultBytes() int {
-	if s.Source == SourceHTTP || s.Source == SourceStep {
+	if s.Source == SourceHTTP {
 		return limits.LargestResultBytes
 	}
 	return limits.DefaultMaxResultBytes
