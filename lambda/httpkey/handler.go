@@ -212,7 +212,11 @@ func (x *exchange) requestKey(body []byte) (string, bool) {
 		if err == nil && key == "" {
 			err = errors.New("the verifier gave no key")
 		}
-		if err != nil {
+		switch {
+		case errors.Is(err, ErrNotAnEvent):
+			x.problem(http.StatusBadRequest, outcome.BadInput.String(), "Not an event", "the request is authenticated but is not an event: "+err.Error())
+			return "", false
+		case err != nil:
 			x.problem(http.StatusUnauthorized, outcomeUnauthorized, "Unauthorized", err.Error())
 			return "", false
 		}

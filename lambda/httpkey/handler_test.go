@@ -496,6 +496,39 @@ func TestVerifierRefusalIs401BeforeTheStore(t *testing.T) {
 	}
 }
 
+// notAnEvent authenticates every request and finds no event in it.
+type notAnEvent struct{}
+
+func (notAnEvent) Verify(*http.Request, []byte) (string, error) {
+	return "", fmt.Errorf("event id: the signed body is not an event: %w", httpkey.ErrNotAnEvent)
+}
+
+// TestAnAuthenticatedRequestWithoutAnEventIs400: a verifier's refusal that
+// wraps ErrNotAnEvent (the signature verified, the request names no event)
+// is 400 and bad input, not 401 and unauthorized, before any store request.
+func TestAnAuthenticatedRequestWithoutAnEventIs400(t *testing.T) {
+	var metrics bytes.Buffer
+	f := newFixture(t, httpkey.Config{Verifier: notAnEvent{}, Name: "hooks", Metrics: &metrics})
+	res := f.do("POST", "/orders", "k", `{}`)
+	body, _ := io.ReadAll(res.Body)
+	if res.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "is not an event") {
+		t.Fatalf("status %d: %s", res.StatusCode, body)
+	}
+	if f.store.Requests() != 0 || f.app.count("/orders") != 0 {
+		t.Fatalf("store requests %d, runs %d", f.store.Requests(), f.app.count("/orders"))
+	}
+	var line, m map[string]any
+	if err := json.Unmarshal(f.logs.Bytes(), &line); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(metrics.Bytes(), &m); err != nil {
+		t.Fatal(err)
+	}
+	if line["outcome"] != "bad_input" || line["level"] != "WARN" || m["BadInput"] != 1.0 || m["Unauthorized"] != nil {
+		t.Errorf("log line %v, metrics %v", line, m)
+	}
+}
+
 // TestConcurrentIdenticalRequests sends 64 identical requests at once
 // through a real HTTP server: the handler runs once, and every other request
 // gets 409 (while it runs) or the replay (after). The handler answers only
