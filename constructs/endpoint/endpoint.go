@@ -544,7 +544,7 @@ func (e *idempotentEndpoint) addAlarms(s *settings) {
 		// IAM or a JWT authorizer, API Gateway or the function URL refuses
 		// them before it runs, and the alarm could never fire.
 		e.alarms.SignatureFailures = monitor.NewAlarm(e, ids.SignatureAlarm,
-			fmt.Sprintf("Idempotent endpoint %s refused more than %v requests in 5 minutes with 401 (a signature, timestamp, header or event id check failed): a rotated secret not listed, or forged deliveries; the lines of outcome unauthorized say which check", path, s.signatureFail),
+			fmt.Sprintf("Idempotent endpoint %s refused more than %v requests in 5 minutes with 401 (a signature, timestamp or header check failed): a rotated secret not listed, or forged deliveries; the lines of outcome unauthorized say which check", path, s.signatureFail),
 			metric(outcome.MetricUnauthorized), s.signatureFail, s.AlarmAction)
 	}
 }

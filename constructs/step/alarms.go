@@ -35,9 +35,10 @@ type Alarms struct {
 	LeaseLost awscloudwatch.Alarm
 	// BadInput fires when a state input carried no key (Step.BadInput).
 	BadInput awscloudwatch.Alarm
-	// OutputNotStored fires when an effect's output was larger than a
-	// record holds (Step.OutputNotStored): the effect ran and the saga
-	// stops there.
+	// OutputNotStored fires when an effect's output, with the step's input,
+	// was larger than Step Functions accepts less the Task state's margin
+	// (Step.OutputNotStored, step.MaxOutputBytes): the effect ran and the
+	// saga stops there, where a Catch sees it.
 	OutputNotStored awscloudwatch.Alarm
 	// StoreFailed fires when the idempotency store failed
 	// (Step.StoreFailed).
@@ -130,7 +131,7 @@ func (c *idempotentStep) addAlarms() {
 			fmt.Sprintf("%s: step %s refused a state input that is not JSON or carries no key (Step.BadInput); its execution failed or was caught. Fix the state machine's input.", id, c.name),
 			c.filters[loggedBadInput]),
 		OutputNotStored: alarm(ids.OutputNotStoredAlarm,
-			fmt.Sprintf("%s: step %s's effect ran and its output was larger than a record holds (Step.OutputNotStored): the execution stopped there. Return a smaller output (an id, not the document).", id, c.name),
+			fmt.Sprintf("%s: step %s's effect ran and its output, with the step's input, was larger than Step Functions accepts less the Task state's margin (Step.OutputNotStored; the line names the bound): the execution stopped there. Return a smaller output (an id, not the document; large data in S3).", id, c.name),
 			c.filters[loggedNotStored]),
 		StoreFailed: alarm(ids.StoreFailedAlarm,
 			fmt.Sprintf("%s: step %s could not reach the idempotency store (Step.StoreFailed); the Task's Retry tries again, and an execution whose retries ran out is to be redriven.", id, c.name),

@@ -288,7 +288,9 @@ func DefaultConcurrency(batchSize int) int {
 }
 
 // GuardConfig is the guard's configuration for s: the one place where the
-// contract's settings become idempotency.Config.
+// contract's settings become idempotency.Config. MaxResultBytes is left to
+// its default: an adapter whose results are its answers (httpkey, step)
+// gives its guard the bound it needs itself.
 func (s Settings) GuardConfig() idempotency.Config {
 	var secret []byte
 	if s.KeySecret != "" {
@@ -303,6 +305,5 @@ func (s Settings) GuardConfig() idempotency.Config {
 		PayloadIgnore:  s.PayloadIgnore,
 		CacheSize:      s.CacheSize,
 		KeySecret:      secret,
-		MaxResultBytes: s.maxResultBytes(),
 	}
 }

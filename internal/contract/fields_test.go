@@ -152,13 +152,13 @@ func TestMappingIsFieldByField(t *testing.T) {
 	for _, tc := range []struct {
 		config any
 		// from says which setting each field of the config carries; fields
-		// in handlerSets are the handler's own choice, zero here; fields in
-		// sourceSets follow from the source (TestResultBoundIsTheSources).
+		// in handlerSets are the handler's own choice, zero here
+		// (MaxResultBytes: an adapter whose results are its answers, httpkey
+		// or step, gives its guard its own bound).
 		from        map[string]string
 		handlerSets []string
-		sourceSets  []string
 	}{
-		{s.GuardConfig(), guardFrom, []string{"ExpiryRetries", "Now"}, []string{"MaxResultBytes"}},
+		{s.GuardConfig(), guardFrom, []string{"ExpiryRetries", "Now", "MaxResultBytes"}},
 	} {
 		cv := reflect.ValueOf(tc.config)
 		for i := range cv.NumField() {
@@ -178,25 +178,10 @@ func TestMappingIsFieldByField(t *testing.T) {
 				if !cv.Field(i).IsZero() {
 					t.Errorf("%T.%s = %v; it is the handler's to set", tc.config, name, got)
 				}
-			case slices.Contains(tc.sourceSets, name):
 			default:
 				t.Errorf("%T.%s is neither mapped from a setting nor the handler's: map it, or say why not", tc.config, name)
 			}
 		}
-	}
-}
-
-// TestResultBoundIsTheSources: an HTTP endpoint's guard stores responses up
-// to what a record holds; every other source's, its effects' small results.
-func TestResultBoundIsTheSources(t *testing.T) {
-	s := contract.Defaults(30e9)
-	s.Table, s.Namespace, s.Consumer = "t", "n", "c"
-	if got := s.GuardConfig().MaxResultBytes; got != limits.DefaultMaxResultBytes {
-		t.Errorf("a queue consumer's guard stores %d bytes, want %d", got, limits.DefaultMaxResultBytes)
-	}
-	s.Source = contract.SourceHTTP
-	if got := s.GuardConfig().MaxResultBytes; got != limits.LargestResultBytes {
-		t.Errorf("an endpoint's guard stores %d bytes, want %d", got, limits.LargestResultBytes)
 	}
 }
 

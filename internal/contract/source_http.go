@@ -91,19 +91,6 @@ func DefaultClientAttribute(s Settings) string {
 	return "iam"
 }
 
-// maxResultBytes is the guard's MaxResultBytes for s's source: an HTTP
-// endpoint stores its responses (status, representation headers, body), so
-// that a client whose first attempt timed out gets its 201 and the body
-// that names what it created, up to what a record holds; a step stores its
-// output, which a state may carry up to 256 KiB of; the other sources store
-// their effects' small results.
-func (s Settings) maxResultBytes() int {
-	if s.Source == SourceHTTP || s.Source == SourceStep {
-		return limits.LargestResultBytes
-	}
-	return limits.DefaultMaxResultBytes
-}
-
 // httpProblems are the rules of an HTTP endpoint's settings
 // (adapterProblems, for SourceHTTP): a known provider with its secret's
 // ARN, a client attribute the adapter reads, header names, a body bound.

@@ -1,8 +1,8 @@
 // Package steptask is what the construct gives a step's Task state and
 // what the runtime asks of a step: the Retry policy and TimeoutSeconds of
 // the Task state (built from the error names of lambda/step/states), the
-// rule of a step's name, and the window a Standard workflow's redrive asks
-// of the step's guard. It is data on the standard library, so that the
+// rule of a step's name, the bound of a step's output, and the window a
+// Standard workflow's redrive asks of the step's guard. It is data on the standard library, so that the
 // construct (constructs/step), the contract and the runtime (lambda/step)
 // read it from one place; users read the values in the construct's and
 // lambda/step's documentation.
@@ -109,6 +109,44 @@ const RedrivePeriod = 14 * 24 * time.Hour
 // Standard workflow runs a redriven step's effect again once the window has
 // passed.
 const DefaultWindow = RedrivePeriod + 24*time.Hour
+
+// StatePayloadBytes is what Step Functions accepts as a task's result and
+// as a state's input or output: 262,144 bytes of UTF-8 ("Step Functions
+// service quotas", "Maximum input or output size for a task, state, or
+// execution"). A larger one fails the execution with
+// States.DataLimitExceeded, a terminal error that no Retry or Catch matches,
+// States.ALL included ("Handling errors in Step Functions workflows"); a
+// redrive runs the state again and fails the same way.
+const StatePayloadBytes = 262_144
+
+// TaskMargin is what a step leaves of StatePayloadBytes for what its Task
+// state adds to its output: 16 KiB. The step construct's Task
+// (PayloadResponseOnly: the function's ARN as the Resource) adds nothing to
+// the result and, with a ResultPath such as "$.reservation", the field's
+// name beside the input (which OutputBound counts apart). A Task of one's
+// own on the optimized integration (arn:aws:states:::lambda:invoke) wraps
+// the output in Lambda's answer (ExecutedVersion, StatusCode, the HTTP
+// headers of SdkHttpMetadata, SdkResponseMetadata: about 1.5 KB; with
+// LogType Tail, LogResult, the base64 of the log's last 4 KB, about 5.5 KB
+// more). Step Functions re-serializes what it passes on without
+// whitespace, which only shrinks an output.
+const TaskMargin = 16 * 1024
+
+// MaxOutputBytes is the largest output a step returns: StatePayloadBytes
+// less TaskMargin, 245,760 bytes, for an empty input.
+const MaxOutputBytes = StatePayloadBytes - TaskMargin
+
+// OutputBound is the largest output a step returns for an input of
+// inputBytes: MaxOutputBytes less the input, since a ResultPath other than
+// "$" (the example app's "$.reservation") merges the output into the
+// state's input, and the state's output then carries both. A step cannot
+// see its Task's ResultPath, so it counts the input whatever it is: under
+// ResultPath "$" (the output replaces the input) a large input makes the
+// bound stricter than Step Functions is, and the output is refused, by
+// name, rather than fail the execution where no Catch sees it. A Task
+// whose InputPath or Parameters gives the step a part of a larger state
+// must leave room for the rest itself. Never negative.
+func OutputBound(inputBytes int) int { return max(0, MaxOutputBytes-inputBytes) }
 
 // MaxNameBytes bounds a step's name: 80, as Step Functions bounds a state's.
 const MaxNameBytes = 80

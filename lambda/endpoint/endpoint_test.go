@@ -1,6 +1,7 @@
 package endpoint_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -11,6 +12,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/endpoint"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/httpkey"
@@ -239,4 +242,47 @@ func callerHeader(next http.Handler) http.Handler {
 		r.Header.Set("X-Caller", id)
 		next.ServeHTTP(w, r)
 	})
+}
+
+// TestTheEndpointReplaysUpToTheHTTPBound: the Lambda path agrees with the
+// net/http one (httpkey's TestAPlainGuardKeepsTheHTTPBound): an endpoint
+// built from its contract replays a 64 KiB response whole to a function
+// URL request, and one over limits.LargestResultBytes as its status with
+// Idempotency-Body-Dropped, the handler run once each.
+func TestTheEndpointReplaysUpToTheHTTPBound(t *testing.T) {
+	sizes := map[string]int{"/report": 64 << 10, "/huge": limits.LargestResultBytes + 1}
+	runs := map[string]int{}
+	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		runs[r.URL.Path]++
+		w.Header().Set("Content-Type", "text/plain")
+		w.WriteHeader(http.StatusCreated)
+		_, _ = w.Write(bytes.Repeat([]byte("r"), sizes[r.URL.Path]))
+	})
+	env := map[string]string{contract.TableVar: "t", contract.NamespaceVar: "api", contract.SourceVar: "http", contract.ClientAttributeVar: contract.ClientNone}
+	h, err := endpoint.FromEnv(next, getenv(env), handler.WithStore(storetest.NewMemoryStore()), handler.WithLogger(slog.New(slog.DiscardHandler)), handler.WithMetrics(io.Discard))
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(path string) events.LambdaFunctionURLResponse {
+		res, err := h.FunctionURL(context.Background(), events.LambdaFunctionURLRequest{RawPath: path, Body: `{}`, Headers: map[string]string{"idempotency-key": "k" + path},
+			RequestContext: events.LambdaFunctionURLRequestContext{HTTP: events.LambdaFunctionURLRequestContextHTTPDescription{Method: "POST", Path: path}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	for path, size := range sizes {
+		if res := call(path); res.StatusCode != 201 || len(res.Body) != size {
+			t.Fatalf("%s, first: %d, %d bytes", path, res.StatusCode, len(res.Body))
+		}
+	}
+	if res := call("/report"); res.StatusCode != 201 || res.Headers[httpkey.HeaderReplayed] != "true" || res.Headers["Idempotency-Body-Dropped"] != "" || len(res.Body) != 64<<10 {
+		t.Fatalf("replay of 64 KiB: %d, %d bytes, %v", res.StatusCode, len(res.Body), res.Headers)
+	}
+	if res := call("/huge"); res.StatusCode != 201 || res.Headers["Idempotency-Body-Dropped"] != strconv.Itoa(limits.LargestResultBytes+1) {
+		t.Fatalf("replay of a response over the bound: %d, %v", res.StatusCode, res.Headers)
+	}
+	if runs["/report"] != 1 || runs["/huge"] != 1 {
+		t.Fatalf("runs %v, want one each", runs)
+	}
 }

@@ -1,6 +1,7 @@
 package httpkey
 
 import (
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -46,11 +47,18 @@ const (
 // the provider signed); it returns the fact's key (the provider's event id,
 // "evt_1"), or an error that says which check failed without quoting the
 // secret or the body: the adapter answers 401 with nothing stored and logs
-// that error. Package webhook has Stripe's, GitHub's, Shopify's, Standard
-// Webhooks' and Slack's.
+// that error, or 400 when the error wraps ErrNotAnEvent. Package webhook has
+// Stripe's, GitHub's, Shopify's, Standard Webhooks' and Slack's.
 type Verifier interface {
 	Verify(r *http.Request, body []byte) (key string, err error)
 }
+
+// ErrNotAnEvent is wrapped by a Verifier's error for a request it
+// authenticated (the signature verified) that names no event: a signed body
+// that is not the provider's event, a delivery without its event id. The
+// adapter answers 400, not 401: the sender is who it says, and a 401 would
+// read as a signature or secret to fix. Nothing is stored.
+var ErrNotAnEvent = errors.New("the authenticated request is not an event")
 
 // KeyFunc derives the key from a request and its body, for an endpoint
 // whose key is not the Idempotency-Key header (an order id in the path,

@@ -27,11 +27,13 @@
 //     for the whole window;
 //   - the adapter's own 400, 401, 409, 413, 422 and 503 are never stored.
 //
-// Responses are stored up to the guard's MaxResultBytes (the endpoint's
-// handler, endpoint.FromEnv, sets limits.LargestResultBytes); a larger
-// one still completes the fact, and its duplicates get its status and
-// headers, Idempotency-Body-Dropped with the size not kept and a problem
-// body that says so, never an empty success; the effect never runs twice.
+// Responses are stored up to 350,000 bytes (the status, the replayed
+// headers and the body, encoded), what a record holds, whatever the
+// guard's MaxResultBytes, which bounds the small results of other effects
+// (New takes the guard's WithLargestResults); a larger one still completes
+// the fact, and its duplicates get its status and headers,
+// Idempotency-Body-Dropped with the size not kept and a problem body that
+// says so, never an empty success; the effect never runs twice.
 // With a Verifier, a webhook's duplicates are judged by the provider's
 // event id alone. Every keyed response publishes the expiry policy in
 // Idempotency-Window (seconds from the first request's completion).
@@ -66,9 +68,12 @@ type Handler struct {
 	window string
 }
 
-// New returns the Handler that runs next once per key under guard.
+// New returns the Handler that runs next once per key under guard, which
+// stores its responses up to 350,000 bytes whatever its MaxResultBytes
+// (idempotency.Guard.WithLargestResults): how the guard was built does
+// not change what a replay holds.
 func New(guard *idempotency.Guard, next http.Handler, cfg Config) *Handler {
-	return &Handler{guard: guard, next: next, cfg: cfg.withDefaults(),
+	return &Handler{guard: guard.WithLargestResults(), next: next, cfg: cfg.withDefaults(),
 		window: strconv.FormatInt(int64(math.Ceil(guard.Window().Seconds())), 10)}
 }
 
@@ -207,7 +212,11 @@ func (x *exchange) requestKey(body []byte) (string, bool) {
 		if err == nil && key == "" {
 			err = errors.New("the verifier gave no key")
 		}
-		if err != nil {
+		switch {
+		case errors.Is(err, ErrNotAnEvent):
+			x.problem(http.StatusBadRequest, outcome.BadInput.String(), "Not an event", "the request is authenticated but is not an event: "+err.Error())
+			return "", false
+		case err != nil:
 			x.problem(http.StatusUnauthorized, outcomeUnauthorized, "Unauthorized", err.Error())
 			return "", false
 		}

@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -77,7 +79,7 @@ func (a *app) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte("after the panic"))
 	case "/big":
 		w.WriteHeader(http.StatusCreated)
-		_, _ = w.Write(bytes.Repeat([]byte("x"), 10_000))
+		_, _ = w.Write(bytes.Repeat([]byte("x"), limits.LargestResultBytes+1))
 	case "/busy":
 		if n == 1 {
 			w.Header().Set("Retry-After", "7")
@@ -253,8 +255,8 @@ func TestStatusTable(t *testing.T) {
 			{method: "POST", path: "/panic", key: "k", body: `{}`, status: 200, want: "after the panic"},
 		}, runs: map[string]int{"/panic": 2}, requests: -1},
 		{name: "a response too large to store: the fact's, its duplicates say so", steps: []step{
-			{method: "POST", path: "/big", key: "k", body: `{}`, status: 201, want: strings.Repeat("x", 10_000)},
-			{method: "POST", path: "/big", key: "k", body: `{}`, status: 201, header: map[string]string{"Idempotency-Replayed": "true", "Idempotency-Body-Dropped": "10000", "Content-Type": "application/problem+json"}, want: "Response not stored"},
+			{method: "POST", path: "/big", key: "k", body: `{}`, status: 201, want: strings.Repeat("x", limits.LargestResultBytes+1)},
+			{method: "POST", path: "/big", key: "k", body: `{}`, status: 201, header: map[string]string{"Idempotency-Replayed": "true", "Idempotency-Body-Dropped": strconv.Itoa(limits.LargestResultBytes + 1), "Content-Type": "application/problem+json"}, want: "Response not stored"},
 		}, runs: map[string]int{"/big": 1}, requests: -1},
 		{name: "a binary body is replayed byte for byte", steps: []step{
 			{method: "POST", path: "/binary", key: "k", status: 200, want: "\xff\x00\xfe"},
@@ -322,8 +324,8 @@ func TestTryAgain(t *testing.T) {
 	}
 }
 
-// Under the endpoint's bound (limits.LargestResultBytes, which
-// endpoint.FromEnv sets), a 300 KB response is replayed whole, so the client
+// Under the handler's bound (limits.LargestResultBytes), a 300 KB
+// response is replayed whole, so the client
 // whose first attempt timed out gets its body; one over the bound completes
 // the fact, and its duplicate gets the status, Location and a body that
 // says it was not kept, never an empty success.
@@ -365,6 +367,51 @@ func TestLargeResponsesAreReplayed(t *testing.T) {
 	}
 	if runs != 2 {
 		t.Fatalf("runs %d, want 2", runs)
+	}
+}
+
+// TestAPlainGuardKeepsTheHTTPBound: the bound of a stored response comes
+// with the handler, not with how its guard was built: over a guard of
+// idempotency.NewGuard's defaults (MaxResultBytes 4,096), a 64 KiB response
+// is replayed whole, and one over limits.LargestResultBytes is replayed as
+// its status and headers with Idempotency-Body-Dropped, the handler run
+// once each.
+func TestAPlainGuardKeepsTheHTTPBound(t *testing.T) {
+	g, err := idempotency.NewGuard(storetest.NewMemoryStore(), idempotency.Config{Namespace: "shop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sizes := map[string]int{"/report": 64 << 10, "/huge": limits.LargestResultBytes + 1}
+	runs := map[string]int{}
+	h := httpkey.New(g, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		runs[r.URL.Path]++
+		w.Header().Set("Location", "/reports/7")
+		w.WriteHeader(http.StatusCreated)
+		_, _ = w.Write(bytes.Repeat([]byte("r"), sizes[r.URL.Path]))
+	}), httpkey.Config{Logger: slog.New(slog.DiscardHandler), Metrics: io.Discard})
+	send := func(path string) (*http.Response, string) {
+		r := httptest.NewRequest("POST", path, strings.NewReader(`{}`))
+		r.Header.Set("Idempotency-Key", "k"+path)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w.Result(), w.Body.String()
+	}
+	for path, size := range sizes {
+		if res, body := send(path); res.StatusCode != 201 || len(body) != size {
+			t.Fatalf("%s, first: %d, %d bytes", path, res.StatusCode, len(body))
+		}
+	}
+	res, body := send("/report")
+	if res.StatusCode != 201 || res.Header.Get(httpkey.HeaderReplayed) != "true" || res.Header.Get(httpkey.HeaderDropped) != "" || len(body) != 64<<10 {
+		t.Fatalf("replay of 64 KiB: %d, %d bytes, %v", res.StatusCode, len(body), res.Header)
+	}
+	res, body = send("/huge")
+	if res.StatusCode != 201 || res.Header.Get(httpkey.HeaderDropped) != strconv.Itoa(limits.LargestResultBytes+1) || res.Header.Get("Location") != "/reports/7" ||
+		!strings.Contains(body, fmt.Sprintf("larger than the %d bytes kept", limits.LargestResultBytes)) {
+		t.Fatalf("replay of a response over the bound: %d %v %q", res.StatusCode, res.Header, body)
+	}
+	if runs["/report"] != 1 || runs["/huge"] != 1 {
+		t.Fatalf("runs %v, want one each", runs)
 	}
 }
 
@@ -446,6 +493,39 @@ func TestVerifierRefusalIs401BeforeTheStore(t *testing.T) {
 	}
 	if _, other := m["Processed"]; m["Unauthorized"] != 1.0 || other || m[outcome.MetricDimension] != "hooks" || m["ServerErrors"] != nil {
 		t.Errorf("metrics %v", m)
+	}
+}
+
+// notAnEvent authenticates every request and finds no event in it.
+type notAnEvent struct{}
+
+func (notAnEvent) Verify(*http.Request, []byte) (string, error) {
+	return "", fmt.Errorf("event id: the signed body is not an event: %w", httpkey.ErrNotAnEvent)
+}
+
+// TestAnAuthenticatedRequestWithoutAnEventIs400: a verifier's refusal that
+// wraps ErrNotAnEvent (the signature verified, the request names no event)
+// is 400 and bad input, not 401 and unauthorized, before any store request.
+func TestAnAuthenticatedRequestWithoutAnEventIs400(t *testing.T) {
+	var metrics bytes.Buffer
+	f := newFixture(t, httpkey.Config{Verifier: notAnEvent{}, Name: "hooks", Metrics: &metrics})
+	res := f.do("POST", "/orders", "k", `{}`)
+	body, _ := io.ReadAll(res.Body)
+	if res.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "is not an event") {
+		t.Fatalf("status %d: %s", res.StatusCode, body)
+	}
+	if f.store.Requests() != 0 || f.app.count("/orders") != 0 {
+		t.Fatalf("store requests %d, runs %d", f.store.Requests(), f.app.count("/orders"))
+	}
+	var line, m map[string]any
+	if err := json.Unmarshal(f.logs.Bytes(), &line); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(metrics.Bytes(), &m); err != nil {
+		t.Fatal(err)
+	}
+	if line["outcome"] != "bad_input" || line["level"] != "WARN" || m["BadInput"] != 1.0 || m["Unauthorized"] != nil {
+		t.Errorf("log line %v, metrics %v", line, m)
 	}
 }
 

@@ -588,6 +588,19 @@ func callTxEffect(ctx context.Context, r Reservation, effect TxEffect) (writes a
 // (Config.MaxResultBytes, or its default).
 func (g *Guard) MaxResultBytes() int { return g.cfg.MaxResultBytes }
 
+// WithLargestResults returns a guard over g's store, with g's configuration
+// and cache, that stores results of up to 350,000 bytes (the largest
+// Config.MaxResultBytes) whatever g's MaxResultBytes: the guard of an
+// adapter whose results are its answers, which every duplicate must get
+// whole (package httpkey's responses, package step's outputs), so that the
+// bound comes with the adapter rather than with how its guard was built.
+// g is unchanged; both may be used at once.
+func (g *Guard) WithLargestResults() *Guard {
+	c := *g
+	c.cfg.MaxResultBytes = limits.LargestResultBytes
+	return &c
+}
+
 func (g *Guard) remember(rec *Record) {
 	if g.cache == nil || len(rec.Result) > limits.DefaultMaxResultBytes {
 		return // the cache's memory is bounded for results of at most this size (limits.MaxCacheSize)

@@ -320,6 +320,30 @@ func TestTxResultTooLargeIsProcessed(t *testing.T) {
 	}
 }
 
+// TestWithLargestResults: the derived guard stores results up to
+// limits.LargestResultBytes in the same store, and finds the facts of the
+// guard it came from; that guard keeps its own bound.
+func TestWithLargestResults(t *testing.T) {
+	g, _ := idempotency.NewGuard(storetest.NewMemoryStore(), idempotency.Config{Namespace: "ns"})
+	large := g.WithLargestResults()
+	if large.MaxResultBytes() != limits.LargestResultBytes || g.MaxResultBytes() != limits.DefaultMaxResultBytes {
+		t.Fatalf("bounds %d and %d", large.MaxResultBytes(), g.MaxResultBytes())
+	}
+	result := func(n int) idempotency.Effect {
+		return func(context.Context, idempotency.Reservation) (string, error) { return strings.Repeat("r", n), nil }
+	}
+	ctx := context.Background()
+	if res, err := large.Do(ctx, "a", []byte(`{}`), result(limits.LargestResultBytes)); err != nil || res.DroppedBytes != 0 {
+		t.Fatalf("the derived guard: %+v, %v", res, err)
+	}
+	if res, err := g.Do(ctx, "a", []byte(`{}`), result(1)); err != nil || res.Outcome != outcome.Duplicate || len(res.Value) != limits.LargestResultBytes {
+		t.Fatalf("the first guard on the derived one's fact: %v, %d bytes, %v", res.Outcome, len(res.Value), err)
+	}
+	if res, err := g.Do(ctx, "b", []byte(`{}`), result(limits.DefaultMaxResultBytes+1)); err != nil || res.DroppedBytes == 0 {
+		t.Fatalf("the first guard: %+v, %v; want its own bound", res, err)
+	}
+}
+
 // TestKeySecretHashesKeys: with a key secret the record key is the
 // namespace and the HMAC-SHA-256 of the namespaced key, stable for one
 // secret, different under another; the key rules do not change, and their

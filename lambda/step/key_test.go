@@ -59,6 +59,29 @@ func TestOutputNotStored(t *testing.T) {
 	}
 }
 
+// TestAStepKeepsItsOutputsWhateverItsGuard: the bound of a step's stored
+// output comes with the step, not with its guard: over a guard with the
+// default MaxResultBytes (4,096), a 100,000-byte output is returned whole
+// to its duplicate.
+func TestAStepKeepsItsOutputsWhateverItsGuard(t *testing.T) {
+	g, err := idempotency.NewGuard(storetest.NewMemoryStore(), idempotency.Config{Namespace: "saga"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	output := `"` + strings.Repeat("x", 100_000) + `"`
+	h, err := step.New(g, "report", step.Field("id"), func(context.Context, json.RawMessage, idempotency.Reservation) (json.RawMessage, error) {
+		return json.RawMessage(output), nil
+	}, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, call := range []string{"first call", "duplicate"} {
+		if out, name := invoke(t, h, `{"id":1}`); name != "" || out != output {
+			t.Fatalf("%s: %d bytes, error %q; want the output whole", call, len(out), name)
+		}
+	}
+}
+
 // TestHashedKeysStayHidden: with the guard's KeySecret, neither the log
 // lines nor the errors (which Step Functions keeps as the Cause in the
 // execution's history) nor the store hold the fact's key, whatever the

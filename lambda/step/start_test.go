@@ -1,9 +1,11 @@
 package step_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -15,6 +17,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/step"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/step/states"
 )
 
 // stepContract is the environment the step construct writes for a step.
@@ -80,6 +83,59 @@ func TestFromEnvRefusesAnotherContract(t *testing.T) {
 		_, err := step.FromEnv(step.Field("orderId"), noop, handler.WithGetenv(func(k string) string { return tc.env[k] }), handler.WithLogger(slog.New(slog.DiscardHandler)))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("FromEnv: %v, want an error with %q", err, tc.want)
+		}
+	}
+}
+
+// TestFromEnvBoundsTheOutputByWhatStepFunctionsAccepts: a step started as
+// users start it (FromEnv, over a real DynamoDB-compatible server) returns
+// an output that, with its input, fits what Step Functions accepts less the
+// Task state's margin (steptask.OutputBound), to its first call and to a
+// duplicate; one byte more, or the 300,000 bytes the endpoint's bound once
+// let through, is Step.OutputNotStored on the first call and on the
+// duplicate, the effect run once, with a line that names the bound.
+func TestFromEnvBoundsTheOutputByWhatStepFunctionsAccepts(t *testing.T) {
+	srv := dynalite.Start(t)
+	table := srv.NewTable(t)
+	t.Setenv("AWS_ENDPOINT_URL", srv.URL)
+	t.Setenv("AWS_REGION", "us-east-1")
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	env := stepContract(table, "report")
+	const inputSize = len(`{"orderId":"o-1"}`)
+	bound := steptask.OutputBound(inputSize)
+	if bound+inputSize+steptask.TaskMargin != steptask.StatePayloadBytes {
+		t.Fatalf("the bound %d with the input %d and the margin %d is not Step Functions' %d", bound, inputSize, steptask.TaskMargin, steptask.StatePayloadBytes)
+	}
+	sizes := map[string]int{"o-1": bound, "o-2": bound + 1, "o-3": 300_000}
+	runs := map[string]int{}
+	var logs bytes.Buffer
+	h, err := step.FromEnv(step.Field("orderId"), func(_ context.Context, input json.RawMessage, _ idempotency.Reservation) (json.RawMessage, error) {
+		var in struct{ OrderID string }
+		_ = json.Unmarshal(input, &in)
+		runs[in.OrderID]++
+		return json.RawMessage(`"` + strings.Repeat("x", sizes[in.OrderID]-2) + `"`), nil
+	}, handler.WithGetenv(func(k string) string { return env[k] }), handler.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"o-1", "o-2", "o-3"} {
+		for _, call := range []string{"first call", "duplicate"} {
+			logs.Reset()
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			out, err := h(ctx, json.RawMessage(`{"orderId":"`+id+`"}`))
+			cancel()
+			switch {
+			case id == "o-1" && (err != nil || len(out) != bound):
+				t.Errorf("%s, an output of %d bytes, the bound: %d bytes, %v; want it whole", call, sizes[id], len(out), err)
+			case id != "o-1" && (step.ErrorName(err) != states.ErrorOutputNotStored || out != nil):
+				t.Errorf("%s, an output of %d bytes: %d bytes, error %q; want %s", call, sizes[id], len(out), step.ErrorName(err), states.ErrorOutputNotStored)
+			case id != "o-1" && !strings.Contains(logs.String(), strconv.Itoa(bound)):
+				t.Errorf("%s, an output of %d bytes: the line does not name the bound %d: %s", call, sizes[id], bound, logs.String())
+			}
+		}
+		if runs[id] != 1 {
+			t.Errorf("%s: the effect ran %d times, want once", id, runs[id])
 		}
 	}
 }

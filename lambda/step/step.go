@@ -24,10 +24,12 @@
 // guard's rule): a Task state whose TimeoutSeconds ends the attempt earlier
 // (States.Timeout) leaves the invocation running, and the retry is told
 // ErrorInProgress until that invocation completes or its lease ends, when a
-// retry takes the fact over. The guard of a step stores outputs of up to
-// MaxOutputBytes (New refuses a smaller one) and, under a Standard
-// workflow, keeps each fact for 15 days, the 14-day redrive period and a
-// day.
+// retry takes the fact over. A step's output, with its input, is at most
+// MaxOutputBytes, what Step Functions accepts less a margin for what the
+// Task state adds; a larger one is ErrorOutputNotStored, never
+// States.DataLimitExceeded, which no Catch matches. Under a Standard
+// workflow the guard of a step keeps each fact for 15 days, the 14-day
+// redrive period and a day.
 package step
 
 import (
@@ -47,11 +49,18 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 )
 
-// MaxOutputBytes is the largest output a step returns: 256 KiB, the largest
-// payload Step Functions passes between states. The guard of a step must
-// store results at least this large (idempotency.Config.MaxResultBytes),
-// so that every output a state can take is returned to duplicates.
-const MaxOutputBytes = 256 * 1024
+// MaxOutputBytes bounds a step's output and its input together: 245,760
+// bytes, the 262,144 bytes Step Functions accepts as a task's result or a
+// state's output less 16 KiB for what the Task state adds (Lambda's
+// envelope, on the optimized integration), since a ResultPath other than
+// "$" merges the output into the input. An effect's output over what its
+// input leaves is not stored, and the first call and every duplicate get
+// ErrorOutputNotStored (a Catch matches it; no Retry does), with a line
+// that names the bound; the effect ran and never runs again. Returned, the
+// output would fail the execution with States.DataLimitExceeded, which no
+// Retry or Catch matches, on every redrive. DESIGN.md, "Steps", says how the
+// margin was chosen.
+const MaxOutputBytes = steptask.MaxOutputBytes
 
 // Effect is a step's work, done once per fact: it is given the state input
 // and the reservation it runs under (pass r.Key downstream as the
@@ -75,18 +84,18 @@ type Config struct {
 }
 
 // New returns the handler of the step name, whose effect runs once per
-// fact (the key that key reads from the state input) under guard. It refuses,
-// listing every problem, a nil guard, key or effect, a name that is empty,
-// longer than 80 bytes (as Step Functions bounds a state's name), not UTF-8 or holding '#' or control characters,
-// and a guard that stores results smaller than MaxOutputBytes. The name is
-// part of every record key ("<namespace>#<name>#<key>"): renaming a step
-// makes every fact new to it, as a new step.
+// fact (the key that key reads from the state input) under guard, whose
+// records keep every output up to MaxOutputBytes whatever its
+// MaxResultBytes (idempotency.Guard.WithLargestResults). It refuses,
+// listing every problem, a nil guard, key or effect, and a name that is
+// empty, longer than 80 bytes (as Step Functions bounds a state's name),
+// not UTF-8 or holding '#' or control characters. The name is part of
+// every record key ("<namespace>#<name>#<key>"): renaming a step makes
+// every fact new to it, as a new step.
 func New(guard *idempotency.Guard, name string, key KeyFunc, effect Effect, cfg Config) (Handler, error) {
 	var problems []string
 	if guard == nil {
 		problems = append(problems, "the guard is nil; give the idempotency.Guard over the step's table")
-	} else if guard.MaxResultBytes() < MaxOutputBytes {
-		problems = append(problems, fmt.Sprintf("the guard stores results of at most %d bytes; give it idempotency.Config.MaxResultBytes of at least %d (step.MaxOutputBytes), so that every output Step Functions can carry is returned to duplicates", guard.MaxResultBytes(), MaxOutputBytes))
 	}
 	if p := steptask.NameProblem(name); p != "" {
 		problems = append(problems, p)
@@ -103,7 +112,7 @@ func New(guard *idempotency.Guard, name string, key KeyFunc, effect Effect, cfg 
 	if cfg.Logger == nil {
 		cfg.Logger = outcome.NewLogger(os.Stderr, slog.LevelInfo)
 	}
-	s := &step{guard: guard, name: name, key: key, effect: effect, log: cfg.Logger}
+	s := &step{guard: guard.WithLargestResults(), name: name, key: key, effect: effect, log: cfg.Logger}
 	return s.invoke, nil
 }
 
@@ -148,7 +157,8 @@ func (s *step) run(ctx context.Context, input json.RawMessage, x *invocation) (j
 		return nil, x.fail(outcome.BadInput, states.ErrorBadInput, err.Error())
 	}
 	x.key = fact.Key
-	invalid := false
+	bound := steptask.OutputBound(len(input))
+	invalid, dropped := false, 0
 	res, err := s.guard.Run(ctx, fact, func(ctx context.Context, r idempotency.Reservation) (string, error) {
 		out, err := s.effect(ctx, input, r)
 		if err != nil {
@@ -157,10 +167,15 @@ func (s *step) run(ctx context.Context, input json.RawMessage, x *invocation) (j
 		if len(out) == 0 {
 			out = json.RawMessage("null")
 		}
-		// An output that is not JSON cannot go on to the next state, but
-		// the effect has run: the fact is completed with no output, so
-		// that no retry, redrive or second execution runs it again.
+		// An output that is not JSON, or that Step Functions would refuse,
+		// cannot go on to the next state, but the effect has run: the fact
+		// is completed with no output, so that no retry, redrive or second
+		// execution runs it again.
 		if invalid = !json.Valid(out); invalid {
+			return "", nil
+		}
+		if len(out) > bound {
+			dropped = len(out)
 			return "", nil
 		}
 		return string(out), nil
@@ -175,13 +190,24 @@ func (s *step) run(ctx context.Context, input json.RawMessage, x *invocation) (j
 	if invalid {
 		return nil, x.fail(x.outcome, states.ErrorInvalidOutput, "the effect's output is not JSON; the effect ran and will not run again")
 	}
-	if res.DroppedBytes > 0 || res.Value == "" {
-		// An output is never empty ("null" at least): "" is one the guard
-		// did not store. Stopping here, and for every duplicate, is what
-		// keeps the saga from going on with an output it cannot repeat.
-		return nil, x.fail(x.outcome, states.ErrorOutputNotStored, fmt.Sprintf("the step's output was not stored (larger than the %d bytes the guard stores, or not JSON); the effect ran and will not run again", s.guard.MaxResultBytes()))
+	if dropped == 0 && len(res.Value) > bound {
+		dropped = len(res.Value) // stored under a larger bound, before this one
+	}
+	switch {
+	case dropped > 0:
+		return nil, x.fail(x.outcome, states.ErrorOutputNotStored, fmt.Sprintf("the step's output has %d bytes, more than the %d that its input of %d bytes leaves of the %d a step returns (%s): not returned; the effect ran and will not run again", dropped, bound, len(input), MaxOutputBytes, boundWhy()))
+	case res.Value == "":
+		// An output is never empty ("null" at least): "" is one that was
+		// not stored. Stopping here, and for every duplicate, is what keeps
+		// the saga from going on with an output it cannot repeat.
+		return nil, x.fail(x.outcome, states.ErrorOutputNotStored, fmt.Sprintf("the step's output was not stored (not JSON, or more than the %d bytes that its input leaves of the %d a step returns: %s); the effect ran and will not run again", bound, MaxOutputBytes, boundWhy()))
 	}
 	return json.RawMessage(res.Value), nil
+}
+
+// boundWhy says where a step's bound comes from, for its log lines.
+func boundWhy() string {
+	return fmt.Sprintf("Step Functions accepts %d bytes as a task's result or a state's output, less %d for what the Task state adds, and a ResultPath merges the output into the input", steptask.StatePayloadBytes, steptask.TaskMargin)
 }
 
 // fail records the outcome and returns the error named name, logged at

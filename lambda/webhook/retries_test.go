@@ -99,3 +99,70 @@ func TestProviderRetriesThroughTheHandler(t *testing.T) {
 		})
 	}
 }
+
+// TestASignedRequestThatIsNotAnEventIs400: a request whose signature
+// verified but that names no event (Stripe: a signed body that is not JSON,
+// or has no id; Shopify: no event id header) is 400 with a body that says
+// it is not an event, never 401 (the sender is authenticated), with no
+// store request and a line of outcome bad_input naming the check. Two
+// Shopify event ids that differ stay 401, the package's rule for a header
+// repeated with different values (one was added on the way). The providers
+// that key on the signed body (GitHub, Slack's slash commands) or on a
+// signed header (Standard Webhooks) take a signed body that is not JSON as
+// an event, as they send such bodies.
+func TestASignedRequestThatIsNotAnEventIs400(t *testing.T) {
+	now := time.Unix(1700000000, 0)
+	at := func() time.Time { return now }
+	form := []byte("payload=%7B%22action%22%3A%22opened%22%7D")
+	const swSecret = "whsec_c3ctc2VjcmV0LTE="
+	shopify := webhook.Shopify{Secrets: [][]byte{[]byte("sh-secret-1")}}
+	for _, tc := range []struct {
+		name     string
+		verifier httpkey.Verifier
+		body     []byte
+		h        http.Header
+		status   int
+	}{
+		{"stripe: a signed body that is not JSON", webhook.Stripe{Secrets: [][]byte{[]byte("whsec_a")}, Now: at}, form,
+			webhooktest.Stripe(form, now, "whsec_a"), 400},
+		{"stripe: a signed JSON body without an id", webhook.Stripe{Secrets: [][]byte{[]byte("whsec_a")}, Now: at}, []byte(`{"object":"event"}`),
+			webhooktest.Stripe([]byte(`{"object":"event"}`), now, "whsec_a"), 400},
+		{"shopify: a signed body without an event id", shopify, form,
+			with(webhooktest.Shopify(form, "ev-1", "sh-secret-1"), "X-Shopify-Event-Id", ""), 400},
+		{"shopify: a signed body with two event ids that differ", shopify, form,
+			with(webhooktest.Shopify(form, "ev-1", "sh-secret-1"), "Shopify-Event-Id", "ev-2"), 401},
+		{"shopify: a signed body that is not JSON, with its event id", shopify, form,
+			webhooktest.Shopify(form, "ev-1", "sh-secret-1"), 204},
+		{"github: a form-encoded delivery", webhook.GitHub{Secrets: [][]byte{[]byte("gh-secret-1")}}, form,
+			webhooktest.GitHub(form, "gh-secret-1"), 204},
+		{"slack: a slash command", webhook.Slack{Secrets: [][]byte{[]byte("sl-secret-1")}, Now: at}, form,
+			webhooktest.Slack(form, now, "sl-secret-1"), 204},
+		{"standard webhooks: a body that is not JSON", webhook.StandardWebhooks{Secrets: [][]byte{[]byte(swSecret)}, Now: at}, form,
+			webhooktest.StandardWebhooks(form, "msg_1", now, swSecret), 204},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			store := storespy.NewCounter(storetest.NewMemoryStore())
+			g, _ := idempotency.NewGuard(store, idempotency.Config{Namespace: "hooks"})
+			var logs bytes.Buffer
+			runs := 0
+			h := httpkey.New(g, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { runs++; w.WriteHeader(204) }),
+				httpkey.Config{Verifier: tc.verifier, Logger: outcome.NewLogger(&logs, slog.LevelInfo), Metrics: io.Discard})
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, request(string(tc.body), tc.h))
+			if w.Code != tc.status {
+				t.Fatalf("status %d, want %d: %s", w.Code, tc.status, w.Body.String())
+			}
+			if tc.status != 400 {
+				return
+			}
+			var line map[string]any
+			if err := json.Unmarshal(logs.Bytes(), &line); err != nil {
+				t.Fatal(err)
+			}
+			reason, _ := line["reason"].(string)
+			if runs != 0 || store.Requests() != 0 || line["outcome"] != "bad_input" || !strings.Contains(reason, ": event id: ") || !strings.Contains(w.Body.String(), "not an event") {
+				t.Fatalf("runs %d, store requests %d, line %v, body %s", runs, store.Requests(), line, w.Body.String())
+			}
+		})
+	}
+}

@@ -25,6 +25,13 @@ import (
 // client secret it may sign with the old one for up to an hour, so list
 // both.
 //
+// A delivery whose signature verified without an event id is refused by
+// the check "event id", which the handler answers 400: the body is
+// authentic, the delivery names no event. Two event ids that differ are
+// refused by the header check (401), as every header repeated with
+// different values is: the provider never sends two, so one was added on
+// the way.
+//
 // The key is the event id header, the identifier Shopify documents for
 // ignoring duplicates
 // (https://shopify.dev/docs/apps/build/webhooks/ignore-duplicates): its
@@ -65,7 +72,7 @@ func (s Shopify) Verify(r *http.Request, body []byte) (string, error) {
 		return "", err
 	}
 	if id == "" {
-		return "", refuse(p, "event id", "the delivery has no X-Shopify-Event-Id or Shopify-Event-Id")
+		return "", refuse(p, checkEvent, "the delivery has no X-Shopify-Event-Id or Shopify-Event-Id")
 	}
 	return id, nil
 }

@@ -29,7 +29,8 @@ const defaultStripeTolerance = 300 * time.Second
 // Refused where stripe-go accepts (none of them is a request Stripe sends):
 // t given twice (stripe-go reads the last), two Stripe-Signature fields with
 // different values (it reads the first; see the package's header rule), and
-// a signed body without an event id (no key).
+// a signed body that is not JSON or has no event id (no key; the check
+// "event id", which the handler answers 400: the request is authenticated).
 //
 // The key is the event's id (the signed body's "id", "evt_…"): Stripe
 // retries a delivery (for up to three days in live mode) with the same
@@ -68,7 +69,7 @@ func (s Stripe) Verify(r *http.Request, body []byte) (string, error) {
 		ID string `json:"id"`
 	}
 	if err := json.Unmarshal(body, &event); err != nil || event.ID == "" {
-		return "", refuse(p, "event id", "the signed body has no event id")
+		return "", refuse(p, checkEvent, "the signed body is not a Stripe event (not a JSON object with an id)")
 	}
 	return event.ID, nil
 }

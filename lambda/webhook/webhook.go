@@ -1,7 +1,8 @@
 // Package webhook authenticates the webhooks of Stripe, GitHub, Shopify,
 // Slack and any sender of Standard Webhooks, and names the fact each
 // carries: verifiers for httpkey.Handler, which runs one before any store
-// request and answers 401 when it refuses.
+// request and answers 401 when it refuses, or 400 when the request is
+// authenticated but names no event (httpkey.ErrNotAnEvent).
 //
 // Each verifier checks the provider's HMAC-SHA256 signature in constant time
 // (hmac.Equal), against every secret it holds, so that a secret can be
@@ -31,10 +32,17 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/httpkey"
 )
 
-// ErrUnauthorized is wrapped by every refusal of a verifier of this package.
+// ErrUnauthorized is wrapped by every refusal of a verifier of this package
+// but those of the check "event id" (see Error.Unwrap).
 var ErrUnauthorized = errors.New("webhook not authenticated")
+
+// checkEvent is the check of a request whose signature verified but that
+// names no event.
+const checkEvent = "event id"
 
 // Error is a verifier's refusal: the provider, the check that failed and
 // why, without the secret or the body.
@@ -48,8 +56,16 @@ func (e *Error) Error() string {
 	return e.Provider + ": " + e.Check + ": " + e.Reason
 }
 
-// Unwrap returns ErrUnauthorized.
-func (e *Error) Unwrap() error { return ErrUnauthorized }
+// Unwrap returns ErrUnauthorized, or httpkey.ErrNotAnEvent for the check
+// "event id", which comes after the signature verified: the request is
+// authenticated and names no event (a signed Stripe body that is not JSON),
+// so that the handler answers 400 rather than 401.
+func (e *Error) Unwrap() error {
+	if e.Check == checkEvent {
+		return httpkey.ErrNotAnEvent
+	}
+	return ErrUnauthorized
+}
 
 func refuse(provider, check, format string, args ...any) error {
 	return &Error{Provider: provider, Check: check, Reason: fmt.Sprintf(format, args...)}

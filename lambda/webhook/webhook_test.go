@@ -47,11 +47,17 @@ func with(h http.Header, name, value string) http.Header {
 	return h
 }
 
+// refusal fails unless err is a refusal of check: unauthorized, or for the
+// check "event id" (after the signature verified) not an event.
 func refusal(t *testing.T, err error, check string) {
 	t.Helper()
 	var e *webhook.Error
-	if !errors.As(err, &e) || !errors.Is(err, webhook.ErrUnauthorized) || e.Check != check {
-		t.Fatalf("err = %v, want a refusal of the %s check", err, check)
+	kind := webhook.ErrUnauthorized
+	if check == "event id" {
+		kind = httpkey.ErrNotAnEvent
+	}
+	if !errors.As(err, &e) || !errors.Is(err, kind) || errors.Is(err, webhook.ErrUnauthorized) == (kind == httpkey.ErrNotAnEvent) || e.Check != check {
+		t.Fatalf("err = %v, want a refusal of the %s check (%v)", err, check, kind)
 	}
 }
 
@@ -126,6 +132,7 @@ func TestStripe(t *testing.T) {
 		{"another secret", sig(now, "whsec_other"), stripeBody, "signature", ""},
 		{"a changed body", sig(now, "whsec_new"), stripeBody + " ", "signature", ""},
 		{"a signed body without an id", webhooktest.Stripe([]byte(`{"object":"event"}`), now, "whsec_new"), `{"object":"event"}`, "event id", ""},
+		{"a signed body that is not JSON", webhooktest.Stripe([]byte("id=evt_1"), now, "whsec_new"), "id=evt_1", "event id", ""},
 	}, "whsec_test_secret", "whsec_new")
 	// An hour on: a retry (the same event, a new t) is the same fact; the
 	// vector is too old.

@@ -37,9 +37,12 @@ const (
 	// ErrorMismatch: the step's fact was run with another input (the same
 	// key for different content). The effect does not run. Never retried.
 	ErrorMismatch = "Step.PayloadMismatch"
-	// ErrorOutputNotStored: the effect ran and its output was larger than
-	// the guard stores, so that a duplicate cannot return it. Never retried:
-	// the effect is not run again.
+	// ErrorOutputNotStored: the effect ran and its output, with the step's
+	// input, was larger than Step Functions accepts less a margin for the
+	// Task state (step.MaxOutputBytes), so that it was not stored and no
+	// call returns it: returned, it would fail the execution with
+	// States.DataLimitExceeded, which no Catch matches. Never retried: the
+	// effect is not run again.
 	ErrorOutputNotStored = "Step.OutputNotStored"
 	// ErrorInvalidOutput: the effect ran and returned an output that is not
 	// JSON, which no state can take as input; the fact is completed without
