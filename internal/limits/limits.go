@@ -103,6 +103,22 @@ const (
 	MaxTxBytes = 4 << 20
 )
 
+// How long the streams a stream consumer reads keep a record
+// (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Streams.html,
+// https://docs.aws.amazon.com/streams/latest/dev/kinesis-extended-retention.html):
+// Lambda's MaxRecordAge must end before the stream drops the record.
+const (
+	// DynamoDBStreamRetention is how long a DynamoDB stream keeps a
+	// record: 24 hours.
+	DynamoDBStreamRetention = 24 * time.Hour
+	// KinesisDefaultRetention is a Kinesis data stream's retention when it
+	// sets none: 24 hours.
+	KinesisDefaultRetention = 24 * time.Hour
+	// KinesisMaxRetention is a Kinesis data stream's longest retention:
+	// 365 days (8,760 hours).
+	KinesisMaxRetention = 8760 * time.Hour
+)
+
 // NamespaceWildcards are the characters a namespace may not hold besides
 // '#': the wildcards of IAM's StringLike, in which the construct scopes a
 // consumer's access to the keys "<namespace>#*" of a shared table.
