@@ -103,6 +103,18 @@ const (
 	MaxTxBytes = 4 << 20
 )
 
+// How long an SQS queue keeps a message (MessageRetentionPeriod:
+// https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/quotas-messages.html).
+const (
+	// MinQueueRetention is SQS's shortest retention: 60 seconds.
+	MinQueueRetention = time.Minute
+	// DefaultQueueRetention is the retention of a queue that sets none: 4
+	// days.
+	DefaultQueueRetention = 4 * 24 * time.Hour
+	// MaxQueueRetention is SQS's longest retention: 14 days.
+	MaxQueueRetention = 14 * 24 * time.Hour
+)
+
 // How long the streams a stream consumer reads keep a record
 // (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Streams.html,
 // https://docs.aws.amazon.com/streams/latest/dev/kinesis-extended-retention.html):
