@@ -11,6 +11,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/family"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
 )
 
 // This file holds the rules about settings that deploy and then lose
@@ -23,15 +24,10 @@ import (
 // (an imported queue, layer or table), the rule becomes a warning that
 // states it.
 
-// SQS's retention of a queue that sets none, and its longest.
-const (
-	sqsDefaultRetention = 4 * 24 * time.Hour
-	sqsMaxRetention     = 14 * 24 * time.Hour
-	// sqsDefaultMaxMessageBytes is the MaximumMessageSize that a queue
-	// created before SQS's default became 1 MiB keeps when its template
-	// does not set one.
-	sqsDefaultMaxMessageBytes = 262144
-)
+// sqsDefaultMaxMessageBytes is the MaximumMessageSize that a queue created
+// before SQS's default became 1 MiB keeps when its template does not set
+// one.
+const sqsDefaultMaxMessageBytes = 262144
 
 // synthWarning is a warning the construct adds to itself at synth.
 type synthWarning = family.Warning
@@ -59,7 +55,7 @@ type retention struct {
 func (p *IdempotentConsumerProps) queueRetentions() (queue, dlq retention) {
 	switch {
 	case p.Queue == nil:
-		queue = propRetention("QueueProps.RetentionPeriod", p.QueueProps, sqsDefaultRetention, "SQS's default")
+		queue = propRetention("QueueProps.RetentionPeriod", p.QueueProps, limits.DefaultQueueRetention, "SQS's default")
 	default:
 		queue = queueRetention("Queue", p.Queue)
 	}
@@ -73,7 +69,7 @@ func (p *IdempotentConsumerProps) queueRetentions() (queue, dlq retention) {
 			dlq = retention{what: "the dead-letter queue"}
 		}
 	default:
-		dlq = propRetention("DeadLetterQueueProps.RetentionPeriod", p.DeadLetterQueueProps, sqsMaxRetention, "the construct's default")
+		dlq = propRetention("DeadLetterQueueProps.RetentionPeriod", p.DeadLetterQueueProps, limits.MaxQueueRetention, "the construct's default")
 	}
 	return queue, dlq
 }
@@ -100,7 +96,7 @@ func queueRetention(name string, q awssqs.IQueue) retention {
 	switch v := cfn.MessageRetentionPeriod(); {
 	case v == nil:
 		r.what += " (SQS's default)"
-		r.d, r.known, r.isDefault = sqsDefaultRetention, true, true
+		r.d, r.known, r.isDefault = limits.DefaultQueueRetention, true, true
 	case !*awscdk.Token_IsUnresolved(v):
 		r.d, r.known = time.Duration(*v)*time.Second, true
 	}
@@ -118,7 +114,19 @@ func deadLetterRetentionProblems(queue, dlq retention, fifo bool) []string {
 		return nil
 	}
 	return []string{fmt.Sprintf("the dead-letter queue's retention %s (%s) is not longer than the queue's %s (%s): for a standard queue SQS keeps a message's original enqueue time when it moves it to the dead-letter queue, so a message that waited in the queue for most of its retention is deleted from the dead-letter queue soon after it arrives, or at once; give the dead-letter queue a retention longer than the queue's (up to %s, SQS's longest, the construct's default), or shorten the queue's",
-		formatDays(dlq.d), dlq.what, formatDays(queue.d), queue.what, formatDays(sqsMaxRetention))}
+		formatDays(dlq.d), dlq.what, formatDays(queue.d), queue.what, formatDays(limits.MaxQueueRetention))}
+}
+
+// retentionRangeProblems is the rule that a retention the props give is
+// one SQS keeps (60 seconds to 14 days): CDK refuses another at the
+// queue's construction, without naming the consumer or the prop. A queue
+// of the app was refused at its own construction.
+func retentionRangeProblems(r retention) []string {
+	if !r.known || r.isDefault || r.d >= limits.MinQueueRetention && r.d <= limits.MaxQueueRetention {
+		return nil
+	}
+	return []string{fmt.Sprintf("%s %s is out of range: SQS keeps a message from %s to %s; give a retention in that range",
+		r.what, formatDays(r.d), contract.Format(limits.MinQueueRetention), formatDays(limits.MaxQueueRetention))}
 }
 
 // redriveRetentionProblems is the rule that a message can fail every
@@ -286,6 +294,8 @@ func refusals(s *settings) (problems []string, warnings []synthWarning) {
 		warnings = append(warnings, ws...)
 	}
 	queue, dlq := s.queueRetention, s.dlqRetention
+	add(retentionRangeProblems(queue), nil)
+	add(retentionRangeProblems(dlq), nil)
 	add(deadLetterRetentionProblems(queue, dlq, s.fifo.queue), nil)
 	add(redriveRetentionProblems(queue, s.maxReceiveCount, s.visibilityTimeout), nil)
 	add(backoffRetentionProblems(queue, s.Runtime, s.visibilityTimeout), nil)

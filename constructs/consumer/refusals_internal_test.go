@@ -51,6 +51,29 @@ func wantWarning(t *testing.T, got []synthWarning, id string, want []string) {
 
 func known(what string, d time.Duration) retention { return retention{what: what, d: d, known: true} }
 
+// TestRetentionIsOneSQSKeeps: a retention the props give is refused outside
+// SQS's 60 seconds to 14 days, with the construct's words; a default, or a
+// retention the construct cannot read, is not judged.
+func TestRetentionIsOneSQSKeeps(t *testing.T) {
+	const day = 24 * time.Hour
+	for _, tc := range []struct {
+		r    retention
+		want string
+	}{
+		{known("QueueProps.RetentionPeriod", 59*time.Second), "QueueProps.RetentionPeriod 59s is out of range: SQS keeps a message from 1m to 336h (14 days)"},
+		{known("QueueProps.RetentionPeriod", time.Minute), ""},
+		{known("DeadLetterQueueProps.RetentionPeriod", 14*day), ""},
+		{known("DeadLetterQueueProps.RetentionPeriod", 14*day+time.Second), "DeadLetterQueueProps.RetentionPeriod 1209601s is out of range"},
+		{retention{what: "SQS's default", d: 4 * day, known: true, isDefault: true}, ""},
+		{retention{what: "the retention period of Queue S/Q"}, ""},
+	} {
+		got := retentionRangeProblems(tc.r)
+		if tc.want == "" && len(got) > 0 || tc.want != "" && (len(got) != 1 || !strings.Contains(got[0], tc.want)) {
+			t.Errorf("%s %s: %q; want %q", tc.r.what, tc.r.d, got, tc.want)
+		}
+	}
+}
+
 func TestDeadLetterRetentionMustBeLongerThanTheQueues(t *testing.T) {
 	for _, tc := range []struct {
 		name       string

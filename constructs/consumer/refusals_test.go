@@ -106,6 +106,15 @@ func TestRefusedSettingsThatLoseMessages(t *testing.T) {
 		},
 		want: []string{"retention 168h (7 days) (the retention period of Queue's dead-letter queue S/OrdersDLQ) is not longer than the queue's 168h (7 days) (the retention period of Queue S/Orders)"},
 	}, {
+		name: "DeadLetterQueueProps keeping messages longer than SQS does",
+		bad: func(s awscdk.Stack, p *consumer.IdempotentConsumerProps) {
+			p.DeadLetterQueueProps = &awssqs.QueueProps{RetentionPeriod: days(15)}
+		},
+		good: func(s awscdk.Stack, p *consumer.IdempotentConsumerProps) {
+			p.DeadLetterQueueProps = &awssqs.QueueProps{RetentionPeriod: days(14)}
+		},
+		want: []string{`IdempotentConsumer "C": invalid props`, "DeadLetterQueueProps.RetentionPeriod 360h (15 days) is out of range: SQS keeps a message from 1m to 336h (14 days); give a retention in that range"},
+	}, {
 		name: "QueueProps.RetentionPeriod shorter than MaxReceiveCount × visibility",
 		bad: func(s awscdk.Stack, p *consumer.IdempotentConsumerProps) {
 			p.QueueProps = &awssqs.QueueProps{RetentionPeriod: minutes(10)}

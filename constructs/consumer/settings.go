@@ -11,6 +11,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/family"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
 )
 
 // The construct computes, then checks, then builds (DESIGN.md, "Compute,
@@ -54,7 +55,7 @@ const (
 
 // dlqRetention is how long the construct's dead-letter queues keep a
 // message by default: the SQS maximum, time for a human to look.
-var dlqRetention = awscdk.Duration_Days(jsii.Number(14))
+var dlqRetention = awscdk.Duration_Days(jsii.Number(limits.MaxQueueRetention.Hours() / 24))
 
 // settings are the props with their defaults applied, computed once by
 // compute: everything the builders build from, and the rules check.

@@ -95,11 +95,13 @@ type IdempotentStreamConsumerProps struct {
 	// leave the stream). Default: 10.
 	RetryAttempts *float64
 	// MaxRecordAge is the age past which Lambda sends a record to the
-	// on-failure bucket without invoking: 60 seconds to 7 days, and less
-	// than Window by the clock-skew margin, so that every record the
-	// function is given is younger than the business window (an older one
-	// would be refused as expired: its fact's record may be gone). Default: 6
-	// hours.
+	// on-failure bucket without invoking: 60 seconds to 7 days, less than
+	// Window by the clock-skew margin, so that every record the function is
+	// given is younger than the business window (an older one would be
+	// refused as expired: its fact's record may be gone), and less than the
+	// stream's retention (a DynamoDB stream's 24 hours, a Kinesis stream's
+	// own), so that the stream still holds a record Lambda gives up on.
+	// Default: 6 hours.
 	MaxRecordAge awscdk.Duration
 	// ParallelizationFactor is how many batches of one shard run at once:
 	// 1 to 10 (Lambda keeps the order of each partition key, or item key,

@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awskinesis"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/family"
@@ -51,6 +52,7 @@ type settings struct {
 	parallelizationFactor float64
 	failureRetention      time.Duration
 	viewType              string // the source table's stream view type, "" when unknown
+	retention             retention
 	iteratorAgeAlarm      time.Duration
 	// unreadable are the props given as values the construct cannot read
 	// at synth (tokens, fractions).
@@ -86,6 +88,7 @@ func (p *IdempotentStreamConsumerProps) compute(id string) *settings {
 	if p.SourceTable != nil {
 		s.viewType = viewTypeOf(p.SourceTable)
 	}
+	s.retention = p.retention()
 	own := p.runtimeValues(s)
 	s.Settings = family.Resolve(kind, id, &p.Props, func(f contract.Field) (any, bool) {
 		v, ok := own[f.Var]
@@ -131,6 +134,7 @@ var rules = []family.Rule[*settings]{
 	{Reads: []string{"Stream", "SourceTable", "OldImage", "Removes"}, Check: family.Problem(sourceProblems)},
 	{Reads: []string{"StartingPosition", "BatchSize", "MaxBatchingWindow", "RetryAttempts", "ParallelizationFactor"}, Check: family.Problem(eventSourceProblems)},
 	{Reads: []string{"MaxRecordAge", "Window"}, Check: family.Problem(recordAgeProblems)},
+	{Reads: []string{"MaxRecordAge", "Stream", "SourceTable"}, Check: family.Problem(retentionProblems)},
 	{Reads: []string{"FailureRetention", "MaxRecordAge"}, Check: family.Problem(failureRetentionProblems)},
 	{Reads: []string{"IteratorAgeAlarmThreshold"}, Check: family.Problem(iteratorAgeProblems)},
 }
@@ -186,6 +190,57 @@ func recordAgeProblems(s *settings) []string {
 			contract.Format(s.maxRecordAge), contract.Format(s.Runtime.Window), contract.Format(limits.ClockSkewMargin), contract.Format(limit))}
 	}
 	return nil
+}
+
+// retention is how long the stream keeps a record, as the construct can
+// know it at synth: what names it in a message, and d, 0 when unknown;
+// kinesis: the stream's retention can be made longer.
+type retention struct {
+	what    string
+	d       time.Duration
+	kinesis bool
+}
+
+// retention reads the source stream's retention: a DynamoDB stream's 24
+// hours; a Kinesis stream of the app's own (Kinesis's 24 hours when it
+// sets none); unknown for an imported stream or a token.
+func (p *IdempotentStreamConsumerProps) retention() retention {
+	if p.SourceTable != nil {
+		return retention{what: fmt.Sprintf("the stream of %s, %s (a DynamoDB stream's)", *p.SourceTable.Node().Path(), contract.Format(limits.DynamoDBStreamRetention)), d: limits.DynamoDBStreamRetention}
+	}
+	if p.Stream == nil {
+		return retention{}
+	}
+	cfn, ok := p.Stream.Node().DefaultChild().(awskinesis.CfnStream)
+	if !ok {
+		return retention{}
+	}
+	path := *p.Stream.Node().Path()
+	switch h := cfn.RetentionPeriodHours(); {
+	case h == nil:
+		return retention{what: fmt.Sprintf("the stream %s, %s (Kinesis's default)", path, contract.Format(limits.KinesisDefaultRetention)), d: limits.KinesisDefaultRetention, kinesis: true}
+	case *awscdk.Token_IsUnresolved(h):
+		return retention{}
+	default:
+		d := time.Duration(*h * float64(time.Hour))
+		return retention{what: fmt.Sprintf("the stream %s, %s", path, contract.Format(d)), d: d, kinesis: true}
+	}
+}
+
+// retentionProblems: MaxRecordAge ends before the stream drops a record,
+// so that Lambda gives up on a record that keeps failing (and sends its
+// batch to the on-failure bucket) while the stream still holds it.
+func retentionProblems(s *settings) []string {
+	r := s.retention
+	if r.d == 0 || s.maxRecordAge < r.d {
+		return nil
+	}
+	longer := ""
+	if r.kinesis {
+		longer = fmt.Sprintf(", or the stream a longer retention (StreamProps.RetentionPeriod, up to %s)", contract.Format(limits.KinesisMaxRetention))
+	}
+	return []string{fmt.Sprintf("MaxRecordAge %s is not shorter than the retention of %s: a record that keeps failing leaves the stream before Lambda gives up on it, so its batch never reaches the on-failure bucket; give a MaxRecordAge below %s (default %s)%s",
+		contract.Format(s.maxRecordAge), r.what, contract.Format(r.d), contract.Format(defaultMaxRecordAge), longer)}
 }
 
 // failureRetentionProblems: the failure bucket keeps a batch at least as

@@ -247,6 +247,63 @@ func TestRefusals(t *testing.T) {
 	}
 }
 
+// TestRecordAgeWithinTheStreamsRetention: MaxRecordAge must be shorter
+// than the time the stream keeps a record (a DynamoDB stream's 24 hours, a
+// Kinesis stream's retention, 24 hours by default), or a record that keeps
+// failing leaves the stream before Lambda gives up on it, and the batch
+// never reaches the on-failure bucket; the neighbour within the retention
+// deploys. Before, each was accepted (Window alone bounded MaxRecordAge).
+func TestRecordAgeWithinTheStreamsRetention(t *testing.T) {
+	hours := func(n float64) awscdk.Duration { return awscdk.Duration_Hours(jsii.Number(n)) }
+	kinesis := func(retention awscdk.Duration, age float64) func(s awscdk.Stack) *stream.IdempotentStreamConsumerProps {
+		return func(s awscdk.Stack) *stream.IdempotentStreamConsumerProps {
+			return &stream.IdempotentStreamConsumerProps{
+				Props:        core.Props{Entry: jsii.String(handlerDir), Window: hours(7 * 24)},
+				Stream:       awskinesis.NewStream(s, jsii.String("E"), &awskinesis.StreamProps{RetentionPeriod: retention}),
+				MaxRecordAge: hours(age),
+			}
+		}
+	}
+	table := func(age float64) func(s awscdk.Stack) *stream.IdempotentStreamConsumerProps {
+		return func(s awscdk.Stack) *stream.IdempotentStreamConsumerProps {
+			return &stream.IdempotentStreamConsumerProps{
+				Props:       core.Props{Entry: jsii.String(handlerDir), Window: hours(7 * 24)},
+				SourceTable: ordersTable(s, awsdynamodb.StreamViewType_NEW_IMAGE), Removes: contract.RemoveRun,
+				MaxRecordAge: hours(age),
+			}
+		}
+	}
+	for _, c := range []struct {
+		name  string
+		props func(s awscdk.Stack) *stream.IdempotentStreamConsumerProps
+		want  []string // none when accepted
+	}{
+		{"a Kinesis stream's default retention", kinesis(nil, 48), []string{"MaxRecordAge 48h is not shorter than the retention of the stream Outbox/E, 24h: ", "give a MaxRecordAge below 24h (default 6h), or the stream a longer retention (StreamProps.RetentionPeriod, up to 8760h)"}},
+		{"a Kinesis stream's own retention", kinesis(hours(72), 72), []string{"MaxRecordAge 72h is not shorter than the retention of the stream Outbox/E, 72h: a record that keeps failing leaves the stream before Lambda gives up on it, so its batch never reaches the on-failure bucket"}},
+		{"within a Kinesis stream's retention", kinesis(hours(72), 48), nil},
+		{"a DynamoDB stream's 24 hours", table(30), []string{"MaxRecordAge 30h is not shorter than the retention of the stream of Outbox/Orders, 24h (a DynamoDB stream's)", "give a MaxRecordAge below 24h (default 6h)\n"}},
+		{"within a DynamoDB stream's 24 hours", table(23), nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := newStack(t)
+			var props *stream.IdempotentStreamConsumerProps
+			cdktest.Must(t, func() { props = c.props(s) })
+			msg, panicked := cdktest.Panics(func() { stream.NewIdempotentStreamConsumer(s, jsii.String("C"), props) })
+			switch {
+			case c.want == nil && panicked:
+				t.Fatalf("refused: %s", msg)
+			case c.want != nil && !panicked:
+				t.Fatal("not refused")
+			}
+			for _, w := range c.want {
+				if !strings.Contains(msg+"\n", w) {
+					t.Errorf("the refusal does not say %q:\n%s", w, msg)
+				}
+			}
+		})
+	}
+}
+
 func only(t *testing.T, tmpl map[string]any, typ string) map[string]any {
 	t.Helper()
 	var found []map[string]any

@@ -1,9 +1,12 @@
 // Package limits holds the guard's defaults and bounds: the values of
 // idempotency.Config's zero fields, the largest values it accepts, and the
-// DynamoDB key sizes they follow from. The guard applies them, and the
-// runtime contract and the constructs check a deployment against them; each
-// is written once, here, in a leaf that imports nothing, so that a CDK app
-// links no runtime code for a number.
+// DynamoDB key, item and transaction sizes they follow from; and the other
+// services' limits that a rule of the family follows (DESIGN.md, "The
+// services' limits", lists every limit and where it is enforced). The guard
+// and the store apply them, and the runtime contract and the constructs
+// check a deployment against them; each is written once, here, in a leaf
+// that imports nothing, so that a CDK app links no runtime code for a
+// number.
 //
 // Users read them in idempotency.Config's documentation, which gives every
 // value; they are not part of the library's API.
@@ -81,6 +84,51 @@ const (
 	// bytes for the business key after "<namespace>#" (and a hashed key, 43
 	// bytes, always fits).
 	MaxNamespaceBytes = MaxKeyBytes / 2
+)
+
+// DynamoDB's item and transaction bounds, which the store's records and
+// transactional writes must respect
+// (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Constraints.html,
+// where 1 KB is 1,024 bytes;
+// https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html).
+const (
+	// MaxItemBytes is DynamoDB's largest item: 400 KB (409,600 bytes), its
+	// attribute names included. A record with the longest key and a
+	// result of LargestResultBytes fits it.
+	MaxItemBytes = 400 << 10
+	// MaxTxActions is the most actions one TransactWriteItems takes: 100.
+	MaxTxActions = 100
+	// MaxTxBytes bounds the aggregate size of the items of one
+	// TransactWriteItems: 4 MB (4,194,304 bytes).
+	MaxTxBytes = 4 << 20
+)
+
+// How long an SQS queue keeps a message (MessageRetentionPeriod:
+// https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/quotas-messages.html).
+const (
+	// MinQueueRetention is SQS's shortest retention: 60 seconds.
+	MinQueueRetention = time.Minute
+	// DefaultQueueRetention is the retention of a queue that sets none: 4
+	// days.
+	DefaultQueueRetention = 4 * 24 * time.Hour
+	// MaxQueueRetention is SQS's longest retention: 14 days.
+	MaxQueueRetention = 14 * 24 * time.Hour
+)
+
+// How long the streams a stream consumer reads keep a record
+// (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Streams.html,
+// https://docs.aws.amazon.com/streams/latest/dev/kinesis-extended-retention.html):
+// Lambda's MaxRecordAge must end before the stream drops the record.
+const (
+	// DynamoDBStreamRetention is how long a DynamoDB stream keeps a
+	// record: 24 hours.
+	DynamoDBStreamRetention = 24 * time.Hour
+	// KinesisDefaultRetention is a Kinesis data stream's retention when it
+	// sets none: 24 hours.
+	KinesisDefaultRetention = 24 * time.Hour
+	// KinesisMaxRetention is a Kinesis data stream's longest retention:
+	// 365 days (8,760 hours).
+	KinesisMaxRetention = 8760 * time.Hour
 )
 
 // NamespaceWildcards are the characters a namespace may not hold besides

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/replay"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 )
 
@@ -76,6 +78,39 @@ func TestRecordSizeIsTheItemsSize(t *testing.T) {
 			if got, want := s.recordSize(rec), itemSize(s.marshal(rec)); got != want {
 				t.Errorf("%s, %s record %q: recordSize %d, the item's size %d", name, rec.Status, rec.Key, got, want)
 			}
+		}
+	}
+}
+
+// TestTheLargestRecordFitsAnItem: the largest record the store writes fits
+// DynamoDB's item (limits.MaxItemBytes, 400 KB): in each key design, with
+// attribute names of DynamoDB's longest (255 bytes), the longest record key
+// and fixed key value the contract accepts, a result of
+// limits.LargestResultBytes (the guard's bound), the longest replay audit
+// (replay.MaxBytes) and a lease.
+func TestTheLargestRecordFitsAnItem(t *testing.T) {
+	name := func(c string) string { return strings.Repeat(c, 255) }
+	fixed := func(n int) func(string) string { return func(string) string { return strings.Repeat("f", n) } }
+	stores := map[string]*Store{
+		"partition key":          New(nil, "t", WithPartitionKey(name("p")), WithTTLAttribute(name("t"))),
+		"partition and sort key": New(nil, "t", WithPartitionKey(name("p")), WithSortKey(name("s"), fixed(limits.MaxSortKeyBytes)), WithTTLAttribute(name("t"))),
+		"key in the sort key":    New(nil, "t", WithPartitionKey(name("p")), WithKeyInSortKey(name("s"), fixed(limits.MaxKeyBytes)), WithTTLAttribute(name("t"))),
+	}
+	now := time.Unix(1764590400, 0)
+	for design, s := range stores {
+		keyBytes := limits.MaxKeyBytes
+		if design == "key in the sort key" {
+			keyBytes = limits.MaxSortKeyBytes
+		}
+		rec := idempotency.Record{
+			Key: "n#" + strings.Repeat("k", keyBytes-2), Owner: strings.Repeat("o", 32), Status: idempotency.StatusInProgress,
+			PayloadHash: hashSizeExample, LeaseUntil: now, ExpiresAt: now, TTL: now,
+			Result: strings.Repeat("r", limits.LargestResultBytes), Replay: strings.Repeat("a", replay.MaxBytes),
+		}
+		if n := s.recordSize(rec); n > limits.MaxItemBytes {
+			t.Errorf("%s: the largest record is %d bytes, more than DynamoDB's item of %d", design, n, limits.MaxItemBytes)
+		} else {
+			t.Logf("%s: %d bytes of %d", design, n, limits.MaxItemBytes)
 		}
 	}
 }

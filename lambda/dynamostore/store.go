@@ -60,7 +60,9 @@ const (
 const layout = 1
 
 // MaxTxWrites is how many writes a transactional effect may add: DynamoDB
-// allows 100 actions per transaction and the record takes one.
+// allows 100 actions per transaction and the record takes one. Their items
+// and the record's may weigh 4 MB in all; a larger transaction is refused
+// before it is sent (idempotency.ErrTxInvalid).
 const MaxTxWrites = 99
 
 // API is the part of the DynamoDB client the store calls; *dynamodb.Client
@@ -335,11 +337,14 @@ func (s *Store) Commit(ctx context.Context, rec idempotency.Record, now time.Tim
 		return fmt.Errorf("%w: dynamostore: writes are %T, want []types.TransactWriteItem", idempotency.ErrTxInvalid, writes)
 	}
 	if len(items) > MaxTxWrites {
-		return fmt.Errorf("%w: dynamostore: %d transactional writes, at most %d (DynamoDB allows 100 actions and the record takes one)", idempotency.ErrTxInvalid, len(items), MaxTxWrites)
+		return fmt.Errorf("%w: dynamostore: %d transactional writes, at most %d (DynamoDB allows %d actions and the record takes one)", idempotency.ErrTxInvalid, len(items), MaxTxWrites, limits.MaxTxActions)
 	}
 	all := make([]types.TransactWriteItem, 0, len(items)+1)
 	all = append(all, types.TransactWriteItem{Put: s.reservePut(rec, now)})
 	all = append(all, items...)
+	if n := txBytes(all); n > limits.MaxTxBytes {
+		return fmt.Errorf("%w: dynamostore: the transaction's items are at least %d bytes (the record's and the writes': a put's item, an update's or delete's key), more than the %d bytes DynamoDB allows a transaction's items (TransactWriteItems, 4 MB); write fewer or smaller items", idempotency.ErrTxInvalid, n, limits.MaxTxBytes)
+	}
 	if err := s.oneActionPerItem(all); err != nil {
 		return err
 	}
@@ -497,23 +502,44 @@ func multipleOperationsOnOneItem(err error) bool {
 }
 
 // txUnits computes what a transaction's writes consume: two writes of each
-// item. A put's size is its item's; an update's, delete's or condition
-// check's item is not known here, and counts by its key (at least one unit).
+// item, of its actionSize (at least one unit).
 func txUnits(all []types.TransactWriteItem) idempotency.Capacity {
 	var w float64
 	for _, a := range all {
-		switch {
-		case a.Put != nil:
-			w += 2 * writeUnits(itemSize(a.Put.Item))
-		case a.Update != nil:
-			w += 2 * writeUnits(itemSize(a.Update.Key))
-		case a.Delete != nil:
-			w += 2 * writeUnits(itemSize(a.Delete.Key))
-		case a.ConditionCheck != nil:
-			w += 2 * writeUnits(itemSize(a.ConditionCheck.Key))
+		if n, ok := actionSize(a); ok {
+			w += 2 * writeUnits(n)
 		}
 	}
 	return idempotency.Capacity{Write: w}
+}
+
+// txBytes is the least aggregate size of a transaction's items, which
+// DynamoDB bounds to limits.MaxTxBytes: the sum of their actionSize.
+func txBytes(all []types.TransactWriteItem) int {
+	total := 0
+	for _, a := range all {
+		n, _ := actionSize(a)
+		total += n
+	}
+	return total
+}
+
+// actionSize is the size of the item an action writes, as far as it is
+// known here: a put's is its item's; an update's, delete's or condition
+// check's item is not known, and counts by its key. ok is false for an
+// entry with no action.
+func actionSize(a types.TransactWriteItem) (n int, ok bool) {
+	switch {
+	case a.Put != nil:
+		return itemSize(a.Put.Item), true
+	case a.Update != nil:
+		return itemSize(a.Update.Key), true
+	case a.Delete != nil:
+		return itemSize(a.Delete.Key), true
+	case a.ConditionCheck != nil:
+		return itemSize(a.ConditionCheck.Key), true
+	}
+	return 0, false
 }
 
 // reservationOf is a reservation of key by owner, as Reserve writes it, for

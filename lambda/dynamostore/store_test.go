@@ -420,6 +420,58 @@ func TestTxOneActionPerItem(t *testing.T) {
 	})
 }
 
+// TestTxBoundsAreDynamoDBs: a transaction DynamoDB would refuse for its
+// size (more than limits.MaxTxActions actions, the record's included, or
+// items of more than limits.MaxTxBytes in all) is ErrTxInvalid, which says
+// the bound, before anything is sent; its neighbour at the bound is sent.
+// Before, items of more than 4 MB were sent, and DynamoDB's refusal came
+// back as the store's error: retried on every receive.
+func TestTxBoundsAreDynamoDBs(t *testing.T) {
+	if dynamostore.MaxTxWrites != limits.MaxTxActions-1 {
+		t.Fatalf("MaxTxWrites %d, want DynamoDB's %d actions less the record's", dynamostore.MaxTxWrites, limits.MaxTxActions)
+	}
+	rec := idempotency.Record{Key: "wallet#o1", Status: idempotency.StatusCompleted, Owner: "o", PayloadHash: "v2:h"}
+	update := func(i int) types.TransactWriteItem {
+		return types.TransactWriteItem{Update: &types.Update{TableName: aws.String("Stock"), Key: map[string]types.AttributeValue{"sku": &types.AttributeValueMemberS{Value: fmt.Sprint(i)}}, UpdateExpression: aws.String("ADD #b :n")}}
+	}
+	// A put of an item of 400,000 bytes: 10 of them and the record fit 4 MB, 11 do not.
+	put := func(i int) types.TransactWriteItem {
+		return types.TransactWriteItem{Put: &types.Put{TableName: aws.String("Blobs"), Item: map[string]types.AttributeValue{
+			"id": &types.AttributeValueMemberS{Value: fmt.Sprintf("%02d", i)}, "d": &types.AttributeValueMemberS{Value: strings.Repeat("x", 400_000-len("id")-2-len("d"))}}}}
+	}
+	writes := func(n int, w func(int) types.TransactWriteItem) []types.TransactWriteItem {
+		out := make([]types.TransactWriteItem, n)
+		for i := range out {
+			out[i] = w(i)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name   string
+		writes []types.TransactWriteItem
+		want   string // "" when the transaction is sent
+	}{
+		{"99 writes and the record", writes(dynamostore.MaxTxWrites, update), ""},
+		{"100 writes and the record", writes(limits.MaxTxActions, update), "100 transactional writes, at most 99 (DynamoDB allows 100 actions"},
+		{"items of 4 MB with the record", writes(10, put), ""},
+		{"items of more than 4 MB", writes(11, put), "more than the 4194304 bytes DynamoDB allows a transaction's items"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			api := &transactions{}
+			err := dynamostore.New(api, "idem").Commit(context.Background(), rec, time.Now(), c.writes)
+			if c.want == "" {
+				if err != nil || len(api.sent) != 1 {
+					t.Fatalf("Commit: %v, %d sent; want the transaction sent", err, len(api.sent))
+				}
+				return
+			}
+			if !errors.Is(err, idempotency.ErrTxInvalid) || !strings.Contains(err.Error(), c.want) || len(api.sent) != 0 {
+				t.Fatalf("Commit: %v, %d sent; want ErrTxInvalid saying %q, before sending", err, len(api.sent), c.want)
+			}
+		})
+	}
+}
+
 // counted is an API that counts the requests it is sent, none of which it
 // answers.
 type counted struct {

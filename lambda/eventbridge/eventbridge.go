@@ -119,9 +119,10 @@ func parseEvent(body []byte) (*eventFields, error) {
 // key derives the fact's key from the event. cfg.Delivery is set to
 // "eventbridge".
 //
-// The detail alone is hashed and checked against cfg.MaxMessageBytes (an
-// event's detail is at most 256 KiB); a body that is not an EventBridge
-// event is bad input.
+// The detail alone is hashed and checked against cfg.MaxMessageBytes (at
+// most 1,040,384 bytes, since EventBridge carries events of up to 1 MB:
+// the queue's 1 MiB body less what EventBridge adds to the detail); a body
+// that is not an EventBridge event is bad input.
 func New[T any](guard *idempotency.Guard, key handler.KeyFunc[Event[T]], fn handler.Func[Event[T]], cfg sqsbatch.Config) *sqsbatch.Handler[Event[T]] {
 	cfg.Delivery = contract.EventBridge
 	return queue.New(guard, key, fn, cfg, body[T]{})
