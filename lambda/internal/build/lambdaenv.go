@@ -36,6 +36,8 @@ type lambdaEnv struct {
 	AccountIDEndpointMode      aws.AccountIDEndpointMode
 	RequestChecksumCalculation aws.RequestChecksumCalculation
 	ResponseChecksumValidation aws.ResponseChecksumValidation
+	DisableClockSkewCorrection *bool
+	AuthSchemePreference       []string
 	UseFIPSEndpoint            aws.FIPSEndpointState
 	UseDualStackEndpoint       aws.DualStackEndpointState
 	EnableEndpointDiscovery    aws.EndpointDiscoveryEnableState
@@ -52,6 +54,7 @@ func readLambdaEnv() (lambdaEnv, error) {
 	e.CustomCABundle = os.Getenv("AWS_CA_BUNDLE")
 	e.AppID = os.Getenv("AWS_SDK_UA_APP_ID")
 	e.BaseEndpoint = os.Getenv("AWS_ENDPOINT_URL")
+	e.AuthSchemePreference = schemeList(os.Getenv("AWS_AUTH_SCHEME_PREFERENCE"))
 	var err error
 	read := func(name string, parse func(string) error) {
 		if v := os.Getenv(name); v != "" && err == nil {
@@ -63,6 +66,11 @@ func readLambdaEnv() (lambdaEnv, error) {
 	read("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS", func(v string) error {
 		b, err := trueOrFalse(v)
 		e.IgnoreConfiguredEndpoints = &b
+		return err
+	})
+	read("AWS_DISABLE_CLOCK_SKEW_CORRECTION", func(v string) error {
+		b, err := trueOrFalse(v)
+		e.DisableClockSkewCorrection = &b
 		return err
 	})
 	read("AWS_MAX_ATTEMPTS", func(v string) error {
@@ -109,6 +117,21 @@ func trueOrFalse(v string) (bool, error) {
 		return false, nil
 	}
 	return false, fmt.Errorf("need true or false")
+}
+
+// schemeList reads AWS_AUTH_SCHEME_PREFERENCE as the SDK does: the
+// comma-separated scheme ids, trimmed, empty ones dropped; nil when unset.
+func schemeList(v string) []string {
+	if v == "" {
+		return nil
+	}
+	ids := []string{}
+	for id := range strings.SplitSeq(v, ",") {
+		if id = strings.TrimSpace(id); id != "" {
+			ids = append(ids, id)
+		}
+	}
+	return ids
 }
 
 // whenSupported reads a checksum variable as the SDK does: when_supported
