@@ -108,7 +108,8 @@ check:
 ## a DynamoDB-compatible server in another process that the benchmark starts,
 ## per record: CPU time of the benchmark process, allocations, requests, bytes
 ## on the wire, log and metric bytes; and the floor, the same requests from a
-## minimal signed HTTP client; then cold init and bootstrap size.
+## minimal signed HTTP client; then bootstrap size and cold init, beside a
+## minimal consumer's and a Go process's that only polls the Runtime API.
 ## The warm runs: WARM_RECORDS records (default 2,000 and 10,000) of each case
 ## in a fresh process each, per record and with the process's peak RSS, beside
 ## the floor's (WARM_COUNT runs, default 5).
@@ -136,7 +137,11 @@ bench: tools .tools/bin/benchstat
 	cd bench && CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags "lambda.norpc bare" -trimpath -buildvcs=false -ldflags "-s -w" -o ../.tools/minimal-bare-arm64 ./cmd/minimal
 	@echo "minimal hand-written consumer (bench/cmd/minimal), arm64: $$(wc -c < .tools/minimal-arm64) bytes from the environment (config.NewEnvConfig), $$(wc -c < .tools/minimal-chain-arm64) bytes with config.LoadDefaultConfig, $$(wc -c < .tools/minimal-bare-arm64) bytes from os.Getenv of the region and credentials alone"
 	CGO_ENABLED=0 go build -tags lambda.norpc -trimpath -buildvcs=false -ldflags "-s -w" -o .tools/bootstrap-host ./app/cmd/charge
-	cd bench && go run ./cmd/coldstart -n 30 ../.tools/bootstrap-host
+	cd bench && CGO_ENABLED=0 go build -tags lambda.norpc -trimpath -buildvcs=false -ldflags "-s -w" -o ../.tools/minimal-host ./cmd/minimal
+	cd bench && CGO_ENABLED=0 go build -tags "lambda.norpc bare" -trimpath -buildvcs=false -ldflags "-s -w" -o ../.tools/minimal-bare-host ./cmd/minimal
+	cd bench && CGO_ENABLED=0 go build -trimpath -buildvcs=false -ldflags "-s -w" -o ../.tools/poll-host ./cmd/poll
+	@echo "cold init, host builds started in turn: the library's bootstrap, the minimal consumer (config.NewEnvConfig, then os.Getenv alone), and bench/cmd/poll (one Runtime API request: the machine's floor)"
+	cd bench && go run ./cmd/coldstart -n 20 -inittrace 8 ../.tools/bootstrap-host ../.tools/minimal-host ../.tools/minimal-bare-host ../.tools/poll-host
 
 .tools/bin/benchstat:
 	GOBIN=$(CURDIR)/.tools/bin go install golang.org/x/perf/cmd/benchstat@$(BENCHSTAT_VERSION)

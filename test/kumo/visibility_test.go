@@ -91,13 +91,12 @@ func (r *visibilityRig) receive(t *testing.T, q queueRef) []string {
 	return handles
 }
 
-// TestVisibilityOnKumo: the changer sqsbatch.FromEnv wires (SQS's JSON
-// protocol, lambda/internal/sqsapi) finds a queue from its event source
-// ARN and reads its visibility timeout once per queue (one GetQueueUrl, one
-// GetQueueAttributes for any number of calls), and its
-// ChangeMessageVisibility takes effect: a message received (invisible for
-// the queue's 45 s) and changed to 0 s is received again at once; changed
-// to 30 s, it is not.
+// TestVisibilityOnKumo: the changer sqsbatch.FromEnv wires (the SDK's SQS
+// client) finds a queue from its event source ARN and reads its visibility
+// timeout once per queue (one GetQueueUrl, one GetQueueAttributes for any
+// number of calls), and its ChangeMessageVisibility takes effect: a
+// message received (invisible for the queue's 45 s) and changed to 0 s is
+// received again at once; changed to 30 s, it is not.
 func TestVisibilityOnKumo(t *testing.T) {
 	r := newVisibilityRig(t)
 	ctx := context.Background()

@@ -32,8 +32,9 @@ var errNoEnvCredentials = errors.New("no credentials in the environment (AWS_ACC
 // The variables that tune a client are honoured as LoadDefaultConfig does:
 // the endpoints (AWS_ENDPOINT_URL, AWS_ENDPOINT_URL_DYNAMODB,
 // AWS_IGNORE_CONFIGURED_ENDPOINT_URLS), AWS_CA_BUNDLE, AWS_MAX_ATTEMPTS,
-// AWS_RETRY_MODE, AWS_DEFAULTS_MODE, AWS_SDK_UA_APP_ID, the FIPS and
-// dual-stack endpoints, the account-id endpoint mode and the checksum
+// AWS_RETRY_MODE, AWS_DEFAULTS_MODE, AWS_SDK_UA_APP_ID,
+// AWS_DISABLE_CLOCK_SKEW_CORRECTION, AWS_AUTH_SCHEME_PREFERENCE, the FIPS
+// and dual-stack endpoints, the account-id endpoint mode and the checksum
 // settings (the client reads the last ones from the environment itself,
 // through ConfigSources). No file is read: a Lambda function has none.
 // WithAWSConfig takes a configuration of any other origin.
@@ -58,6 +59,8 @@ func LambdaConfig() (aws.Config, error) {
 		AccountIDEndpointMode:      env.AccountIDEndpointMode,
 		RequestChecksumCalculation: env.RequestChecksumCalculation,
 		ResponseChecksumValidation: env.ResponseChecksumValidation,
+		DisableClockSkewCorrection: env.DisableClockSkewCorrection != nil && *env.DisableClockSkewCorrection,
+		AuthSchemePreference:       env.AuthSchemePreference,
 		// The client resolves the service's own endpoint, the FIPS and
 		// dual-stack endpoints and endpoint discovery from its sources.
 		ConfigSources: []any{env},

@@ -17,6 +17,7 @@ func setLambdaEnv(t *testing.T, vars map[string]string) {
 		"AWS_REGION": "eu-west-1", "AWS_DEFAULT_REGION": "", "AWS_ACCESS_KEY_ID": "ASIAEXAMPLE", "AWS_SECRET_ACCESS_KEY": "secret",
 		"AWS_SESSION_TOKEN": "token", "AWS_ENDPOINT_URL": "", "AWS_ENDPOINT_URL_DYNAMODB": "", "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS": "",
 		"AWS_MAX_ATTEMPTS": "", "AWS_RETRY_MODE": "", "AWS_CA_BUNDLE": "", "AWS_USE_FIPS_ENDPOINT": "", "AWS_PROFILE": "",
+		"AWS_DISABLE_CLOCK_SKEW_CORRECTION": "", "AWS_AUTH_SCHEME_PREFERENCE": "",
 	}
 	for k, v := range vars {
 		base[k] = v
@@ -49,8 +50,8 @@ func TestLambdaConfigReadsWhatLambdaProvides(t *testing.T) {
 
 // TestLambdaConfigHonoursTheClientVariables: the endpoint variables (the
 // service's own over the general one, none when told to ignore them), the
-// retry settings and FIPS reach the DynamoDB client, as with the default
-// chain.
+// retry settings, FIPS, clock skew correction and the auth scheme
+// preference reach the DynamoDB client, as with the default chain.
 func TestLambdaConfigHonoursTheClientVariables(t *testing.T) {
 	for _, c := range []struct {
 		name     string
@@ -70,6 +71,12 @@ func TestLambdaConfigHonoursTheClientVariables(t *testing.T) {
 		{"fips", map[string]string{"AWS_USE_FIPS_ENDPOINT": "true"}, "", func(o dynamodb.Options) string {
 			if o.EndpointOptions.UseFIPSEndpoint != aws.FIPSEndpointStateEnabled {
 				return "FIPS not honoured"
+			}
+			return ""
+		}},
+		{"clock skew, auth schemes", map[string]string{"AWS_DISABLE_CLOCK_SKEW_CORRECTION": "true", "AWS_AUTH_SCHEME_PREFERENCE": "sigv4"}, "", func(o dynamodb.Options) string {
+			if !o.DisableClockSkewCorrection || len(o.AuthSchemePreference) != 1 || o.AuthSchemePreference[0] != "sigv4" {
+				return "clock skew correction or auth scheme preference not honoured"
 			}
 			return ""
 		}},

@@ -16,9 +16,12 @@ import (
 // same values refused), without importing package config: its import links
 // the providers that config.LoadDefaultConfig may call (shared files, SSO,
 // STS web identity, the process, container and instance credentials: the
-// sts, sso, ssooidc and signin clients), 458,752 bytes of an arm64
-// bootstrap, none of which a Lambda function's default client uses.
-// TestLambdaEnvReadsAsTheSDK holds it to NewEnvConfig, variable by variable.
+// sts, sso, ssooidc and signin clients), none of which a Lambda function's
+// default client uses, and runs their packages' initialisers at every cold
+// start: 393,216 bytes of an arm64 bootstrap and up to 3 ms of its cold
+// init (DESIGN.md, "What a consumer process costs", issue 42's figures).
+// TestLambdaEnvReadsAsTheSDK holds it to NewEnvConfig, variable by
+// variable, and fails on a variable of a newer SDK that it does not read.
 //
 // It is also the clients' configuration source (aws.Config.ConfigSources):
 // each client asks it for its own endpoint (AWS_ENDPOINT_URL_<SERVICE>), the
@@ -36,6 +39,8 @@ type lambdaEnv struct {
 	AccountIDEndpointMode      aws.AccountIDEndpointMode
 	RequestChecksumCalculation aws.RequestChecksumCalculation
 	ResponseChecksumValidation aws.ResponseChecksumValidation
+	DisableClockSkewCorrection *bool
+	AuthSchemePreference       []string
 	UseFIPSEndpoint            aws.FIPSEndpointState
 	UseDualStackEndpoint       aws.DualStackEndpointState
 	EnableEndpointDiscovery    aws.EndpointDiscoveryEnableState
@@ -52,6 +57,7 @@ func readLambdaEnv() (lambdaEnv, error) {
 	e.CustomCABundle = os.Getenv("AWS_CA_BUNDLE")
 	e.AppID = os.Getenv("AWS_SDK_UA_APP_ID")
 	e.BaseEndpoint = os.Getenv("AWS_ENDPOINT_URL")
+	e.AuthSchemePreference = schemeList(os.Getenv("AWS_AUTH_SCHEME_PREFERENCE"))
 	var err error
 	read := func(name string, parse func(string) error) {
 		if v := os.Getenv(name); v != "" && err == nil {
@@ -63,6 +69,11 @@ func readLambdaEnv() (lambdaEnv, error) {
 	read("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS", func(v string) error {
 		b, err := trueOrFalse(v)
 		e.IgnoreConfiguredEndpoints = &b
+		return err
+	})
+	read("AWS_DISABLE_CLOCK_SKEW_CORRECTION", func(v string) error {
+		b, err := trueOrFalse(v)
+		e.DisableClockSkewCorrection = &b
 		return err
 	})
 	read("AWS_MAX_ATTEMPTS", func(v string) error {
@@ -109,6 +120,21 @@ func trueOrFalse(v string) (bool, error) {
 		return false, nil
 	}
 	return false, fmt.Errorf("need true or false")
+}
+
+// schemeList reads AWS_AUTH_SCHEME_PREFERENCE as the SDK does: the
+// comma-separated scheme ids, trimmed, empty ones dropped; nil when unset.
+func schemeList(v string) []string {
+	if v == "" {
+		return nil
+	}
+	ids := []string{}
+	for id := range strings.SplitSeq(v, ",") {
+		if id = strings.TrimSpace(id); id != "" {
+			ids = append(ids, id)
+		}
+	}
+	return ids
 }
 
 // whenSupported reads a checksum variable as the SDK does: when_supported

@@ -19,17 +19,60 @@ var lambdaEnvVars = []string{
 	"AWS_ENDPOINT_URL_SQS", "AWS_ENDPOINT_URL_SECRETS_MANAGER", "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS", "AWS_MAX_ATTEMPTS",
 	"AWS_RETRY_MODE", "AWS_DEFAULTS_MODE", "AWS_ACCOUNT_ID_ENDPOINT_MODE", "AWS_REQUEST_CHECKSUM_CALCULATION",
 	"AWS_RESPONSE_CHECKSUM_VALIDATION", "AWS_USE_FIPS_ENDPOINT", "AWS_USE_DUALSTACK_ENDPOINT", "AWS_ENABLE_ENDPOINT_DISCOVERY",
+	"AWS_DISABLE_CLOCK_SKEW_CORRECTION", "AWS_AUTH_SCHEME_PREFERENCE",
+}
+
+// notRead are the fields of config.EnvConfig that lambdaEnv leaves out, and
+// why: none configures the clients a Lambda function's default
+// configuration builds. TestLambdaEnvReadsAsTheSDK fails on a field of a
+// newer SDK that is neither read nor listed here.
+var notRead = map[string]string{
+	"ContainerCredentialsEndpoint":     "container credentials: Lambda puts the role's credentials in the environment",
+	"ContainerCredentialsRelativePath": "container credentials",
+	"ContainerAuthorizationToken":      "container credentials",
+	"SharedConfigProfile":              "profiles: a function has no shared config file",
+	"SharedCredentialsFile":            "shared files: a function has none",
+	"SharedConfigFile":                 "shared files: a function has none",
+	"WebIdentityTokenFilePath":         "STS web identity: Lambda gives the role's credentials",
+	"RoleARN":                          "STS web identity",
+	"RoleSessionName":                  "STS web identity",
+	"EC2IMDSClientEnableState":         "instance metadata: a function has none",
+	"EC2IMDSv1Disabled":                "instance metadata",
+	"EC2IMDSEndpointMode":              "instance metadata",
+	"EC2IMDSEndpoint":                  "instance metadata",
+	"S3UseARNRegion":                   "S3 only: no S3 client is built",
+	"S3DisableMultiRegionAccessPoints": "S3 only",
+	"S3DisableExpressAuth":             "S3 only",
+	"DisableRequestCompression":        "request compression: no operation of DynamoDB, SQS or Secrets Manager compresses",
+	"RequestMinCompressSizeBytes":      "request compression",
+	"RestrictFilePermissions":          "files the SDK writes (SSO token cache): none is written",
 }
 
 // TestLambdaEnvReadsAsTheSDK holds lambdaEnv to config.NewEnvConfig, which
-// it replaces so that package config is not linked: for each case (every
-// variable, valid values in their cases, values the SDK refuses), the same
-// fields or the same refusal, and clients built on each (DynamoDB, SQS,
-// Secrets Manager) resolve the same endpoint, FIPS, dual-stack and
-// discovery options. The SQS client stands for sqsapi, which the queue
-// consumer calls instead and which reads its sources as the SQS client
-// does (sqsapi's TestEndpointsAsTheSDK).
+// it replaces so that package config is not linked: every field of
+// config.EnvConfig is read or listed in notRead with its reason, and for
+// each case (every variable, valid values in their cases, values the SDK
+// refuses) the same fields or the same refusal, and clients built on each
+// (DynamoDB, SQS, Secrets Manager) resolve the same endpoint, FIPS,
+// dual-stack and discovery options.
 func TestLambdaEnvReadsAsTheSDK(t *testing.T) {
+	ours, sdk := reflect.TypeFor[lambdaEnv](), reflect.TypeFor[config.EnvConfig]()
+	for f := range sdk.Fields() {
+		o, read := ours.FieldByName(f.Name)
+		switch _, skipped := notRead[f.Name]; {
+		case read && skipped:
+			t.Errorf("EnvConfig.%s is read and listed in notRead", f.Name)
+		case read && o.Type != f.Type:
+			t.Errorf("lambdaEnv.%s is a %s, EnvConfig's a %s", f.Name, o.Type, f.Type)
+		case !read && !skipped:
+			t.Errorf("EnvConfig.%s (a newer SDK's variable?) is neither read by lambdaEnv nor listed in notRead with a reason", f.Name)
+		}
+	}
+	for f := range ours.Fields() {
+		if _, ok := sdk.FieldByName(f.Name); !ok {
+			t.Errorf("lambdaEnv.%s is no field of EnvConfig", f.Name)
+		}
+	}
 	cases := []map[string]string{
 		{},
 		{"AWS_REGION": "eu-west-1", "AWS_DEFAULT_REGION": "us-east-2"},
@@ -63,6 +106,9 @@ func TestLambdaEnvReadsAsTheSDK(t *testing.T) {
 		{"AWS_USE_DUALSTACK_ENDPOINT": "on"},
 		{"AWS_ENABLE_ENDPOINT_DISCOVERY": "Auto"},
 		{"AWS_ENABLE_ENDPOINT_DISCOVERY": "sometimes"},
+		{"AWS_DISABLE_CLOCK_SKEW_CORRECTION": "TRUE", "AWS_AUTH_SCHEME_PREFERENCE": " sigv4a , sigv4,,"},
+		{"AWS_DISABLE_CLOCK_SKEW_CORRECTION": "false", "AWS_AUTH_SCHEME_PREFERENCE": ","},
+		{"AWS_DISABLE_CLOCK_SKEW_CORRECTION": "no"},
 	}
 	for _, vars := range cases {
 		t.Run("", func(t *testing.T) {
@@ -77,13 +123,10 @@ func TestLambdaEnvReadsAsTheSDK(t *testing.T) {
 			if err != nil {
 				return
 			}
-			want := lambdaEnv{
-				Region: sdk.Region, Credentials: sdk.Credentials, CustomCABundle: sdk.CustomCABundle, AppID: sdk.AppID,
-				BaseEndpoint: sdk.BaseEndpoint, IgnoreConfiguredEndpoints: sdk.IgnoreConfiguredEndpoints,
-				RetryMaxAttempts: sdk.RetryMaxAttempts, RetryMode: sdk.RetryMode, DefaultsMode: sdk.DefaultsMode,
-				AccountIDEndpointMode: sdk.AccountIDEndpointMode, RequestChecksumCalculation: sdk.RequestChecksumCalculation,
-				ResponseChecksumValidation: sdk.ResponseChecksumValidation, UseFIPSEndpoint: sdk.UseFIPSEndpoint,
-				UseDualStackEndpoint: sdk.UseDualStackEndpoint, EnableEndpointDiscovery: sdk.EnableEndpointDiscovery,
+			var want lambdaEnv
+			w := reflect.ValueOf(&want).Elem()
+			for i := range w.NumField() {
+				w.Field(i).Set(reflect.ValueOf(sdk).FieldByName(w.Type().Field(i).Name))
 			}
 			if !reflect.DeepEqual(ours, want) {
 				t.Errorf("%v:\n ours %+v\n sdk  %+v", vars, ours, want)

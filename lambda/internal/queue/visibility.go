@@ -20,8 +20,7 @@ import (
 // VisibilityChanger changes the visibility timeout of a received message:
 // SQS's ChangeMessageVisibility, for the queue of the event source ARN
 // queueARN and the message's receipt handle. The new timeout counts from
-// the call. NewVisibility implements it over SQS's own API
-// (lambda/internal/sqsapi): no SDK SQS client is linked.
+// the call. NewVisibility implements it with the AWS SDK's SQS client.
 type VisibilityChanger interface {
 	// QueueVisibility returns the visibility timeout of the queue: a
 	// change to as long or longer would bring nothing back sooner.
