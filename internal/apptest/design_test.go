@@ -17,6 +17,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/consumer"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/guardconfig"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/iamcond"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
@@ -117,7 +118,7 @@ func TestLeadingKeysMatchEveryKeyTheHandlerWritesInEachDesign(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", id, err)
 		}
-		guard, err := idempotency.NewGuard(store, d.settings.GuardConfig())
+		guard, err := idempotency.NewGuard(store, guardconfig.Of(d.settings))
 		if err != nil {
 			t.Fatalf("%s: %v", id, err)
 		}

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
+	pub "github.com/idempotent-consumer/idempotent-consumer/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/schema"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
 // fields is the contract: one entry per setting, in the order in which
@@ -137,9 +137,9 @@ var fields = []Field{
 		"the consumer's name in logs and metrics",
 		func(s *Settings) *string { return &s.Consumer }, none[string]),
 	entry(MetricsNamespaceVar, "MetricsNamespace", "MetricsNamespace",
-		outcome.DefaultNamespace, "Shop",
+		pub.DefaultMetricsNamespace, "Shop",
 		"the CloudWatch namespace of the metrics",
-		func(s *Settings) *string { return &s.MetricsNamespace }, func(Settings) string { return outcome.DefaultNamespace }),
+		func(s *Settings) *string { return &s.MetricsNamespace }, func(Settings) string { return pub.DefaultMetricsNamespace }),
 }
 
 func init() { fields = append(fields, httpFields...) } // source_http.go

@@ -8,22 +8,6 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
 )
 
-// SourceHTTP: HTTP requests, through a Lambda function URL or an API
-// Gateway HTTP API route (the endpoint construct's): the handler is
-// endpoint.Start, over package httpkey.
-const SourceHTTP Source = "http"
-
-// Variables of the HTTP endpoint's settings (SourceHTTP). None is written
-// for a consumer of another source, nor where it is the default.
-const (
-	WebhookProviderVar = "HTTP_WEBHOOK_PROVIDER"
-	WebhookSecretVar   = "HTTP_WEBHOOK_SECRET_ARN"
-	ClientAttributeVar = "HTTP_CLIENT_ATTRIBUTE"
-	ReplayHeadersVar   = "HTTP_REPLAY_HEADERS"
-	HashHeadersVar     = "HTTP_HASH_HEADERS"
-	MaxRequestBytesVar = "HTTP_MAX_REQUEST_BYTES"
-)
-
 // webhookProviderDocs names the providers package webhook knows, as a
 // message or a document lists them.
 var webhookProviderDocs = strings.Join(Providers[:len(Providers)-1], ", ") + " or " + Providers[len(Providers)-1] + " (package webhook)"
@@ -91,13 +75,13 @@ func DefaultClientAttribute(s Settings) string {
 	return "iam"
 }
 
-// maxResultBytes is the guard's MaxResultBytes for s's source: an HTTP
+// MaxResultBytes is the guard's MaxResultBytes for s's source: an HTTP
 // endpoint stores its responses (status, representation headers, body), so
 // that a client whose first attempt timed out gets its 201 and the body
 // that names what it created, up to what a record holds; a step stores its
 // output, which a state may carry up to 256 KiB of; the other sources store
 // their effects' small results.
-func (s Settings) maxResultBytes() int {
+func (s Settings) MaxResultBytes() int {
 	if s.Source == SourceHTTP || s.Source == SourceStep {
 		return limits.LargestResultBytes
 	}

@@ -23,7 +23,7 @@ func TestAStepNeedsAValidNameAndStoresItsOutputs(t *testing.T) {
 	if err != nil || got.StepName != "reserve-stock" || got.Source != contract.SourceStep {
 		t.Fatalf("Decode: %+v, %v", got, err)
 	}
-	if n := got.GuardConfig().MaxResultBytes; n < 256*1024 {
+	if n := got.MaxResultBytes(); n < 256*1024 {
 		t.Errorf("a step's guard stores %d bytes, want at least 256 KiB", n)
 	}
 	if err := got.CheckSource(contract.SourceQueue, "sqsbatch.Start"); err == nil || !strings.Contains(err.Error(), "(step.Start)") {
@@ -39,6 +39,15 @@ func TestAStepNeedsAValidNameAndStoresItsOutputs(t *testing.T) {
 		_, err := contract.Decode(func(k string) string { return env[k] }, "")
 		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "StepName") {
 			t.Errorf("STEP_NAME %q: %v, want an error with %q", name, err, want)
+		}
+	}
+}
+
+// TestStepNameProblem: a step's name is what a record key can hold.
+func TestStepNameProblem(t *testing.T) {
+	for name, bad := range map[string]bool{"reserve-stock": false, "": true, "a#b": true, "a\nb": true, strings.Repeat("n", contract.MaxStepNameBytes+1): true, "\xff": true} {
+		if got := contract.StepNameProblem(name) != ""; got != bad {
+			t.Errorf("StepNameProblem(%q) = %q", name, contract.StepNameProblem(name))
 		}
 	}
 }

@@ -40,7 +40,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/idempotent-consumer/idempotent-consumer/internal/steptask"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/step/states"
 
@@ -88,7 +88,7 @@ func New(guard *idempotency.Guard, name string, key KeyFunc, effect Effect, cfg 
 	} else if guard.MaxResultBytes() < MaxOutputBytes {
 		problems = append(problems, fmt.Sprintf("the guard stores results of at most %d bytes; give it idempotency.Config.MaxResultBytes of at least %d (step.MaxOutputBytes), so that every output Step Functions can carry is returned to duplicates", guard.MaxResultBytes(), MaxOutputBytes))
 	}
-	if p := steptask.NameProblem(name); p != "" {
+	if p := contract.StepNameProblem(name); p != "" {
 		problems = append(problems, p)
 	}
 	if key == nil {

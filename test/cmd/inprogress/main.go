@@ -36,6 +36,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/guardconfig"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
@@ -122,7 +123,7 @@ func run(orders, copies, pollers int, timeout, work time.Duration, after bool) (
 	if err != nil {
 		return result{}, err
 	}
-	guard, err := idempotency.NewGuard(store, s.GuardConfig())
+	guard, err := idempotency.NewGuard(store, guardconfig.Of(s))
 	if err != nil {
 		return result{}, err
 	}
