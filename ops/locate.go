@@ -176,7 +176,7 @@ func locate(ctx context.Context, o *options, c *common, needQueues bool) (*targe
 	if err := checkTable(ctx, cl.ddb, s); err != nil {
 		return nil, err
 	}
-	if t.store, err = dynamostore.FromSettings(cl.ddb, s); err != nil {
+	if t.store, err = dynamostore.FromEnv(cl.ddb, func(k string) string { return env[k] }); err != nil {
 		return nil, err
 	}
 	if t.guard, err = idempotency.NewGuard(t.store, guardconfig.Of(s)); err != nil {

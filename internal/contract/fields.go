@@ -179,6 +179,9 @@ type Field struct {
 	// omitDefault: Encode leaves the value out when it is the default (see
 	// tableDesign).
 	omitDefault bool
+	// design: the entry is of the table's design (tableDesign), which
+	// DecodeTable reads.
+	design bool
 }
 
 // tableDesign marks an entry of the table's design, which Encode writes
@@ -188,7 +191,7 @@ type Field struct {
 // nothing of it, and a handler deployed by other means on such a table
 // needs no variable for it. Its defaults depend on no other setting.
 func tableDesign(f Field) Field {
-	f.omitDefault = true
+	f.omitDefault, f.design = true, true
 	return f
 }
 

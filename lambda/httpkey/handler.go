@@ -28,7 +28,7 @@
 //   - the adapter's own 400, 401, 409, 413, 422 and 503 are never stored.
 //
 // Responses are stored up to the guard's MaxResultBytes (the endpoint's
-// handler, endpoint.FromEnv, sets limits.LargestResultBytes); a larger
+// handler, endpoint.FromEnv, sets 350,000 bytes); a larger
 // one still completes the fact, and its duplicates get its status and
 // headers, Idempotency-Body-Dropped with the size not kept and a problem
 // body that says so, never an empty success; the effect never runs twice.

@@ -195,7 +195,7 @@ func dynamoStore(o *Options, s contract.Settings) (idempotency.Store, error) {
 		client := pooled(base, s.BatchConcurrency)
 		optFns = append(optFns, func(d *dynamodb.Options) { d.HTTPClient, d.EndpointResolverV2 = client, newCachedEndpoints() })
 	}
-	return dynamostore.FromSettings(dynamodb.NewFromConfig(*cfg, optFns...), s)
+	return dynamostore.FromEnv(dynamodb.NewFromConfig(*cfg, optFns...), o.Getenv)
 }
 
 // pooled returns base with a pool that keeps at least conns idle
