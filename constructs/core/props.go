@@ -284,7 +284,7 @@ type Props struct {
 	// redelivery period (see each construct's props).
 	//
 	// Default: 24 hours; for a webhook endpoint the provider's redelivery
-	// period when longer (contract.ProviderWindow).
+	// period when longer (72 hours for Stripe and GitHub).
 	Window awscdk.Duration
 
 	// TTLAfterWindow is how long after the end of the business window a

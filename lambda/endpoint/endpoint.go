@@ -46,7 +46,7 @@ const secretsOption = "http.secrets"
 // FromEnv returns the idempotent HTTP handler that runs next once per key,
 // configured from the function's environment: an HTTP endpoint's contract
 // (contract.SourceHTTP), as the endpoint construct writes it. With a
-// webhook provider (contract.Settings.WebhookProvider), its signing secrets
+// webhook provider (contract.WebhookProviderVar), its signing secrets
 // are read once, here, from the Secrets Manager secret whose ARN the
 // contract names (never from the environment): a secret that cannot be
 // read, or holds no secret, fails the init.
