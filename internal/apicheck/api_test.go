@@ -129,12 +129,16 @@ func checkChangelog(t *testing.T, changed []string) {
 func newestSection(text string) string {
 	parts := strings.Split("\n"+text, "\n## ")
 	for _, p := range parts[1:] {
-		if title := strings.ToLower(strings.TrimLeft(p, "[ ")); strings.HasPrefix(title, "unreleased") || strings.HasPrefix(title, "v") {
+		if versionHeading.MatchString(p) {
 			return p
 		}
 	}
 	return ""
 }
+
+// versionHeading matches a version's heading: "Unreleased", "v0.1.0",
+// "[v0.2.0] - 2027-01-01".
+var versionHeading = regexp.MustCompile(`^\[?(?:Unreleased|v\d)`)
 
 // lineShape reads a listing line: its package path and the declared name
 // ("lambda/sqsbatch, type Config struct, Delivery …" → sqsbatch.Config;
