@@ -95,7 +95,7 @@ $(CLOCKSHIFT): .ci/clockshift
 
 ## check: the fast inner loop (well under a minute warm): gofmt, go vet and
 ## the tests of the packages that need no emulator, CDK synth or Node.js.
-CHECK_PACKAGES := ./lambda/idempotency/... ./lambda/sqsbatch/... ./internal/contract/... ./lambda/handler/... $(shell go list ./app/cmd/... | grep -v /saga)
+CHECK_PACKAGES := ./contract/... ./lambda/idempotency/... ./lambda/sqsbatch/... ./internal/contract/... ./lambda/handler/... $(shell go list ./app/cmd/... | grep -v /saga)
 check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './node_modules/*')); \
 	  if [ -n "$$out" ]; then echo "gofmt would change: $$out"; exit 1; fi

@@ -22,6 +22,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/guardconfig"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 )
@@ -175,10 +176,10 @@ func locate(ctx context.Context, o *options, c *common, needQueues bool) (*targe
 	if err := checkTable(ctx, cl.ddb, s); err != nil {
 		return nil, err
 	}
-	if t.store, err = dynamostore.FromSettings(cl.ddb, s); err != nil {
+	if t.store, err = dynamostore.FromEnv(cl.ddb, func(k string) string { return env[k] }); err != nil {
 		return nil, err
 	}
-	if t.guard, err = idempotency.NewGuard(t.store, s.GuardConfig()); err != nil {
+	if t.guard, err = idempotency.NewGuard(t.store, guardconfig.Of(s)); err != nil {
 		return nil, err
 	}
 	if o.inspector != nil {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/stream"
-	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/contract"
 )
 
 // OrdersTableVar is the variable that names the orders table to

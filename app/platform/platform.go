@@ -26,6 +26,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/endpoint"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/stream"
+	"github.com/idempotent-consumer/idempotent-consumer/contract"
 )
 
 // Props configures an OrdersPlatform stack.
@@ -111,9 +112,9 @@ func NewOrdersPlatform(scope constructs.Construct, id *string, props *Props) *Or
 	})
 
 	p.Wallets = awsdynamodb.NewTable(stack, jsii.String("Wallets"), &awsdynamodb.TableProps{
-		PartitionKey:        &awsdynamodb.Attribute{Name: jsii.String(core.PartitionKey), Type: awsdynamodb.AttributeType_STRING},
+		PartitionKey:        &awsdynamodb.Attribute{Name: jsii.String(contract.PartitionKey), Type: awsdynamodb.AttributeType_STRING},
 		BillingMode:         awsdynamodb.BillingMode_PAY_PER_REQUEST,
-		TimeToLiveAttribute: jsii.String(core.TTLAttribute),
+		TimeToLiveAttribute: jsii.String(contract.TTLAttribute),
 		PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{
 			PointInTimeRecoveryEnabled: jsii.Bool(true),
 		},

@@ -213,9 +213,10 @@ func TestTwoCheckoutsGiveTheSameAssetHash(t *testing.T) {
 	var binaries [][]byte
 	for _, checkout := range []string{filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "deeper", "b")} {
 		// The part of the module the handler builds from: the example
-		// handler (app/cmd), the library (lambda) and the contract and
-		// helpers it shares with the constructs (internal).
-		for _, d := range []string{"lambda", "app", "internal"} {
+		// handler (app/cmd), the library (lambda), the public contract
+		// (contract) and the contract and helpers it shares with the
+		// constructs (internal).
+		for _, d := range []string{"lambda", "app", "contract", "internal"} {
 			if err := os.CopyFS(filepath.Join(checkout, d), os.DirFS(filepath.Join(root, d))); err != nil {
 				t.Fatal(err)
 			}

@@ -216,7 +216,7 @@ type idempotentConsumer struct {
 // It panics, as CDK constructs do, when the props are invalid (the message
 // lists every problem with the value given and the fix; the handler's
 // runtime settings are checked by the rules the handler applies at init,
-// contract.Settings.Problems, so that what deploys starts), when the
+// so that what deploys starts), when the
 // handler does not build (the message includes the compiler's output), or
 // when the handler is not built on this library, or on another version of
 // it than the construct (see DESIGN.md, "Versions that cannot drift").

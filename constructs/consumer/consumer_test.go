@@ -21,8 +21,8 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/consumer"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
-	"github.com/idempotent-consumer/idempotent-consumer/internal/consumertest"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/testkit/consumertest"
 )
 
 // Directories TestMain prepares: a handler main package that builds, one
@@ -72,7 +72,7 @@ type fixture struct {
 	consumer consumer.IdempotentConsumer
 	template assertions.Template
 	// annotations are the stack's warnings and errors: the construct's own
-	// (cdk-nag's packs run in internal/apptest, not here).
+	// (cdk-nag's packs run in internal/testkit/apptest, not here).
 	annotations assertions.Annotations
 	// the app's own resources, in the fixtures that have them
 	topic, alarmTopic awssns.Topic

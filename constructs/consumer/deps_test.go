@@ -12,7 +12,7 @@ import (
 // record's attribute names come from the leaf package
 // internal/schema; the suppressions are written as cdk-nag's
 // metadata by constructs/internal/nag). The tests that need either live in
-// internal/apptest.
+// internal/testkit/apptest.
 func TestTheConstructsLinkNoSDKAndNoCDKNag(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", "-test", "../...").CombinedOutput()
 	if err != nil {

@@ -413,8 +413,7 @@ type IdempotentConsumerProps struct {
 	// BatchConcurrency bounds how many records of one batch are processed at
 	// once.
 	//
-	// Default: BatchSize, every record of a batch at once, up to 32
-	// (contract.DefaultMaxConcurrency).
+	// Default: BatchSize, every record of a batch at once, up to 32.
 	BatchConcurrency *float64
 
 	// MinRemaining is the least time left before the invocation's deadline
@@ -434,8 +433,7 @@ type IdempotentConsumerProps struct {
 	// SQS, Lambda or Firehose); every queue of the construct takes 1 MiB, the
 	// largest SQS body, so that no delivery is refused on the way. With the
 	// SNS envelope (RawMessageDelivery false) JSON escaping can double a
-	// message, so at most 520192 bytes (contract.MaxEnvelopedMessageBytes)
-	// always fit an SQS body; with raw delivery, up to 1048576. A given Topic
+	// message, so at most 520192 bytes ((1 MiB − 8 KiB) / 2) always fit an SQS body; with raw delivery, up to 1048576. A given Topic
 	// whose MaximumMessageSize the app sets (or leaves at SNS's 262144) must
 	// not accept more than this; an imported topic cannot be checked: keep
 	// its MaximumMessageSize at most this value.

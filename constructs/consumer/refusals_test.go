@@ -16,7 +16,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/consumer"
-	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
+	"github.com/idempotent-consumer/idempotent-consumer/contract"
 )
 
 func days(n float64) awscdk.Duration    { return awscdk.Duration_Days(jsii.Number(n)) }
@@ -146,7 +146,7 @@ func TestRefusedSettingsThatLoseMessages(t *testing.T) {
 	}, {
 		name: "a shared table whose TTL is on another attribute than TableTTLAttribute",
 		bad: func(s awscdk.Stack, p *consumer.IdempotentConsumerProps) {
-			p.Table, p.Namespace, p.TableTTLAttribute = tableWithTTL(s, "expiresAt"), jsii.String("reserve"), jsii.String(core.TTLAttribute)
+			p.Table, p.Namespace, p.TableTTLAttribute = tableWithTTL(s, "expiresAt"), jsii.String("reserve"), jsii.String(contract.TTLAttribute)
 		},
 		good: func(s awscdk.Stack, p *consumer.IdempotentConsumerProps) {
 			p.Table, p.Namespace = tableWithTTL(s, "expiresAt"), jsii.String("reserve")

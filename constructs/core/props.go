@@ -1,12 +1,13 @@
 // Package core holds what every construct of the family shares and its
 // users set or read: the shared props (Props, embedded in each construct's
-// props, each field documenting its default), the table design of the
-// table a construct creates (PartitionKey, TTLAttribute: a table the app
-// brings has it too, or declares its own), and the ids of the synth
-// warnings that an app acknowledges. The resolver from the props to the
-// runtime contract (contract.Settings), the defaults, the rules, the
-// builders and the construct ids are the family's own
-// (constructs/internal/family, constructs/internal/ids).
+// props, each field documenting its default) and the ids of the synth
+// warnings that an app acknowledges. The table design of the table a
+// construct creates (contract.PartitionKey, contract.TTLAttribute: a table
+// the app brings has it too, or declares its own) is the public package
+// contract's, which a handler reads too. The resolver from the props to
+// the runtime contract, the defaults, the rules, the builders and the
+// construct ids are the family's own (constructs/internal/family,
+// constructs/internal/ids).
 //
 // A construct's props embed Props; a composite literal names it:
 //
@@ -26,22 +27,6 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
-
-	"github.com/idempotent-consumer/idempotent-consumer/internal/schema"
-)
-
-// The table design of the table the construct creates, which a table the
-// app brings (Table) has too unless its props declare another
-// (TablePartitionKey, TableTTLAttribute).
-const (
-	// PartitionKey is the string partition key of the table the construct
-	// creates, and of a given Table unless it (or TablePartitionKey) says
-	// otherwise.
-	PartitionKey = schema.Key
-	// TTLAttribute is the attribute DynamoDB TTL is enabled on, in the
-	// table the construct creates, and in a given Table unless it (or
-	// TableTTLAttribute) says otherwise.
-	TTLAttribute = schema.TTL
 )
 
 // Props are the settings every construct of the family takes: its
@@ -299,7 +284,7 @@ type Props struct {
 	// redelivery period (see each construct's props).
 	//
 	// Default: 24 hours; for a webhook endpoint the provider's redelivery
-	// period when longer (contract.ProviderWindow).
+	// period when longer (72 hours for Stripe and GitHub).
 	Window awscdk.Duration
 
 	// TTLAfterWindow is how long after the end of the business window a

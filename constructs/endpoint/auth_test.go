@@ -83,7 +83,7 @@ func TestCallerIsolationByDefault(t *testing.T) {
 // A JWT route: the route's authorizer is a JWT authorizer of the issuer
 // and audience given (not IAM), and the keys are scoped to the token's
 // subject (HTTP_CLIENT_ATTRIBUTE=claim:sub). That the handler built from
-// this environment reads the subject is internal/apptest's
+// this environment reads the subject is internal/testkit/apptest's
 // TestJWTRouteRunsTheHandler (the AWS SDK stays out of this package's
 // graph: TestTheConstructsLinkNoSDKAndNoCDKNag).
 func TestJWTRoute(t *testing.T) {

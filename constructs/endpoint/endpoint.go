@@ -74,8 +74,7 @@ type IdempotentEndpointProps struct {
 	core.Props
 	// Webhook is the provider whose signature every request must carry:
 	// "stripe", "github", "shopify", "standard-webhooks" (Svix and the
-	// senders of the Standard Webhooks scheme) or "slack"
-	// (contract.Providers). With it the URL's
+	// senders of the Standard Webhooks scheme) or "slack". With it the URL's
 	// auth is NONE (the signature authenticates); without it, AWS_IAM.
 	// Default: none, the client's Idempotency-Key behind IAM.
 	Webhook *string

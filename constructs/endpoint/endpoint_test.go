@@ -17,8 +17,8 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/endpoint"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/family"
-	"github.com/idempotent-consumer/idempotent-consumer/internal/consumertest"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/testkit/consumertest"
 )
 
 var handlerDir string

@@ -17,9 +17,9 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/family"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/step"
-	"github.com/idempotent-consumer/idempotent-consumer/internal/consumertest"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/steptask"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/testkit/consumertest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/step/states"
 )

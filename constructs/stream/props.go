@@ -9,7 +9,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
-	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/contract"
 )
 
 // Defaults of the props, in one place (each prop's doc states its value). Lambda's own defaults for a stream

@@ -16,9 +16,9 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/stream"
-	"github.com/idempotent-consumer/idempotent-consumer/internal/consumertest"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/modroot"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/testkit/consumertest"
 )
 
 // handlerDir is a stream handler's main package, written by TestMain.

@@ -8,14 +8,18 @@
 // it. Encode, Decode, Names, Defaults and the construct's mapping of props
 // to variables are derived from that list, so that a new setting is a field
 // of Settings and one entry. The rules across settings are code, in
-// Problems, built on the guard's own rules (idempotency.Config.Problems).
+// Problems, built on the guard's own rules (package guardrules, which
+// idempotency.Config.Problems applies too).
 //
 // The construct fills a Settings from its props (Defaults, then the props
 // the user gave), refuses at synth what Validate refuses, and writes it into
 // the function's environment with Encode. The handler reads it back with
 // Decode, which applies the same rules, and maps it onto the guard's and the
-// sources' plain Go configuration (GuardConfig, and each source's own
-// mapping of its part).
+// sources' plain Go configuration (guardconfig.Of, and each source's own
+// mapping of its part). The names and values that a user's code needs (the
+// variables, the table's defaults, the typed choices) are the public
+// package contract's (public.go); this package imports no package of the
+// runtime (lambda/) or of the constructs.
 // A Settings value is always complete: a zero in it means zero (no cache,
 // for CacheSize), never "the default"; defaults are applied once, by
 // Defaults and by Decode for variables that are not set.
@@ -29,52 +33,7 @@ package contract
 import (
 	"time"
 
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
-)
-
-// Version is the version of the contract that this library writes and
-// reads. It changes when a variable is removed or changes meaning, or when
-// one is added that a handler of the previous version would misread by
-// ignoring it; the construct stamps it into the environment and the handler
-// refuses a different one at init. A variable whose absence means what the
-// previous version did is added without a change: FIFOVar (an older handler
-// that ignores it still orders a FIFO queue's records by their .fifo event
-// source ARN, and a newer handler without it behaves as before).
-const Version = 1
-
-// Names of the environment variables. Only Encode and Decode read or write
-// them; they are exported so that tools that show or rewrite an
-// environment (the local run, the construct's check of user variables) can
-// name them. Fields lists them with the setting each carries.
-const (
-	VersionVar          = "IDEMPOTENT_CONSUMER_CONTRACT"
-	TableVar            = "IDEMPOTENCY_TABLE"
-	PartitionKeyVar     = "IDEMPOTENCY_TABLE_PARTITION_KEY"
-	SortKeyVar          = "IDEMPOTENCY_TABLE_SORT_KEY"
-	RecordKeyInVar      = "IDEMPOTENCY_TABLE_RECORD_KEY_IN"
-	FixedKeyValueVar    = "IDEMPOTENCY_TABLE_FIXED_KEY_VALUE"
-	TTLAttributeVar     = "IDEMPOTENCY_TABLE_TTL_ATTRIBUTE"
-	NamespaceVar        = "IDEMPOTENCY_NAMESPACE"
-	WindowVar           = "IDEMPOTENCY_WINDOW"
-	TTLAfterWindowVar   = "IDEMPOTENCY_TTL_AFTER_WINDOW"
-	TimeoutVar          = "IDEMPOTENCY_FUNCTION_TIMEOUT"
-	LeaseMaxVar         = "IDEMPOTENCY_LEASE_MAX"
-	FinishBudgetVar     = "IDEMPOTENCY_FINISH_BUDGET"
-	CacheSizeVar        = "IDEMPOTENCY_CACHE_SIZE"
-	PayloadIgnoreVar    = "IDEMPOTENCY_PAYLOAD_IGNORE"
-	KeySecretVar        = "IDEMPOTENCY_KEY_SECRET"
-	TxTablesVar         = "IDEMPOTENCY_TX_TABLES"
-	BatchConcurrencyVar = "BATCH_CONCURRENCY"
-	MinRemainingVar     = "BATCH_MIN_REMAINING"
-	MaxMessageBytesVar  = "BATCH_MAX_MESSAGE_BYTES"
-	DeliveryVar         = "MESSAGE_DELIVERY"
-	FIFOVar             = "QUEUE_FIFO"
-	MaxReceiveCountVar  = "QUEUE_MAX_RECEIVE_COUNT"
-	BackoffBaseVar      = "BATCH_BACKOFF_BASE"
-	BackoffCapVar       = "BATCH_BACKOFF_CAP"
-	BackoffFIFOCapVar   = "BATCH_BACKOFF_FIFO_CAP"
-	ConsumerVar         = "CONSUMER_NAME"
-	MetricsNamespaceVar = "METRICS_NAMESPACE"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/guardrules"
 )
 
 // Settings are a consumer's runtime settings. Each field is one entry of
@@ -233,7 +192,7 @@ type Settings struct {
 	// accepts: 1 to MaxRequestBytes; default contract.DefaultMaxRequestBytes.
 	MaxRequestBytes int
 	// StepName is a step's name (SourceStep), part of every record key:
-	// required for a step, steptask.NameProblem's rule.
+	// required for a step, StepNameProblem's rule.
 	StepName string
 }
 
@@ -287,23 +246,20 @@ func DefaultConcurrency(batchSize int) int {
 	return max(1, min(batchSize, DefaultMaxConcurrency))
 }
 
-// GuardConfig is the guard's configuration for s: the one place where the
-// contract's settings become idempotency.Config. MaxResultBytes is left to
+// guardRules are the guard's settings of s, which its rules judge
+// (guardrules, idempotency.Config.Problems): the fields that
+// guardconfig.Of maps onto idempotency.Config. MaxResultBytes is left to
 // its default: an adapter whose results are its answers (httpkey, step)
 // gives its guard the bound it needs itself.
-func (s Settings) GuardConfig() idempotency.Config {
-	var secret []byte
-	if s.KeySecret != "" {
-		secret = []byte(s.KeySecret)
-	}
-	return idempotency.Config{
+func (s Settings) guardRules() guardrules.Settings {
+	return guardrules.Settings{
 		Namespace:      s.Namespace,
 		Window:         s.Window,
 		TTLAfterWindow: s.TTLAfterWindow,
 		LeaseMax:       s.LeaseMax,
 		FinishBudget:   s.FinishBudget,
-		PayloadIgnore:  s.PayloadIgnore,
 		CacheSize:      s.CacheSize,
-		KeySecret:      secret,
+		PayloadIgnore:  s.PayloadIgnore,
+		KeySecretBytes: len(s.KeySecret),
 	}
 }

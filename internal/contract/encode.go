@@ -85,6 +85,35 @@ func Decode(getenv func(string) string, fallbackConsumer string) (Settings, erro
 	return s, nil
 }
 
+// DecodeTable reads the idempotency table's name and design alone
+// (TableVar and the variables of the table's design, PartitionKeyVar to
+// TTLAttributeVar), as Decode reads them, through getenv: for a caller that
+// needs the store of a consumer's table and nothing of the consumer
+// (dynamostore.FromEnv). The other settings are their zero values. A value
+// that breaks a rule of the table's design is an error that names its
+// variable.
+func DecodeTable(getenv func(string) string) (Settings, error) {
+	var s Settings
+	for _, f := range fields {
+		if f.Var != TableVar && !f.design {
+			continue
+		}
+		if v := getenv(f.Var); v != "" {
+			_ = f.decode(&s, v) // every entry of the design is text, which always decodes
+		} else {
+			f.setDefault(&s)
+		}
+	}
+	var problems []string
+	if s.Table == "" {
+		problems = append(problems, "Table is empty; the idempotency table's name is required")
+	}
+	if problems = append(problems, s.designProblems()...); len(problems) > 0 {
+		return Settings{}, errors.New("invalid table design:\n  - " + strings.Join(withVariables(problems), "\n  - "))
+	}
+	return s, nil
+}
+
 // withVariables prefixes each problem that starts with a setting's name
 // with the variable that carries it ("IDEMPOTENCY_WINDOW: Window 10s is
 // …"), so that an init error names what to change in the function's

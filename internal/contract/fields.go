@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
+	pub "github.com/idempotent-consumer/idempotent-consumer/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/schema"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
 
 // fields is the contract: one entry per setting, in the order in which
@@ -137,9 +137,9 @@ var fields = []Field{
 		"the consumer's name in logs and metrics",
 		func(s *Settings) *string { return &s.Consumer }, none[string]),
 	entry(MetricsNamespaceVar, "MetricsNamespace", "MetricsNamespace",
-		outcome.DefaultNamespace, "Shop",
+		pub.DefaultMetricsNamespace, "Shop",
 		"the CloudWatch namespace of the metrics",
-		func(s *Settings) *string { return &s.MetricsNamespace }, func(Settings) string { return outcome.DefaultNamespace }),
+		func(s *Settings) *string { return &s.MetricsNamespace }, func(Settings) string { return pub.DefaultMetricsNamespace }),
 }
 
 func init() { fields = append(fields, httpFields...) } // source_http.go
@@ -179,6 +179,9 @@ type Field struct {
 	// omitDefault: Encode leaves the value out when it is the default (see
 	// tableDesign).
 	omitDefault bool
+	// design: the entry is of the table's design (tableDesign), which
+	// DecodeTable reads.
+	design bool
 }
 
 // tableDesign marks an entry of the table's design, which Encode writes
@@ -188,7 +191,7 @@ type Field struct {
 // nothing of it, and a handler deployed by other means on such a table
 // needs no variable for it. Its defaults depend on no other setting.
 func tableDesign(f Field) Field {
-	f.omitDefault = true
+	f.omitDefault, f.design = true, true
 	return f
 }
 

@@ -7,36 +7,7 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
-)
-
-// Delivery says what the queue's bodies are: SNS notifications (in their
-// envelope or raw), messages that producers send to the queue themselves,
-// EventBridge events, or S3 event notifications. The construct writes it in
-// the contract (MESSAGE_DELIVERY) from the consumer's source; the adapter
-// never guesses it from a body, but for Auto.
-type Delivery string
-
-// Deliveries.
-const (
-	// Auto detects an SNS envelope per message: a JSON object whose Type is
-	// "Notification" and that has a TopicArn. Anything else is raw.
-	Auto Delivery = "auto"
-	// Raw means the body is the business message (raw message delivery, or
-	// messages sent to the queue directly).
-	Raw Delivery = "raw"
-	// Envelope means every body is an SNS notification envelope whose
-	// Message is the business message.
-	Envelope Delivery = "envelope"
-	// EventBridge means every body is an EventBridge event as a rule
-	// delivers it to an SQS target (the whole event, no input
-	// transformer): the business message is its detail, the only part
-	// hashed (see eventbridge.Event).
-	EventBridge Delivery = "eventbridge"
-	// S3 means every body is an S3 event notification: a Records array,
-	// one fact per record, each with its own outcome (see Object,
-	// ObjectKey), or S3's s3:TestEvent, which is acknowledged.
-	S3 Delivery = "s3"
+	pub "github.com/idempotent-consumer/idempotent-consumer/contract"
 )
 
 // Size limits of the path a message takes.
@@ -259,7 +230,7 @@ func metricsNamespaceProblems(ns string) []string {
 	var problem string
 	switch {
 	case ns == "":
-		problem = fmt.Sprintf("MetricsNamespace is empty; give one, or leave it to its default %q", outcome.DefaultNamespace)
+		problem = fmt.Sprintf("MetricsNamespace is empty; give one, or leave it to its default %q", pub.DefaultMetricsNamespace)
 	case len(ns) > maxMetricsNamespaceBytes:
 		problem = fmt.Sprintf("MetricsNamespace of %d characters is longer than CloudWatch's %d; give a shorter one", len(ns), maxMetricsNamespaceBytes)
 	case strings.IndexFunc(ns, func(r rune) bool { return r > unicode.MaxASCII || unicode.IsControl(r) }) >= 0:
@@ -306,9 +277,6 @@ func (s Settings) backoffBounds() []string {
 	return out
 }
 
-// Removes says what a DynamoDB handler does with a REMOVE record.
-type Removes string
-
 // streamProblems are the rules of a stream consumer's settings: the
 // choice for REMOVE records that a DynamoDB stream needs.
 func (s Settings) streamProblems() []string {
@@ -317,7 +285,7 @@ func (s Settings) streamProblems() []string {
 	case RemoveRun, RemoveSkip, RemoveSkipExpired:
 	case "":
 		if s.Source == SourceDynamoDBStreams {
-			out = append(out, fmt.Sprintf("StreamRemoves is not set: a DynamoDB stream delivers a REMOVE record for each deleted item (TTL deletions too), and the consumer must say what to do with them; give %q (hand them to the function, Change.Event Remove), %q (acknowledge them without running, counted as %s) or %q (acknowledge TTL expiries so, run a caller's deletes)", RemoveRun, RemoveSkip, outcome.MetricSkipped, RemoveSkipExpired))
+			out = append(out, fmt.Sprintf("StreamRemoves is not set: a DynamoDB stream delivers a REMOVE record for each deleted item (TTL deletions too), and the consumer must say what to do with them; give %q (hand them to the function, Change.Event Remove), %q (acknowledge them without running, counted as skipped) or %q (acknowledge TTL expiries so, run a caller's deletes)", RemoveRun, RemoveSkip, RemoveSkipExpired))
 		}
 	default:
 		out = append(out, fmt.Sprintf("StreamRemoves %q is not one of %q, %q or %q", s.StreamRemoves, RemoveRun, RemoveSkip, RemoveSkipExpired))
@@ -329,25 +297,3 @@ func (s Settings) streamProblems() []string {
 	}
 	return out
 }
-
-// The choices for REMOVE records.
-const (
-	// RemoveRun hands REMOVE records to the business function like any
-	// other change: Change.Event is Remove, Change.New is nil, Change.Keys
-	// holds the item's key and Change.Old its old image when the stream
-	// carries one (view type OLD_IMAGE or NEW_AND_OLD_IMAGES).
-	RemoveRun Removes = "run"
-	// RemoveSkip acknowledges REMOVE records without running anything:
-	// each is counted in outcome.MetricSkipped and logged at INFO, saying so.
-	RemoveSkip Removes = "skip"
-	// RemoveSkipExpired acknowledges the REMOVE records of Time to Live
-	// expiries without running anything, each counted in outcome.MetricSkipped and
-	// logged at INFO as a TTL expiry, and hands every other REMOVE (a
-	// caller's delete) to the business function as RemoveRun does. A TTL
-	// expiry is the record whose userIdentity is {type "Service",
-	// principalId "dynamodb.amazonaws.com"}, as the DynamoDB Streams API
-	// reference documents for items "deleted by the Time to Live process
-	// after expiration" (Record.userIdentity:
-	// https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_streams_Record.html).
-	RemoveSkipExpired Removes = "skip-expired"
-)

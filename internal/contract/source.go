@@ -7,25 +7,6 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
 )
 
-// Source says what feeds the consumer (Settings.Source): which handler entry
-// point may run under the contract, and which of its settings apply.
-type Source string
-
-// The sources of the queue and stream constructs (SourceHTTP, the endpoint
-// construct's, is in source_http.go).
-const (
-	// SourceQueue: an SQS queue (behind an SNS topic, or fed directly): the
-	// IdempotentConsumer construct's, and the default, so that an absent
-	// variable (every template written before the setting existed) is a
-	// queue consumer's.
-	SourceQueue Source = "queue"
-	// SourceKinesis: a Kinesis data stream (the stream construct's).
-	SourceKinesis Source = "kinesis"
-	// SourceDynamoDBStreams: a DynamoDB table's stream (the stream
-	// construct's).
-	SourceDynamoDBStreams Source = "dynamodb-streams"
-)
-
 // sources are the sources of the library, in the order messages name them:
 // each with its entry point (named in a refusal) and the rules of its
 // settings (Problems). A new source is one row here, and its package.
@@ -77,13 +58,6 @@ const (
 	// (dynamodbstream.Config.OldImage). The stream's view type must be
 	// NEW_AND_OLD_IMAGES.
 	ImagesNewAndOld Images = "new-and-old"
-)
-
-// Variables of the source and of the stream adapter's settings.
-const (
-	SourceVar        = "CONSUMER_SOURCE"
-	StreamImagesVar  = "STREAM_IMAGES"
-	StreamRemovesVar = "STREAM_REMOVES"
 )
 
 // queueOnly are the entries that only a queue consumer reads: Encode leaves

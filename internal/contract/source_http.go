@@ -8,22 +8,6 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
 )
 
-// SourceHTTP: HTTP requests, through a Lambda function URL or an API
-// Gateway HTTP API route (the endpoint construct's): the handler is
-// endpoint.Start, over package httpkey.
-const SourceHTTP Source = "http"
-
-// Variables of the HTTP endpoint's settings (SourceHTTP). None is written
-// for a consumer of another source, nor where it is the default.
-const (
-	WebhookProviderVar = "HTTP_WEBHOOK_PROVIDER"
-	WebhookSecretVar   = "HTTP_WEBHOOK_SECRET_ARN"
-	ClientAttributeVar = "HTTP_CLIENT_ATTRIBUTE"
-	ReplayHeadersVar   = "HTTP_REPLAY_HEADERS"
-	HashHeadersVar     = "HTTP_HASH_HEADERS"
-	MaxRequestBytesVar = "HTTP_MAX_REQUEST_BYTES"
-)
-
 // webhookProviderDocs names the providers package webhook knows, as a
 // message or a document lists them.
 var webhookProviderDocs = strings.Join(Providers[:len(Providers)-1], ", ") + " or " + Providers[len(Providers)-1] + " (package webhook)"

@@ -2,17 +2,10 @@ package contract
 
 import (
 	"fmt"
-
-	"github.com/idempotent-consumer/idempotent-consumer/internal/steptask"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 )
-
-// SourceStep: the Task state of a Step Functions state machine, which
-// invokes the function synchronously with the state input (the step
-// construct's): the handler is step.Start, over package step.
-const SourceStep Source = "step"
-
-// StepNameVar carries StepName, written for a step alone.
-const StepNameVar = "STEP_NAME"
 
 // stepFields are the step's entries of the contract (fields.go appends
 // them), written only where they are set.
@@ -26,10 +19,30 @@ var stepFields = []Field{
 func init() { fields = append(fields, stepFields...) }
 
 // stepProblems are the rules of a step's settings (adapterProblems, for
-// SourceStep): a name that steptask.NameProblem accepts.
+// SourceStep): a name that StepNameProblem accepts.
 func (s Settings) stepProblems() []string {
-	if p := steptask.NameProblem(s.StepName); p != "" {
+	if p := StepNameProblem(s.StepName); p != "" {
 		return []string{fmt.Sprintf("StepName %q: %s", s.StepName, p)}
 	}
 	return nil
+}
+
+// MaxStepNameBytes bounds a step's name: 80, as Step Functions bounds a state's.
+const MaxStepNameBytes = 80
+
+// StepNameProblem says what is wrong with a step's name, or "": empty, longer
+// than MaxStepNameBytes, not UTF-8, holding '#' (the separator of the step's
+// name from the fact's key) or control characters.
+func StepNameProblem(name string) string {
+	switch {
+	case name == "":
+		return "the step's name is empty; give the name of its state (\"reserve-stock\")"
+	case len(name) > MaxStepNameBytes:
+		return fmt.Sprintf("the step's name has %d bytes, more than %d", len(name), MaxStepNameBytes)
+	case !utf8.ValidString(name):
+		return "the step's name is not valid UTF-8"
+	case strings.ContainsRune(name, '#') || strings.IndexFunc(name, unicode.IsControl) >= 0:
+		return "the step's name holds '#' (the separator of its key from the fact's) or control characters; remove them"
+	}
+	return ""
 }

@@ -38,3 +38,12 @@ func TestAStepNeedsAValidName(t *testing.T) {
 		}
 	}
 }
+
+// TestStepNameProblem: a step's name is what a record key can hold.
+func TestStepNameProblem(t *testing.T) {
+	for name, bad := range map[string]bool{"reserve-stock": false, "": true, "a#b": true, "a\nb": true, strings.Repeat("n", contract.MaxStepNameBytes+1): true, "\xff": true} {
+		if got := contract.StepNameProblem(name) != ""; got != bad {
+			t.Errorf("StepNameProblem(%q) = %q", name, contract.StepNameProblem(name))
+		}
+	}
+}

@@ -16,8 +16,9 @@ import (
 // setting, the value given, the rule and the fix; none when s is valid. The
 // construct reports them at synth (beside its own, about the resources) and
 // the handler at init: the same rules, in the same words. The guard's and
-// the adapter's rules are their own (idempotency.Config.Problems of
-// GuardConfig, the rules of each source in sources), so that NewGuard,
+// the adapter's rules are their own (package guardrules, which
+// idempotency.Config.Problems applies too; the rules of each source in
+// sources), so that NewGuard,
 // the construct and the handler refuse a setting in one voice; the rules
 // here are the contract's: the table, the function's timeout and what
 // depends on it, the declared tables, the concurrency.
@@ -34,7 +35,7 @@ func (s Settings) Problems() []string {
 		bad("Table is empty; the idempotency table's name is required")
 	}
 	out = append(out, s.designProblems()...)
-	guard := s.GuardConfig()
+	guard := s.guardRules()
 	timeoutOK := s.Timeout >= time.Second && s.Timeout <= maxTimeout && s.Timeout%time.Second == 0
 	if !timeoutOK {
 		bad("Timeout %s is out of range: Lambda takes whole seconds from 1s to %s; give one in that range", Format(s.Timeout), Format(maxTimeout))

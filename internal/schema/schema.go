@@ -1,19 +1,23 @@
 // Package schema names the attributes of an idempotency record as package
 // dynamostore writes them, with no dependency beyond the standard library.
 //
-// It is the light half that both sides need, in the shape of
-// database/sql/driver: the construct (a CDK app) reads the key and TTL
-// attribute names from here to define or check a table, and links no AWS
-// SDK for two constants; the store writes the attributes named here.
+// The construct and the contract read the key and TTL attribute names from
+// here (whose values are the public package contract's, which users
+// read); the store writes the attributes named here.
 package schema
+
+import "github.com/idempotent-consumer/idempotent-consumer/contract"
 
 // Attribute names of a record. The partition key is Key (a string); the TTL
 // attribute to enable on the table is TTL (epoch seconds).
 const (
-	// Key is the partition key: "<namespace>#<key>", or its keyed hash.
-	Key = "pk"
-	// TTL is the epoch second after which DynamoDB may delete the record.
-	TTL = "ttl"
+	// Key is the partition key: "<namespace>#<key>", or its keyed hash
+	// (the public contract.PartitionKey, the design of the table the
+	// constructs create).
+	Key = contract.PartitionKey
+	// TTL is the epoch second after which DynamoDB may delete the record
+	// (contract.TTLAttribute).
+	TTL = contract.TTLAttribute
 	// Status is IN_PROGRESS or COMPLETED.
 	Status = "status"
 	// Owner is the reservation's owner token.

@@ -9,12 +9,8 @@
 package steptask
 
 import (
-	"fmt"
 	"math"
-	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/step/states"
 )
@@ -147,23 +143,3 @@ const MaxOutputBytes = StatePayloadBytes - TaskMargin
 // whose InputPath or Parameters gives the step a part of a larger state
 // must leave room for the rest itself. Never negative.
 func OutputBound(inputBytes int) int { return max(0, MaxOutputBytes-inputBytes) }
-
-// MaxNameBytes bounds a step's name: 80, as Step Functions bounds a state's.
-const MaxNameBytes = 80
-
-// NameProblem says what is wrong with a step's name, or "": empty, longer
-// than MaxNameBytes, not UTF-8, holding '#' (the separator of the step's
-// name from the fact's key) or control characters.
-func NameProblem(name string) string {
-	switch {
-	case name == "":
-		return "the step's name is empty; give the name of its state (\"reserve-stock\")"
-	case len(name) > MaxNameBytes:
-		return fmt.Sprintf("the step's name has %d bytes, more than %d", len(name), MaxNameBytes)
-	case !utf8.ValidString(name):
-		return "the step's name is not valid UTF-8"
-	case strings.ContainsRune(name, '#') || strings.IndexFunc(name, unicode.IsControl) >= 0:
-		return "the step's name holds '#' (the separator of its key from the fact's) or control characters; remove them"
-	}
-	return ""
-}

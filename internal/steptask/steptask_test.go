@@ -30,15 +30,6 @@ func TestATaskOutlastsItsInvocation(t *testing.T) {
 	}
 }
 
-// TestNameProblem: a step's name is what a record key can hold.
-func TestNameProblem(t *testing.T) {
-	for name, bad := range map[string]bool{"reserve-stock": false, "": true, "a#b": true, "a\nb": true, strings.Repeat("n", steptask.MaxNameBytes+1): true, "\xff": true} {
-		if got := steptask.NameProblem(name) != ""; got != bad {
-			t.Errorf("NameProblem(%q) = %q", name, steptask.NameProblem(name))
-		}
-	}
-}
-
 // TestTransientErrorsCoverTheGuide: the Lambda errors that the Step
 // Functions Developer Guide ("Handle transient Lambda service exceptions")
 // asks a Lambda task to retry, and that aws-lambda-cdk's LambdaInvoke

@@ -6,16 +6,29 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 )
 
-// FromSettings returns the DynamoDB store over s's table, of the table's design
+// FromEnv returns the DynamoDB store over the table of a consumer's
+// environment, read through getenv (os.Getenv, or a test's
+// contract.Env.Getenv): the table contract.TableVar names, of the design its
+// variables describe (contract.PartitionKeyVar, SortKeyVar, RecordKeyInVar,
+// FixedKeyValueVar, TTLAttributeVar; absent, the table the constructs
+// create). It is the store every entry point builds, for a caller that
+// brings its own client (handler.WithStore) or a tool that reads a
+// consumer's records. The record key goes where RecordKeyInVar says, and
+// the other key, if the table has a sort key, holds FixedKeyValueVar's
+// value (WithSortKey or WithKeyInSortKey). A design the store cannot use is
+// an error that names the variables that carry it.
+func FromEnv(api API, getenv func(string) string) (*Store, error) {
+	s, err := contract.DecodeTable(getenv)
+	if err != nil {
+		return nil, err
+	}
+	return fromSettings(api, s)
+}
+
+// fromSettings returns the store over s's table, of the table's design
 // that s describes (TablePartitionKey, TableSortKey, TableRecordKeyIn,
-// TableFixedKeyValue, TableTTLAttribute): the store every entry
-// point builds, for a caller that brings its own client (handler.WithStore). The record
-// key goes where TableRecordKeyIn says, and the other key, if the table has
-// a sort key, holds TableFixedKeyValue (WithSortKey or
-// WithKeyInSortKey). A design the store cannot use is an error that names
-// the variables that carry it; s is usually what contract.Decode returns,
-// which refuses such a design already.
-func FromSettings(api API, s contract.Settings) (*Store, error) {
+// TableFixedKeyValue, TableTTLAttribute).
+func fromSettings(api API, s contract.Settings) (*Store, error) {
 	opts := []Option{WithPartitionKey(s.TablePartitionKey), WithTTLAttribute(s.TableTTLAttribute)}
 	if s.TableSortKey != "" {
 		value := s.TableFixedKeyValue

@@ -34,7 +34,7 @@ func (p *puts) PutItem(_ context.Context, in *dynamodb.PutItemInput, _ ...func(*
 }
 
 // TestNewStoreMapsTheDesign: each setting of the table's design, read from
-// the environment, reaches the store: the item the store writes for a
+// the environment (FromEnv), reaches the store: the item the store writes for a
 // record has its key in the attributes the design names, the other key
 // holding the fixed value, and the TTL in the design's TTL attribute. Each
 // variable alone changes the item, so a setting dropped or swapped in the
@@ -60,12 +60,8 @@ func TestNewStoreMapsTheDesign(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			env := settings().Encode()
 			maps.Copy(env, tc.env)
-			s, err := contract.Decode(func(k string) string { return env[k] }, "")
-			if err != nil {
-				t.Fatal(err)
-			}
 			api := &puts{}
-			store, err := dynamostore.FromSettings(api, s)
+			store, err := dynamostore.FromEnv(api, func(k string) string { return env[k] })
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -98,6 +94,23 @@ func TestNewStoreMapsTheDesign(t *testing.T) {
 }
 
 func sorted(s []string) []string { s = slices.Clone(s); slices.Sort(s); return s }
+
+// TestFromEnvNeedsATableAndNamesTheVariable: FromEnv refuses an
+// environment without a table, and a design the contract refuses, naming
+// the variable; the table alone is the constructs' design.
+func TestFromEnvNeedsATableAndNamesTheVariable(t *testing.T) {
+	if _, err := dynamostore.FromEnv(&puts{}, func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), contract.TableVar) {
+		t.Errorf("no table: %v; want an error that names %s", err, contract.TableVar)
+	}
+	env := map[string]string{contract.TableVar: "t", contract.PartitionKeyVar: "status"}
+	if _, err := dynamostore.FromEnv(&puts{}, func(k string) string { return env[k] }); err == nil || !strings.Contains(err.Error(), contract.PartitionKeyVar) {
+		t.Errorf("a taken partition key: %v; want an error that names %s", err, contract.PartitionKeyVar)
+	}
+	env = map[string]string{contract.TableVar: "t"}
+	if store, err := dynamostore.FromEnv(&puts{}, func(k string) string { return env[k] }); err != nil || !slices.Equal(store.KeyAttributes(), []string{"pk"}) {
+		t.Errorf("the table alone: %v, %v; want the constructs' design", store, err)
+	}
+}
 
 // TestNewStoreNamesTheVariables: a design the store cannot use (settings
 // that did not come through contract.Decode, which refuses it already) is

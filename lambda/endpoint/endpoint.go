@@ -46,7 +46,7 @@ const secretsOption = "http.secrets"
 // FromEnv returns the idempotent HTTP handler that runs next once per key,
 // configured from the function's environment: an HTTP endpoint's contract
 // (contract.SourceHTTP), as the endpoint construct writes it. With a
-// webhook provider (contract.Settings.WebhookProvider), its signing secrets
+// webhook provider (contract.WebhookProviderVar), its signing secrets
 // are read once, here, from the Secrets Manager secret whose ARN the
 // contract names (never from the environment): a secret that cannot be
 // read, or holds no secret, fails the init.
@@ -56,7 +56,7 @@ func FromEnv(next http.Handler, opts ...handler.Option) (*httpkey.Handler, error
 		return nil, err
 	}
 	s := env.Settings
-	cfg := httpkey.ConfigOf(s)
+	cfg := httpConfigOf(s)
 	if cfg.Client, err = parseClient(s.ClientAttribute); err != nil {
 		return nil, fmt.Errorf("configuration: %s: %w", contract.ClientAttributeVar, err)
 	}
@@ -175,4 +175,17 @@ func parseClient(spec string) (httpkey.ClientFunc, error) {
 		return httpkey.ClientHeader(name), err
 	}
 	return nil, err
+}
+
+// httpConfigOf is the HTTP adapter's configuration for s, without what the
+// handler builds (Verifier, Client, Logger, Metrics, MetricsLevel): the one
+// place where the contract's settings become httpkey.Config.
+func httpConfigOf(s contract.Settings) httpkey.Config {
+	return httpkey.Config{
+		Name:             s.Consumer,
+		ReplayHeaders:    s.ReplayHeaders,
+		HashHeaders:      s.HashHeaders,
+		MaxBodyBytes:     s.MaxRequestBytes,
+		MetricsNamespace: s.MetricsNamespace,
+	}
 }

@@ -125,13 +125,13 @@ func parseEvent(body []byte) (*eventFields, error) {
 // that is not an EventBridge event is bad input.
 func New[T any](guard *idempotency.Guard, key handler.KeyFunc[Event[T]], fn handler.Func[Event[T]], cfg sqsbatch.Config) *sqsbatch.Handler[Event[T]] {
 	cfg.Delivery = contract.EventBridge
-	return queue.New(guard, key, fn, cfg, body[T]{})
+	return (*sqsbatch.Handler[Event[T]])(queue.New(guard, key, fn, queue.Config(cfg), body[T]{}))
 }
 
 // NewTx is New for a transactional effect (see sqsbatch.NewTx).
 func NewTx[T, W any](guard *idempotency.Guard, key handler.KeyFunc[Event[T]], fn handler.TxFunc[Event[T], W], cfg sqsbatch.Config) *sqsbatch.Handler[Event[T]] {
 	cfg.Delivery = contract.EventBridge
-	return queue.NewTx(guard, key, fn, cfg, body[T]{})
+	return (*sqsbatch.Handler[Event[T]])(queue.NewTx(guard, key, fn, queue.Config(cfg), body[T]{}))
 }
 
 // body reads EventBridge events (queue.Body).

@@ -19,7 +19,7 @@ func FromEnv[T any](key handler.KeyFunc[Event[T]], effect handler.Func[Event[T]]
 	if err != nil {
 		return nil, err
 	}
-	return New(guard, key, effect, cfg), nil
+	return New(guard, key, effect, sqsbatch.Config(cfg)), nil
 }
 
 // Start builds the handler with FromEnv and runs it under the Lambda

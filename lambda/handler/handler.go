@@ -29,7 +29,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"os"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -38,8 +37,13 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/build"
 )
 
-// Option changes how an entry point builds the handler.
-type Option func(*build.Options)
+// Option changes how an entry point builds the handler: the With functions
+// of this package and of the source packages (sqsbatch.WithVisibility,
+// endpoint.WithSecrets) make them.
+type Option func(*options)
+
+// options are what the options set, the entry points' own.
+type options = build.Options
 
 // WithStore uses store instead of the DynamoDB table the contract names (a
 // test's storetest.MemoryStore, or a store of your own).
@@ -77,11 +81,12 @@ func WithGetenv(getenv func(string) string) Option {
 
 // TuneGC sets the garbage collector for a Lambda function, as every entry
 // point does before it builds the handler: a main that builds with a FromEnv
-// and starts the runtime itself calls it first. It sets the target to 400
-// (GOGC, unless set) and a soft memory limit of three quarters of the
-// function's memory (AWS_LAMBDA_FUNCTION_MEMORY_SIZE; GOMEMLIMIT, unless
-// set): see DESIGN.md, "What a consumer process costs".
-func TuneGC() { build.TuneGC(os.Getenv) }
+// and starts the runtime itself calls it first, with the same options. It
+// sets the target to 400 (GOGC, unless set) and a soft memory limit of
+// three quarters of the function's memory (AWS_LAMBDA_FUNCTION_MEMORY_SIZE;
+// GOMEMLIMIT, unless set), read through WithGetenv's function when given:
+// see DESIGN.md, "What a consumer process costs".
+func TuneGC(opts ...Option) { build.TuneGC(build.Resolve(opts).Getenv) }
 
 // AWSConfig is the AWS configuration of the handler's own default clients:
 // the environment Lambda provides, read as the SDK reads it, and nothing
@@ -151,4 +156,19 @@ type Batch struct {
 	// higher application log level; a metrics line at the function's own
 	// level is kept at any level. Default: "INFO".
 	MetricsLevel string
+}
+
+// VisibilityChanger changes the visibility timeout of a received SQS
+// message: SQS's ChangeMessageVisibility, for the queue of the event source
+// ARN queueARN and the message's receipt handle. The new timeout counts
+// from the call. The queue-fed sources (sqsbatch, eventbridge, s3event)
+// bring a record found in progress elsewhere, or failed on the backoff,
+// back through it (sqsbatch.Config.Visibility, sqsbatch.WithVisibility);
+// sqsbatch.NewVisibility implements it over SQS.
+type VisibilityChanger interface {
+	// QueueVisibility returns the visibility timeout of the queue: a
+	// change to as long or longer would bring nothing back sooner.
+	QueueVisibility(ctx context.Context, queueARN string) (time.Duration, error)
+	// ChangeVisibility makes the message visible again after timeout.
+	ChangeVisibility(ctx context.Context, queueARN, receiptHandle string, timeout time.Duration) error
 }

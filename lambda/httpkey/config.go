@@ -107,7 +107,7 @@ type Config struct {
 	// and replayed to duplicates beside the representation headers
 	// (Content-Type, Content-Encoding, Content-Language, Location, Content-Location), which always are. Default: none.
 	ReplayHeaders []string
-	// MaxBodyBytes bounds a request's body. Default: contract.DefaultMaxRequestBytes.
+	// MaxBodyBytes bounds a request's body. Default: 1 MiB (1,048,576 bytes).
 	MaxBodyBytes int
 	// MetricsNamespace is the CloudWatch namespace of the metrics.
 	// Default: outcome.DefaultNamespace.

@@ -41,7 +41,7 @@ const defaultExpiryRetries = 3
 type Config struct {
 	// Namespace prefixes every key ("<namespace>#<key>") so that several
 	// consumers, or business data, can share a table. Required; valid UTF-8
-	// of at most limits.MaxNamespaceBytes, without '#' (so prefixes never overlap),
+	// of at most 1,024 bytes, without '#' (so prefixes never overlap),
 	// '*' or '?' (so that IAM can match "<namespace>#*") or control
 	// characters.
 	Namespace string

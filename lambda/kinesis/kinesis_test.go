@@ -17,7 +17,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
-	"github.com/idempotent-consumer/idempotent-consumer/internal/storespy"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/testkit/storespy"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"

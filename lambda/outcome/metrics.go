@@ -1,5 +1,7 @@
 package outcome
 
+import "github.com/idempotent-consumer/idempotent-consumer/contract"
+
 // Names of the CloudWatch metrics, written as Embedded Metric Format lines
 // (one per batch, or per request) in the contract's metrics namespace
 // (DefaultNamespace unless set): a count per outcome (Outcome.MetricName)
@@ -7,8 +9,8 @@ package outcome
 // the consumer's name.
 const (
 	// DefaultNamespace is the CloudWatch namespace of the metrics when the
-	// contract names none.
-	DefaultNamespace = "IdempotentConsumer"
+	// contract names none (contract.MetricsNamespaceVar).
+	DefaultNamespace = contract.DefaultMetricsNamespace
 	// MetricDimension is the metrics' dimension: the consumer's name.
 	MetricDimension = "Consumer"
 	// MetricBatchDuration is the time a batch took, in milliseconds.

@@ -215,7 +215,7 @@ func objectItem(raw json.RawMessage) queue.Item {
 // set to "s3".
 func New(guard *idempotency.Guard, key handler.KeyFunc[Object], fn handler.Func[Object], cfg sqsbatch.Config) *sqsbatch.Handler[Object] {
 	cfg.Delivery = contract.S3
-	return queue.NewRecords(guard, key, fn, cfg, body{})
+	return (*sqsbatch.Handler[Object])(queue.NewRecords(guard, key, fn, queue.Config(cfg), body{}))
 }
 
 // body reads S3 notifications (queue.Records).

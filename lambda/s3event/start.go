@@ -19,7 +19,7 @@ func FromEnv(key handler.KeyFunc[Object], effect handler.Func[Object], opts ...h
 	if err != nil {
 		return nil, err
 	}
-	return New(guard, key, effect, cfg), nil
+	return New(guard, key, effect, sqsbatch.Config(cfg)), nil
 }
 
 // Start builds the handler with FromEnv and runs it under the Lambda

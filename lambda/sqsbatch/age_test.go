@@ -11,7 +11,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/fakeclock"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
-	"github.com/idempotent-consumer/idempotent-consumer/internal/storespy"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/testkit/storespy"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/queue/queuetest"

@@ -8,7 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/jsonesc"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/queue"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"

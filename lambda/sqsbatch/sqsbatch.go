@@ -2,8 +2,8 @@
 // delivers to an SQS queue (notification envelopes) or that producers send
 // to it (raw messages): a Lambda handler for SQS batches that runs each
 // message's fact under an idempotency.Guard and reports partial batch
-// failures. Its Handler and Config are the SQS transport's, which the other
-// queue-fed sources share (packages eventbridge and s3event).
+// failures. Its Handler and Config are those of every queue-fed source
+// (packages eventbridge and s3event too).
 //
 // The key comes from the business message, through a function the
 // handler's author supplies; never from the SQS message id, which SNS
@@ -22,12 +22,16 @@
 package sqsbatch
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
 	"time"
 
-	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/idempotent-consumer/idempotent-consumer/contract"
+	wire "github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/queue"
@@ -37,30 +41,114 @@ import (
 // Handler is a Lambda handler for SQS batches of messages of type T: its
 // Handle method processes a batch and returns the records to retry, and
 // Inspect returns the facts a message carries, before any store request
-// (for tools). It is safe for concurrent use.
-type Handler[T any] = queue.Handler[T]
+// (for tools). It is safe for concurrent use. The other queue-fed sources
+// (eventbridge, s3event) return one too.
+type Handler[T any] engine[T]
 
-// Config configures a Handler. The zero value of every field means the
-// documented default.
-type Config = queue.Config
+// engine is the SQS transport's handler, which Handler is.
+type engine[T any] = queue.Handler[T]
 
-// VisibilityChanger changes the visibility timeout of a received message
-// (Config.Visibility): what brings a record found in progress elsewhere,
-// or failed on the backoff, back sooner than the queue's visibility
-// timeout.
-type VisibilityChanger = queue.VisibilityChanger
+// Handle processes a batch and returns the records to retry. It returns an
+// error only when no record could be judged, or when one met an error
+// wrapping outcome.ErrMisconfigured; SQS then retries them all.
+func (h *Handler[T]) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+	return (*engine[T])(h).Handle(ctx, ev)
+}
+
+// Inspect returns the facts the handler would judge for rec, as its own
+// records would carry them (the key, the payload's hash and, for a hashed
+// key, the record key), before any store request and without running the
+// effect. An error is the message's bad input (it wraps
+// outcome.ErrBadInput). It is for tools that tell an operator what the
+// handler will do with a message (idemctl).
+func (h *Handler[T]) Inspect(rec *events.SQSMessage) ([]idempotency.Fact, error) {
+	return (*engine[T])(h).Inspect(rec)
+}
+
+// Config configures a Handler of any queue-fed source (sqsbatch,
+// eventbridge, s3event). The zero value of every field means the
+// documented default; the entry points set them from the contract.
+type Config struct {
+	// Batch holds the settings every batch source shares (Concurrency,
+	// MinRemaining, Consumer, the logger and the metrics). On a queue,
+	// Concurrency's ordering groups are FIFO message groups (see FIFO),
+	// and a record not started is reported failed and redelivered.
+	handler.Batch
+	// MaxMessageBytes is the largest business message accepted: the
+	// message as published, without the SNS envelope that may carry it
+	// (which can double it); an EventBridge event's detail; an S3 record's
+	// fact (s3event.Object, as JSON). Larger messages are bad input.
+	// Default: 262,144 bytes (256 KiB, what an SNS topic accepts by
+	// default).
+	MaxMessageBytes int
+	// Delivery says how bodies are delivered. Default: contract.Auto.
+	Delivery contract.Delivery
+	// FIFO says the queue is a FIFO queue: the records of each message
+	// group (the MessageGroupId attribute) run in order, and after a record
+	// of a group fails the later records of that group in the batch are not
+	// started (reported failed, so that SQS redelivers them in order). A
+	// record without a MessageGroupId, which SQS never sends from a FIFO
+	// queue, is taken to be of one group with every other such record of
+	// the batch: they run one after another in batch order, and the batch
+	// logs a warning.
+	//
+	// Default: false. A record is then taken as FIFO when its event source
+	// ARN ends in ".fifo" and it carries a MessageGroupId; a standard
+	// queue's MessageGroupId (SQS fair queues) does not order records.
+	FIFO bool
+	// MaxReceiveCount is the queue's maxReceiveCount: a record not started
+	// on its last receive goes to the DLQ without running. Such records are
+	// counted in outcome.MetricDeadLetteredUnstarted and logged at ERROR.
+	// Default: 0, unknown: they are not told apart from other records not
+	// started.
+	MaxReceiveCount int
+	// Visibility, when set, brings a record found in progress elsewhere
+	// back when the blocking lease can have ended, and a failed record back
+	// on the backoff, rather than after the queue's visibility timeout
+	// (NewVisibility; every queue source's FromEnv sets it). It needs
+	// MaxReceiveCount. Default: none.
+	Visibility handler.VisibilityChanger
+	// InProgressWait is the longest a record found in progress waits in
+	// the invocation for the blocking lease to end, and then runs again,
+	// when that leaves MinRemaining before the deadline; negative: never.
+	// Default: 5s.
+	InProgressWait time.Duration
+	// BackoffBase starts the backoff of failed records: a record reported
+	// failed (its effect failed, or the store did; not bad input, a
+	// mismatch, an expired or an in-progress record, which keep their own
+	// rules) has its message's visibility set from its
+	// ApproximateReceiveCount, through Visibility, to a capped exponential
+	// delay with equal jitter (BackoffBase doubled per receive, up to
+	// BackoffCap; the delay is between half that and all of it), instead
+	// of coming back after the queue's visibility timeout; an effect's
+	// RetryAfter sets it instead, within the cap. Nothing changes on the
+	// last receive (MaxReceiveCount) or when MaxReceiveCount is unknown.
+	// Negative: no backoff. Default: 10m.
+	BackoffBase time.Duration
+	// BackoffCap bounds each delay: at least BackoffBase, at most 12h
+	// (SQS's longest visibility timeout). Default: 1h.
+	BackoffCap time.Duration
+	// BackoffFIFOCap bounds each delay on a FIFO queue, where a failed
+	// message holds its whole message group until it is visible again (the
+	// later records of its group in the batch wait with it): at most 12h.
+	// Default: 15m.
+	BackoffFIFOCap time.Duration
+	// Random draws the jitter, uniform in [0, 1); it is called from the
+	// batch's goroutines at once. Default: math/rand/v2's Float64.
+	Random func() float64
+}
 
 // New returns a Handler that runs fn once per fact under guard: each
 // body is an SNS envelope or a raw message, as cfg.Delivery says.
 func New[T any](guard *idempotency.Guard, key handler.KeyFunc[T], fn handler.Func[T], cfg Config) *Handler[T] {
-	return queue.New(guard, key, fn, cfg, body[T]{cfg.Delivery})
+	return (*Handler[T])(queue.New(guard, key, fn, queue.Config(cfg), body[T]{cfg.Delivery}))
 }
 
 // NewTx returns a Handler whose effect is transactional: fn's writes commit
 // with the COMPLETED record in one request. guard's store must be an
 // idempotency.TxStore.
 func NewTx[T, W any](guard *idempotency.Guard, key handler.KeyFunc[T], fn handler.TxFunc[T, W], cfg Config) *Handler[T] {
-	return queue.NewTx(guard, key, fn, cfg, body[T]{cfg.Delivery})
+	return (*Handler[T])(queue.NewTx(guard, key, fn, queue.Config(cfg), body[T]{cfg.Delivery}))
 }
 
 // body reads SNS envelopes and raw messages (queue.Body).
@@ -69,10 +157,10 @@ type body[T any] struct{ delivery contract.Delivery }
 // MaxBody is the largest body that can carry a message of at most n bytes:
 // an SNS envelope can double the message and adds its own fields.
 func (body[T]) MaxBody(n int) int {
-	if n > (math.MaxInt-contract.EnvelopeOverheadBytes)/2 {
+	if n > (math.MaxInt-wire.EnvelopeOverheadBytes)/2 {
 		return math.MaxInt
 	}
-	return 2*n + contract.EnvelopeOverheadBytes
+	return 2*n + wire.EnvelopeOverheadBytes
 }
 
 // ReadFact reads the message of an envelope or a raw body, and the envelope's
@@ -111,7 +199,7 @@ type retryAfter struct {
 }
 
 func (e *retryAfter) Error() string {
-	return e.err.Error() + " (retry after " + contract.RoundUp(e.d).String() + ")"
+	return e.err.Error() + " (retry after " + wire.RoundUp(e.d).String() + ")"
 }
 func (e *retryAfter) Unwrap() error             { return e.err }
 func (e *retryAfter) RetryAfter() time.Duration { return e.d }

@@ -5,7 +5,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 
-	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/build"
@@ -80,17 +80,17 @@ func load(o *build.Options, checkTx func(idempotency.TxStore) error) (*idempoten
 	if err == nil && (cfg.Delivery == contract.EventBridge || cfg.Delivery == contract.S3) {
 		err = fmt.Errorf("configuration: %s: the contract's delivery is %q: use the entry point of the consumer's source (eventbridge.Start for an EventBridge rule, s3event.Start for an S3 bucket)", contract.DeliveryVar, cfg.Delivery)
 	}
-	return guard, cfg, err
+	return guard, Config(cfg), err
 }
 
 // WithVisibility brings records found in progress, and failed records on
 // the backoff, back through v instead of the SQS client that the entry
 // points build (Config.Visibility), on every queue-fed source.
-func WithVisibility(v VisibilityChanger) handler.Option { return queue.WithVisibility(v) }
+func WithVisibility(v handler.VisibilityChanger) handler.Option { return queue.WithVisibility(v) }
 
-// NewVisibility returns the VisibilityChanger that the entry points build,
+// NewVisibility returns the handler.VisibilityChanger that the entry points build,
 // over the SQS API of cfg (Config.Visibility, for a Handler built with
 // New): it finds a queue's URL and visibility timeout once per queue, then
 // calls ChangeMessageVisibility. The construct's role grants both on the
 // consumer's queue.
-func NewVisibility(cfg aws.Config) VisibilityChanger { return queue.NewVisibility(cfg) }
+func NewVisibility(cfg aws.Config) handler.VisibilityChanger { return queue.NewVisibility(cfg) }

@@ -42,6 +42,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/steptask"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/step/states"
@@ -97,7 +98,7 @@ func New(guard *idempotency.Guard, name string, key KeyFunc, effect Effect, cfg 
 	if guard == nil {
 		problems = append(problems, "the guard is nil; give the idempotency.Guard over the step's table")
 	}
-	if p := steptask.NameProblem(name); p != "" {
+	if p := contract.StepNameProblem(name); p != "" {
 		problems = append(problems, p)
 	}
 	if key == nil {

@@ -26,7 +26,7 @@ var providers = []provider{
 	{"slack", func(s [][]byte) (httpkey.Verifier, error) { return Slack{Secrets: s}, nil }},
 }
 
-// New returns the verifier of a provider by its name (one of contract.Providers),
+// New returns the verifier of a provider by its name ("stripe", "github", "shopify", "standard-webhooks" or "slack"),
 // over secrets, with its defaults: how the handler builds the verifier the
 // contract names. A secret the provider's scheme cannot use (Standard
 // Webhooks: not base64) is refused here, at init.

@@ -38,6 +38,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/sivchari/kumo"
 
+	pub "github.com/idempotent-consumer/idempotent-consumer/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/streampoll"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamodbstream"
@@ -104,7 +105,7 @@ func TestKinesisOnKumo(t *testing.T) {
 	}
 	s := contract.Defaults(time.Minute)
 	s.Table, s.Namespace, s.Consumer, s.Source = table, "ship", "Ship", contract.SourceKinesis
-	store, err := dynamostore.FromSettings(ddb, s)
+	store, err := dynamostore.FromEnv(ddb, pub.Env(s.Encode()).Getenv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +235,7 @@ func TestDynamoDBStreamOnKumo(t *testing.T) {
 	s := contract.Defaults(time.Minute)
 	s.Table, s.Namespace, s.Consumer = idem, "confirm", "Confirm"
 	s.Source, s.StreamImages, s.StreamRemoves = contract.SourceDynamoDBStreams, contract.ImagesNewAndOld, contract.RemoveRun
-	store, err := dynamostore.FromSettings(ddb, s)
+	store, err := dynamostore.FromEnv(ddb, pub.Env(s.Encode()).Getenv)
 	if err != nil {
 		t.Fatal(err)
 	}

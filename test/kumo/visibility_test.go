@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 	"github.com/idempotent-consumer/idempotent-consumer/test/internal/kumotest"
 )
@@ -48,7 +49,7 @@ func (c *countingClient) counts() map[string]int {
 // configuration with counted requests, and an SDK client to set queues up.
 type visibilityRig struct {
 	sqs     *sqs.Client
-	changer sqsbatch.VisibilityChanger
+	changer handler.VisibilityChanger
 	count   *countingClient
 }
 

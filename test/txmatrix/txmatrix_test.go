@@ -1,5 +1,5 @@
 // Package txmatrix_test is the TransactionalTables column of issue 33's
-// settings matrix (internal/apptest, TestEverySharedSettingWorksOnEveryConstruct)
+// settings matrix (internal/testkit/apptest, TestEverySharedSettingWorksOnEveryConstruct)
 // run to a commit: dynalite, the matrix's server, has no
 // TransactWriteItems, kumo has. Each construct whose runtime has a
 // transactional entry point is synthesized with TransactionalTables = a
@@ -37,9 +37,9 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/consumer"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/stream"
-	"github.com/idempotent-consumer/idempotent-consumer/internal/consumertest"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/modroot"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/testkit/consumertest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/kinesis"

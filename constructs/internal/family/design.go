@@ -9,6 +9,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/table"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/schema"
 )
 
 // The table's design (DESIGN.md, "A shared table of the app's own
@@ -74,7 +75,7 @@ func designProblems(s *Settings) []string {
 	if p.Table == nil {
 		for _, d := range declared {
 			if d.set {
-				out = append(out, fmt.Sprintf("%s is set, but Table is not: the props of a table's design describe a given Table (shared-table mode), and the table the construct creates is of its own design (partition key %q, no sort key, TTL on %q); remove %s, or give the Table it describes", d.prop, core.PartitionKey, core.TTLAttribute, d.prop))
+				out = append(out, fmt.Sprintf("%s is set, but Table is not: the props of a table's design describe a given Table (shared-table mode), and the table the construct creates is of its own design (partition key %q, no sort key, TTL on %q); remove %s, or give the Table it describes", d.prop, schema.Key, schema.TTL, d.prop))
 			}
 		}
 		return out

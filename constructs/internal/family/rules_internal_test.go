@@ -12,6 +12,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
+	"github.com/idempotent-consumer/idempotent-consumer/contract"
 )
 
 func TestMain(m *testing.M) {
@@ -101,7 +102,7 @@ func TestSharedTableTTLMustBeTheRecords(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := &Settings{Table: shop, tableTTL: tc.ttl}
-			s.Runtime.TableTTLAttribute = core.TTLAttribute
+			s.Runtime.TableTTLAttribute = contract.TTLAttribute
 			problems, warnings := ttlFindings(s)
 			wantProblem(t, problems, tc.problem)
 			wantWarning(t, warnings, core.WarnTableTTL, tc.warning)

@@ -18,7 +18,7 @@ func TestMain(m *testing.M) { os.Exit(cdktest.Main(m)) }
 
 // Golden is testdata/cdknag.json: rules, and the metadata cdk-nag's own
 // NagSuppressions.addResourceSuppressions writes for them, written by
-// internal/apptest's TestCDKNagWritesTheGoldenSuppressions (which imports
+// internal/testkit/apptest's TestCDKNagWritesTheGoldenSuppressions (which imports
 // cdk-nag; this package must not).
 type Golden struct {
 	Rules []nag.Rule `json:"rules"`

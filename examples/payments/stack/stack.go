@@ -17,6 +17,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/consumer"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
+	"github.com/idempotent-consumer/idempotent-consumer/contract"
 )
 
 // Payments is the stack and what a test or a larger app may reach.
@@ -54,9 +55,9 @@ func NewPayments(scope constructs.Construct, id *string, props *awscdk.StackProp
 
 	table := func(id string) awsdynamodb.Table {
 		return awsdynamodb.NewTable(stack, jsii.String(id), &awsdynamodb.TableProps{
-			PartitionKey:        &awsdynamodb.Attribute{Name: jsii.String(core.PartitionKey), Type: awsdynamodb.AttributeType_STRING},
+			PartitionKey:        &awsdynamodb.Attribute{Name: jsii.String(contract.PartitionKey), Type: awsdynamodb.AttributeType_STRING},
 			BillingMode:         awsdynamodb.BillingMode_PAY_PER_REQUEST,
-			TimeToLiveAttribute: jsii.String(core.TTLAttribute),
+			TimeToLiveAttribute: jsii.String(contract.TTLAttribute),
 			PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{
 				PointInTimeRecoveryEnabled: jsii.Bool(true),
 			},

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
-	"github.com/idempotent-consumer/idempotent-consumer/lambda/httpkey"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/queue"
 )
 
@@ -59,47 +58,6 @@ func TestBatchMappingIsFieldByField(t *testing.T) {
 	}
 }
 
-// httpFrom says which setting each field of the HTTP adapter's config
-// carries.
-var httpFrom = map[string]string{
-	"Name": "Consumer", "ReplayHeaders": "ReplayHeaders", "HashHeaders": "HashHeaders",
-	"MaxBodyBytes": "MaxRequestBytes", "MetricsNamespace": "MetricsNamespace",
-}
-
-// TestHTTPMappingIsFieldByField: httpkey.ConfigOf carries each setting into the
-// field of the same meaning, and leaves the handler's own to the handler.
-func TestHTTPMappingIsFieldByField(t *testing.T) {
-	env := map[string]string{contract.SourceVar: string(contract.SourceHTTP)}
-	for _, f := range contract.Fields() {
-		if _, set := env[f.Var]; !set {
-			env[f.Var] = f.Example
-		}
-	}
-	s, err := contract.Decode(func(k string) string { return env[k] }, "")
-	if err != nil {
-		t.Fatalf("the examples of an HTTP endpoint are not valid settings: %v", err)
-	}
-	cfg := httpkey.ConfigOf(s)
-	handlers := []string{"Header", "MaxKeyBytes", "Optional", "Verifier", "Key", "Client", "Logger", "Metrics", "MetricsLevel", "Now"}
-	cv, sv := reflect.ValueOf(cfg), reflect.ValueOf(s)
-	for i := range cv.NumField() {
-		name := cv.Type().Field(i).Name
-		setting, mapped := httpFrom[name]
-		switch {
-		case mapped:
-			if got, want := cv.Field(i).Interface(), sv.FieldByName(setting).Interface(); !reflect.DeepEqual(got, want) {
-				t.Errorf("httpkey.Config.%s = %v, want %v (the setting %s)", name, got, want, setting)
-			}
-		case slices.Contains(handlers, name):
-			if !cv.Field(i).IsZero() {
-				t.Errorf("httpkey.Config.%s is set; it is the handler's", name)
-			}
-		default:
-			t.Errorf("httpkey.Config.%s is neither mapped from a setting nor the handler's", name)
-		}
-	}
-}
-
 // streamFrom says which setting each stream source's configuration
 // carries: the ones every batch source shares by batch.Of (lambda/internal/batch's
 // TestOf), the images and the REMOVE choice by dynamodbstream's own
@@ -115,15 +73,16 @@ var streamFrom = map[string]string{
 // declared tables), so that a new setting cannot be forgotten by both.
 func TestEverySettingReachesItsUser(t *testing.T) {
 	var mapped []string
-	for _, m := range []map[string]string{guardFrom, batchFrom, streamFrom, httpFrom} {
+	for _, m := range []map[string]string{guardFrom, batchFrom, streamFrom} {
 		for _, setting := range m {
 			mapped = append(mapped, setting)
 		}
 	}
 	handlers := []string{"Table", "Timeout", "TxTables", "Source", // Source: each entry point's CheckSource (the handler's TestEntryPointsRefuseAnotherSource)
 		"WebhookProvider", "WebhookSecret", "ClientAttribute", // the HTTP handler's verifier and client (lambda/endpoint's tests)
-		"StepName", // step.FromEnv (step/start_test.go)
-		// the table's design, which dynamostore.FromSettings maps onto the store's
+		"StepName",                                        // step.FromEnv (step/start_test.go)
+		"ReplayHeaders", "HashHeaders", "MaxRequestBytes", // the HTTP adapter's config (lambda/endpoint's TestHTTPMappingIsFieldByField)
+		// the table's design, which dynamostore.FromEnv maps onto the store's
 		// options (pinned by the handler's TestNewStoreMapsTheDesign)
 		"TablePartitionKey", "TableSortKey", "TableRecordKeyIn", "TableFixedKeyValue", "TableTTLAttribute"}
 	for _, f := range contract.Fields() {

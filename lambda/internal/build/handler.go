@@ -25,6 +25,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/guardconfig"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
@@ -98,7 +99,7 @@ func Load(o *Options, source contract.Source, entry string, checkTx func(idempot
 			return nil, err
 		}
 	}
-	guard, err := idempotency.NewGuard(store, s.GuardConfig())
+	guard, err := idempotency.NewGuard(store, guardconfig.Of(s))
 	if err != nil {
 		return nil, err
 	}
@@ -194,7 +195,7 @@ func dynamoStore(o *Options, s contract.Settings) (idempotency.Store, error) {
 		client := pooled(base, s.BatchConcurrency)
 		optFns = append(optFns, func(d *dynamodb.Options) { d.HTTPClient, d.EndpointResolverV2 = client, newCachedEndpoints() })
 	}
-	return dynamostore.FromSettings(dynamodb.NewFromConfig(*cfg, optFns...), s)
+	return dynamostore.FromEnv(dynamodb.NewFromConfig(*cfg, optFns...), o.Getenv)
 }
 
 // pooled returns base with a pool that keeps at least conns idle

@@ -70,7 +70,7 @@ func TestRetryAfterNeverOutlivesTheWindow(t *testing.T) {
 		return "", sqsbatch.RetryAfter(errors.New("provider: 429 Too Many Requests"), s.BackoffCap)
 	}
 	h := sqsbatch.New(f.Guard, queuetest.OrderKey, throttled, cfg)
-	queue.SetClock(h, clock.Now)
+	queue.SetClock((*queue.Handler[queuetest.Order])(h), clock.Now)
 	sent := clock.Now()
 	m := queuetest.MessageAt(`{"orderId":"o-1","amount":5}`, contract.Raw, sent)
 	m.Attributes["ApproximateFirstReceiveTimestamp"] = strconv.FormatInt(sent.UnixMilli(), 10)

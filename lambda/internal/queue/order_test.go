@@ -37,7 +37,7 @@ func holdFact(t *testing.T, f *queuetest.Fixture, id string, lease time.Time) {
 // not started and come back with it, never before it; a record of a
 // message group of its own is untouched.
 func TestUngroupedRecordsKeepTheirOrderOnTheBackoff(t *testing.T) {
-	setup := func(t *testing.T) (*queuetest.Fixture, *queuetest.Changes, queue.Config) {
+	setup := func(t *testing.T) (*queuetest.Fixture, *queuetest.Changes, sqsbatch.Config) {
 		f := queuetest.NewFixture(t)
 		ch := &queuetest.Changes{}
 		cfg := f.Config(contract.Raw)
@@ -63,7 +63,7 @@ func TestUngroupedRecordsKeepTheirOrderOnTheBackoff(t *testing.T) {
 		f, ch, cfg := setup(t)
 		clock := fakeclock.New()
 		h := sqsbatch.New(f.Guard, queuetest.OrderKey, f.Effect, cfg)
-		queue.SetClock(h, clock.Now)
+		queue.SetClock((*queue.Handler[queuetest.Order])(h), clock.Now)
 		first := queuetest.Received("o-1", 1, "")
 		first.Body = `{"orderId":"o-1","amount":5,"mode":"fail"}`
 		second, third := queuetest.Received("o-2", 1, ""), queuetest.Received("o-3", 1, "")
@@ -81,7 +81,7 @@ func TestUngroupedRecordsKeepTheirOrderOnTheBackoff(t *testing.T) {
 		f, ch, cfg := setup(t)
 		holdFact(t, f, "o-1", time.Now().Add(20*time.Second))
 		h := sqsbatch.New(f.Guard, queuetest.OrderKey, f.Effect, cfg)
-		queue.SetClock(h, fakeclock.New().Now) // one instant for the whole batch
+		queue.SetClock((*queue.Handler[queuetest.Order])(h), fakeclock.New().Now) // one instant for the whole batch
 		first, second, third := queuetest.Received("o-1", 1, ""), queuetest.Received("o-2", 1, ""), queuetest.Received("o-3", 1, "")
 		if _, err := h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{first, second, third}}); err != nil {
 			t.Fatal(err)

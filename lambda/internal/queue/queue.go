@@ -39,7 +39,9 @@ import (
 )
 
 // Config configures a Handler. The zero value of every field means the
-// documented default.
+// documented default. Its public twin, with the users' documentation, is
+// sqsbatch.Config, which converts to it field for field: a field added here
+// is added there (sqsbatch.New does not compile otherwise).
 type Config struct {
 	// Batch holds the settings every batch source shares (Concurrency,
 	// MinRemaining, Consumer, the logger and the metrics). On a queue,

@@ -114,7 +114,7 @@ func TestBackoffStaysWithinTheReceiptsTwelveHours(t *testing.T) {
 				return "", errors.New("payment provider unavailable")
 			}
 			h := sqsbatch.New(f.Guard, queuetest.OrderKey, slow, cfg)
-			queue.SetClock(h, clock.Now)
+			queue.SetClock((*queue.Handler[queuetest.Order])(h), clock.Now)
 			m := queuetest.MessageAt(`{"orderId":"o-1","amount":5}`, contract.Raw, clock.Now())
 			m.Attributes["ApproximateFirstReceiveTimestamp"] = strconv.FormatInt(clock.Now().UnixMilli(), 10)
 			for n := 1; n < s.MaxReceiveCount; n++ {

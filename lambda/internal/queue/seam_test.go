@@ -48,7 +48,7 @@ func (lines) DecodeFact(it *queue.Item, out *queuetest.Order) error {
 // back, and a skipped body is acknowledged.
 func TestASourceOnTheSeam(t *testing.T) {
 	f := queuetest.NewFixture(t)
-	h := queue.NewRecords(f.Guard, queuetest.OrderKey, f.Effect, f.Config(""), lines{})
+	h := queue.NewRecords(f.Guard, queuetest.OrderKey, f.Effect, queue.Config(f.Config("")), lines{})
 	good := queuetest.Message("{\"orderId\":\"o-1\",\"amount\":5}\n{\"orderId\":\"o-2\",\"amount\":5}\n{\"orderId\":\"o-1\",\"amount\":5}", contract.Raw)
 	bad := queuetest.Message("{\"orderId\":\"o-3\",\"amount\":5}\nnot json", contract.Raw)
 	empty := queuetest.Message(" ", contract.Raw)

@@ -13,21 +13,15 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/batch"
 )
 
-// VisibilityChanger changes the visibility timeout of a received message:
-// SQS's ChangeMessageVisibility, for the queue of the event source ARN
-// queueARN and the message's receipt handle. The new timeout counts from
-// the call. NewVisibility implements it with the AWS SDK's SQS client.
-type VisibilityChanger interface {
-	// QueueVisibility returns the visibility timeout of the queue: a
-	// change to as long or longer would bring nothing back sooner.
-	QueueVisibility(ctx context.Context, queueARN string) (time.Duration, error)
-	// ChangeVisibility makes the message visible again after timeout.
-	ChangeVisibility(ctx context.Context, queueARN, receiptHandle string, timeout time.Duration) error
-}
+// VisibilityChanger changes the visibility timeout of a received message
+// (handler.VisibilityChanger, the public interface). NewVisibility
+// implements it with the AWS SDK's SQS client.
+type VisibilityChanger = handler.VisibilityChanger
 
 const (
 	// inProgressMargin is how long after the blocking lease's end a

@@ -35,7 +35,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	pub "github.com/idempotent-consumer/idempotent-consumer/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/guardconfig"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
@@ -76,7 +78,7 @@ type result struct {
 
 // counting counts the visibility changes.
 type counting struct {
-	sqsbatch.VisibilityChanger
+	handler.VisibilityChanger
 	n atomic.Int64
 }
 
@@ -118,11 +120,11 @@ func run(orders, copies, pollers int, timeout, work time.Duration, after bool) (
 
 	s := contract.Defaults(timeout)
 	s.Table, s.Namespace, s.Consumer, s.Delivery, s.MaxReceiveCount = table, "charge", "inprogress", contract.Raw, 5
-	store, err := dynamostore.FromSettings(cl.DynamoDB, s)
+	store, err := dynamostore.FromEnv(cl.DynamoDB, pub.Env(s.Encode()).Getenv)
 	if err != nil {
 		return result{}, err
 	}
-	guard, err := idempotency.NewGuard(store, s.GuardConfig())
+	guard, err := idempotency.NewGuard(store, guardconfig.Of(s))
 	if err != nil {
 		return result{}, err
 	}

@@ -16,7 +16,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/app/cmd/internal/orders"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
-	"github.com/idempotent-consumer/idempotent-consumer/internal/storespy"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/testkit/storespy"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"

@@ -22,7 +22,7 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/fakeclock"
-	"github.com/idempotent-consumer/idempotent-consumer/internal/storespy"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/testkit/storespy"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
@@ -218,7 +218,7 @@ func NewClockFixture(t testing.TB) (*Fixture, *fakeclock.Clock) {
 	return newFixtureWith(t, idempotency.Config{Namespace: "charge", Window: Window, LeaseMax: time.Minute, Now: c.Now}), c
 }
 
-// Changes is a visibility changer (sqsbatch.VisibilityChanger) that
+// Changes is a visibility changer (handler.VisibilityChanger) that
 // records the timeouts it sets.
 type Changes struct {
 	Mu    sync.Mutex

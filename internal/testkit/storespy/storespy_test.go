@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idempotent-consumer/idempotent-consumer/internal/storespy"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/testkit/storespy"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 )

@@ -28,7 +28,7 @@ type Loader struct {
 	// Entry is the handler's main package that the consumers bundle.
 	Entry string
 	// Prepare, when set, is called on each fixture's app before its stack
-	// is synthesized (cdk-nag's packs, in internal/apptest).
+	// is synthesized (cdk-nag's packs, in internal/testkit/apptest).
 	Prepare func(app awscdk.App)
 
 	done map[string]*Synthesized

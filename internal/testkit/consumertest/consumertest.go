@@ -2,7 +2,7 @@
 // fixture per way of using IdempotentConsumer (defaults, every prop set,
 // bring your own, FIFO, …), and the handler modules they bundle. The
 // construct's own tests (constructs/consumer) and the tests that need what
-// a CDK app must not link (cdk-nag's packs, the handler: internal/apptest)
+// a CDK app must not link (cdk-nag's packs, the handler: internal/testkit/apptest)
 // build the same stacks from here, so that each checks the same consumers.
 package consumertest
 

@@ -22,8 +22,8 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest"
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest/nagtest"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/consumer"
-	"github.com/idempotent-consumer/idempotent-consumer/internal/consumertest"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/testkit/consumertest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
@@ -280,7 +280,7 @@ func TestFifoConsumersPassCDKNag(t *testing.T) {
 // (-update rewrites it): that package's test checks that its Suppress
 // writes the same, without importing cdk-nag.
 func TestCDKNagWritesTheGoldenSuppressions(t *testing.T) {
-	const golden = "../../constructs/internal/nag/testdata/cdknag.json"
+	const golden = "../../../constructs/internal/nag/testdata/cdknag.json"
 	type rule struct {
 		ID        string   `json:"id"`
 		Reason    string   `json:"reason"`

@@ -30,6 +30,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/endpoint"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/step"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/stream"
+	pub "github.com/idempotent-consumer/idempotent-consumer/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/dynalite"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
@@ -415,7 +416,7 @@ func runStep(t *testing.T, env func(string) string, cfg aws.Config) (int, bool) 
 		t.Errorf("the synthesized environment is not a contract: %v", err)
 		return 0, false
 	}
-	store, err := dynamostore.FromSettings(dynamodb.NewFromConfig(cfg), settings)
+	store, err := dynamostore.FromEnv(dynamodb.NewFromConfig(cfg), pub.Env(settings.Encode()).Getenv)
 	if err != nil {
 		t.Errorf("the synthesized design gives no store: %v", err)
 		return 0, false

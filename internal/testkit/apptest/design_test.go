@@ -16,7 +16,9 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/consumer"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
+	pub "github.com/idempotent-consumer/idempotent-consumer/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/guardconfig"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/iamcond"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
@@ -39,7 +41,7 @@ type designed struct {
 // the condition the construct puts on its role matches, with IAM's
 // semantics, the partition key of every item the handler writes: the
 // settings are what the handler decodes from the function's environment in
-// the template, the store is dynamostore.FromSettings's, the keys the guard's own
+// the template, the store is dynamostore.FromEnv's, the keys the guard's own
 // (hashed or not), and the partition key is the store's own ItemKey. No
 // other consumer's item matches, but where two consumers share a partition
 // value (the limit of that design, which the construct warns of): there
@@ -113,11 +115,11 @@ func TestLeadingKeysMatchEveryKeyTheHandlerWritesInEachDesign(t *testing.T) {
 	keys := []string{"order-42", "#", "a#b#c", "*", "?", "${*}", "é", strings.Repeat("k", 500), "ORDER 42"}
 	written := map[string][]string{} // the partition keys each consumer's handler writes
 	for id, d := range consumers {
-		store, err := dynamostore.FromSettings(nil, d.settings)
+		store, err := dynamostore.FromEnv(nil, pub.Env(d.settings.Encode()).Getenv)
 		if err != nil {
 			t.Fatalf("%s: %v", id, err)
 		}
-		guard, err := idempotency.NewGuard(store, d.settings.GuardConfig())
+		guard, err := idempotency.NewGuard(store, guardconfig.Of(d.settings))
 		if err != nil {
 			t.Fatalf("%s: %v", id, err)
 		}

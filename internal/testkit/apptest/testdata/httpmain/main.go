@@ -1,5 +1,5 @@
 // Command httpmain is the HTTP handler that TestHTTPUnderTheRuntimeEmulator
-// (internal/apptest)
+// (internal/testkit/apptest)
 // runs under aws-lambda-rie: endpoint.Start over an effect that counts
 // its runs in this execution environment.
 package main

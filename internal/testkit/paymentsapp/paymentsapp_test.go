@@ -22,10 +22,10 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest"
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest/nagtest"
-	"github.com/idempotent-consumer/idempotent-consumer/internal/consumertest"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/dynalite"
-	"github.com/idempotent-consumer/idempotent-consumer/internal/paymentsapp"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/testkit/consumertest"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/testkit/paymentsapp"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/endpoint"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/httpkey"
