@@ -325,9 +325,9 @@ func (p importPaths) fitting(name string, selected []string, internal bool) []st
 }
 
 // libraryImports returns the import paths of the standard library (by
-// their last element, the unambiguous ones) and of the library's packages
-// (with their exported names; internal ones marked), as go list gives them
-// in root.
+// their last element, the unambiguous ones) and of the module's packages
+// but commands (with their exported names; internal ones marked), as go
+// list gives them in root.
 func libraryImports(root string) (importPaths, error) {
 	out := importPaths{}
 	std, err := exec.Command("go", "list", "std").Output()
@@ -346,7 +346,7 @@ func libraryImports(root string) (importPaths, error) {
 			delete(out, name) // math/rand and crypto/rand: a fragment names neither without saying which
 		}
 	}
-	cmd := exec.Command("go", "list", "-f", "{{.ImportPath}} {{.Dir}} {{join .GoFiles \",\"}}", "./lambda/...", "./constructs/...", "./cdktest/...", "./internal/...")
+	cmd := exec.Command("go", "list", "-f", `{{if ne .Name "main"}}{{.ImportPath}} {{.Dir}} {{join .GoFiles ","}}{{end}}`, "./...")
 	cmd.Dir = root
 	lib, err := cmd.Output()
 	if err != nil {
@@ -356,7 +356,7 @@ func libraryImports(root string) (importPaths, error) {
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
 		if len(f) != 3 {
-			continue // a package without Go files
+			continue // a main package, or one without Go files
 		}
 		p, dir, files := f[0], f[1], strings.Split(f[2], ",")
 		exports, err := exportedNames(dir, files)
