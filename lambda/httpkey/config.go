@@ -70,9 +70,9 @@ type Config struct {
 	// outcome.MetricDimension). Default: "endpoint".
 	Name string
 	// Header is the request header that carries the client's key.
-	// Default: defaultHeader. Ignored with Verifier or Key.
+	// Default: "Idempotency-Key". Ignored with Verifier or Key.
 	Header string
-	// MaxKeyBytes bounds the client's key. Default: defaultMaxKeyBytes.
+	// MaxKeyBytes bounds the client's key. Default: 255 bytes.
 	MaxKeyBytes int
 	// Optional serves a request without a key by the handler alone, with no
 	// idempotency; by default a POST or PATCH without a key gets 400, as the
@@ -99,7 +99,7 @@ type Config struct {
 	// and replayed to duplicates beside the representation headers
 	// (Content-Type, Content-Encoding, Content-Language, Location, Content-Location), which always are. Default: none.
 	ReplayHeaders []string
-	// MaxBodyBytes bounds a request's body. Default: contract.DefaultMaxRequestBytes.
+	// MaxBodyBytes bounds a request's body. Default: 1 MiB (1,048,576 bytes).
 	MaxBodyBytes int
 	// MetricsNamespace is the CloudWatch namespace of the metrics.
 	// Default: outcome.DefaultNamespace.
