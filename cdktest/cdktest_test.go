@@ -83,7 +83,7 @@ func TestTemplateAndPanics(t *testing.T) {
 // Example synthesizes a stack as a test does (with the feature flags of
 // the module's cdk.json), and turns a jsii error into a message instead of
 // the end of the test binary. A whole snapshot and cdk-nag test of an app
-// is in README.md, "Test your app" (package cdktest/internal/shop runs it).
+// is in docs/testing.md (package cdktest/internal/shop runs it).
 func Example() {
 	outdir, err := os.MkdirTemp("", "cdktest-example-")
 	if err != nil {

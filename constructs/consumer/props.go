@@ -107,7 +107,7 @@ type IdempotentConsumerProps struct {
 	// rule (EventPattern), an S3 bucket's notifications (Bucket), or the
 	// producers that send to the queue themselves (DirectProducers). The
 	// props of one source given with another's are refused: give each
-	// source a consumer of its own. README.md, "Sources", says which key
+	// source a consumer of its own. docs/queues.md says which key
 	// each source's trap makes right.
 
 	// EventPattern makes an EventBridge rule the consumer's source: a rule

@@ -266,8 +266,8 @@ type Props struct {
 	LogLevel awslambda.ApplicationLogLevel
 
 	// Environment holds extra environment variables for the function. It
-	// must not set a variable of the configuration contract (README's
-	// table of the contract's variables): use the matching prop instead.
+	// must not set a variable of the configuration contract (the table of
+	// docs/contract.md): use the matching prop instead.
 	//
 	// Default: none.
 	Environment *map[string]*string

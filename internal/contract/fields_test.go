@@ -206,26 +206,30 @@ func TestShortTimeoutSpeaksOfTimeout(t *testing.T) {
 	}
 }
 
-// update rewrites README's table of variables from the contract.
-var update = flag.Bool("update", false, "rewrite README.md's table of the contract's variables")
+// update rewrites docs/contract.md's table of variables from the contract.
+var update = flag.Bool("update", false, "rewrite docs/contract.md's table of the contract's variables")
 
-// TestREADMEListsEveryVariable: README's table of the environment variables
-// of a handler deployed by other means is the contract's list: one row per
-// variable, with its prop, default and doc as the list gives them.
+// contractPage is the page whose table lists the contract's variables.
+const contractPage = "../../docs/contract.md"
+
+// TestREADMEListsEveryVariable: the docs' table of the environment
+// variables of a handler deployed by other means (docs/contract.md) is the
+// contract's list: one row per variable, with its prop, default and doc as
+// the list gives them.
 func TestREADMEListsEveryVariable(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile(contractPage)
 	if err != nil {
 		t.Fatal(err)
 	}
 	const begin, end = "<!-- contract variables: begin -->\n", "<!-- contract variables: end -->"
 	i, j := bytes.Index(readme, []byte(begin)), bytes.Index(readme, []byte(end))
 	if i < 0 || j < i {
-		t.Fatalf("README.md has no %q … %q section", begin, end)
+		t.Fatalf("docs/contract.md has no %q … %q section", begin, end)
 	}
 	want := readmeTable()
 	if *update {
 		out := append(append(append([]byte(nil), readme[:i+len(begin)]...), want...), readme[j:]...)
-		if err := os.WriteFile("../../README.md", out, 0o644); err != nil {
+		if err := os.WriteFile(contractPage, out, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return
@@ -235,11 +239,11 @@ func TestREADMEListsEveryVariable(t *testing.T) {
 		for _, m := range regexp.MustCompile("(?m)^\\| `([A-Z_]+)`").FindAllStringSubmatch(got, -1) {
 			listed = append(listed, m[1])
 		}
-		t.Errorf("README lists %v; the contract has %v. The table, from contract.Fields (go test ./internal/contract -run README -update writes it):\n%s", listed, contract.Names(), want)
+		t.Errorf("docs/contract.md lists %v; the contract has %v. The table, from contract.Fields (go test ./internal/contract -run README -update writes it):\n%s", listed, contract.Names(), want)
 	}
 }
 
-// readmeTable is README's table of the contract's variables.
+// readmeTable is docs/contract.md's table of the contract's variables.
 func readmeTable() string {
 	var b strings.Builder
 	b.WriteString("| Variable | Construct prop | Default | What |\n| --- | --- | --- | --- |\n")

@@ -78,9 +78,9 @@ type Config struct {
 	// outcome.MetricDimension). Default: "endpoint".
 	Name string
 	// Header is the request header that carries the client's key.
-	// Default: defaultHeader. Ignored with Verifier or Key.
+	// Default: "Idempotency-Key". Ignored with Verifier or Key.
 	Header string
-	// MaxKeyBytes bounds the client's key. Default: defaultMaxKeyBytes.
+	// MaxKeyBytes bounds the client's key. Default: 255 bytes.
 	MaxKeyBytes int
 	// Optional serves a request without a key by the handler alone, with no
 	// idempotency; by default a POST or PATCH without a key gets 400, as the

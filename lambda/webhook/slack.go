@@ -17,7 +17,7 @@ const slackTolerance = 5 * time.Minute
 // as slack-go's SecretsVerifier judges them: X-Slack-Signature is "v0=" and
 // the hex HMAC-SHA256 under the app's signing secret of "v0:", the
 // X-Slack-Request-Timestamp header as sent, ":", and the raw body. A
-// timestamp further than slackTolerance from now, on either side, is
+// timestamp further than 5 minutes (slackTolerance) from now, on either side, is
 // refused. Any of Secrets passes, for a rotation.
 //
 // Refused where slack-go accepts: two fields of either header with

@@ -21,7 +21,7 @@ const standardWebhooksTolerance = 5 * time.Minute
 // webhook-signature, a space-separated list of "v1,<base64>" entries (other
 // versions are ignored; several v1 during a rotation), each the base64
 // HMAC-SHA256 of id + "." + timestamp + "." + body. A timestamp further than
-// standardWebhooksTolerance from now, on either side, is refused.
+// 5 minutes (standardWebhooksTolerance) from now, on either side, is refused.
 //
 // A secret is "whsec_" and the base64 of the key, or that base64 without
 // the prefix: the official library trims the prefix when it is there and

@@ -38,7 +38,7 @@ const defaultStripeTolerance = 300 * time.Second
 type Stripe struct {
 	// Secrets are the endpoint's signing secrets, the newest first.
 	Secrets [][]byte
-	// Tolerance bounds now − t. Default: defaultStripeTolerance.
+	// Tolerance bounds now − t. Default: 300 s, the official libraries' default.
 	Tolerance time.Duration
 	// Now is the clock. Default: time.Now.
 	Now func() time.Time

@@ -1,7 +1,7 @@
-// Package shop is the app of README's "Test your app": a small stack whose
-// snapshot and cdk-nag tests are the test file README shows, so that the
-// README's code compiles and passes (shop_test.go checks that README shows
-// it verbatim).
+// Package shop is the app of docs/testing.md's "A snapshot and cdk-nag test
+// of your stack": a small stack whose snapshot and cdk-nag tests are the
+// test file the page shows, so that the page's code compiles and passes
+// (readme_test.go checks that the page shows it verbatim).
 package shop
 
 import (
