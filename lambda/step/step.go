@@ -61,7 +61,7 @@ import (
 // output would fail the execution with States.DataLimitExceeded, which no
 // Retry or Catch matches, on every redrive. DESIGN.md, "Steps", says how the
 // margin was chosen.
-const MaxOutputBytes = steptask.MaxOutputBytes
+const MaxOutputBytes = 245_760
 
 // Effect is a step's work, done once per fact: it is given the state input
 // and the reservation it runs under (pass r.Key downstream as the

@@ -364,3 +364,11 @@ func TestRetriers(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxOutputBytesIsTheTasks: the public bound is the one the step
+// applies (steptask's, which the construct's Task shares).
+func TestMaxOutputBytesIsTheTasks(t *testing.T) {
+	if step.MaxOutputBytes != steptask.MaxOutputBytes {
+		t.Fatalf("step.MaxOutputBytes = %d, steptask.MaxOutputBytes = %d", step.MaxOutputBytes, steptask.MaxOutputBytes)
+	}
+}
