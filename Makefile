@@ -33,6 +33,11 @@ GO_MODULES := . test demo bench examples/payments ops
 # the clock.
 CLOCK_SHIFTS ?= 8760h -24h
 CLOCKSHIFT := $(CURDIR)/.tools/clockshift/overlay.json
+# The demo's end-to-end run deploys the bootstraps that the synth built
+# before, outside the overlay, on the real clock, beside kumo on the shifted
+# one: kumo's TTL then deletes their records a year early. It runs in the
+# race run on the real clock only.
+DATES_SKIP := ^TestDemoEndToEnd$$
 ORDERS ?= 200
 
 .PHONY: all demo test test-dates check tools lint synth diff deploy bench rss fuzz chaos chaos-stream chaos-saga flood clean
@@ -87,7 +92,7 @@ test: lint synth
 test-dates: tools
 	@for s in $(CLOCK_SHIFTS); do for m in $(GO_MODULES); do \
 	  echo "test-dates: CLOCK_SHIFT=$$s $$m"; \
-	  (cd $$m && CLOCK_SHIFT=$$s GOFLAGS="$(GOFLAGS) -overlay=$(CLOCKSHIFT)" go test -count=1 ./...); \
+	  (cd $$m && CLOCK_SHIFT=$$s GOFLAGS="$(GOFLAGS) -overlay=$(CLOCKSHIFT)" go test -count=1 -skip '$(DATES_SKIP)' ./...); \
 	done; done
 
 $(CLOCKSHIFT): .ci/clockshift
