@@ -33,11 +33,12 @@ GO_MODULES := . test demo bench examples/payments ops
 # the clock.
 CLOCK_SHIFTS ?= 8760h -24h
 CLOCKSHIFT := $(CURDIR)/.tools/clockshift/overlay.json
-# The demo's end-to-end run deploys the bootstraps that the synth built
-# before, outside the overlay, on the real clock, beside kumo on the shifted
-# one: kumo's TTL then deletes their records a year early. It runs in the
-# race run on the real clock only.
-DATES_SKIP := ^TestDemoEndToEnd$$
+# The modules whose every Go program is built under the overlay. demo and
+# bench run bootstraps built outside it (the synth's cdk.out; the rss
+# harness's), on the real clock beside emulators on the shifted one, which no
+# deployment does (kumo's TTL reaper deleted their records a year early; a
+# message sent "yesterday" was expired): DESIGN.md, "Tests on any date".
+DATES_MODULES := . test examples/payments ops
 ORDERS ?= 200
 
 .PHONY: all demo test test-dates check tools lint synth diff deploy bench rss fuzz chaos chaos-stream chaos-saga flood clean
@@ -84,15 +85,15 @@ test: lint synth
 	@for m in $(GO_MODULES); do (cd $$m && go test -race -count=1 ./...); done
 	@$(MAKE) --no-print-directory test-dates
 
-## test-dates: every test of every module again with the wall clock of every
+## test-dates: every test of DATES_MODULES again with the wall clock of every
 ## Go program a year ahead, then a day behind (CLOCK_SHIFTS), through an
 ## overlay of package time (.ci/clockshift): a test that passes only on
 ## today's date fails here. Timers and durations are untouched. Node.js
 ## programs (dynalite, the CDK CLI) keep the real clock.
 test-dates: tools
-	@for s in $(CLOCK_SHIFTS); do for m in $(GO_MODULES); do \
+	@for s in $(CLOCK_SHIFTS); do for m in $(DATES_MODULES); do \
 	  echo "test-dates: CLOCK_SHIFT=$$s $$m"; \
-	  (cd $$m && CLOCK_SHIFT=$$s GOFLAGS="$(GOFLAGS) -overlay=$(CLOCKSHIFT)" go test -count=1 -skip '$(DATES_SKIP)' ./...); \
+	  (cd $$m && CLOCK_SHIFT=$$s GOFLAGS="$(GOFLAGS) -overlay=$(CLOCKSHIFT)" go test -count=1 ./...); \
 	done; done
 
 $(CLOCKSHIFT): .ci/clockshift
