@@ -79,7 +79,7 @@ func TestHTTPUnderTheRuntimeEmulator(t *testing.T) {
 		payload, _ := json.Marshal(e)
 		res, err := http.Post(url, "application/json", bytes.NewReader(payload))
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("%v\nlogs:\n%s", err, logs())
 		}
 		defer res.Body.Close()
 		body, _ := io.ReadAll(res.Body)
