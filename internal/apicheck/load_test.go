@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/modroot"
 	"go/importer"
 	"go/token"
 	"go/types"
@@ -143,15 +144,12 @@ func rel(path string) string {
 	return strings.TrimPrefix(strings.TrimPrefix(path, modulePath), "/")
 }
 
-// repoRoot is the root module's folder, two above this package's.
+// repoRoot is the root module's folder (modroot's).
 func repoRoot(t *testing.T) string {
 	t.Helper()
-	root, err := filepath.Abs(filepath.Join("..", ".."))
+	root, err := modroot.OfWorkingDirectory()
 	if err != nil {
 		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
-		t.Fatalf("repository root %s: %v", root, err)
 	}
 	return root
 }

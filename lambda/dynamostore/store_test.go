@@ -381,19 +381,7 @@ func TestTxOneActionPerItem(t *testing.T) {
 		{"an update of the record", []types.TransactWriteItem{update("idem", map[string]types.AttributeValue{"pk": s("wallet#o1")})}, "write 0 acts on the idempotency record's own item"},
 		{"a put of the record", []types.TransactWriteItem{update("Stock", stock("a")), put("idem", map[string]types.AttributeValue{"pk": s("wallet#o1"), "x": s("y")})}, "write 1 acts on the idempotency record's own item"},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			api := &transactions{}
-			err := dynamostore.New(api, "idem").Commit(context.Background(), rec, time.Now(), c.writes)
-			if c.want == "" {
-				if err != nil || len(api.sent) != 1 {
-					t.Fatalf("Commit: %v, %d sent; want the transaction sent", err, len(api.sent))
-				}
-				return
-			}
-			if !errors.Is(err, idempotency.ErrTxInvalid) || !strings.Contains(err.Error(), c.want) || len(api.sent) != 0 {
-				t.Fatalf("Commit: %v, %d sent; want ErrTxInvalid saying %q, before sending", err, len(api.sent), c.want)
-			}
-		})
+		t.Run(c.name, func(t *testing.T) { checkCommit(t, rec, c.writes, c.want) })
 	}
 	t.Run("two puts on a table no action keys", func(t *testing.T) {
 		api := &transactions{err: &apiError{"ValidationException", "Transaction request cannot include multiple operations on one item"}}
@@ -456,19 +444,7 @@ func TestTxBoundsAreDynamoDBs(t *testing.T) {
 		{"items of 4 MB with the record", writes(10, put), ""},
 		{"items of more than 4 MB", writes(11, put), "more than the 4194304 bytes DynamoDB allows a transaction's items"},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			api := &transactions{}
-			err := dynamostore.New(api, "idem").Commit(context.Background(), rec, time.Now(), c.writes)
-			if c.want == "" {
-				if err != nil || len(api.sent) != 1 {
-					t.Fatalf("Commit: %v, %d sent; want the transaction sent", err, len(api.sent))
-				}
-				return
-			}
-			if !errors.Is(err, idempotency.ErrTxInvalid) || !strings.Contains(err.Error(), c.want) || len(api.sent) != 0 {
-				t.Fatalf("Commit: %v, %d sent; want ErrTxInvalid saying %q, before sending", err, len(api.sent), c.want)
-			}
-		})
+		t.Run(c.name, func(t *testing.T) { checkCommit(t, rec, c.writes, c.want) })
 	}
 }
 
@@ -543,5 +519,22 @@ func TestARecordKeyLongerThanASortKeyIsBadInput(t *testing.T) {
 				t.Fatalf("err %v after %d requests; want it sent", err, api.n)
 			}
 		})
+	}
+}
+
+// checkCommit commits writes with rec: sent when want is "", else refused
+// before sending with ErrTxInvalid saying want.
+func checkCommit(t *testing.T, rec idempotency.Record, writes []types.TransactWriteItem, want string) {
+	t.Helper()
+	api := &transactions{}
+	err := dynamostore.New(api, "idem").Commit(context.Background(), rec, time.Now(), writes)
+	if want == "" {
+		if err != nil || len(api.sent) != 1 {
+			t.Fatalf("Commit: %v, %d sent; want the transaction sent", err, len(api.sent))
+		}
+		return
+	}
+	if !errors.Is(err, idempotency.ErrTxInvalid) || !strings.Contains(err.Error(), want) || len(api.sent) != 0 {
+		t.Fatalf("Commit: %v, %d sent; want ErrTxInvalid saying %q, before sending", err, len(api.sent), want)
 	}
 }
