@@ -146,8 +146,9 @@ bench: tools .tools/bin/benchstat
 	cd bench && CGO_ENABLED=0 go build -tags lambda.norpc -trimpath -buildvcs=false -ldflags "-s -w" -o ../.tools/minimal-host ./cmd/minimal
 	cd bench && CGO_ENABLED=0 go build -tags "lambda.norpc bare" -trimpath -buildvcs=false -ldflags "-s -w" -o ../.tools/minimal-bare-host ./cmd/minimal
 	cd bench && CGO_ENABLED=0 go build -trimpath -buildvcs=false -ldflags "-s -w" -o ../.tools/poll-host ./cmd/poll
-	@echo "cold init, host builds started in turn: the library's bootstrap, the minimal consumer (config.NewEnvConfig, then os.Getenv alone), and bench/cmd/poll (one Runtime API request: the machine's floor)"
-	cd bench && go run ./cmd/coldstart -n 20 -inittrace 8 ../.tools/bootstrap-host ../.tools/minimal-host ../.tools/minimal-bare-host ../.tools/poll-host
+	cd bench && CGO_ENABLED=0 go build -trimpath -buildvcs=false -ldflags "-s -w" -o ../.tools/dial-host ./cmd/dial
+	@echo "cold init, host builds started in turn: the library's bootstrap, the minimal consumer (config.NewEnvConfig, then os.Getenv alone), bench/cmd/poll (one Runtime API request: the floor of a bootstrap on net/http) and bench/cmd/dial (one request written without net/http: the floor of any Go process)"
+	cd bench && go run ./cmd/coldstart -n 20 -inittrace 8 ../.tools/bootstrap-host ../.tools/minimal-host ../.tools/minimal-bare-host ../.tools/poll-host ../.tools/dial-host
 
 .tools/bin/benchstat:
 	GOBIN=$(CURDIR)/.tools/bin go install golang.org/x/perf/cmd/benchstat@$(BENCHSTAT_VERSION)
