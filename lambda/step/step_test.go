@@ -18,6 +18,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/step/states"
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/dynalite"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/fakeclock"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/step"
@@ -35,7 +36,15 @@ func newStore(t *testing.T) idempotency.Store {
 
 func newGuard(t *testing.T, store idempotency.Store) *idempotency.Guard {
 	t.Helper()
-	g, err := idempotency.NewGuard(store, idempotency.Config{Namespace: "saga", MaxResultBytes: step.MaxOutputBytes, FinishBudget: 200 * time.Millisecond})
+	return newGuardAt(t, store, time.Now)
+}
+
+// newGuardAt returns a guard on the clock now.
+func newGuardAt(t *testing.T, store idempotency.Store, now func() time.Time) *idempotency.Guard {
+	t.Helper()
+	// A finishing budget that a loaded machine's dynalite meets: 200 ms failed
+	// a complete once under load (Step.StoreFailed).
+	g, err := idempotency.NewGuard(store, idempotency.Config{Namespace: "saga", MaxResultBytes: step.MaxOutputBytes, FinishBudget: 2 * time.Second, Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +81,14 @@ const order42 = `{"order":{"id":"o-42","amount":50}}`
 
 func invoke(t *testing.T, h step.Handler, input string) (string, string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	return invokeBy(t, h, input, time.Now().Add(10*time.Second))
+}
+
+// invokeBy invokes h with a context whose deadline is deadline, as Lambda
+// gives an invocation, and returns its output and error name.
+func invokeBy(t *testing.T, h step.Handler, input string, deadline time.Time) (string, string) {
+	t.Helper()
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	out, err := h(ctx, json.RawMessage(input))
 	return string(out), step.ErrorName(err)
@@ -109,12 +125,25 @@ func TestConcurrentExecutionsOneEffect(t *testing.T) {
 	h := newStep(t, newGuard(t, newStore(t)), "charge", c.effect)
 	const executions = 8
 	outs, names := make([]string, executions), make([]string, executions)
+	returned := make(chan int, executions)
 	var wg sync.WaitGroup
 	for i := range executions {
-		wg.Go(func() { outs[i], names[i] = invoke(t, h, order42) })
+		wg.Go(func() {
+			outs[i], names[i] = invoke(t, h, order42)
+			returned <- i
+		})
 	}
-	waitFor(t, func() bool { return c.runs.Load() == 1 })
-	time.Sleep(300 * time.Millisecond) // the others reach the store and are refused
+	// The gate holds the effect until every other execution has reached
+	// the store and been answered: only one can return before it opens.
+	timeout := time.After(time.Minute)
+	for n := range executions - 1 {
+		select {
+		case <-returned:
+		case <-timeout:
+			close(c.gate)
+			t.Fatalf("%d executions answered, %d effects running: want all but one answered while one effect runs", n, c.runs.Load())
+		}
+	}
 	close(c.gate)
 	wg.Wait()
 	var first string
@@ -142,15 +171,6 @@ func TestConcurrentExecutionsOneEffect(t *testing.T) {
 	}
 	if n := c.runs.Load(); n != 1 {
 		t.Fatalf("the effect ran %d times, want 1", n)
-	}
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("timed out waiting")
-		}
 	}
 }
 
@@ -276,21 +296,24 @@ func TestInvalidOutputRunsOnce(t *testing.T) {
 func TestLeaseEndsAtTheDeadline(t *testing.T) {
 	store := newStore(t)
 	c := &charge{}
-	crashed := newStep(t, newGuard(t, crashingStore{store}), "charge", c.effect)
-	h := newStep(t, newGuard(t, store), "charge", c.effect)
-	// A deadline far enough that a slow machine (the race detector, a
-	// shared CPU) still retries within the lease.
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	// The guards read a clock the test moves: the lease ends when the test
+	// says, not after a wait. Deadlines are set on that clock.
+	clock := fakeclock.New()
+	crashed := newStep(t, newGuardAt(t, crashingStore{store}, clock.Now), "charge", c.effect)
+	h := newStep(t, newGuardAt(t, store, clock.Now), "charge", c.effect)
+	const timeout = time.Minute
+	deadline := clock.Now().Add(timeout)
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
-	deadline, _ := ctx.Deadline()
 	if _, err := crashed(ctx, json.RawMessage(order42)); step.ErrorName(err) != states.ErrorStore {
 		t.Fatalf("crashed invocation: %v", err)
 	}
-	if _, name := invoke(t, h, order42); name != states.ErrorInProgress {
+	clock.Advance(timeout - time.Second)
+	if _, name := invokeBy(t, h, order42, clock.Now().Add(timeout)); name != states.ErrorInProgress {
 		t.Fatalf("retry within the lease: %q, want %s", name, states.ErrorInProgress)
 	}
-	time.Sleep(time.Until(deadline) + 10*time.Millisecond)
-	if out, name := invoke(t, h, order42); name != "" || !strings.Contains(out, "ch_2") {
+	clock.Advance(2 * time.Second)
+	if out, name := invokeBy(t, h, order42, clock.Now().Add(timeout)); name != "" || !strings.Contains(out, "ch_2") {
 		t.Fatalf("retry after the lease: %s %q", out, name)
 	}
 	n := 0
