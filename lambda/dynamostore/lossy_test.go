@@ -21,12 +21,12 @@ import (
 
 // lossy is an HTTP transport that forwards every request to the server and,
 // for the first request of one DynamoDB operation, drops the server's
-// answer and fails instead (a 500, or a connection reset): the server
-// applied the request, the caller never learns it, and the SDK's retryer
-// sends it again.
+// answer and fails instead (a 500, a connection reset, or the answer's body
+// altered under its X-Amz-Crc32 checksum): the server applied the request,
+// the caller never reads its answer, and the SDK's retryer sends it again.
 type lossy struct {
 	op    string // "PutItem", "UpdateItem", "DeleteItem"
-	fault string // "500" or "reset"
+	fault string // "500", "reset" or "crc"
 
 	mu      sync.Mutex
 	sent    int // requests of op forwarded to the server
@@ -45,9 +45,19 @@ func (l *lossy) RoundTrip(req *http.Request) (*http.Response, error) {
 		return resp, nil
 	}
 	l.dropped++
-	_, _ = io.Copy(io.Discard, resp.Body)
+	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if l.fault == "reset" {
+	switch l.fault {
+	case "crc":
+		if resp.Header.Get("X-Amz-Crc32") == "" {
+			return nil, errors.New("lossy: the server sent no X-Amz-Crc32 to corrupt under")
+		}
+		// Valid JSON, a byte longer: only the checksum tells it from the
+		// server's answer.
+		resp.Body = io.NopCloser(strings.NewReader(string(body) + " "))
+		resp.ContentLength = int64(len(body) + 1)
+		return resp, nil
+	case "reset":
 		return nil, &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}
 	}
 	return &http.Response{
@@ -65,10 +75,12 @@ func (l *lossy) RoundTrip(req *http.Request) (*http.Response, error) {
 // recognised as this reservation's own write. A retried reservation runs the
 // effect (it used to answer "in progress elsewhere" and wait out its own
 // lease); a retried release is a release (it used to be a lost lease); a
-// retried complete completes.
+// retried complete completes. An answer whose body does not match its
+// X-Amz-Crc32 is retried too (service/dynamodb v1.74.1 on: before, the SDK
+// returned the corrupted output).
 func TestLostResponsesAreRetriedSafely(t *testing.T) {
 	srv := dynalite.Start(t)
-	for _, fault := range []string{"500", "reset"} {
+	for _, fault := range []string{"500", "reset", "crc"} {
 		for _, op := range []string{"PutItem", "UpdateItem", "DeleteItem"} {
 			t.Run(op+"/"+fault, func(t *testing.T) {
 				l := &lossy{op: op, fault: fault}
