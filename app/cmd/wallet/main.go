@@ -19,7 +19,6 @@ import (
 
 	"github.com/idempotent-consumer/idempotent-consumer/app/cmd/internal/orders"
 	"github.com/idempotent-consumer/idempotent-consumer/contract"
-	"github.com/idempotent-consumer/idempotent-consumer/internal/schema"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
@@ -43,7 +42,7 @@ func (w wallets) credit(_ context.Context, o orders.Order, _ idempotency.Reserva
 	n := cashback(o)
 	update := types.TransactWriteItem{Update: &types.Update{
 		TableName:                 aws.String(w.table),
-		Key:                       map[string]types.AttributeValue{schema.Key: &types.AttributeValueMemberS{Value: "balance#" + o.CustomerID}},
+		Key:                       map[string]types.AttributeValue{contract.PartitionKey: &types.AttributeValueMemberS{Value: "balance#" + o.CustomerID}},
 		UpdateExpression:          aws.String("ADD #balance :n"),
 		ExpressionAttributeNames:  map[string]string{"#balance": "balance"},
 		ExpressionAttributeValues: map[string]types.AttributeValue{":n": &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}},
