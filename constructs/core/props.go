@@ -299,7 +299,8 @@ type Props struct {
 	Window awscdk.Duration
 
 	// TTLAfterWindow is how long after the end of the business window a
-	// record becomes eligible for DynamoDB TTL deletion (clean-up only).
+	// record becomes eligible for DynamoDB TTL deletion (clean-up only; on
+	// an MRSC table, which has no TTL, for the sweeper's: GlobalTable).
 	//
 	// Default: 24 hours.
 	TTLAfterWindow awscdk.Duration
