@@ -227,3 +227,26 @@ func TestATransactionalHandlerIsRefusedOnAGlobalTable(t *testing.T) {
 		t.Errorf("message does not contain %q:\n%s", want, msg)
 	}
 }
+
+// TestOneNamespacePerRegionOnAGlobalTable: the consumers of two Regions
+// share their namespace on the MRSC table (TestTheGlobalTableInEachRegion),
+// but two consumers of one Region may not.
+func TestOneNamespacePerRegionOnAGlobalTable(t *testing.T) {
+	msg, _ := cdktest.Panics(func() {
+		app, err := cdktest.NewApp(filepath.Join(outRoot, "fails"))
+		if err != nil {
+			panic(err)
+		}
+		stack := regionStack(app, "East2", "us-east-2")
+		for _, id := range []string{"Charge", "Refund"} {
+			consumer.NewIdempotentConsumer(stack, jsii.String(id), &consumer.IdempotentConsumerProps{
+				Props: core.Props{Entry: jsii.String(handlerDir), Namespace: jsii.String("charge"),
+					Table: awsdynamodb.TableV2_FromTableName(stack, jsii.String(id+"Table"), jsii.String("orders-idempotency")), GlobalTable: &core.GlobalTable{Regions: mrsc().Regions, WitnessRegion: mrsc().WitnessRegion}},
+			})
+		}
+	})
+	want := `Namespace "charge" on the table East2/RefundTable is the namespace of the consumer East2/Charge already`
+	if !strings.Contains(msg, want) {
+		t.Errorf("message does not contain %q:\n%s", want, msg)
+	}
+}
