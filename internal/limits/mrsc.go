@@ -40,6 +40,6 @@ func MRSCRegionSet(region string) (string, bool) {
 const DefaultSweepInterval = time.Hour
 
 // SweepTimeout is the sweeper function's timeout: Lambda's longest, 15
-// minutes; a sweep that does not finish resumes from the start at the next
-// interval (its deletes are conditional, so a second pass is harmless).
+// minutes; a table too large for one run is swept over several (its
+// deletes are conditional, so a second pass is harmless).
 const SweepTimeout = 15 * time.Minute

@@ -1,7 +1,7 @@
 // Package sweeper is the sweeper of an idempotency table in multi-Region
 // strong consistency (MRSC), which has no TTL (DESIGN.md, "Two Regions"):
 // a function, one per table in the app, scheduled every interval, that
-// scans the local replica and deletes each item whose TTL attribute has
+// scans the local replica and deletes each record whose TTL attribute has
 // passed, with a delete conditional on it (a record reserved again since
 // the scan is never deleted). Its runtime is lambda/sweep (its main,
 // Entry, bundled as every handler is); it reads the table's name, keys and

@@ -126,9 +126,9 @@ var sweepActions = []*string{jsii.String("dynamodb:Scan"), jsii.String("dynamodb
 // GrantSweep lets grantee sweep table: Scan and DeleteItem on the table
 // (the local replica's ARN), with no dynamodb:LeadingKeys condition (a
 // Scan has no leading key, and the sweeper deletes what DynamoDB's TTL
-// would delete on a table of one Region: every item whose TTL attribute
-// has passed, of every namespace), and the use of its customer-managed key
-// if it has one.
+// would delete of the records on a table of one Region: the expired records
+// of every namespace), and the use of its customer-managed key if it has
+// one.
 func GrantSweep(table awsdynamodb.ITable, grantee awsiam.IGrantable) awsiam.Grant {
 	g := table.Grant(grantee, sweepActions...)
 	if k := table.EncryptionKey(); k != nil {
