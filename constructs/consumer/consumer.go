@@ -204,6 +204,9 @@ type idempotentConsumer struct {
 	// txLinked whether the bootstrap links one (txtables.go).
 	tx       *function.TxTables
 	txLinked bool
+	// strong: the table is in multi-Region strong consistency, which has no
+	// transactions (txValidation).
+	strong bool
 
 	// What the metrics, alarms and dashboard need of the settings.
 	metricsNamespace string
@@ -243,6 +246,7 @@ func NewIdempotentConsumer(scope constructs.Construct, id *string, props *Idempo
 		oldestMessageAge: s.oldestMessageAge,
 		timeout:          s.Runtime.Timeout,
 		txLinked:         txLinked,
+		strong:           s.Strong(),
 	}
 	// Overriding (rather than wrapping) the jsii Construct makes c itself
 	// the construct, so it can be the scope of other constructs.

@@ -728,11 +728,11 @@ func sharedTable(pk string, replicas *[]*string) awsdynamodb.ITable {
 	return awsdynamodb.NewTableV2(stack, jsii.String("Table"), props)
 }
 
-// TestAReplicatedTableNeedsTheSingleRegionGuarantee: the explicit choice
-// accepts a replicated table.
-func TestAReplicatedTableNeedsTheSingleRegionGuarantee(t *testing.T) {
+// TestAnEventualGlobalTableNeedsASingleWritingRegion: the explicit choice
+// accepts a global table in eventual consistency.
+func TestAnEventualGlobalTableNeedsASingleWritingRegion(t *testing.T) {
 	p := validProps()
-	p.Table, p.Namespace, p.AcceptSingleRegionGuarantee = sharedTable("pk", jsii.Strings("eu-west-1")), jsii.String("refund"), jsii.Bool(true)
+	p.Table, p.Namespace, p.SingleWritingRegion = sharedTable("pk", jsii.Strings("eu-west-1")), jsii.String("refund"), jsii.Bool(true)
 	if err := p.Validate(jsii.String("C")); err != nil {
 		t.Fatal(err)
 	}

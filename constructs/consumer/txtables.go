@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/family"
 )
 
 // The tables a transactional effect writes beside its record (DESIGN.md,
@@ -27,11 +29,32 @@ func undeclaredTxProblem(id string, linked bool, declared int) []string {
 		id)}
 }
 
+// strongTxProblem is the rule that a consumer on an MRSC table, which
+// supports no transactions, neither links a transactional effect nor
+// declares tables for one (GrantTransactionalWrites; TransactionalTables
+// is refused with the props).
+func strongTxProblem(id string, strong, linked bool, declared int) []string {
+	switch {
+	case !strong:
+		return nil
+	case linked:
+		return []string{fmt.Sprintf("IdempotentConsumer %q: %s", id, family.TransactionsProblem("the handler makes transactional writes (its bootstrap links sqsbatch.NewTx, which sqsbatch.StartTx and sqsbatch.FromEnvTx call)"))}
+	case declared > 0:
+		return []string{fmt.Sprintf("IdempotentConsumer %q: %s", id, family.TransactionsProblem("GrantTransactionalWrites declares a table for a transactional effect"))}
+	}
+	return nil
+}
+
 // txValidation refuses, at synth (after every GrantTransactionalWrites of
-// the app), a transactional handler without a declared table.
+// the app), a transactional handler without a declared table, and any
+// transactional effect on an MRSC table.
 type txValidation struct{ c *idempotentConsumer }
 
 // Validate implements constructs.IValidation.
 func (v *txValidation) Validate() *[]*string {
-	return jsii.Strings(undeclaredTxProblem(*v.c.Node().Id(), v.c.txLinked, v.c.tx.Len())...)
+	id := *v.c.Node().Id()
+	if p := strongTxProblem(id, v.c.strong, v.c.txLinked, v.c.tx.Len()); p != nil {
+		return jsii.Strings(p...)
+	}
+	return jsii.Strings(undeclaredTxProblem(id, v.c.txLinked, v.c.tx.Len())...)
 }

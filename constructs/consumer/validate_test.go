@@ -83,7 +83,7 @@ func TestValidateRefuses(t *testing.T) {
 		change: func(p *consumer.IdempotentConsumerProps) {
 			p.Table, p.Namespace = sharedTable("pk", jsii.Strings("eu-west-1")), jsii.String("refund")
 		},
-		want: []string{"Table is replicated to 2 regions", "last writer wins", "set AcceptSingleRegionGuarantee"},
+		want: []string{"Table Shared/Table is a global table in multi-Region eventual consistency (MREC) across 2 Regions (eu-west-1, us-east-1): DynamoDB checks a conditional write against the local Region's copy only", "last writer wins", "its effect runs twice", "fix: make the table multi-Region strongly consistent (MultiRegionConsistency STRONG on its TableV2, or GlobalTable on the construct), or set SingleWritingRegion"},
 	}, {
 		name: "several props are wrong",
 		change: func(p *consumer.IdempotentConsumerProps) {

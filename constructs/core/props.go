@@ -136,15 +136,26 @@ type Props struct {
 	// one without TTL.
 	TableTTLAttribute *string
 
-	// AcceptSingleRegionGuarantee allows a Table replicated to other regions
-	// (a global table). DynamoDB settles concurrent writes to a global table
-	// by last writer wins, so the conditional write and the fencing of
-	// complete and release hold only among deliveries handled in one region:
-	// set it only when every delivery of a fact is handled in one region
-	// (the consumers of other regions keep other namespaces, or none exist).
+	// GlobalTable makes the idempotency table a global table in
+	// multi-Region strong consistency (MRSC), created by the construct or,
+	// with Table, declared: see GlobalTable.
 	//
-	// Default: false, a replicated Table is refused.
-	AcceptSingleRegionGuarantee *bool
+	// Default: none, a table of one Region (a Table of the app that is a
+	// global table is read).
+	GlobalTable *GlobalTable
+
+	// SingleWritingRegion allows a Table that is a global table in
+	// multi-Region eventual consistency (MREC, DynamoDB's default), which is
+	// refused otherwise: such a table checks a conditional write against
+	// the local Region's copy only and settles concurrent writes by last
+	// writer wins, so two deliveries of one fact handled in two Regions
+	// could both reserve it and run its effect twice. Set it only when
+	// every record of this construct is written in one Region (the other
+	// Regions' stacks run no consumer of this namespace, or stand by). A
+	// table in strong consistency (GlobalTable) needs no such statement.
+	//
+	// Default: false, an eventual global table is refused.
+	SingleWritingRegion *bool
 
 	// RemovalPolicy applies to the table the construct creates (ignored in
 	// shared-table mode).
@@ -288,7 +299,8 @@ type Props struct {
 	Window awscdk.Duration
 
 	// TTLAfterWindow is how long after the end of the business window a
-	// record becomes eligible for DynamoDB TTL deletion (clean-up only).
+	// record becomes eligible for DynamoDB TTL deletion (clean-up only; on
+	// an MRSC table, which has no TTL, for the sweeper's: GlobalTable).
 	//
 	// Default: 24 hours.
 	TTLAfterWindow awscdk.Duration

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
 	"github.com/aws/jsii-runtime-go"
@@ -224,6 +225,13 @@ func TestRefusals(t *testing.T) {
 			[]string{`ClientAttribute "iam" is refused with JwtIssuer`, `leave ClientAttribute out for "claim:sub"`}},
 		{"a claim without a JWT authorizer", endpoint.IdempotentEndpointProps{Props: core.Props{Entry: jsii.String(handlerDir)}, Route: jsii.String("/orders"), ClientAttribute: jsii.String("claim:sub")},
 			[]string{`ClientAttribute "claim:sub" reads a claim`, "give JwtIssuer"}},
+		{"an MRSC table and a transactional effect", endpoint.IdempotentEndpointProps{Props: core.Props{Entry: jsii.String(handlerDir),
+			GlobalTable:         &core.GlobalTable{Regions: jsii.Strings("eu-west-1", "eu-west-2"), WitnessRegion: jsii.String("eu-west-3"), TableName: jsii.String("orders")},
+			TransactionalTables: &[]awsdynamodb.ITable{awsdynamodb.Table_FromTableName(st, jsii.String("Ledger"), jsii.String("ledger"))}}},
+			[]string{"TransactionalTables is set, but the idempotency table is in multi-Region strong consistency (MRSC), which supports no transaction operations"}},
+		{"an MRSC table across Region sets", endpoint.IdempotentEndpointProps{Props: core.Props{Entry: jsii.String(handlerDir),
+			GlobalTable: &core.GlobalTable{Regions: jsii.Strings("eu-west-1", "us-east-1", "ap-northeast-1"), TableName: jsii.String("orders")}}},
+			[]string{"span the Region sets AP and EU and US, but an MRSC global table cannot span Region sets"}},
 		{"a signature threshold without a webhook", endpoint.IdempotentEndpointProps{Props: core.Props{Entry: jsii.String(handlerDir)}, SignatureFailures: jsii.Number(3)},
 			[]string{"SignatureFailures is the threshold of SignatureFailuresAlarm, which exists only with Webhook"}},
 	} {

@@ -185,6 +185,17 @@ func TestRefusals(t *testing.T) {
 			Props:    core.Props{Entry: jsii.String(handlerDir), LogLevel: awslambda.ApplicationLogLevel_FATAL},
 			StepName: jsii.String("charge"),
 		}, []string{"LogLevel FATAL drops the ERROR lines"}},
+		{"an eventual global table", &step.IdempotentStepProps{
+			Props: core.Props{Entry: jsii.String(handlerDir), Namespace: jsii.String("charge"), Table: awsdynamodb.NewTableV2(awscdk.NewStack(nil, jsii.String("Global"), &awscdk.StackProps{Env: &awscdk.Environment{Region: jsii.String("eu-west-1")}}), jsii.String("T"), &awsdynamodb.TablePropsV2{
+				PartitionKey: &awsdynamodb.Attribute{Name: jsii.String("pk"), Type: awsdynamodb.AttributeType_STRING},
+				Replicas:     &[]*awsdynamodb.ReplicaTableProps{{Region: jsii.String("eu-west-2")}},
+			})},
+			StepName: jsii.String("charge"),
+		}, []string{"Table Global/T is a global table in multi-Region eventual consistency (MREC) across 2 Regions (eu-west-1, eu-west-2)", "its effect runs twice", "or set SingleWritingRegion"}},
+		{"an MRSC table without its name", &step.IdempotentStepProps{
+			Props:    core.Props{Entry: jsii.String(handlerDir), GlobalTable: &core.GlobalTable{Regions: jsii.Strings("eu-west-1", "eu-west-2", "eu-central-1")}},
+			StepName: jsii.String("charge"),
+		}, []string{"GlobalTable.TableName is required without Table"}},
 		{"a window shorter than the lease", &step.IdempotentStepProps{
 			Props:    core.Props{Entry: jsii.String(handlerDir), Window: awscdk.Duration_Seconds(jsii.Number(1))},
 			StepName: jsii.String("charge"),

@@ -284,21 +284,29 @@ func (s *settings) viewProblems(t awsdynamodb.ITable) []string {
 	return []string{fmt.Sprintf("SourceTable %s has a stream of view type %s, but %s: give it the view type %s", *t.Node().Path(), s.viewType, why, strings.Join(want, " or "))}
 }
 
-// viewTypeOf reads the stream view type of a table of the app: "" when the
-// table is imported, or says it in a token.
+// viewTypeOf reads the stream view type of a table of the app (a Table,
+// or a TableV2: a global table's stream, which DynamoDB keeps per replica
+// and an MRSC table has only when asked for, is of one view type in every
+// Region): "" when the table is imported, has none, or says it in a token.
 func viewTypeOf(t awsdynamodb.ITable) string {
-	cfn, ok := t.Node().DefaultChild().(awsdynamodb.CfnTable)
+	var spec any
+	switch cfn := t.Node().DefaultChild().(type) {
+	case awsdynamodb.CfnTable:
+		spec = cfn.StreamSpecification()
+	case awsdynamodb.CfnGlobalTable:
+		// Its StreamSpecification getter fails on the value TableV2 sets
+		// (jsii: "Unable to serialize value as string"); the raw
+		// properties hold it.
+		spec = (*cfn.UpdatedProperties())["streamSpecification"]
+	}
+	if spec == nil {
+		return ""
+	}
+	m, ok := awscdk.Stack_Of(t).Resolve(spec).(map[string]any)
 	if !ok {
 		return ""
 	}
-	if cfn.StreamSpecification() == nil {
-		return ""
-	}
-	spec, ok := awscdk.Stack_Of(t).Resolve(cfn.StreamSpecification()).(map[string]any)
-	if !ok {
-		return ""
-	}
-	v, _ := spec["streamViewType"].(string)
+	v, _ := m["streamViewType"].(string)
 	return v
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskinesis"
+	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/idempotent-consumer/idempotent-consumer/cdktest"
@@ -91,6 +92,23 @@ func ordersTable(s awscdk.Stack, view awsdynamodb.StreamViewType) awsdynamodb.Ta
 		BillingMode:  awsdynamodb.BillingMode_PAY_PER_REQUEST,
 		Stream:       view,
 	})
+}
+
+// globalOrders is a global table of orders in a stack of us-east-1 of its
+// own (the consumer's stack has no Region), replicated to us-east-2 (and
+// the witness us-west-2 when strong), with a stream of view if given.
+func globalOrders(s awscdk.Stack, consistency awsdynamodb.MultiRegionConsistency, view awsdynamodb.StreamViewType) awsdynamodb.TableV2 {
+	east := awscdk.NewStack(s.Node().Root().(constructs.Construct), jsii.String("Outbox"+string(consistency)), &awscdk.StackProps{Env: &awscdk.Environment{Region: jsii.String("us-east-1")}})
+	props := &awsdynamodb.TablePropsV2{
+		PartitionKey:           &awsdynamodb.Attribute{Name: jsii.String("pk"), Type: awsdynamodb.AttributeType_STRING},
+		MultiRegionConsistency: consistency,
+		Replicas:               &[]*awsdynamodb.ReplicaTableProps{{Region: jsii.String("us-east-2")}},
+		DynamoStream:           view,
+	}
+	if consistency == awsdynamodb.MultiRegionConsistency_STRONG {
+		props.WitnessRegion = jsii.String("us-west-2")
+	}
+	return awsdynamodb.NewTableV2(east, jsii.String("Orders"), props)
 }
 
 // TestKinesisDefaults snapshots a Kinesis consumer with its defaults.
@@ -220,6 +238,22 @@ func TestRefusals(t *testing.T) {
 				MaxRecordAge: awscdk.Duration_Seconds(awscdk.Token_AsNumber(awscdk.Fn_ImportValue(jsii.String("Age")))),
 			}
 		}, []string{"BatchSize is a token", "MaxRecordAge is a token", `Table's key schema is [HASH id (N)]`, "Namespace is required"}},
+		{"an MRSC outbox whose stream lacks the old image", func(s awscdk.Stack) *stream.IdempotentStreamConsumerProps {
+			return &stream.IdempotentStreamConsumerProps{Props: core.Props{Entry: jsii.String(handlerDir)}, SourceTable: globalOrders(s, awsdynamodb.MultiRegionConsistency_STRONG, awsdynamodb.StreamViewType_NEW_IMAGE), OldImage: jsii.Bool(true), Removes: contract.RemoveRun}
+		}, []string{"SourceTable OutboxSTRONG/Orders has a stream of view type NEW_IMAGE, but OldImage asks for the old image of a MODIFY too: give it the view type NEW_AND_OLD_IMAGES"}},
+		{"an MRSC table and a transactional effect", func(s awscdk.Stack) *stream.IdempotentStreamConsumerProps {
+			ledger := awsdynamodb.Table_FromTableName(s, jsii.String("Ledger"), jsii.String("ledger"))
+			return &stream.IdempotentStreamConsumerProps{
+				Props:  core.Props{Entry: jsii.String(handlerDir), Table: globalOrders(s, awsdynamodb.MultiRegionConsistency_STRONG, ""), Namespace: jsii.String("ship"), TransactionalTables: &[]awsdynamodb.ITable{ledger}},
+				Stream: awskinesis.NewStream(s, jsii.String("E"), nil),
+			}
+		}, []string{"TransactionalTables is set, but the idempotency table is in multi-Region strong consistency (MRSC), which supports no transaction operations"}},
+		{"an eventual global table", func(s awscdk.Stack) *stream.IdempotentStreamConsumerProps {
+			return &stream.IdempotentStreamConsumerProps{
+				Props:  core.Props{Entry: jsii.String(handlerDir), Table: globalOrders(s, awsdynamodb.MultiRegionConsistency_EVENTUAL, ""), Namespace: jsii.String("ship")},
+				Stream: awskinesis.NewStream(s, jsii.String("E"), nil),
+			}
+		}, []string{"Table OutboxEVENTUAL/Orders is a global table in multi-Region eventual consistency (MREC) across 2 Regions (us-east-1, us-east-2)", "or set SingleWritingRegion"}},
 		{"the contract's rules", func(s awscdk.Stack) *stream.IdempotentStreamConsumerProps {
 			return &stream.IdempotentStreamConsumerProps{
 				Props:  core.Props{Entry: jsii.String(handlerDir), Timeout: awscdk.Duration_Seconds(jsii.Number(2)), Namespace: jsii.String("a#b")},

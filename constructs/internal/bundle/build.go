@@ -234,3 +234,33 @@ func Forget() {
 	defer builds.Unlock()
 	clear(builds.dirs)
 }
+
+// packageDirs are the directories PackageDir found, by import path.
+var packageDirs sync.Map
+
+// PackageDir returns the directory of the Go package importPath as the
+// module that holds the working directory resolves it (`go list`): for a
+// package of the library, the library's source the app builds with (its
+// working tree, or the module cache), so that a function the construct
+// adds of its own (the sweeper) is built from the library's version the
+// app requires.
+func PackageDir(importPath string) (string, error) {
+	if dir, ok := packageDirs.Load(importPath); ok {
+		return dir.(string), nil
+	}
+	root, err := modroot.OfWorkingDirectory()
+	if err != nil {
+		return "", fmt.Errorf("find package %s: %w", importPath, err)
+	}
+	cmd := exec.Command("go", "list", "-f", "{{.Dir}}", importPath)
+	cmd.Dir = root
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("find package %s from the module at %s (%v): %s; the app's module must require %s", importPath, root, err, strings.TrimSpace(stderr.String()), libraryPath)
+	}
+	dir := strings.TrimSpace(string(out))
+	packageDirs.Store(importPath, dir)
+	return dir, nil
+}

@@ -30,18 +30,32 @@ func (s *Settings) Bundle() string {
 	return dir
 }
 
-// NewTable returns the given table, or creates one in scope (ids.Table),
-// and claims the construct's namespace on it: a namespace taken on the
-// table in the app is refused, and a transactional grant on it to another
-// grantee keeps off this construct's records. Call it once the construct
-// exists (its path is the runtime's Consumer).
+// NewTable returns the given table, or creates one in scope (ids.Table;
+// with GlobalTable, the MRSC table of ids.GlobalTable, created in its first
+// Region and imported in the others), and claims the construct's namespace
+// on it: a namespace taken on the table in the app is refused (on an MRSC
+// table, in the stack's Region: the construct of each Region shares it),
+// and a transactional grant on it to another grantee keeps off this
+// construct's records. On an MRSC table, the stack's Region must be one of
+// its replicas', and the first construct of the app on it in its home
+// Region creates its sweeper. Call it once the construct exists (its path
+// is the runtime's Consumer).
 func (s *Settings) NewTable(scope constructs.Construct) awsdynamodb.ITable {
-	t := s.Table
-	if t == nil {
+	t, region := s.Table, ""
+	if s.Strong() {
+		region = s.localRegion(scope)
+	}
+	switch {
+	case t == nil && s.global.set:
+		t = s.globalTable(scope, region)
+	case t == nil:
 		t = table.New(scope, ids.Table, s.Removal)
 	}
-	if err := table.ClaimNamespace(scope, t, s.Runtime); err != nil {
+	if err := table.ClaimNamespace(scope, t, s.Runtime, region); err != nil {
 		panic(fmt.Errorf("%s %q: %w", s.Kind.Name, s.ID, err))
+	}
+	if s.Strong() && region == s.homeRegion(t) {
+		s.sweep(scope, t)
 	}
 	return t
 }

@@ -30,6 +30,7 @@ func (s *Settings) read(p *core.Props) {
 			}
 		}
 	}
+	s.readGlobal(p)
 	if p.Table == nil {
 		return // the construct's table: the contract's defaults; designProblems refuses the props
 	}
@@ -168,8 +169,8 @@ func ttlOf(t awsdynamodb.ITable) tableTTL {
 // record forever (a warning); an imported table cannot be read (a
 // warning).
 func ttlFindings(s *Settings) (problems []string, warnings []Warning) {
-	if s.Table == nil {
-		return nil, nil
+	if s.Table == nil || s.Strong() {
+		return nil, nil // an MRSC table has no TTL: strongProblems, and the sweeper
 	}
 	path, ttl, want := *s.Table.Node().Path(), s.tableTTL, s.Runtime.TableTTLAttribute
 	switch {

@@ -97,6 +97,10 @@ type Settings struct {
 	tableKeys  table.Keys
 	tableTTL   tableTTL
 	unreadable []string
+	// global is GlobalTable, replication the table's Regions (read from a
+	// Table of the app, or declared by GlobalTable).
+	global      globalSettings
+	replication table.Replication
 }
 
 // Resolve applies the defaults of the shared props p of the construct of

@@ -49,13 +49,13 @@ func Warns[S any](check func(S) []Warning) func(S) ([]string, []Warning) {
 // Rules are the rules of the shared props, on every construct.
 var Rules = append(append([]Rule[*Settings]{
 	{Reads: []string{"Entry"}, Check: Problem(entryProblems)},
-}, functionRules...), tableRules...)
+}, functionRules...), append(tableRules, globalRules...)...)
 
 // tableRules are the rules of the table, its design and the runtime
 // settings.
 var tableRules = []Rule[*Settings]{
 	{Reads: []string{"Table", "Namespace"}, Check: Problem(namespaceProblems)},
-	{Reads: []string{"Table", "AcceptSingleRegionGuarantee"}, Check: Problem(tableProblems)},
+	{Reads: []string{"Table", "SingleWritingRegion"}, Check: Problem(tableProblems)},
 	{Reads: []string{"Table", "TablePartitionKey", "TableSortKey", "TableKeyInSortKey", "TableFixedKeyValue", "TableTTLAttribute"}, Check: Problem(designProblems)},
 	{Reads: []string{"Table", "TableTTLAttribute"}, Check: ttlFindings},
 	{Reads: []string{"Table", "TablePartitionKey", "TableSortKey", "TableKeyInSortKey", "TableFixedKeyValue"}, Check: Warns(importedTableWarnings)},
@@ -87,7 +87,7 @@ func tableProblems(s *Settings) []string {
 		return nil
 	}
 	p := s.props
-	return table.Problems(s.Table, p.AcceptSingleRegionGuarantee != nil && *p.AcceptSingleRegionGuarantee)
+	return table.Problems(s.Table, p.SingleWritingRegion != nil && *p.SingleWritingRegion)
 }
 
 // environmentProblems refuses a variable of the runtime contract in

@@ -129,7 +129,7 @@ func TestTxTablesAreGrantedOnceAndNamed(t *testing.T) {
 		// (claimed after the grant): the function's declared grant on it
 		// keeps off the other's records.
 		for _, ns := range []string{"reserve", "email"} {
-			if err := table.ClaimNamespace(constructs.NewConstruct(stack, jsii.String("Claim-"+ns)), records, contract.Settings{Namespace: ns}); err != nil {
+			if err := table.ClaimNamespace(constructs.NewConstruct(stack, jsii.String("Claim-"+ns)), records, contract.Settings{Namespace: ns}, ""); err != nil {
 				panic(err)
 			}
 		}

@@ -40,6 +40,31 @@ const (
 	Dashboard = "Dashboard"
 )
 
+// What GlobalTable adds (DESIGN.md, "Two Regions").
+const (
+	// GlobalTable is the global table the construct creates (in the first
+	// Region) or imports (in the others) with GlobalTable: another id than
+	// Table, so that turning GlobalTable on creates a new, empty table
+	// (MRSC is enabled on empty tables only) and never replaces the records
+	// of the one-Region table.
+	GlobalTable = "GlobalTable"
+	// Sweepers is the construct, a child of the app, that holds which
+	// tables have a sweeper in the app: one per table. It synthesizes
+	// nothing.
+	Sweepers = "IdempotencySweepers"
+	// SweeperPrefix starts the id of the sweeper of an MRSC table, a child
+	// of the stack of the table's first Region, followed by a hash of the
+	// table's name (table.Key), so that it does not move when consumers
+	// are added or reordered.
+	SweeperPrefix = "IdempotencySweeper"
+	// The sweeper's own resources, children of the sweeper.
+	SweeperFunction    = "Function"
+	SweeperLogGroup    = "LogGroup"
+	SweeperRole        = "Role"
+	SweeperSchedule    = "Schedule"
+	SweeperErrorsAlarm = "ErrorsAlarm"
+)
+
 // What an IdempotentConsumer adds.
 const (
 	// Topic is the topic the consumer creates when none is given.

@@ -45,6 +45,11 @@ var pinned = map[string][2]string{
 	"FailureMetricsFilter": {ids.FailureMetricsFilter, "OnFailure"},
 
 	"OutputNotStoredAlarm": {ids.OutputNotStoredAlarm, "OutputNotStoredAlarm"}, "StoreFailedAlarm": {ids.StoreFailedAlarm, "StoreFailedAlarm"},
+
+	"GlobalTable": {ids.GlobalTable, "GlobalTable"}, "Sweepers": {ids.Sweepers, "IdempotencySweepers"},
+	"SweeperPrefix": {ids.SweeperPrefix, "IdempotencySweeper"}, "SweeperFunction": {ids.SweeperFunction, "Function"},
+	"SweeperLogGroup": {ids.SweeperLogGroup, "LogGroup"}, "SweeperRole": {ids.SweeperRole, "Role"},
+	"SweeperSchedule": {ids.SweeperSchedule, "Schedule"}, "SweeperErrorsAlarm": {ids.SweeperErrorsAlarm, "ErrorsAlarm"},
 }
 
 // TestConstructIDsAreStable: every id keeps the value deployed stacks hold.

@@ -68,10 +68,16 @@ func holder(c constructs.IConstruct) (constructs.Construct, error) {
 // construct tree, under the app (ClaimsID), so that two apps of one process
 // (two tests of one test binary, each with an app of its own) never see each
 // other's. A table is known by Key: its physical name when known at synth,
-// else its construct.
-func ClaimNamespace(c constructs.Construct, table awsdynamodb.ITable, s contract.Settings) error {
+// else its construct. On a global table in strong consistency, region is
+// the claiming construct's Region: the construct of each Region shares its
+// namespace (one fact, deduplicated across Regions), and two constructs of
+// one Region may not; "" on a table of one Region.
+func ClaimNamespace(c constructs.Construct, table awsdynamodb.ITable, s contract.Settings, region string) error {
 	namespace := s.Namespace
 	tableKey := Key(table)
+	if region != "" {
+		tableKey += " in " + region
+	}
 	h, err := holder(c)
 	if err != nil {
 		return err

@@ -58,10 +58,10 @@ func TestATableIsOneTableByItsName(t *testing.T) {
 			cdktest.Must(t, func() {
 				stack := stackOf(t)
 				first, second := order[0](stack, jsii.String("Shared")), order[1](stack, jsii.String("Shared"))
-				if err := table.ClaimNamespace(consumerIn(stack, "One"), first, contract.Settings{Namespace: "orders"}); err != nil {
+				if err := table.ClaimNamespace(consumerIn(stack, "One"), first, contract.Settings{Namespace: "orders"}, ""); err != nil {
 					t.Fatal(err)
 				}
-				err := table.ClaimNamespace(consumerIn(stack, "Two"), second, contract.Settings{Namespace: "orders"})
+				err := table.ClaimNamespace(consumerIn(stack, "Two"), second, contract.Settings{Namespace: "orders"}, "")
 				if err == nil || !strings.Contains(err.Error(), `Namespace "orders" on the table S/`) || !strings.Contains(err.Error(), "consumer S/One already") {
 					t.Fatalf("second claim: %v; want the refusal naming S/One", err)
 				}
@@ -75,10 +75,10 @@ func TestATableIsOneTableByItsName(t *testing.T) {
 			if table.Key(a) == table.Key(b) || !strings.HasPrefix(table.Key(a), "construct ") {
 				t.Errorf("keys %q and %q; want the created table known by its construct", table.Key(a), table.Key(b))
 			}
-			if err := table.ClaimNamespace(consumerIn(stack, "One"), a, contract.Settings{Namespace: "orders"}); err != nil {
+			if err := table.ClaimNamespace(consumerIn(stack, "One"), a, contract.Settings{Namespace: "orders"}, ""); err != nil {
 				t.Fatal(err)
 			}
-			if err := table.ClaimNamespace(consumerIn(stack, "Two"), b, contract.Settings{Namespace: "orders"}); err != nil {
+			if err := table.ClaimNamespace(consumerIn(stack, "Two"), b, contract.Settings{Namespace: "orders"}, ""); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -120,7 +120,7 @@ func TestTransactionalGrantsKeepOffOtherConsumersRecords(t *testing.T) {
 			return awsiam.NewRole(stack, jsii.String(id), &awsiam.RoleProps{AssumedBy: awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil)})
 		}
 		wallet, admin, other := role("Wallet"), role("Admin"), role("Other")
-		if err := table.ClaimNamespace(consumerIn(stack, "WalletConsumer"), shared, contract.Settings{Namespace: "wallet"}); err != nil {
+		if err := table.ClaimNamespace(consumerIn(stack, "WalletConsumer"), shared, contract.Settings{Namespace: "wallet"}, ""); err != nil {
 			t.Fatal(err)
 		}
 		table.GrantTransactional(shared, wallet, "wallet")
@@ -129,11 +129,11 @@ func TestTransactionalGrantsKeepOffOtherConsumersRecords(t *testing.T) {
 		table.GrantTransactional(imported, other, "x")
 		// Claimed after the grants: they count.
 		for _, ns := range []string{"charge", "a$"} {
-			if err := table.ClaimNamespace(consumerIn(stack, "Consumer-"+ns), shared, contract.Settings{Namespace: ns}); err != nil {
+			if err := table.ClaimNamespace(consumerIn(stack, "Consumer-"+ns), shared, contract.Settings{Namespace: ns}, ""); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if err := table.ClaimNamespace(consumerIn(stack, "ImportedConsumer"), imported, contract.Settings{Namespace: "x"}); err != nil {
+		if err := table.ClaimNamespace(consumerIn(stack, "ImportedConsumer"), imported, contract.Settings{Namespace: "x"}, ""); err != nil {
 			t.Fatal(err)
 		}
 
@@ -195,7 +195,7 @@ func TestTransactionalGrantsKeepOffOtherPartitions(t *testing.T) {
 		table.GrantTransactional(shared, wallet, "wallet")
 		for ns, fixed := range map[string]string{"wallet": "idempotency#wallet", "charge": "idempotency#charge", "odd": "idem*odd"} {
 			s := contract.Settings{Namespace: ns, TableRecordKeyIn: contract.KeyInSort, TableFixedKeyValue: fixed}
-			if err := table.ClaimNamespace(consumerIn(stack, "Consumer-"+ns), shared, s); err != nil {
+			if err := table.ClaimNamespace(consumerIn(stack, "Consumer-"+ns), shared, s, ""); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -226,7 +226,7 @@ func TestTransactionalGrantsInAStageAreScoped(t *testing.T) {
 		role := awsiam.NewRole(stack, jsii.String("Wallet"), &awsiam.RoleProps{AssumedBy: awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil)})
 		table.GrantTransactional(shared, role, "wallet")
 		for _, ns := range []string{"wallet", "charge"} {
-			if err := table.ClaimNamespace(consumerIn(stack, "Consumer-"+ns), shared, contract.Settings{Namespace: ns}); err != nil {
+			if err := table.ClaimNamespace(consumerIn(stack, "Consumer-"+ns), shared, contract.Settings{Namespace: ns}, ""); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -208,23 +208,13 @@ func KeysOf(table awsdynamodb.ITable) Keys {
 // Problems checks a shared table, as far as the app defines it (an
 // imported table cannot be read at synth): its keys must be strings, which
 // the store writes (their names are the runtime contract's to check:
-// contract.Settings.Problems), and it must not be replicated to other
-// regions unless acceptSingleRegion says the user accepts the guarantee of
-// one region.
-func Problems(table awsdynamodb.ITable, acceptSingleRegion bool) []string {
-	replicas := 1
-	switch l1 := table.Node().DefaultChild().(type) {
-	case awsdynamodb.CfnTable:
-		for _, c := range *table.Node().Children() { // replicationRegions: a replica custom resource each
-			if strings.HasPrefix(*c.Node().Id(), "Replica") {
-				replicas++
-			}
-		}
-	case awsdynamodb.CfnGlobalTable:
-		if list, ok := awscdk.Stack_Of(table).Resolve(l1.Replicas()).([]any); ok {
-			replicas = len(list)
-		}
-	default:
+// contract.Settings.Problems), and it must not be a global table in
+// eventual consistency unless singleWritingRegion says every record is
+// written in one Region. A table in strong consistency (MRSC) is accepted;
+// its own limits are the family's rules.
+func Problems(table awsdynamodb.ITable, singleWritingRegion bool) []string {
+	r := ReplicationOf(table)
+	if !r.Known {
 		return nil
 	}
 	var out []string
@@ -232,8 +222,16 @@ func Problems(table awsdynamodb.ITable, acceptSingleRegion bool) []string {
 		out = append(out, fmt.Sprintf("Table's key schema is %s, but the store writes string keys (the record key \"<namespace>#<key>\", and a sort key's fixed value): give a table whose partition key, and sort key if it has one, are strings (awsdynamodb.AttributeType_STRING), or leave Table nil for a table of the construct's own",
 			k))
 	}
-	if replicas > 1 && !acceptSingleRegion {
-		out = append(out, fmt.Sprintf("Table is replicated to %d regions: a global table settles concurrent writes by last writer wins, so two deliveries handled in two regions could both reserve a fact and run its effect, and the fencing of complete and release does not hold across regions; give a table of one region, or set AcceptSingleRegionGuarantee if every delivery of a fact is handled in one region (DESIGN.md, \"What the construct refuses\")", replicas))
+	if r.Global() && !r.Strong && !singleWritingRegion {
+		out = append(out, EventualProblem(*table.Node().Path(), r.Regions))
 	}
 	return out
+}
+
+// EventualProblem is the refusal of a global table in multi-Region
+// eventual consistency (MREC) as the idempotency table: why (the double
+// effect) and the fix.
+func EventualProblem(path string, regions []string) string {
+	return fmt.Sprintf("Table %s is a global table in multi-Region eventual consistency (MREC) across %d Regions (%s): DynamoDB checks a conditional write against the local Region's copy only and settles concurrent writes by last writer wins, so two deliveries of one fact handled in two Regions can both reserve it before either write replicates, and its effect runs twice (and the fencing of complete and release does not hold across Regions); fix: make the table multi-Region strongly consistent (MultiRegionConsistency STRONG on its TableV2, or GlobalTable on the construct), or set SingleWritingRegion if every record of this construct is written in one Region (DESIGN.md, \"Two Regions\")",
+		path, len(regions), strings.Join(regions, ", "))
 }

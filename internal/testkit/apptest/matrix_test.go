@@ -96,6 +96,17 @@ var matrixSettings = []setting{
 			}
 			return fmt.Sprintf("no warning naming the key schema: %q", warnings)
 		}},
+	{name: "GlobalTable (MRSC)", partition: "pk",
+		props: func(st *matrixStack, id string) core.Props {
+			return core.Props{GlobalTable: &core.GlobalTable{
+				Regions: jsii.Strings(matrixRegion, "us-east-2"), WitnessRegion: jsii.String("us-west-2"),
+				TableName: jsii.String(strings.ToLower(*st.stack.StackName() + "-" + id)),
+			}}
+		},
+		shows: func(fn, env map[string]any, _ []string) string {
+			ref, _ := env[contract.TableVar].(map[string]any)
+			return want(ref != nil && strings.Contains(fmt.Sprint(ref["Ref"]), "GlobalTable"), "the function's table is %v, not the MRSC table", env[contract.TableVar])
+		}},
 	{name: "HashKeys", partition: "pk",
 		props: func(st *matrixStack, id string) core.Props { return core.Props{HashKeys: jsii.Bool(true)} },
 		shows: func(fn, env map[string]any, _ []string) string {
@@ -267,9 +278,13 @@ func synthRow(t *testing.T, r int, row familyRow) (*matrixStack, map[string]any,
 	return st, template, warnings
 }
 
+// matrixRegion is the Region of the matrix's stacks: the GlobalTable
+// column needs one, the table's first.
+const matrixRegion = "us-east-1"
+
 // newMatrixStack is a row's stack, with the resources the settings name.
 func newMatrixStack(app awscdk.App, name string) *matrixStack {
-	stack := awscdk.NewStack(app, jsii.String(name), nil)
+	stack := awscdk.NewStack(app, jsii.String(name), &awscdk.StackProps{Env: &awscdk.Environment{Region: jsii.String(matrixRegion)}})
 	str := func(n string) *awsdynamodb.Attribute {
 		return &awsdynamodb.Attribute{Name: jsii.String(n), Type: awsdynamodb.AttributeType_STRING}
 	}
