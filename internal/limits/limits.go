@@ -94,6 +94,27 @@ const (
 	ConflictBackoffCap = 500 * time.Millisecond
 )
 
+// The sweeper's bounds (package sweep): on a table without TTL (a
+// multi-Region strongly consistent global table supports none), it deletes
+// the records whose TTL attribute is past, with a bounded amount of work per
+// invocation (DESIGN.md, "The sweeper").
+const (
+	// SweepSegments is how many parallel-scan segments the table is split
+	// into: 16. A run starts at a random segment and walks them in turn,
+	// so that a table too large to sweep in one run is still swept in full
+	// over several, whichever segment each run reaches.
+	SweepSegments = 16
+	// SweepPageSize is how many items one Scan page reads (its Limit): 250.
+	SweepPageSize = 250
+	// SweepConcurrency is how many conditional deletes are in flight at
+	// once: 16.
+	SweepConcurrency = 16
+	// SweepTimeReserve is the time a run keeps before its deadline: it
+	// starts no page with less left, so that it returns (and logs what it
+	// did, and where it stopped) before Lambda ends it: 10s.
+	SweepTimeReserve = 10 * time.Second
+)
+
 // DynamoDB's key sizes, which keys and namespaces must respect.
 const (
 	// MaxKeyBytes is DynamoDB's limit on a partition key: 2,048 bytes. The

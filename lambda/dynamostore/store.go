@@ -57,7 +57,7 @@ const (
 // replay, idempotency.Record.Replay) is of layout 1: a release before it
 // reads the record without it, and decides the same. The payload hash carries its own version ("v2:…";
 // see idempotency.Guard.Fact).
-const layout = 1
+const layout = schema.LayoutVersion
 
 // MaxTxWrites is how many writes a transactional effect may add: DynamoDB
 // allows 100 actions per transaction and the record takes one. Their items

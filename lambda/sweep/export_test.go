@@ -1,0 +1,4 @@
+package sweep
+
+// LogRun is logRun, for the test of the summary line.
+var LogRun = logRun

@@ -1,0 +1,62 @@
+package sweep
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/build"
+)
+
+// Start is the sweeper function's entry point: it reads its Config from the
+// environment (FromEnv) and the AWS configuration Lambda gives, and hands
+// the Lambda runtime a handler that runs one sweep per invocation, from the
+// Cursor of its event if it has one (a scheduled event has none: a new
+// pass), and returns its Summary. Each run logs one summary line ("sweep"),
+// at ERROR when it failed. A configuration it cannot run with is logged at
+// FATAL and ends the process. It does not return.
+func Start() {
+	o := build.Resolve[func(*build.Options)](nil)
+	build.Run(o, func() (func(context.Context, *Cursor) (Summary, error), error) {
+		cfg, err := FromEnv(o.Getenv)
+		if err != nil {
+			return nil, err
+		}
+		aws, err := build.LambdaConfig()
+		if err != nil {
+			return nil, err
+		}
+		s, err := New(dynamodb.NewFromConfig(aws), cfg)
+		if err != nil {
+			return nil, err
+		}
+		return func(ctx context.Context, from *Cursor) (Summary, error) {
+			sum, err := s.Run(ctx, from)
+			logRun(ctx, o.Logger, cfg, sum, err)
+			return sum, err
+		}, nil
+	})
+}
+
+// logRun writes a run's summary line: what it scanned, found expired, deleted
+// and kept (re-reserved since the scan, or in conflict with another
+// Region's write), whether the pass completed and where the next run goes
+// on from; at ERROR with the reason when the run failed.
+func logRun(ctx context.Context, logger *slog.Logger, cfg Config, sum Summary, err error) {
+	attrs := []slog.Attr{
+		slog.String("table", cfg.Table), slog.String("region", cfg.Region),
+		slog.Int("scanned", sum.Scanned), slog.Int("expired", sum.Expired), slog.Int("deleted", sum.Deleted),
+		slog.Int("skipped_reserved", sum.Reserved), slog.Int("skipped_conflict", sum.Conflicts),
+		slog.Int("pages", sum.Pages), slog.Bool("complete", sum.Complete),
+	}
+	if sum.Next != nil {
+		attrs = append(attrs, slog.Int("next_segment", sum.Next.Segment), slog.Int("segments_done", sum.Next.Visited))
+	}
+	level := slog.LevelInfo
+	if err != nil {
+		level = slog.LevelError
+		attrs = append(attrs, slog.String("reason", err.Error()))
+	}
+	logger.LogAttrs(ctx, level, "sweep", attrs...)
+}
