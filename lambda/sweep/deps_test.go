@@ -18,12 +18,13 @@ func TestTheSweeperLinksNoSource(t *testing.T) {
 	}
 	deps := strings.Fields(string(out))
 	const lib = "github.com/idempotent-consumer/idempotent-consumer/lambda/"
+	const cores = "github.com/idempotent-consumer/idempotent-consumer/lambda/internal/" // the sources' shared cores
 	if !slices.Contains(deps, lib+"sweep") || !slices.Contains(deps, "github.com/aws/aws-sdk-go-v2/service/dynamodb") {
 		t.Fatalf("go list -deps ./cmd/sweeper has no sweep or no DynamoDB client; the test is not looking at the sweeper:\n%s", out)
 	}
 	for _, p := range deps {
 		for _, other := range []string{lib + "sqsbatch", lib + "httpkey", lib + "webhook", lib + "endpoint", lib + "kinesis", lib + "dynamodbstream",
-			lib + "step", lib + "eventbridge", lib + "s3event", lib + "internal/queue", lib + "internal/stream", lib + "internal/batch",
+			lib + "step", lib + "eventbridge", lib + "s3event", cores + "queue", cores + "stream", cores + "batch",
 			"github.com/aws/aws-sdk-go-v2/service/sqs", "github.com/aws/aws-sdk-go-v2/service/kinesis", "github.com/aws/aws-sdk-go-v2/service/secretsmanager",
 			"github.com/aws/aws-sdk-go-v2/config"} {
 			if p == other {

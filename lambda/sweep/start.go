@@ -13,8 +13,9 @@ import (
 // environment (FromEnv) and the AWS configuration Lambda gives, and hands
 // the Lambda runtime a handler that runs one sweep per invocation, from the
 // Cursor of its event if it has one (a scheduled event has none: a new
-// pass), and returns its Summary. Each run logs one summary line ("sweep"),
-// at ERROR when it failed. A configuration it cannot run with is logged at
+// pass), and returns its Summary. Each run logs one summary line ("sweep",
+// with the Region, AWS_REGION, as every line of the runtime's), at ERROR
+// when it failed. A configuration it cannot run with is logged at
 // FATAL and ends the process. It does not return.
 func Start() {
 	o := build.Resolve[func(*build.Options)](nil)
@@ -39,13 +40,14 @@ func Start() {
 	})
 }
 
-// logRun writes a run's summary line: what it scanned, found expired, deleted
+// logRun writes a run's summary line (the logger's lines carry the Region,
+// "region", whose replica was swept): what it scanned, found expired, deleted
 // and kept (re-reserved since the scan, or in conflict with another
 // Region's write), whether the pass completed and where the next run goes
 // on from; at ERROR with the reason when the run failed.
 func logRun(ctx context.Context, logger *slog.Logger, cfg Config, sum Summary, err error) {
 	attrs := []slog.Attr{
-		slog.String("table", cfg.Table), slog.String("region", cfg.Region),
+		slog.String("table", cfg.Table),
 		slog.Int("scanned", sum.Scanned), slog.Int("expired", sum.Expired), slog.Int("deleted", sum.Deleted),
 		slog.Int("skipped_reserved", sum.Reserved), slog.Int("skipped_conflict", sum.Conflicts),
 		slog.Int("pages", sum.Pages), slog.Bool("complete", sum.Complete),

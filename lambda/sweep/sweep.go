@@ -55,13 +55,10 @@ type Config struct {
 	// TTLAttribute is the record's TTL attribute, epoch seconds
 	// (contract.TTLAttributeVar). Required.
 	TTLAttribute string
-	// Region is the Region whose replica is swept, for the summary.
-	Region string
-	// PageSize is how many items a Scan page reads. Default:
-	// limits.SweepPageSize.
+	// PageSize is how many items a Scan page reads. Default: 250.
 	PageSize int
 	// MaxPages bounds the pages one run reads. Default: 0, bounded only by
-	// the run's deadline (less limits.SweepTimeReserve).
+	// the run's deadline, less 10 seconds.
 	MaxPages int
 	// Now is the clock the TTL is compared with. Default: time.Now.
 	Now func() time.Time
@@ -71,16 +68,12 @@ type Config struct {
 // (contract.TableVar), its partition key (PartitionKeyVar), its sort key if
 // it has one (SortKeyVar) and the TTL attribute (TTLAttributeVar), each set
 // explicitly, since a sweeper that guessed a name would scan and delete by
-// the wrong attribute; and the Region (AWS_REGION, which Lambda sets). A
-// variable missing, or a key or TTL attribute named like an attribute of the
+// the wrong attribute. A variable missing, or a key or TTL attribute named like an attribute of the
 // record, is an error that names every problem.
 func FromEnv(getenv func(string) string) (Config, error) {
 	cfg := Config{
 		Table: getenv(contract.TableVar), PartitionKey: getenv(contract.PartitionKeyVar), SortKey: getenv(contract.SortKeyVar),
-		TTLAttribute: getenv(contract.TTLAttributeVar), Region: getenv("AWS_REGION"),
-	}
-	if cfg.Region == "" {
-		cfg.Region = getenv("AWS_DEFAULT_REGION")
+		TTLAttribute: getenv(contract.TTLAttributeVar),
 	}
 	return cfg, cfg.check()
 }
@@ -163,10 +156,10 @@ func New(api API, cfg Config) (*Sweeper, error) {
 // idempotency record of this release's layout whose TTL is before :cutoff.
 const expiredCondition = "#lay = :layout AND #ttl < :cutoff AND attribute_exists(#own) AND (#st = :in_progress OR #st = :completed)"
 
-// Run sweeps from from (nil: a new pass, from a random segment) until the
-// pass completes, the run has read Config.MaxPages pages, or ctx's deadline
-// is less than limits.SweepTimeReserve away; the Summary's Next says where
-// it stopped. The TTL is compared with Now less limits.ClockSkewMargin, the
+// Run sweeps from from (nil: a new pass, from a random segment of the
+// table's 16) until the pass completes, the run has read Config.MaxPages
+// pages, or ctx's deadline is less than 10 seconds away; the Summary's Next
+// says where it stopped. The TTL is compared with Now less a second, the
 // skew allowed between the sweeper's clock and the functions' that wrote
 // it. An error (a Scan or a delete that failed otherwise than by its
 // condition or a conflict) ends the run with what it did and where to go on

@@ -19,6 +19,7 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/internal/dynalite"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/build"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sweep"
 )
 
@@ -112,7 +113,7 @@ func (f *fixture) check(t *testing.T, kept ...string) {
 
 func (f *fixture) sweeper(t *testing.T, api sweep.API, pageSize, maxPages int) *sweep.Sweeper {
 	t.Helper()
-	s, err := sweep.New(api, sweep.Config{Table: f.table, PartitionKey: "PK", SortKey: "SK", TTLAttribute: "expiresAt", Region: "eu-west-1",
+	s, err := sweep.New(api, sweep.Config{Table: f.table, PartitionKey: "PK", SortKey: "SK", TTLAttribute: "expiresAt",
 		PageSize: pageSize, MaxPages: maxPages, Now: func() time.Time { return f.now }})
 	if err != nil {
 		t.Fatal(err)
@@ -228,22 +229,27 @@ func TestSweepConfigNamesEveryMissingVariable(t *testing.T) {
 			t.Errorf("err %v; want it to name %s", err, v)
 		}
 	}
-	env := map[string]string{contract.TableVar: "orders", contract.PartitionKeyVar: "PK", contract.TTLAttributeVar: "status", "AWS_REGION": "eu-west-1"}
+	env := map[string]string{contract.TableVar: "orders", contract.PartitionKeyVar: "PK", contract.TTLAttributeVar: "status"}
 	if _, err := sweep.FromEnv(func(k string) string { return env[k] }); err == nil || !strings.Contains(err.Error(), "attribute of the idempotency record") {
 		t.Errorf("err %v; want the TTL attribute named like a record's refused", err)
 	}
 	env[contract.TTLAttributeVar] = "expiresAt"
 	cfg, err := sweep.FromEnv(func(k string) string { return env[k] })
-	if err != nil || cfg.Table != "orders" || cfg.PartitionKey != "PK" || cfg.SortKey != "" || cfg.TTLAttribute != "expiresAt" || cfg.Region != "eu-west-1" {
+	if err != nil || cfg.Table != "orders" || cfg.PartitionKey != "PK" || cfg.SortKey != "" || cfg.TTLAttribute != "expiresAt" {
 		t.Fatalf("%+v, %v", cfg, err)
 	}
 }
 
-// TestSweepLogsASummaryPerRun: the summary line names the table and Region
-// and counts what the run did.
+// TestSweepLogsASummaryPerRun: the summary line, written by the logger the
+// entry point builds, names the table and the Region (AWS_REGION) and counts
+// what the run did.
 func TestSweepLogsASummaryPerRun(t *testing.T) {
 	var buf bytes.Buffer
-	sweep.LogRun(context.Background(), slog.New(slog.NewJSONHandler(&buf, nil)), sweep.Config{Table: "orders", Region: "eu-west-2"},
+	o := build.Resolve([]func(*build.Options){func(o *build.Options) {
+		o.Getenv = func(k string) string { return map[string]string{"AWS_REGION": "eu-west-2"}[k] }
+		o.Logger = slog.New(slog.NewJSONHandler(&buf, nil))
+	}})
+	sweep.LogRun(context.Background(), o.Logger, sweep.Config{Table: "orders"},
 		sweep.Summary{Scanned: 10, Expired: 4, Deleted: 3, Reserved: 1, Pages: 2, Next: &sweep.Cursor{Segment: 5, Visited: 3}}, nil)
 	var line map[string]any
 	if err := json.Unmarshal(buf.Bytes(), &line); err != nil {
