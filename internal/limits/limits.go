@@ -102,7 +102,7 @@ const (
 	// SweepSegments is how many parallel-scan segments the table is split
 	// into: 16. A run starts at a random segment and walks them in turn,
 	// so that a table too large to sweep in one run is still swept in full
-	// over several, whichever segment each run reaches.
+	// over several, as long as one segment fits a run.
 	SweepSegments = 16
 	// SweepPageSize is how many items one Scan page reads (its Limit): 250.
 	SweepPageSize = 250

@@ -11,15 +11,15 @@ import (
 
 // Start is the sweeper function's entry point: it reads its Config from the
 // environment (FromEnv) and the AWS configuration Lambda gives, and hands
-// the Lambda runtime a handler that runs one sweep per invocation, from the
-// Cursor of its event if it has one (a scheduled event has none: a new
-// pass), and returns its Summary. Each run logs one summary line ("sweep",
+// the Lambda runtime a handler that runs one sweep per invocation and
+// returns its Summary. An event that is a previous run's Summary goes on
+// from its Next; any other (a schedule's) starts a new pass. Each run logs one summary line ("sweep",
 // with the Region, AWS_REGION, as every line of the runtime's), at ERROR
 // when it failed. A configuration it cannot run with is logged at
 // FATAL and ends the process. It does not return.
 func Start() {
 	o := build.Resolve[func(*build.Options)](nil)
-	build.Run(o, func() (func(context.Context, *Cursor) (Summary, error), error) {
+	build.Run(o, func() (func(context.Context, event) (Summary, error), error) {
 		cfg, err := FromEnv(o.Getenv)
 		if err != nil {
 			return nil, err
@@ -32,12 +32,19 @@ func Start() {
 		if err != nil {
 			return nil, err
 		}
-		return func(ctx context.Context, from *Cursor) (Summary, error) {
-			sum, err := s.Run(ctx, from)
+		return func(ctx context.Context, e event) (Summary, error) {
+			sum, err := s.Run(ctx, e.Next)
 			logRun(ctx, o.Logger, cfg, sum, err)
 			return sum, err
 		}, nil
 	})
+}
+
+// event is what the sweeper reads of its invocation's event: the Next of a
+// previous run's Summary, nil in any other event (a schedule's, which
+// decodes to no cursor rather than to segment 0).
+type event struct {
+	Next *Cursor
 }
 
 // logRun writes a run's summary line (the logger's lines carry the Region,

@@ -273,3 +273,20 @@ func contains(keys []string, key string) bool {
 	}
 	return false
 }
+
+// TestASummaryIsTheNextRunsEvent: the handler goes on from a previous run's
+// Summary passed as its event, and starts a new pass (from a random segment)
+// on a schedule's event, which carries no cursor.
+func TestASummaryIsTheNextRunsEvent(t *testing.T) {
+	prev, err := json.Marshal(sweep.Summary{Pages: 2, Next: &sweep.Cursor{Segment: 7, Key: map[string]string{"pk": "charge#o-1"}, Visited: 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err := sweep.CursorOf(prev); err != nil || c == nil || c.Segment != 7 || c.Visited != 3 || c.Key["pk"] != "charge#o-1" {
+		t.Errorf("from a Summary: %+v, %v; want its Next", c, err)
+	}
+	scheduled := []byte(`{"version":"0","id":"53dc4d37","detail-type":"Scheduled Event","source":"aws.events","account":"123456789012","time":"2026-01-01T00:00:00Z","region":"eu-west-1","resources":[],"detail":{}}`)
+	if c, err := sweep.CursorOf(scheduled); err != nil || c != nil {
+		t.Errorf("from a schedule's event: %+v, %v; want no cursor (a new pass)", c, err)
+	}
+}
