@@ -4,19 +4,24 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/idempotent-consumer/idempotent-consumer/internal/dynalite"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/handler"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/internal/contracttest"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
 
 // conflictBody is the answer DynamoDB sends for a write to an item of a
@@ -224,4 +229,35 @@ func TestConflictsBeyondTheBudgetAreAStoreFailure(t *testing.T) {
 // conflictClient is a client of srv whose requests go through c.
 func conflictClient(srv *dynalite.Server, c *conflicting) *dynamodb.Client {
 	return dynamodb.New(srv.Client().Options(), func(o *dynamodb.Options) { o.HTTPClient = &http.Client{Transport: c} })
+}
+
+// TestAConflictBeyondTheBudgetIsLoggedWithWhy: a queue consumer whose
+// store's reserve conflicts on every attempt fails the record, reported
+// for SQS to deliver again, and its log line says why: another Region's
+// request kept modifying the item.
+func TestAConflictBeyondTheBudgetIsLoggedWithWhy(t *testing.T) {
+	srv := dynalite.Start(t)
+	dynamostore.FakeConflictWaits(t)
+	c := &conflicting{op: "PutItem", n: -1}
+	env := contracttest.Settings().Encode()
+	store := dynamostore.New(conflictClient(srv, c), srv.NewTable(t))
+	var logs strings.Builder
+	h, err := sqsbatch.FromEnv(func(o struct{ OrderID string }) (string, error) { return o.OrderID, nil },
+		func(context.Context, struct{ OrderID string }, idempotency.Reservation) (string, error) { return "", nil },
+		contracttest.Getenv(env), handler.WithStore(store), handler.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))), handler.WithMetrics(io.Discard))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	resp, err := h.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{{MessageId: "m1", Body: `{"OrderID":"o-1"}`}}})
+	if err != nil && !errors.Is(err, idempotency.ErrStore) {
+		t.Fatal(err)
+	}
+	failed := err != nil || len(resp.BatchItemFailures) == 1 && resp.BatchItemFailures[0].ItemIdentifier == "m1"
+	if !failed || !strings.Contains(logs.String(), dynamostore.ErrReplicatedConflict.Error()) || !strings.Contains(logs.String(), "8 attempts") ||
+		!strings.Contains(logs.String(), `"message_id":"m1"`) {
+		t.Fatalf("response %+v, err %v; want m1 failed, its line saying why:\n%s", resp, err, logs.String())
+	}
+	t.Log(logs.String())
 }
