@@ -243,7 +243,9 @@ func TestAConflictBeyondTheBudgetIsLoggedWithWhy(t *testing.T) {
 	store := dynamostore.New(conflictClient(srv, c), srv.NewTable(t))
 	var logs strings.Builder
 	h, err := sqsbatch.FromEnv(func(o struct{ OrderID string }) (string, error) { return o.OrderID, nil },
-		func(context.Context, struct{ OrderID string }, idempotency.Reservation) (string, error) { return "", nil },
+		func(context.Context, struct{ OrderID string }, idempotency.Reservation) (string, error) {
+			return "", nil
+		},
 		contracttest.Getenv(env), handler.WithStore(store), handler.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))), handler.WithMetrics(io.Discard))
 	if err != nil {
 		t.Fatal(err)
@@ -260,4 +262,95 @@ func TestAConflictBeyondTheBudgetIsLoggedWithWhy(t *testing.T) {
 		t.Fatalf("response %+v, err %v; want m1 failed, its line saying why:\n%s", resp, err, logs.String())
 	}
 	t.Log(logs.String())
+}
+
+// scripted is an HTTP transport in front of a real server that answers the
+// requests of one DynamoDB operation by a script, one step per request:
+// "lose" forwards the request (the server applies it) and answers 500 in
+// place of the server's answer, "conflict" answers the conflict without
+// forwarding, and any request past the script is forwarded.
+type scripted struct {
+	op     string
+	script []string
+
+	mu   sync.Mutex
+	sent int
+}
+
+func (s *scripted) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !strings.HasSuffix(req.Header.Get("X-Amz-Target"), "."+s.op) {
+		return http.DefaultTransport.RoundTrip(req)
+	}
+	s.mu.Lock()
+	step := ""
+	if s.sent < len(s.script) {
+		step = s.script[s.sent]
+	}
+	s.sent++
+	s.mu.Unlock()
+	switch step {
+	case "conflict":
+		return (&conflicting{op: s.op, n: -1}).RoundTrip(req)
+	case "lose":
+		resp, err := http.DefaultTransport.RoundTrip(req)
+		if err != nil {
+			return nil, err
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return &http.Response{StatusCode: http.StatusInternalServerError, Status: "500 Internal Server Error",
+			Header:  http.Header{"Content-Type": []string{"application/x-amz-json-1.0"}},
+			Body:    io.NopCloser(strings.NewReader(`{"__type":"com.amazonaws.dynamodb.v20120810#InternalServerError","message":"injected: the request was applied"}`)),
+			Request: req}, nil
+	}
+	return http.DefaultTransport.RoundTrip(req)
+}
+
+// TestAConflictAfterAnAppliedWriteIsTheWritesOwn: the seam's lesson with
+// a conflict in it. The first request of a write is applied but its answer
+// lost; the SDK sends it again and that attempt meets a conflict (the SDK
+// returns it); the store sends it once more, and that attempt meets the
+// first one's effect: its own reservation (the effect runs once), its own
+// completed record, or no record after its own release. None of them is an
+// error, nor a lost lease.
+func TestAConflictAfterAnAppliedWriteIsTheWritesOwn(t *testing.T) {
+	srv := dynalite.Start(t)
+	for _, op := range []string{"PutItem", "UpdateItem", "DeleteItem"} {
+		t.Run(op, func(t *testing.T) {
+			dynamostore.FakeConflictWaits(t)
+			s := &scripted{op: op, script: []string{"lose", "conflict"}}
+			client := dynamodb.New(srv.Client().Options(), func(o *dynamodb.Options) { o.HTTPClient = &http.Client{Transport: s} })
+			store := dynamostore.New(client, srv.NewTable(t))
+			g, err := idempotency.NewGuard(store, idempotency.Config{Namespace: "charge"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			boom := errors.New("payment declined")
+			runs := 0
+			res, err := g.Do(context.Background(), "order-1", []byte(`{"orderId":"order-1"}`), func(context.Context, idempotency.Reservation) (string, error) {
+				runs++
+				if op == "DeleteItem" {
+					return "", boom
+				}
+				return "receipt", nil
+			})
+			rec, gerr := store.Get(context.Background(), "charge#order-1")
+			if gerr != nil {
+				t.Fatal(gerr)
+			}
+			switch op {
+			case "DeleteItem":
+				if !errors.Is(err, boom) || errors.Is(err, idempotency.ErrLeaseLost) || errors.Is(err, idempotency.ErrStore) || rec != nil {
+					t.Fatalf("err %v, record %+v; want the effect's error alone and the record released", err, rec)
+				}
+			default:
+				if err != nil || res.Outcome != outcome.Processed || rec == nil || rec.Status != idempotency.StatusCompleted {
+					t.Fatalf("%+v, %v, record %+v; want processed and COMPLETED", res, err, rec)
+				}
+			}
+			if runs != 1 || s.sent != 3 {
+				t.Fatalf("effect ran %d times, %d requests of %s; want once, and 3 (lost, conflict, the store's retry)", runs, s.sent, op)
+			}
+		})
+	}
 }
