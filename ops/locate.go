@@ -61,6 +61,7 @@ type clients struct {
 	secrets *secretsmanager.Client
 	cw      *cloudwatch.Client
 	sts     *sts.Client
+	region  string // the Region every client is of
 }
 
 func newClients(ctx context.Context, o *options, c *common) (*clients, error) {
@@ -90,6 +91,7 @@ func newClients(ctx context.Context, o *options, c *common) (*clients, error) {
 		cfn: cloudformation.NewFromConfig(cfg),
 		ddb: dynamodb.NewFromConfig(cfg, emulator), sqs: sqs.NewFromConfig(cfg), lambda: lambda.NewFromConfig(cfg),
 		secrets: secretsmanager.NewFromConfig(cfg), cw: cloudwatch.NewFromConfig(cfg), sts: sts.NewFromConfig(cfg),
+		region: cfg.Region,
 	}, nil
 }
 

@@ -19,7 +19,10 @@ import (
 // Stats are a consumer's outcome counts over a period, from the metrics its
 // handler writes (one Embedded Metric Format line per batch).
 type Stats struct {
-	Consumer  string    `json:"consumer"`
+	Consumer string `json:"consumer"`
+	// Region is the Region whose metrics are read (--region, or the SDK's
+	// default configuration): the metrics' Region dimension.
+	Region    string    `json:"region"`
 	Namespace string    `json:"metrics_namespace"`
 	From      time.Time `json:"from"`
 	To        time.Time `json:"to"`
@@ -102,9 +105,13 @@ func runStats(ctx context.Context, o *options, args []string) error {
 		return err
 	}
 	from, to, period := statsWindow(o.now(), *since)
-	st := Stats{Consumer: t.s.Consumer, Namespace: t.s.MetricsNamespace, From: from, To: to, PeriodSeconds: period, Counts: map[string]float64{}, NoData: true}
+	st := Stats{Consumer: t.s.Consumer, Region: t.c.region, Namespace: t.s.MetricsNamespace, From: from, To: to, PeriodSeconds: period, Counts: map[string]float64{}, NoData: true}
 	if st.Consumer == "" {
 		return errors.New("unknown consumer name: give --function or --consumer (the Consumer dimension of its metrics, the construct's path)")
+	}
+	var dims []cwtypes.Dimension
+	for name, value := range outcome.MetricDimensions(st.Consumer, st.Region) {
+		dims = append(dims, cwtypes.Dimension{Name: aws.String(name), Value: aws.String(value)})
 	}
 	var queries []cwtypes.MetricDataQuery
 	ids := map[string]string{}
@@ -113,7 +120,7 @@ func runStats(ctx context.Context, o *options, args []string) error {
 		ids[id] = name
 		queries = append(queries, cwtypes.MetricDataQuery{Id: aws.String(id), MetricStat: &cwtypes.MetricStat{
 			Metric: &cwtypes.Metric{Namespace: aws.String(st.Namespace), MetricName: aws.String(name),
-				Dimensions: []cwtypes.Dimension{{Name: aws.String(outcome.MetricDimension), Value: aws.String(st.Consumer)}}},
+				Dimensions: dims},
 			Period: aws.Int32(period), Stat: aws.String("Sum"),
 		}})
 		st.Counts[name] = 0
@@ -134,10 +141,10 @@ func runStats(ctx context.Context, o *options, args []string) error {
 	if c.json {
 		return json.NewEncoder(o.stdout).Encode(st)
 	}
-	fmt.Fprintf(o.stdout, "%s (metrics namespace %s), %s to %s (one period of %d s):\n", st.Consumer, st.Namespace, st.From.Format(time.RFC3339), st.To.Format(time.RFC3339), st.PeriodSeconds)
+	fmt.Fprintf(o.stdout, "%s in %s (metrics namespace %s), %s to %s (one period of %d s):\n", st.Consumer, st.Region, st.Namespace, st.From.Format(time.RFC3339), st.To.Format(time.RFC3339), st.PeriodSeconds)
 	if st.NoData {
-		fmt.Fprintf(o.stdout, "no data: CloudWatch has no data point of any of these metrics (%s) for %s=%s in %s over the period, so there are no counts to show.\n",
-			strings.Join(statsMetrics(), ", "), outcome.MetricDimension, st.Consumer, st.Namespace)
+		fmt.Fprintf(o.stdout, "no data: CloudWatch has no data point of any of these metrics (%s) for %s=%s, %s=%s in %s over the period, so there are no counts to show.\n",
+			strings.Join(statsMetrics(), ", "), outcome.MetricDimension, st.Consumer, outcome.RegionDimension, st.Region, st.Namespace)
 		fmt.Fprintln(o.stdout, "Either the consumer handled nothing, or --namespace/--consumer are not the ones its metrics carry (see the EMF lines of its log).")
 		return nil
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/smithy-go/encoding/cbor"
 
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/ops"
 )
 
@@ -48,6 +49,7 @@ func cloudWatchRule(t *testing.T, points []point) func(op string, body []byte) s
 			q := q.(cbor.Map)
 			stat := q["MetricStat"].(cbor.Map)
 			name := string(stat["Metric"].(cbor.Map)["MetricName"].(cbor.String))
+			checkDimensions(t, stat["Metric"].(cbor.Map)["Dimensions"])
 			period, _ := cbor.AsInt32(stat["Period"])
 			id := string(q["Id"].(cbor.String))
 			if !periodAccepted(time.Now(), start, period) {
@@ -68,6 +70,21 @@ func cloudWatchRule(t *testing.T, points []point) func(op string, body []byte) s
 			results = append(results, `{"Id":"`+id+`","Values":`+values+`,"StatusCode":"Complete"}`)
 		}
 		return `{"MetricDataResults":[` + strings.Join(results, ",") + `]}`
+	}
+}
+
+// checkDimensions fails t unless a query's dimensions are the ones the
+// runtime writes: the consumer and the Region of the command's clients.
+func checkDimensions(t *testing.T, v cbor.Value) {
+	t.Helper()
+	got := map[string]string{}
+	list, _ := v.(cbor.List)
+	for _, d := range list {
+		d := d.(cbor.Map)
+		got[string(d["Name"].(cbor.String))] = string(d["Value"].(cbor.String))
+	}
+	if len(got) != 2 || got[outcome.MetricDimension] == "" || got[outcome.RegionDimension] != "us-east-1" {
+		t.Errorf("GetMetricData dimensions %v; want the consumer's and the Region's (us-east-1), as the runtime writes them", got)
 	}
 }
 

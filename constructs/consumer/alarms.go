@@ -145,8 +145,8 @@ func unknownReceives(s *settings) string {
 
 // MetricOutcome is the number of records of the handler's batches that
 // ended with outcome (sum), from the Embedded Metric Format line the handler
-// writes per batch, in MetricsNamespace with the dimension Consumer, the
-// consumer's construct path. It panics for a value that is not an outcome.
+// writes per batch, in MetricsNamespace with the dimensions Consumer, the
+// consumer's construct path, and Region, the stack's. It panics for a value that is not an outcome.
 func (c *idempotentConsumer) MetricOutcome(outcome outcome.Outcome, props *awscloudwatch.MetricOptions) awscloudwatch.Metric {
 	m := c.handler().Outcome(outcome, props)
 	if m == nil {
@@ -157,7 +157,7 @@ func (c *idempotentConsumer) MetricOutcome(outcome outcome.Outcome, props *awscl
 
 // MetricDeadLetteredUnstarted is the number of records the handler did not
 // start on their message's last receive (sum), from its Embedded Metric
-// Format line, in MetricsNamespace with the dimension Consumer.
+// Format line, in MetricsNamespace with the dimensions Consumer and Region.
 func (c *idempotentConsumer) MetricDeadLetteredUnstarted(props *awscloudwatch.MetricOptions) awscloudwatch.Metric {
 	return c.handler().DeadLetteredUnstarted(props)
 }

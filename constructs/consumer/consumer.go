@@ -126,8 +126,8 @@ type IdempotentConsumer interface {
 	// MetricOutcome is the number of records that ended with outcome (sum),
 	// one of the handler's Embedded Metric Format counts (Processed,
 	// Duplicate, InProgress, Mismatch, BadInput, Failed, LeaseLost,
-	// NotStarted, Expired), in MetricsNamespace with the dimension Consumer (the
-	// consumer's construct path). Duplicate is the number of deliveries
+	// NotStarted, Expired), in MetricsNamespace with the dimensions Consumer (the
+	// consumer's construct path) and Region (the stack's). Duplicate is the number of deliveries
 	// absorbed: their effect did not run again. It panics for a value that
 	// is not an outcome.
 	MetricOutcome(outcome outcome.Outcome, props *awscloudwatch.MetricOptions) awscloudwatch.Metric

@@ -360,6 +360,11 @@ func TestDefaultEventSourceReportsBatchItemFailures(t *testing.T) {
 func TestDefaultAlarms(t *testing.T) {
 	f := defaults(t)
 	dim := func(name string, value any) []any { return []any{map[string]any{"Name": name, "Value": value}} }
+	// The handler's dimensions: the consumer and the stack's Region
+	// (outcome.MetricDimensions).
+	handlerDims := func(consumer string) []any {
+		return []any{map[string]any{"Name": "Consumer", "Value": consumer}, map[string]any{"Name": "Region", "Value": map[string]any{"Ref": "AWS::Region"}}}
+	}
 	queueName := func(q interface{ Node() constructs.Node }) any {
 		return map[string]any{"Fn::GetAtt": []any{id(f, q), "QueueName"}}
 	}
@@ -374,18 +379,18 @@ func TestDefaultAlarms(t *testing.T) {
 			"Dimensions": dim("FunctionName", ref(id(f, f.consumer.Function())))},
 		"throttles": {"Namespace": "AWS/Lambda", "MetricName": "Throttles", "Statistic": "Sum", "Threshold": 0,
 			"Dimensions": dim("FunctionName", ref(id(f, f.consumer.Function())))},
-		// The handler's own counts, in the namespace and with the dimension
+		// The handler's own counts, in the namespace and with the dimensions
 		// the construct writes into its environment.
 		"payload mismatch": {"Namespace": "IdempotentConsumer", "MetricName": "Mismatch", "Statistic": "Sum", "Threshold": 0,
-			"Dimensions": dim("Consumer", "Defaults/ChargeOrder"), "Period": 300},
+			"Dimensions": handlerDims("Defaults/ChargeOrder"), "Period": 300},
 		"lease lost": {"Namespace": "IdempotentConsumer", "MetricName": "LeaseLost", "Statistic": "Sum", "Threshold": 0,
-			"Dimensions": dim("Consumer", "Defaults/ChargeOrder"), "Period": 300},
+			"Dimensions": handlerDims("Defaults/ChargeOrder"), "Period": 300},
 		"bad input": {"Namespace": "IdempotentConsumer", "MetricName": "BadInput", "Statistic": "Sum", "Threshold": 0,
-			"Dimensions": dim("Consumer", "Defaults/ChargeOrder"), "Period": 300},
+			"Dimensions": handlerDims("Defaults/ChargeOrder"), "Period": 300},
 		"expired": {"Namespace": "IdempotentConsumer", "MetricName": "Expired", "Statistic": "Sum", "Threshold": 0,
-			"Dimensions": dim("Consumer", "Defaults/ChargeOrder"), "Period": 300},
+			"Dimensions": handlerDims("Defaults/ChargeOrder"), "Period": 300},
 		"dead-lettered unstarted": {"Namespace": "IdempotentConsumer", "MetricName": "DeadLetteredUnstarted", "Statistic": "Sum", "Threshold": 0,
-			"Dimensions": dim("Consumer", "Defaults/ChargeOrder"), "Period": 300},
+			"Dimensions": handlerDims("Defaults/ChargeOrder"), "Period": 300},
 	} {
 		t.Run(name, func(t *testing.T) {
 			want["ComparisonOperator"] = "GreaterThanThreshold"

@@ -513,7 +513,7 @@ func (e *idempotentEndpoint) metric(name string, props *awscloudwatch.MetricOpti
 	return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
 		Namespace:     jsii.String(e.mns),
 		MetricName:    jsii.String(name),
-		DimensionsMap: &map[string]*string{outcome.MetricDimension: jsii.String(e.handler.Consumer)},
+		DimensionsMap: monitor.Dimensions(e.function, e.handler.Consumer),
 	}).With(monitor.WithStatistic(props, "Sum"))
 }
 

@@ -72,6 +72,49 @@ const (
 	ClockSkewMargin = time.Second
 )
 
+// How the DynamoDB store answers ReplicatedWriteConflictException, which a
+// multi-Region strongly consistent (MRSC) global table returns for a write
+// to an item that a request in another Region is modifying: the request was
+// rejected, not applied, and may be sent again; the Go SDK's standard
+// retryer does not retry it (DESIGN.md, "Two Regions: the runtime"). The
+// store sends the write again after a backoff with full jitter (a random
+// wait up to min(ConflictBackoffCap, ConflictBackoffBase·2^n)), at most
+// ConflictAttempts times in all, and never past the deadline of the write's
+// context: the reserve's ends the finishing budget before the lease, and a
+// complete's or release's is the finishing budget itself. The waits' caps
+// add up to 1.775s, within the default finishing budget of 2s.
+const (
+	// ConflictAttempts is the most times one write is sent while another
+	// Region's request conflicts: 8.
+	ConflictAttempts = 8
+	// ConflictBackoffBase is the first retry's cap: 25ms, the base delay
+	// the SDK's DynamoDB client gives its own retries.
+	ConflictBackoffBase = 25 * time.Millisecond
+	// ConflictBackoffCap bounds every wait: 500ms.
+	ConflictBackoffCap = 500 * time.Millisecond
+)
+
+// The sweeper's bounds (package sweep): on a table without TTL (a
+// multi-Region strongly consistent global table supports none), it deletes
+// the records whose TTL attribute is past, with a bounded amount of work per
+// invocation (DESIGN.md, "The sweeper").
+const (
+	// SweepSegments is how many parallel-scan segments the table is split
+	// into: 16. A run starts at a random segment and walks them in turn,
+	// so that a table too large to sweep in one run is still swept in full
+	// over several, as long as one segment fits a run.
+	SweepSegments = 16
+	// SweepPageSize is how many items one Scan page reads (its Limit): 250.
+	SweepPageSize = 250
+	// SweepConcurrency is how many conditional deletes are in flight at
+	// once: 16.
+	SweepConcurrency = 16
+	// SweepTimeReserve is the time a run keeps before its deadline: it
+	// starts no page with less left, so that it returns (and logs what it
+	// did, and where it stopped) before Lambda ends it: 10s.
+	SweepTimeReserve = 10 * time.Second
+)
+
 // DynamoDB's key sizes, which keys and namespaces must respect.
 const (
 	// MaxKeyBytes is DynamoDB's limit on a partition key: 2,048 bytes. The

@@ -39,6 +39,11 @@ const (
 	Replay = "replay"
 )
 
+// LayoutVersion is the record layout this release writes in Layout, and the
+// only one it reads (dynamostore's layout); the sweeper deletes only records
+// of it.
+const LayoutVersion = 1
+
 // Taken reports whether name is an attribute of the record other than its
 // key and TTL (Status, Owner, Lease, Expires, Hash, Result, Layout, Replay): a name
 // that a table's key or TTL attribute cannot take, since the store writes

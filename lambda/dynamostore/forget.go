@@ -78,21 +78,25 @@ func (s *Store) Forget(ctx context.Context, key string, now time.Time, margin ti
 	if margin < limits.ClockSkewMargin {
 		return nil, fmt.Errorf("dynamostore: forget margin %s is less than %s, the skew allowed between the caller's clock and the functions'", margin, limits.ClockSkewMargin)
 	}
-	out, err := s.api.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-		TableName:           aws.String(s.table),
-		Key:                 s.ItemKey(key),
-		ConditionExpression: aws.String(forgetCondition),
-		ExpressionAttributeNames: map[string]string{
-			"#lay": attrLayout, "#st": attrStatus, "#lease": attrLease,
-		},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":layout":      number(layout),
-			":completed":   &types.AttributeValueMemberS{Value: string(idempotency.StatusCompleted)},
-			":in_progress": &types.AttributeValueMemberS{Value: string(idempotency.StatusInProgress)},
-			":before_ms":   number(now.Add(-margin).UnixMilli()),
-		},
-		ReturnValues:                        types.ReturnValueAllOld,
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	var out *dynamodb.DeleteItemOutput
+	err := retryConflicts(ctx, "forget (DeleteItem)", func() (err error) {
+		out, err = s.api.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+			TableName:           aws.String(s.table),
+			Key:                 s.ItemKey(key),
+			ConditionExpression: aws.String(forgetCondition),
+			ExpressionAttributeNames: map[string]string{
+				"#lay": attrLayout, "#st": attrStatus, "#lease": attrLease,
+			},
+			ExpressionAttributeValues: map[string]types.AttributeValue{
+				":layout":      number(layout),
+				":completed":   &types.AttributeValueMemberS{Value: string(idempotency.StatusCompleted)},
+				":in_progress": &types.AttributeValueMemberS{Value: string(idempotency.StatusInProgress)},
+				":before_ms":   number(now.Add(-margin).UnixMilli()),
+			},
+			ReturnValues:                        types.ReturnValueAllOld,
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+		})
+		return err
 	})
 	var ccf *types.ConditionalCheckFailedException
 	switch {

@@ -57,7 +57,7 @@ const (
 // replay, idempotency.Record.Replay) is of layout 1: a release before it
 // reads the record without it, and decides the same. The payload hash carries its own version ("v2:…";
 // see idempotency.Guard.Fact).
-const layout = 1
+const layout = schema.LayoutVersion
 
 // MaxTxWrites is how many writes a transactional effect may add: DynamoDB
 // allows 100 actions per transaction and the record takes one. Their items
@@ -188,17 +188,21 @@ func (s *Store) Reserve(ctx context.Context, rec idempotency.Record, now time.Ti
 	}
 	put := s.reservePut(rec, now)
 	item := put.Item
-	out, err := s.api.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:                           put.TableName,
-		Item:                                put.Item,
-		ConditionExpression:                 put.ConditionExpression,
-		ExpressionAttributeNames:            put.ExpressionAttributeNames,
-		ExpressionAttributeValues:           put.ExpressionAttributeValues,
-		ReturnValuesOnConditionCheckFailure: put.ReturnValuesOnConditionCheckFailure,
-		// The record replaced, if any (no read capacity is consumed): a
-		// lapsed reservation taken over is reported to the guard.
-		ReturnValues:           types.ReturnValueAllOld,
-		ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal,
+	var out *dynamodb.PutItemOutput
+	err := retryConflicts(ctx, "reserve (PutItem)", func() (err error) {
+		out, err = s.api.PutItem(ctx, &dynamodb.PutItemInput{
+			TableName:                           put.TableName,
+			Item:                                put.Item,
+			ConditionExpression:                 put.ConditionExpression,
+			ExpressionAttributeNames:            put.ExpressionAttributeNames,
+			ExpressionAttributeValues:           put.ExpressionAttributeValues,
+			ReturnValuesOnConditionCheckFailure: put.ReturnValuesOnConditionCheckFailure,
+			// The record replaced, if any (no read capacity is consumed): a
+			// lapsed reservation taken over is reported to the guard.
+			ReturnValues:           types.ReturnValueAllOld,
+			ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal,
+		})
+		return err
 	})
 	var ccf *types.ConditionalCheckFailedException
 	switch {
@@ -257,16 +261,20 @@ func (s *Store) Complete(ctx context.Context, rec idempotency.Record) error {
 		update = "SET #st = :completed, #exp = :exp, #ttl = :ttl, #res = :result REMOVE #lease"
 		values[":result"] = &types.AttributeValueMemberS{Value: rec.Result}
 	}
-	out, err := s.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:        aws.String(s.table),
-		Key:              s.ItemKey(rec.Key),
-		UpdateExpression: aws.String(update),
-		// A complete that the SDK retried after it was applied finds its own
-		// COMPLETED record: the owner condition holds again.
-		ConditionExpression:       aws.String("#own = :owner"),
-		ExpressionAttributeNames:  s.completeNames,
-		ExpressionAttributeValues: values,
-		ReturnConsumedCapacity:    types.ReturnConsumedCapacityTotal,
+	var out *dynamodb.UpdateItemOutput
+	err := retryConflicts(ctx, "complete (UpdateItem)", func() (err error) {
+		out, err = s.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName:        aws.String(s.table),
+			Key:              s.ItemKey(rec.Key),
+			UpdateExpression: aws.String(update),
+			// A complete that the SDK retried after it was applied finds its own
+			// COMPLETED record: the owner condition holds again.
+			ConditionExpression:       aws.String("#own = :owner"),
+			ExpressionAttributeNames:  s.completeNames,
+			ExpressionAttributeValues: values,
+			ReturnConsumedCapacity:    types.ReturnConsumedCapacityTotal,
+		})
+		return err
 	})
 	// The item before: the reservation's; after: the completed record.
 	before := rec
@@ -285,16 +293,20 @@ func (s *Store) Release(ctx context.Context, key, owner string) error {
 	if s.err != nil {
 		return s.err
 	}
-	out, err := s.api.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-		TableName:                aws.String(s.table),
-		Key:                      s.ItemKey(key),
-		ConditionExpression:      aws.String("#own = :owner AND #st = :in_progress"),
-		ExpressionAttributeNames: map[string]string{"#st": attrStatus, "#own": attrOwner},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":owner":       &types.AttributeValueMemberS{Value: owner},
-			":in_progress": &types.AttributeValueMemberS{Value: string(idempotency.StatusInProgress)},
-		},
-		ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal,
+	var out *dynamodb.DeleteItemOutput
+	err := retryConflicts(ctx, "release (DeleteItem)", func() (err error) {
+		out, err = s.api.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+			TableName:                aws.String(s.table),
+			Key:                      s.ItemKey(key),
+			ConditionExpression:      aws.String("#own = :owner AND #st = :in_progress"),
+			ExpressionAttributeNames: map[string]string{"#st": attrStatus, "#own": attrOwner},
+			ExpressionAttributeValues: map[string]types.AttributeValue{
+				":owner":       &types.AttributeValueMemberS{Value: owner},
+				":in_progress": &types.AttributeValueMemberS{Value: string(idempotency.StatusInProgress)},
+			},
+			ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal,
+		})
+		return err
 	})
 	// The item deleted is a reservation of this key and owner; its size is
 	// that of one with a payload hash of this release's length.

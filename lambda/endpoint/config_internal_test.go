@@ -29,7 +29,7 @@ func TestHTTPMappingIsFieldByField(t *testing.T) {
 		t.Fatalf("the examples of an HTTP endpoint are not valid settings: %v", err)
 	}
 	cfg := httpConfigOf(s)
-	handlers := []string{"Header", "MaxKeyBytes", "Optional", "Verifier", "Key", "Client", "Logger", "Metrics", "MetricsLevel", "Now"}
+	handlers := []string{"Header", "MaxKeyBytes", "Optional", "Verifier", "Key", "Client", "Logger", "Metrics", "MetricsLevel", "Region", "Now"}
 	cv, sv := reflect.ValueOf(cfg), reflect.ValueOf(s)
 	for i := range cv.NumField() {
 		name := cv.Type().Field(i).Name

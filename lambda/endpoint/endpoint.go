@@ -83,7 +83,7 @@ func FromEnv(next http.Handler, opts ...handler.Option) (*httpkey.Handler, error
 			return nil, fmt.Errorf("%s: %w", contract.WebhookProviderVar, err)
 		}
 	}
-	cfg.Logger, cfg.Metrics, cfg.MetricsLevel = env.Logger, env.Metrics, env.MetricsLevel
+	cfg.Logger, cfg.Metrics, cfg.MetricsLevel, cfg.Region = env.Logger, env.Metrics, env.MetricsLevel, env.Region
 	return httpkey.New(env.Guard, next, cfg), nil
 }
 

@@ -142,6 +142,11 @@ type Batch struct {
 	// Consumer names the consumer in logs and metrics (the contract's
 	// CONSUMER_NAME, the construct's path). Default: "consumer".
 	Consumer string
+	// Region is the AWS Region the function runs in, the metrics' second
+	// dimension (outcome.RegionDimension). Default: none, the metrics then
+	// have the Consumer dimension alone; the entry points set it from
+	// AWS_REGION.
+	Region string
 	// MetricsNamespace is the CloudWatch namespace of the metrics.
 	// Default: outcome.DefaultNamespace.
 	MetricsNamespace string

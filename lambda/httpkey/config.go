@@ -77,6 +77,11 @@ type Config struct {
 	// Name names the endpoint in logs and metrics (the metrics' dimension,
 	// outcome.MetricDimension). Default: "endpoint".
 	Name string
+	// Region is the AWS Region the function runs in, the metrics' second
+	// dimension (outcome.RegionDimension). Default: none, the metrics then
+	// have the Name dimension alone; the entry points set it from
+	// AWS_REGION.
+	Region string
 	// Header is the request header that carries the client's key.
 	// Default: "Idempotency-Key". Ignored with Verifier or Key.
 	Header string

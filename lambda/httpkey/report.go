@@ -67,9 +67,9 @@ func (h *Handler) report(x *exchange, took time.Duration) {
 	}
 	metrics = append(metrics, emf.Metric{Name: outcome.MetricRequestDuration, Unit: "Milliseconds", Value: took.Milliseconds()})
 	if err := emf.Write(h.cfg.Metrics, emf.Line{
-		Namespace: h.cfg.MetricsNamespace,
-		Dimension: outcome.MetricDimension, Value: h.cfg.Name,
-		LevelKey: slog.LevelKey, Level: h.cfg.MetricsLevel, TimeKey: outcome.LogTimeKey,
+		Namespace:  h.cfg.MetricsNamespace,
+		Dimensions: outcome.MetricDimensions(h.cfg.Name, h.cfg.Region),
+		LevelKey:   slog.LevelKey, Level: h.cfg.MetricsLevel, TimeKey: outcome.LogTimeKey,
 		Metrics: metrics,
 	}, time.Now()); err != nil {
 		h.cfg.Logger.Error("metrics", slog.String("reason", err.Error()))

@@ -309,7 +309,13 @@ func (g *Guard) Run(ctx context.Context, f Fact, effect Effect) (Result, error) 
 	var replaced *Record // what the reserve that took the key replaced, if the store says
 	reserve := func(ctx context.Context, rec *Record, now time.Time) error {
 		replaced = nil
-		return g.store.Reserve(context.WithValue(ctx, replacedKey{}, &replaced), *rec, now)
+		// The reserve, and a store's retries of it (dynamostore's after a
+		// write conflict with another Region), end where the effect's
+		// context would: what is left after it is the finishing budget's.
+		// Measured on the guard's clock, as the lease is.
+		rctx, cancel := context.WithTimeout(ctx, rec.LeaseUntil.Sub(now)-g.cfg.FinishBudget)
+		defer cancel()
+		return g.store.Reserve(context.WithValue(rctx, replacedKey{}, &replaced), *rec, now)
 	}
 	return g.run(ctx, f, "reserve", reserve, func(ctx context.Context, rec *Record) (Result, error) {
 		res, err := g.runEffect(ctx, rec, effect)

@@ -5,14 +5,20 @@ import "github.com/idempotent-consumer/idempotent-consumer/contract"
 // Names of the CloudWatch metrics, written as Embedded Metric Format lines
 // (one per batch, or per request) in the contract's metrics namespace
 // (DefaultNamespace unless set): a count per outcome (Outcome.MetricName)
-// and the names below, with one dimension, MetricDimension, whose value is
-// the consumer's name.
+// and the names below, with the dimensions of MetricDimensions: the
+// consumer's name (MetricDimension) and the Region the function runs in
+// (RegionDimension).
 const (
 	// DefaultNamespace is the CloudWatch namespace of the metrics when the
 	// contract names none (contract.MetricsNamespaceVar).
 	DefaultNamespace = contract.DefaultMetricsNamespace
-	// MetricDimension is the metrics' dimension: the consumer's name.
+	// MetricDimension is the metrics' first dimension: the consumer's name.
 	MetricDimension = "Consumer"
+	// RegionDimension is the metrics' second dimension: the AWS Region the
+	// function runs in (AWS_REGION, which Lambda sets), so that one
+	// consumer's metrics from two Regions stay apart where they are read
+	// together (a cross-Region dashboard, a metrics stream).
+	RegionDimension = "Region"
 	// MetricBatchDuration is the time a batch took, in milliseconds.
 	MetricBatchDuration = "BatchDuration"
 	// MetricDeadLetteredUnstarted counts the records not started on their
@@ -38,3 +44,16 @@ const (
 	// MetricRequestDuration is the time a request took, in milliseconds.
 	MetricRequestDuration = "RequestDuration"
 )
+
+// MetricDimensions is the dimensions of every metric of a consumer, by
+// name: MetricDimension, the consumer's name, and RegionDimension, region,
+// left out when region is empty (outside Lambda, with no AWS_REGION). The
+// runtime writes them and the constructs' alarms and metrics read them from
+// here, so that the alarms match what the runtime writes.
+func MetricDimensions(consumer, region string) map[string]string {
+	dims := map[string]string{MetricDimension: consumer}
+	if region != "" {
+		dims[RegionDimension] = region
+	}
+	return dims
+}

@@ -9,6 +9,7 @@ package monitor
 import (
 	"time"
 
+	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/constructs-go/constructs/v10"
@@ -19,7 +20,8 @@ import (
 )
 
 // Handler is a consumer's handler as the metrics see it: the namespace and
-// the Consumer dimension its metrics lines carry, and its function.
+// the Consumer dimension its metrics lines carry (beside the Region of its
+// stack: Dimensions), and its function.
 type Handler struct {
 	// Namespace is the MetricsNamespace the handler writes in.
 	Namespace string
@@ -56,14 +58,28 @@ func (h Handler) DeadLetteredUnstarted(props *awscloudwatch.MetricOptions) awscl
 	return h.metric(outcome.MetricDeadLetteredUnstarted, WithStatistic(props, "Sum"))
 }
 
-// metric is one of the handler's metrics, in the namespace and with the
-// dimension the construct writes into its environment.
+// metric is one of the handler's metrics, in the namespace the construct
+// writes into its environment and with the handler's dimensions
+// (Dimensions).
 func (h Handler) metric(name string, props *awscloudwatch.MetricOptions) awscloudwatch.Metric {
 	return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
 		Namespace:     jsii.String(h.Namespace),
 		MetricName:    jsii.String(name),
-		DimensionsMap: &map[string]*string{outcome.MetricDimension: jsii.String(h.Consumer)},
+		DimensionsMap: Dimensions(h.Function, h.Consumer),
 	}).With(props)
+}
+
+// Dimensions are the dimensions of the metrics of the consumer named
+// consumer whose function is in scope's stack: the runtime's own
+// (outcome.MetricDimensions), with the stack's Region, which is the
+// function's AWS_REGION (a token, AWS::Region, in a stack of no explicit
+// Region, which CloudFormation resolves to the same).
+func Dimensions(scope constructs.Construct, consumer string) *map[string]*string {
+	dims := map[string]*string{}
+	for name, value := range outcome.MetricDimensions(consumer, *awscdk.Stack_Of(scope).Region()) {
+		dims[name] = jsii.String(value)
+	}
+	return &dims
 }
 
 // Errors is the number of failed invocations of the function (sum).

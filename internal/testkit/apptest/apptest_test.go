@@ -147,8 +147,9 @@ func TestEverySuppressionCarriesAReason(t *testing.T) {
 }
 
 // TestMetricsAreTheHandlersOwn: the handler, configured by the environment
-// the construct synthesized, writes the metrics MetricOutcome reads: the
-// same namespace, dimension and names, for every outcome.
+// the construct synthesized (and the Region Lambda gives it), writes the
+// metrics MetricOutcome reads: the same namespace, dimensions (the consumer
+// and the Region) and names, for every outcome.
 func TestMetricsAreTheHandlersOwn(t *testing.T) {
 	f := dashboard(t)
 	env := map[string]string{}
@@ -163,6 +164,7 @@ func TestMetricsAreTheHandlersOwn(t *testing.T) {
 		}
 	})
 	env[contract.TableVar] = "idempotency" // a Ref in the template
+	env["AWS_REGION"] = "eu-west-1"        // Lambda's, the function's Region
 	var emf bytes.Buffer
 	h, err := sqsbatch.FromEnv(func(o struct{ ID string }) (string, error) { return o.ID, nil },
 		func(context.Context, struct{ ID string }, idempotency.Reservation) (string, error) { return "", nil },
@@ -213,12 +215,22 @@ func TestMetricsAreTheHandlersOwn(t *testing.T) {
 			t.Errorf("%s: metric %s, the handler writes %v", what, *m.MetricName(), names)
 		}
 		dims := *m.Dimensions()
-		if len(dims) != 1 || len(cw.Dimensions) != 1 || len(cw.Dimensions[0]) != 1 {
+		if len(dims) != 2 || len(cw.Dimensions) != 1 || len(cw.Dimensions[0]) != 2 {
 			t.Fatalf("%s: dimensions %v, the handler writes %v", what, dims, cw.Dimensions)
 		}
-		dim := cw.Dimensions[0][0]
-		if got := dims[dim]; fmt.Sprint(deref(got)) != fmt.Sprint(values[dim]) {
-			t.Errorf("%s: dimension %s = %v, the handler writes %v", what, dim, dims[dim], values[dim])
+		for _, dim := range cw.Dimensions[0] {
+			got := fmt.Sprint(deref(dims[dim]))
+			if dim == outcome.RegionDimension {
+				// The stack's Region: in a stack of no explicit Region a
+				// token, AWS::Region, which is the function's AWS_REGION.
+				cdktest.Must(t, func() { got = fmt.Sprint(awscdk.Stack_Of(f.consumer.Function()).Resolve(dims[dim])) })
+				if got == "map[Ref:AWS::Region]" {
+					got = env["AWS_REGION"]
+				}
+			}
+			if got != fmt.Sprint(values[dim]) {
+				t.Errorf("%s: dimension %s = %v, the handler writes %v", what, dim, got, values[dim])
+			}
 		}
 	}
 	if values["Processed"] != 1.0 || values["BadInput"] != 1.0 {

@@ -92,9 +92,9 @@ func (t *Tally) Emit(o *handler.Batch, took time.Duration, name string, n int) {
 		emf.Metric{Name: outcome.MetricBatchDuration, Unit: "Milliseconds", Value: took.Milliseconds()},
 	)
 	err := emf.Write(o.Metrics, emf.Line{
-		Namespace: o.MetricsNamespace,
-		Dimension: outcome.MetricDimension, Value: o.Consumer,
-		LevelKey: slog.LevelKey, Level: o.MetricsLevel, TimeKey: outcome.LogTimeKey,
+		Namespace:  o.MetricsNamespace,
+		Dimensions: outcome.MetricDimensions(o.Consumer, o.Region),
+		LevelKey:   slog.LevelKey, Level: o.MetricsLevel, TimeKey: outcome.LogTimeKey,
 		Metrics: metrics,
 	}, time.Now())
 	if err != nil {

@@ -35,7 +35,7 @@ func TestBatchMappingIsFieldByField(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the examples together are not valid settings: %v", err)
 	}
-	handlers := []string{"Logger", "Metrics", "MetricsLevel", "Visibility", "InProgressWait", "Random"}
+	handlers := []string{"Logger", "Metrics", "MetricsLevel", "Region", "Visibility", "InProgressWait", "Random"}
 	cv, sv := reflect.ValueOf(queue.ConfigOf(s)), reflect.ValueOf(s)
 	for _, f := range reflect.VisibleFields(cv.Type()) {
 		if f.Anonymous { // handler.Batch: its fields are visited too

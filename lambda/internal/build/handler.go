@@ -55,6 +55,11 @@ func Resolve[O ~func(*Options)](opts []O) *Options {
 	if o.Logger == nil {
 		o.Logger = outcome.NewLogger(os.Stderr, LogLevel(o.Getenv))
 	}
+	if region := Region(o.Getenv); region != "" {
+		// Every line says which Region wrote it: a fact delivered in two
+		// Regions is logged in both.
+		o.Logger = o.Logger.With(slog.String("region", region))
+	}
 	return o
 }
 
@@ -66,7 +71,10 @@ type Env struct {
 	Logger       *slog.Logger
 	Metrics      io.Writer
 	MetricsLevel string
-	Opts         *Options
+	// Region is the Region the function runs in (Region), the metrics'
+	// second dimension.
+	Region string
+	Opts   *Options
 }
 
 // AWSConfig is the AWS configuration of the source's clients other than
@@ -103,7 +111,7 @@ func Load(o *Options, source contract.Source, entry string, checkTx func(idempot
 	if err != nil {
 		return nil, err
 	}
-	return &Env{Settings: s, Guard: guard, Logger: o.Logger, Metrics: o.Metrics, MetricsLevel: outcome.LevelName(LogLevel(o.Getenv)), Opts: o}, nil
+	return &Env{Settings: s, Guard: guard, Logger: o.Logger, Metrics: o.Metrics, MetricsLevel: outcome.LevelName(LogLevel(o.Getenv)), Region: Region(o.Getenv), Opts: o}, nil
 }
 
 // txStore is the store of a transactional effect: a TxStore that checkTx

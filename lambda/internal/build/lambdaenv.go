@@ -53,7 +53,7 @@ func readLambdaEnv() (lambdaEnv, error) {
 	if id, secret := firstOf("AWS_ACCESS_KEY_ID", "AWS_ACCESS_KEY"), firstOf("AWS_SECRET_ACCESS_KEY", "AWS_SECRET_KEY"); id != "" && secret != "" {
 		e.Credentials = aws.Credentials{AccessKeyID: id, SecretAccessKey: secret, SessionToken: os.Getenv("AWS_SESSION_TOKEN"), AccountID: os.Getenv("AWS_ACCOUNT_ID"), Source: "EnvConfigCredentials"}
 	}
-	e.Region = firstOf("AWS_REGION", "AWS_DEFAULT_REGION")
+	e.Region = Region(os.Getenv)
 	e.CustomCABundle = os.Getenv("AWS_CA_BUNDLE")
 	e.AppID = os.Getenv("AWS_SDK_UA_APP_ID")
 	e.BaseEndpoint = os.Getenv("AWS_ENDPOINT_URL")
@@ -98,6 +98,17 @@ func readLambdaEnv() (lambdaEnv, error) {
 	})
 	e.readEndpointSettings(read)
 	return e, err
+}
+
+// Region is the AWS Region of the environment read through getenv, as the
+// SDK reads it: AWS_REGION (which Lambda sets), else AWS_DEFAULT_REGION;
+// "" when neither is set. The default client's configuration, every log
+// line ("region") and the metrics' Region dimension read it here.
+func Region(getenv func(string) string) string {
+	if r := getenv("AWS_REGION"); r != "" {
+		return r
+	}
+	return getenv("AWS_DEFAULT_REGION")
 }
 
 // firstOf is the first of the variables names that is set and not empty.

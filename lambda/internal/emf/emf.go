@@ -6,6 +6,7 @@ package emf
 import (
 	"encoding/json"
 	"io"
+	"slices"
 	"time"
 )
 
@@ -20,11 +21,12 @@ type Metric struct {
 	Value any    // a number
 }
 
-// Line is one Embedded Metric Format line with one dimension.
+// Line is one Embedded Metric Format line with one set of dimensions.
 type Line struct {
 	Namespace string // the CloudWatch namespace
-	Dimension string // the dimension's name
-	Value     string // the dimension's value
+	// Dimensions are the metrics' dimensions, by name
+	// (outcome.MetricDimensions): one dimension set of them all.
+	Dimensions map[string]string
 	// LevelKey and Level, and TimeKey, are written beside the metrics:
 	// Lambda's log-level filtering reads a JSON line's level only when it
 	// also has a valid RFC 3339 timestamp, and takes any other line for
@@ -36,8 +38,13 @@ type Line struct {
 
 // Write writes l as one JSON line, stamped now.
 func Write(w io.Writer, l Line, now time.Time) error {
-	line := make(map[string]any, len(l.Metrics)+4)
-	line[l.Dimension] = l.Value
+	line := make(map[string]any, len(l.Metrics)+len(l.Dimensions)+3)
+	set := make([]string, 0, len(l.Dimensions))
+	for name, value := range l.Dimensions {
+		line[name] = value
+		set = append(set, name)
+	}
+	slices.Sort(set)
 	line[l.LevelKey] = l.Level
 	line[l.TimeKey] = now.UTC().Format(TimeLayout)
 	defs := make([]map[string]string, 0, len(l.Metrics))
@@ -49,7 +56,7 @@ func Write(w io.Writer, l Line, now time.Time) error {
 		"Timestamp": now.UnixMilli(),
 		"CloudWatchMetrics": []map[string]any{{
 			"Namespace":  l.Namespace,
-			"Dimensions": [][]string{{l.Dimension}},
+			"Dimensions": [][]string{set},
 			"Metrics":    defs,
 		}},
 	}

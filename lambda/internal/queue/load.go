@@ -22,7 +22,7 @@ func Load(o *build.Options, checkTx func(idempotency.TxStore) error, entry strin
 		return nil, Config{}, fmt.Errorf("configuration: %s: this entry point reads bodies of delivery %q, and the contract's is %q: use the entry point of the consumer's source (sqsbatch.Start for an SNS topic or direct producers, eventbridge.Start for an EventBridge rule, s3event.Start for an S3 bucket)",
 			contract.DeliveryVar, want, cfg.Delivery)
 	}
-	cfg.Logger, cfg.Metrics, cfg.MetricsLevel = env.Logger, env.Metrics, env.MetricsLevel
+	cfg.Logger, cfg.Metrics, cfg.MetricsLevel, cfg.Region = env.Logger, env.Metrics, env.MetricsLevel, env.Region
 	cfg.Visibility = visibilityOf(env) // in-progress records come back when the lease can end
 	return env.Guard, cfg, nil
 }

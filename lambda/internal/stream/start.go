@@ -22,6 +22,6 @@ func Load(opts []handler.Option, source contract.Source, entry string, checkTx f
 		return nil, handler.Batch{}, err
 	}
 	o := batch.Of(env.Settings)
-	o.Logger, o.Metrics, o.MetricsLevel = env.Logger, env.Metrics, env.MetricsLevel
+	o.Logger, o.Metrics, o.MetricsLevel, o.Region = env.Logger, env.Metrics, env.MetricsLevel, env.Region
 	return env, o, nil
 }
