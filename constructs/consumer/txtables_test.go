@@ -2,6 +2,7 @@ package consumer_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,13 +40,18 @@ func txHandlerDir(t *testing.T) string {
 		const lib = "github.com/idempotent-consumer/idempotent-consumer"
 		dir := filepath.Join(filepath.Dir(outRoot), "txhandler")
 		// The modules sqsbatch's entry points bring (the DynamoDB and SQS
-		// clients of lambda/internal/build), as go mod tidy lists them.
-		mod := "require (\n\t" + lib + " v0.0.0-00010101000000-000000000000\n\tgithub.com/aws/aws-lambda-go v1.55.1\n" +
-			"\tgithub.com/aws/aws-sdk-go-v2 v1.48.0\n\tgithub.com/aws/aws-sdk-go-v2/credentials v1.21.0\n" +
-			"\tgithub.com/aws/aws-sdk-go-v2/internal/configsources v1.5.12\n\tgithub.com/aws/aws-sdk-go-v2/internal/endpoints/v2 v2.8.12\n" +
-			"\tgithub.com/aws/aws-sdk-go-v2/service/dynamodb v1.74.0\n\tgithub.com/aws/aws-sdk-go-v2/service/internal/accept-encoding v1.13.25\n" +
-			"\tgithub.com/aws/aws-sdk-go-v2/service/internal/endpoint-discovery v1.13.12\n\tgithub.com/aws/aws-sdk-go-v2/service/sqs v1.53.0\n" +
-			"\tgithub.com/aws/smithy-go v1.28.9\n)\n\nreplace " + lib + " => " + root + "\n"
+		// clients of lambda/internal/build), as go mod tidy lists them, at
+		// the versions the library's go.mod requires.
+		mod, err := requireAsRoot(root, lib, "github.com/aws/aws-lambda-go", "github.com/aws/aws-sdk-go-v2",
+			"github.com/aws/aws-sdk-go-v2/credentials", "github.com/aws/aws-sdk-go-v2/internal/configsources",
+			"github.com/aws/aws-sdk-go-v2/internal/endpoints/v2", "github.com/aws/aws-sdk-go-v2/service/dynamodb",
+			"github.com/aws/aws-sdk-go-v2/service/internal/accept-encoding",
+			"github.com/aws/aws-sdk-go-v2/service/internal/endpoint-discovery",
+			"github.com/aws/aws-sdk-go-v2/service/sqs", "github.com/aws/smithy-go")
+		if err != nil {
+			txHandler.err = err
+			return
+		}
 		src := `package main
 
 import (
@@ -317,4 +323,32 @@ func jsonOf(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// requireAsRoot is a go.mod's require block for the library (replaced by
+// its checkout at root) and the modules named, each at the version the
+// library's go.mod requires, so that a dependency's upgrade needs no edit
+// here.
+func requireAsRoot(root, lib string, modules ...string) (string, error) {
+	data, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		return "", err
+	}
+	versions := map[string]string{}
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 {
+			versions[f[0]] = f[1]
+		}
+	}
+	var b strings.Builder
+	b.WriteString("require (\n\t" + lib + " v0.0.0-00010101000000-000000000000\n")
+	for _, m := range modules {
+		v, ok := versions[m]
+		if !ok {
+			return "", fmt.Errorf("the library's go.mod requires no %s", m)
+		}
+		b.WriteString("\t" + m + " " + v + "\n")
+	}
+	b.WriteString(")\n\nreplace " + lib + " => " + root + "\n")
+	return b.String(), nil
 }

@@ -97,7 +97,7 @@ const (
 // The sweeper's bounds (package sweep): on a table without TTL (a
 // multi-Region strongly consistent global table supports none), it deletes
 // the records whose TTL attribute is past, with a bounded amount of work per
-// invocation (DESIGN.md, "The sweeper").
+// invocation (DESIGN.md, "Records leave the table without TTL: the sweeper").
 const (
 	// SweepSegments is how many parallel-scan segments the table is split
 	// into: 16. A run starts at a random segment and walks them in turn,

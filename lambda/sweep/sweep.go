@@ -10,8 +10,9 @@
 // layout, with an owner and an IN_PROGRESS or COMPLETED status.
 //
 // The guard never relies on the deletion: a record past its window, and so
-// past its TTL, no longer holds its key (DESIGN.md, "The sweeper"). A late
-// or missed sweep costs storage, never a duplicate effect.
+// past its TTL, no longer holds its key (DESIGN.md, "Records leave the
+// table without TTL: the sweeper"). A late or missed sweep costs storage,
+// never a duplicate effect.
 //
 // Start is the sweeper function's entry point (lambda/sweep/cmd/sweeper).
 package sweep
