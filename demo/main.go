@@ -132,5 +132,12 @@ func print(rep *local.Report) {
 		sort.Strings(injected)
 		fmt.Printf("  saga injected: %s\n", strings.Join(injected, " "))
 	}
+	if r := rep.Regions; r != nil {
+		fmt.Printf("  regions: %d orders to the topic's consumers that can run on an MRSC table (no transactions: not the wallet), each delivered in %s and %s,\n", r.Orders, r.Regions[0], r.Regions[1])
+		fmt.Println("  whose bootstraps (AWS_REGION of their Region) share one kumo table: the stand-in for the MRSC table. kumo has no replicas, witness,")
+		fmt.Println("  replication, cross-Region latency or ReplicatedWriteConflictException; the simulation has them (make chaos-regions).")
+		fmt.Printf("  beside it, the guard on an eventual (MREC) global table, simulated, not run on kumo (cd test && go run ./cmd/chaos -sabotage mrec -seed %d -facts %d):\n", r.MrecSeed, r.MrecFacts)
+		fmt.Printf("  %s\n", r.MrecLine)
+	}
 	fmt.Println(rep.Line())
 }
