@@ -201,6 +201,7 @@ func (s *sim) check(ctx context.Context, inner idempotency.Store) error {
 			s.problem("record %s: the store holds %+v, the model %+v", k, got, want)
 		}
 	}
+	s.checkBothRegions()
 	for _, c := range s.consumers {
 		if c.region != nil && c.region.index > 0 {
 			continue // a fact is checked once, over both Regions' queues

@@ -383,6 +383,36 @@ func (s *sim) grantDoubles(key string) bool {
 	return false
 }
 
+// checkBothRegions checks, in the two-Region mode, that every fact
+// published through the topic was delivered in both Regions.
+func (s *sim) checkBothRegions() {
+	if s.regions == nil {
+		return
+	}
+	for _, f := range s.facts {
+		if f.direct() {
+			continue // a misconfigured producer's message, in one queue
+		}
+		var in [2]bool
+		for _, m := range s.byFact[f.index] {
+			in[s.regionOf(m.q).index] = true
+		}
+		if !in[0] || !in[1] {
+			s.problem("%s was not delivered in both Regions (%s: %v, %s: %v)", f.id, s.regions[0].name, in[0], s.regions[1].name, in[1])
+		}
+	}
+}
+
+// regionOf returns the Region of queue q.
+func (s *sim) regionOf(q *queue) *region {
+	for _, c := range s.consumers {
+		if c.q == q {
+			return c.region
+		}
+	}
+	panic("chaos: a queue without its consumer")
+}
+
 // regionsLine is the one-line verdict of the two-Region mode.
 func (s *Summary) regionsLine() string {
 	r := s.Regions
