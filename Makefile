@@ -67,7 +67,8 @@ node_modules/.installed: package.json package-lock.json
 .tools/bin/aws-lambda-rie: $(CLOCKSHIFT)
 	GOFLAGS="$(GOFLAGS) -overlay=$(CLOCKSHIFT)" GOBIN=$(CURDIR)/.tools/bin go install github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@$(RIE_VERSION)
 
-## demo: the whole fan-out on emulators, no AWS account: ORDERS orders (default 200).
+## demo: the whole fan-out on emulators, no AWS account: ORDERS orders (default 200);
+## then charge and receipt in two Regions on one table (the MRSC table's stand-in).
 demo: synth
 	@echo "demo: compiling and starting the demo (go run)"
 	cd demo && go run . -orders $(ORDERS)

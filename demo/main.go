@@ -10,7 +10,11 @@
 // their retries; then it reports what the consumers and endpoints did. It
 // exits 0 only when no order was charged twice, none was lost, every poison
 // message is in a dead-letter queue, and every Stripe event and every
-// caller's order had exactly one effect.
+// caller's order had exactly one effect. Then the consumers that can run on a
+// table in multi-Region strong consistency run in two Regions on one kumo
+// table, every order delivered to both (local/regions.go): its regions: part
+// of the last line, with the simulation's figure for an eventual global
+// table beside it.
 //
 // Usage, from the repository root: `make demo` (ORDERS=n for another number
 // of orders), which synthesizes the app first; or, after `make synth`, from
