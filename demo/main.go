@@ -7,14 +7,14 @@
 // a slow effect, an API that fails after charging) and poison messages; it
 // calls the template's HTTP endpoints (Stripe's webhook on a function URL,
 // the orders API on an HTTP API route) as Stripe and IAM clients do, with
-// their retries; then it reports what the consumers and endpoints did. It
-// exits 0 only when no order was charged twice, none was lost, every poison
-// message is in a dead-letter queue, and every Stripe event and every
-// caller's order had exactly one effect. Then the consumers that can run on a
-// table in multi-Region strong consistency run in two Regions on one kumo
-// table, every order delivered to both (local/regions.go): its regions: part
-// of the last line, with the simulation's figure for an eventual global
-// table beside it.
+// their retries; then the consumers that can run on a table in multi-Region
+// strong consistency run in two Regions on one kumo table, every order
+// delivered to both (local/regions.go); then it reports what the consumers
+// and endpoints did, the two Regions' part with the simulation's figure for
+// an eventual global table beside it. It exits 0 only when no order was
+// charged twice, none was lost, every poison message is in a dead-letter
+// queue, every Stripe event and every caller's order had exactly one effect,
+// and the two Regions had no double effect and lost nothing.
 //
 // Usage, from the repository root: `make demo` (ORDERS=n for another number
 // of orders), which synthesizes the app first; or, after `make synth`, from
