@@ -183,7 +183,7 @@ chaos: tools
 	cd test && go run ./cmd/chaos -facts 10000 -seed $(SEED)
 
 ## chaos-regions: the simulation's two-Region mode (test/chaos, regions.go):
-## 10,000 facts, each delivered in eu-west-1 and eu-central-1, both Regions'
+## 10,000 facts, each delivered in us-east-1 and us-east-2, both Regions'
 ## guards on one table in multi-Region strong consistency (Region-local
 ## crashes and throttling, a Region cut off from the table, slow replicas,
 ## ReplicatedWriteConflictException); then the same seed with the mrec

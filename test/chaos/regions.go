@@ -2,7 +2,9 @@ package chaos
 
 // Two Regions (Config.Regions, issue 43): every fact is delivered in both
 // Regions, each with its own queue, workers and failure injection, and the
-// guards of both Regions share one table.
+// guards of both Regions share one table. The Regions are the example app's
+// in two Regions (app/platform/regions.go): replicas in us-east-1 and
+// us-east-2, the witness in us-west-2.
 //
 // On a global table in multi-Region strong consistency (MRSC), a strongly
 // consistent read returns the latest version of an item whatever the Region
@@ -23,8 +25,8 @@ package chaos
 //     budget; after the last it reports a store failure
 //     ("replicated_write_conflict_exhausted"), which the guard takes as any
 //     other: the record is failed and its message comes back;
-//   - Region-local faults: eu-central-1 crashes and fails store calls twice
-//     as often as eu-west-1 (region.scale), and is cut off from the table
+//   - Region-local faults: us-east-2 crashes and fails store calls twice
+//     as often as us-east-1 (region.scale), and is cut off from the table
 //     for a while (region.cutFrom to cutUntil): every store call it makes
 //     then fails, nothing written ("region_cut_off"). Its messages are
 //     retried after the visibility timeout, never dropped;
@@ -171,8 +173,8 @@ func (s *sim) setupRegions() (idempotency.TxStore, error) {
 	span := s.every * time.Duration(s.cfg.Facts)
 	cutFrom := epoch.Add(span / 4)
 	s.regions = []*region{
-		{index: 0, name: "eu-west-1", rtt: 15 * time.Millisecond, scale: 1},
-		{index: 1, name: "eu-central-1", rtt: 25 * time.Millisecond, scale: 2, cutFrom: cutFrom, cutUntil: cutFrom.Add(max(span/2, 3*time.Minute))},
+		{index: 0, name: "us-east-1", rtt: 15 * time.Millisecond, scale: 1},
+		{index: 1, name: "us-east-2", rtt: 25 * time.Millisecond, scale: 2, cutFrom: cutFrom, cutUntil: cutFrom.Add(max(span/2, 3*time.Minute))},
 	}
 	s.lastWrites = make(map[string]lastWrite)
 	s.grants = make(map[string][]*grant)

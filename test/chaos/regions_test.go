@@ -12,7 +12,7 @@ import (
 // delivered in two Regions whose guards share one table in multi-Region
 // strong consistency, with twice the faults. Every invariant must hold
 // (0 double effects, 0 lost, 0 stuck), and together the runs must deliver
-// in both Regions, cut eu-central-1 off from the table, answer racing
+// in both Regions, cut us-east-2 off from the table, answer racing
 // writes with ReplicatedWriteConflictException (some until the store gives
 // up and reports a failure) and wait for slow replicas; one run goes through
 // dynamostore on kumo.

@@ -257,7 +257,7 @@ type Config struct {
 	// wins; see regions.go; implies Regions). Default: none.
 	Sabotage string
 	// Regions runs the two-Region mode (regions.go): every fact delivered
-	// in eu-west-1 and eu-central-1, each Region with its own queue,
+	// in us-east-1 and us-east-2, each Region with its own queue,
 	// workers and faults, both Regions' guards on one table in
 	// multi-Region strong consistency; only the charge consumer, as MRSC
 	// has no transactions. The sources simulation does not run.

@@ -32,7 +32,7 @@
 //	go run ./cmd/chaos -mode saga -seed 1 -sagas 10000
 //
 // With -regions, it runs the two-Region mode (chaos.Config.Regions: every
-// fact delivered in eu-west-1 and eu-central-1, both Regions' guards on one
+// fact delivered in us-east-1 and us-east-2, both Regions' guards on one
 // table in multi-Region strong consistency, with Region-local crashes and
 // throttling, a Region cut off from the table, slow replicas and
 // ReplicatedWriteConflictException), then the same seed with the mrec
@@ -77,7 +77,7 @@ func main() {
 	outageStart := flag.Duration("outage-start", 0, "with -outage: when the outage starts, from the start of the run (default: half the outage)")
 	mode := flag.String("mode", "queues", "queues (the consumers and sources) or saga (the saga steps on Step Functions)")
 	sagas := flag.Int("sagas", 10000, "with -mode saga: number of orders")
-	regions := flag.Bool("regions", false, "two Regions: every fact delivered in eu-west-1 and eu-central-1 on one MRSC table, then the same seed with the mrec sabotage (-sabotage mrec: that alone)")
+	regions := flag.Bool("regions", false, "two Regions: every fact delivered in us-east-1 and us-east-2 on one MRSC table, then the same seed with the mrec sabotage (-sabotage mrec: that alone)")
 	flag.Parse()
 	if *outage > 0 {
 		factsSet := false
