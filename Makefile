@@ -41,7 +41,7 @@ CLOCKSHIFT := $(CURDIR)/.tools/clockshift/overlay.json
 DATES_MODULES := . test examples/payments ops
 ORDERS ?= 200
 
-.PHONY: all demo test test-dates check tools lint synth diff deploy bench rss fuzz chaos chaos-stream chaos-saga flood clean
+.PHONY: all demo test test-dates check tools lint synth diff deploy bench rss fuzz chaos chaos-regions chaos-stream chaos-saga flood clean
 
 all: test
 
@@ -67,7 +67,8 @@ node_modules/.installed: package.json package-lock.json
 .tools/bin/aws-lambda-rie: $(CLOCKSHIFT)
 	GOFLAGS="$(GOFLAGS) -overlay=$(CLOCKSHIFT)" GOBIN=$(CURDIR)/.tools/bin go install github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@$(RIE_VERSION)
 
-## demo: the whole fan-out on emulators, no AWS account: ORDERS orders (default 200).
+## demo: the whole fan-out on emulators, no AWS account: ORDERS orders (default 200);
+## then charge and receipt in two Regions on one table (the MRSC table's stand-in).
 demo: synth
 	@echo "demo: compiling and starting the demo (go run)"
 	cd demo && go run . -orders $(ORDERS)
@@ -180,6 +181,16 @@ fuzz: tools
 SEED ?= 1
 chaos: tools
 	cd test && go run ./cmd/chaos -facts 10000 -seed $(SEED)
+
+## chaos-regions: the simulation's two-Region mode (test/chaos, regions.go):
+## 10,000 facts, each delivered in us-east-1 and us-east-2, both Regions'
+## guards on one table in multi-Region strong consistency (Region-local
+## crashes and throttling, a Region cut off from the table, slow replicas,
+## ReplicatedWriteConflictException); then the same seed with the mrec
+## sabotage (a store per Region, replicated last writer wins), which must
+## show double effects. A `regions:` line per run.
+chaos-regions: tools
+	cd test && go run ./cmd/chaos -regions -facts 10000 -seed $(SEED)
 
 ## chaos-saga: the simulation's saga mode (test/chaos, RunSaga): 10,000 orders
 ## through reserve stock → charge → ship on a model of Step Functions (task

@@ -7,10 +7,14 @@
 // a slow effect, an API that fails after charging) and poison messages; it
 // calls the template's HTTP endpoints (Stripe's webhook on a function URL,
 // the orders API on an HTTP API route) as Stripe and IAM clients do, with
-// their retries; then it reports what the consumers and endpoints did. It
-// exits 0 only when no order was charged twice, none was lost, every poison
-// message is in a dead-letter queue, and every Stripe event and every
-// caller's order had exactly one effect.
+// their retries; then the consumers that can run on a table in multi-Region
+// strong consistency run in two Regions on one kumo table, every order
+// delivered to both (local/regions.go); then it reports what the consumers
+// and endpoints did, the two Regions' part with the simulation's figure for
+// an eventual global table beside it. It exits 0 only when no order was
+// charged twice, none was lost, every poison message is in a dead-letter
+// queue, every Stripe event and every caller's order had exactly one effect,
+// and the two Regions had no double effect and lost nothing.
 //
 // Usage, from the repository root: `make demo` (ORDERS=n for another number
 // of orders), which synthesizes the app first; or, after `make synth`, from
@@ -131,6 +135,13 @@ func print(rep *local.Report) {
 		}
 		sort.Strings(injected)
 		fmt.Printf("  saga injected: %s\n", strings.Join(injected, " "))
+	}
+	if r := rep.Regions; r != nil {
+		fmt.Printf("  regions: %d orders to the topic's consumers that can run on an MRSC table (no transactions: not the wallet), each delivered in %s and %s,\n", r.Orders, r.Regions[0], r.Regions[1])
+		fmt.Println("  whose bootstraps (AWS_REGION of their Region) share one kumo table: the stand-in for the MRSC table. kumo has no replicas, witness,")
+		fmt.Println("  replication, cross-Region latency or ReplicatedWriteConflictException; the simulation has them (make chaos-regions).")
+		fmt.Printf("  beside it, the guard on an eventual (MREC) global table, simulated, not run on kumo (cd test && go run ./cmd/chaos -sabotage mrec -seed %d -facts %d):\n", r.MrecSeed, r.MrecFacts)
+		fmt.Printf("  %s\n", r.MrecLine)
 	}
 	fmt.Println(rep.Line())
 }

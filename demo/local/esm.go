@@ -56,6 +56,9 @@ type poller struct {
 	// observe, if set, sees the body of every record handed to the
 	// function with its receive count (ApproximateReceiveCount).
 	observe func(body string, receives int)
+	// region is the Region of the queue and the function (the records'
+	// awsRegion): Region unless set (regions.go).
+	region string
 }
 
 func (p *poller) run(ctx context.Context) {
@@ -118,7 +121,11 @@ func (p *poller) receive(ctx context.Context) ([]sqstypes.Message, error) {
 
 func (p *poller) handle(ctx context.Context, msgs []sqstypes.Message) {
 	p.stats.records.Add(int64(len(msgs)))
-	event := sqsEvent(p.queueARN, msgs)
+	region := p.region
+	if region == "" {
+		region = Region
+	}
+	event := sqsEvent(p.queueARN, region, msgs)
 	payload, err := json.Marshal(event)
 	if err != nil {
 		p.logf("%s: encode event: %v", p.m.ID, err)
@@ -177,14 +184,14 @@ func (p *poller) handle(ctx context.Context, msgs []sqstypes.Message) {
 
 // sqsEvent is the event Lambda's event-source mapping hands the function
 // for msgs, received from the queue queueARN.
-func sqsEvent(queueARN string, msgs []sqstypes.Message) events.SQSEvent {
+func sqsEvent(queueARN, region string, msgs []sqstypes.Message) events.SQSEvent {
 	event := events.SQSEvent{Records: make([]events.SQSMessage, len(msgs))}
 	for i, m := range msgs {
 		sum := md5.Sum([]byte(aws.ToString(m.Body)))
 		event.Records[i] = events.SQSMessage{
 			MessageId: aws.ToString(m.MessageId), ReceiptHandle: aws.ToString(m.ReceiptHandle), Body: aws.ToString(m.Body),
 			Md5OfBody: hex.EncodeToString(sum[:]), Attributes: m.Attributes, EventSource: "aws:sqs",
-			EventSourceARN: queueARN, AWSRegion: Region,
+			EventSourceARN: queueARN, AWSRegion: region,
 		}
 	}
 	return event

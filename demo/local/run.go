@@ -172,6 +172,9 @@ type Report struct {
 	// Saga is the template's saga on Step Functions (saga.go); nil when the
 	// template has no state machine.
 	Saga *SagaReport
+	// Regions is the two-Region part (regions.go); nil when the template
+	// has no consumer that can run on an MRSC table.
+	Regions *RegionsReport
 }
 
 // OK reports whether the run proved the point: no double effect, nothing
@@ -194,6 +197,9 @@ func (r *Report) OK() bool {
 	if r.Saga != nil && !r.Saga.OK() {
 		return false
 	}
+	if r.Regions != nil && !r.Regions.OK() {
+		return false
+	}
 	return r.DoubleEffects == 0 && r.Lost == 0 && r.PoisonLost == 0
 }
 
@@ -212,6 +218,9 @@ func (r *Report) Line() string {
 	}
 	if r.HTTP != nil {
 		line += " " + r.HTTP.line()
+	}
+	if r.Regions != nil {
+		line += " " + r.Regions.line()
 	}
 	if r.Saga != nil {
 		line += " " + r.Saga.line()
@@ -233,6 +242,7 @@ type order struct {
 type consumer struct {
 	fn       *Function
 	kind     string // "charge", "receipt" or "wallet": the handler package's name
+	bin      string // its bootstrap, built for this machine
 	queue    string // logical id of its queue
 	dlqURL   string
 	env      map[string]string
@@ -485,6 +495,14 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		}
 	}
 	rep.Injected["poison messages"] = sc.poisonCount()
+	fmt.Fprintf(opts.Progress, "demo: %s two Regions: the consumers that can run on an MRSC table, in %s and %s on one table (kumo's: the stand-in for the MRSC table)\n", elapsed(), Region, RegionB)
+	if rep.Regions, err = runRegions(ctx, regionsRun{stack: stack, dep: dep, c: c, opts: opts, rie: rie, logDir: logDir, faults: sc, pay: payments, mail: mail,
+		extraEnv: map[string]string{"PAYMENT_API_URL": paySrv.URL, "RECEIPT_API_URL": mailSrv.URL}}, consumers); err != nil {
+		return nil, err
+	}
+	if rep.Regions != nil {
+		fmt.Fprintf(opts.Progress, "demo: %s %s\n", elapsed(), rep.Regions.line())
+	}
 	rep.Elapsed = time.Since(start)
 	return rep, nil
 }
@@ -533,7 +551,7 @@ func startConsumers(ctx context.Context, stack *Stack, dep *deployment, c *clien
 		if err != nil {
 			return out, fmt.Errorf("function %s: %w", id, err)
 		}
-		con := &consumer{fn: fn, kind: path.Base(fn.Package), queue: m.Queue, env: vars, outcomes: map[string]int{}, poisonReceives: map[string]int{}}
+		con := &consumer{fn: fn, kind: path.Base(fn.Package), bin: bin, queue: m.Queue, env: vars, outcomes: map[string]int{}, poisonReceives: map[string]int{}}
 		if q := stack.Queues[m.Queue]; q.DeadLetter != "" {
 			con.dlqURL = dep.queueURL[q.DeadLetter]
 		}
@@ -620,6 +638,14 @@ func handlerEnv(endpoint string, vars ...map[string]string) []string {
 
 // metricsLine adds the counts of an Embedded Metric Format line.
 func (con *consumer) metricsLine(l string) {
+	con.mu.Lock()
+	defer con.mu.Unlock()
+	addMetrics(con.outcomes, l)
+}
+
+// addMetrics adds the outcome counts of an Embedded Metric Format line to
+// outcomes.
+func addMetrics(outcomes map[string]int, l string) {
 	if !strings.Contains(l, `"_aws"`) {
 		return
 	}
@@ -627,11 +653,9 @@ func (con *consumer) metricsLine(l string) {
 	if json.Unmarshal([]byte(l), &m) != nil {
 		return
 	}
-	con.mu.Lock()
-	defer con.mu.Unlock()
 	for _, name := range []string{"Processed", "Duplicate", "InProgress", "Mismatch", "BadInput", "Failed", "LeaseLost", "NotStarted"} {
 		if v, ok := m[name].(float64); ok {
-			con.outcomes[name] += int(v)
+			outcomes[name] += int(v)
 		}
 	}
 }

@@ -71,6 +71,7 @@ func TestDemoEndToEnd(t *testing.T) {
 	checkOutbox(t, rep)  // streams_test.go
 	checkHTTP(t, rep)    // endpoints_test.go
 	checkSaga(t, root, rep)
+	checkRegions(t, rep) // regions_test.go
 	// A newcomer sees what the demo does from its first second: the
 	// template read before anything slow, each handler's build, publishing,
 	// and what the drain waits for (the poison messages' receives).

@@ -332,7 +332,7 @@ func (sc *startedCase) deliver(ctx context.Context, c *clients, o order) (events
 	if len(out.Messages) != 1 {
 		return events.SQSEvent{}, fmt.Errorf("received %d messages from %s, want the one published", len(out.Messages), m.Queue)
 	}
-	event := sqsEvent(sc.dep.queueARN[m.Queue], out.Messages)
+	event := sqsEvent(sc.dep.queueARN[m.Queue], Region, out.Messages)
 	body := event.Records[0].Body
 	raw := sc.env[contract.DeliveryVar] == string(contract.Raw)
 	if unwrap(body) != string(msg) || raw != (body == string(msg)) {

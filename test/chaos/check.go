@@ -96,6 +96,8 @@ type Summary struct {
 	// Outage is what the outage mode measured (Config.Outage); nil
 	// without an outage.
 	Outage *OutageSummary
+	// Regions is what the two-Region mode measured (Config.Regions).
+	Regions RegionsSummary
 
 	Virtual time.Duration // virtual time the run took
 	Wall    time.Duration // real time (not part of the run's determinism)
@@ -122,8 +124,11 @@ func (s *Summary) DuplicateShare() float64 {
 	return float64(s.DuplicateDeliveries) / float64(s.Deliveries)
 }
 
-// Line is the one-line verdict.
+// Line is the one-line verdict: regionsLine's in the two-Region mode.
 func (s *Summary) Line() string {
+	if s.Regions.Table != "" {
+		return s.regionsLine()
+	}
 	return fmt.Sprintf("chaos: seed=%d facts=%d deliveries=%d crashes=%d store_faults=%d whole_batch_failures=%d late_redeliveries=%d expired=%d double_effects=%d lost=%d stuck=%d violations=%d",
 		s.Seed, s.Facts, s.Deliveries, s.Crashes, s.StoreFaults, s.Faults["whole_batch_failure"], s.LateRedeliveries, s.Expired, s.DoubleEffects, s.Lost, s.Stuck, s.Violations) +
 		" " + s.Sources.Line()
@@ -147,14 +152,20 @@ func (s *Summary) Report(w io.Writer) {
 		s.Faults["store_sdk_retry:reserve"]+s.Faults["store_sdk_retry:complete"]+s.Faults["store_sdk_retry:release"]+s.Faults["store_sdk_retry:commit"],
 		s.Faults["effect_until_deadline"]+s.Faults["effect_at_deadline"]+s.Faults["effect_deadline_exceeded"],
 		s.FinishedInBudget, s.TxRefused, s.DLQ["wallet/tx_invalid"]+s.DLQ["points/tx_invalid"], s.RanAgainAfterWindow, s.Reruns)
-	fmt.Fprintf(w, "sources: messages=%d deliveries=%d records=%d applied=%d reruns=%d dead_lettered=%d faults: %s outcomes: %s\n",
-		s.Sources.Messages, s.Sources.Deliveries, s.Sources.Records, s.Sources.Applied, s.Sources.Reruns, s.Sources.DeadLettered, counts(s.Sources.Faults), counts(s.Sources.Outcomes))
+	if s.Regions.Table == "" { // the sources simulation does not run in two Regions
+		fmt.Fprintf(w, "sources: messages=%d deliveries=%d records=%d applied=%d reruns=%d dead_lettered=%d faults: %s outcomes: %s\n",
+			s.Sources.Messages, s.Sources.Deliveries, s.Sources.Records, s.Sources.Applied, s.Sources.Reruns, s.Sources.DeadLettered, counts(s.Sources.Faults), counts(s.Sources.Outcomes))
+	}
 	for _, p := range s.Sources.Problems {
 		fmt.Fprintf(w, "violation: sources: %s\n", p)
 	}
 	fmt.Fprintf(w, "virtual=%v steps=%d trace=%016x wall=%v\n", s.Virtual.Round(time.Millisecond), s.Steps, s.Trace, s.Wall.Round(time.Millisecond))
 	for _, p := range s.Problems {
 		fmt.Fprintf(w, "violation: %s\n", p)
+	}
+	if r := s.Regions; r.Table != "" {
+		fmt.Fprintf(w, "regions: table=%s deliveries %s=%d %s=%d replicated=%d lww_overwrites=%d stale_replications=%d double_grants=%d\n",
+			r.Table, r.Regions[0], r.Deliveries[0], r.Regions[1], r.Deliveries[1], r.Replicated, r.Overwritten, r.Stale, r.DoubleGrants)
 	}
 	if s.Sabotage != "" {
 		fmt.Fprintf(w, "sabotage: %s\n", s.Sabotage)
@@ -190,7 +201,11 @@ func (s *sim) check(ctx context.Context, inner idempotency.Store) error {
 			s.problem("record %s: the store holds %+v, the model %+v", k, got, want)
 		}
 	}
+	s.checkBothRegions()
 	for _, c := range s.consumers {
+		if c.region != nil && c.region.index > 0 {
+			continue // a fact is checked once, over both Regions' queues
+		}
 		balances := make(map[string]int64)
 		for _, f := range s.facts {
 			applied, err := s.applied(ctx, c, f)
@@ -298,7 +313,7 @@ func (s *sim) checkFact(c *consumer, f *fact, applied []application) {
 	rec, had := s.shadow.recs[key]
 	msgs := make([]*message, 0, 4)
 	for _, m := range s.byFact[f.index] {
-		if m.q == c.q {
+		if m.q.consumer == c.name {
 			msgs = append(msgs, m)
 		}
 	}
@@ -365,6 +380,9 @@ func (s *sim) checkFact(c *consumer, f *fact, applied []application) {
 		return
 	}
 	doubles, reruns := s.doubles(key, c.window, applied)
+	if s.grants != nil && s.grantDoubles(key) {
+		doubles = max(doubles, 1)
+	}
 	if doubles > 0 {
 		s.stats.DoubleEffects++
 		s.problemOnly("%s: %s applied %d times, %d of them within the window of the one before or from a message published before it completed", c.name, f.id, len(applied), doubles)

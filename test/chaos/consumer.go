@@ -135,7 +135,9 @@ type consumer struct {
 	index int
 	name  string
 	// tx: the effect is transactional (Guard.RunTx), run by wallet.
-	tx      bool
+	tx bool
+	// region is the consumer's Region in the two-Region mode, else nil.
+	region  *region
 	window  time.Duration
 	wallet  *wallet
 	q       *queue
@@ -145,13 +147,17 @@ type consumer struct {
 	}
 }
 
-func (s *sim) newConsumer(name string, tx bool, window, lease time.Duration, inner idempotency.TxStore) (*consumer, error) {
-	c := &consumer{index: len(s.consumers), name: name, tx: tx, window: window, q: &queue{name: name, envelope: name == "charge", tx: tx}}
+func (s *sim) newConsumer(name string, tx bool, window, lease time.Duration, inner idempotency.TxStore, r *region) (*consumer, error) {
+	c := &consumer{index: len(s.consumers), name: name, tx: tx, window: window, region: r}
+	c.q = &queue{name: c.label(), consumer: name, envelope: name == "charge", tx: tx}
+	if r != nil && r.local != nil {
+		inner = r.local // mrec: the Region's own replica
+	}
 	if tx {
 		c.wallet = &wallet{sim: s, name: name, ledger: make(map[string]*entry), balance: make(map[string]int64),
 			pending: make(map[string]credit), log: make(map[string][]credit)}
 	}
-	store := &faultStore{sim: s, inner: inner, wallet: c.wallet}
+	store := &faultStore{sim: s, inner: inner, wallet: c.wallet, region: r, window: window}
 	if s.cfg.Sabotage == "short-window" && name == "points" {
 		window /= 3 // the checks still expect c.window
 	}
@@ -198,6 +204,23 @@ func (s *sim) newConsumer(name string, tx bool, window, lease time.Duration, inn
 		}
 	}
 	return c, nil
+}
+
+// label names the consumer: its name, and its Region in the two-Region mode.
+func (c *consumer) label() string {
+	if c.region == nil {
+		return c.name
+	}
+	return c.name + "@" + c.region.name
+}
+
+// regionScale multiplies the probability of the consumer's crashes and store
+// faults: its Region's, 1 with one Region.
+func (c *consumer) regionScale() float64 {
+	if c.region == nil {
+		return 1
+	}
+	return c.region.scale
 }
 
 // worker is one concurrent Lambda execution environment polling a queue.
@@ -313,7 +336,7 @@ func (w *worker) invoke(msgs []*message) {
 		// It returned too late: Lambda killed the invocation, and its
 		// answer never reached the event source mapping.
 		point = "timeout"
-	case s.chance(pCrashBeforeDelete * s.scale):
+	case s.chance(pCrashBeforeDelete * s.scale * w.c.regionScale()):
 		point = "before_delete"
 	}
 	if point != "" {
@@ -431,6 +454,9 @@ func (c *consumer) guardKeys(ev events.SQSEvent) []string {
 
 func (s *sim) countDelivery(c *consumer, m *message) {
 	s.stats.Deliveries++
+	if c.region != nil {
+		s.stats.Regions.Deliveries[c.region.index]++
+	}
 	k := strconv.Itoa(c.index) + "/" + strconv.Itoa(m.f.index)
 	if s.delivered[k] > 0 {
 		s.stats.DuplicateDeliveries++
@@ -553,12 +579,12 @@ func (s *sim) charge(ctx context.Context, o order, r idempotency.Reservation) (s
 		s.stats.Faults["provider_503"]++
 		err = errors.New("payment provider: 503 service unavailable")
 	case x < pProviderDown+pProviderAmbiguous:
-		if _, err = s.provider.charge(key, o, inv.origins[o.OrderID]); err == nil {
+		if _, err = s.pay(r, key, o, inv.origins[o.OrderID]); err == nil {
 			s.stats.Faults["provider_ambiguous"]++
 			err = errors.New("payment provider: timeout (the charge was made)")
 		}
 	default:
-		id, err = s.provider.charge(key, o, inv.origins[o.OrderID])
+		id, err = s.pay(r, key, o, inv.origins[o.OrderID])
 	}
 	if dead := s.alive(inv); dead != nil {
 		return "", dead
@@ -571,6 +597,13 @@ func (s *sim) charge(ctx context.Context, o order, r idempotency.Reservation) (s
 		return "", dead
 	}
 	return id, err
+}
+
+// pay calls the payment provider for reservation r, and notes the call
+// (two-Region mode: sim.paid).
+func (s *sim) pay(r idempotency.Reservation, key string, o order, origin time.Time) (string, error) {
+	s.paid(r)
+	return s.provider.charge(key, o, origin)
 }
 
 // chargeToDeadline is a provider call that ends when the effect's context
@@ -589,7 +622,7 @@ func (s *sim) chargeToDeadline(inv *invocation, key string, o order, r idempoten
 	var id string
 	var err error
 	if kind != "effect_at_deadline" {
-		id, err = s.provider.charge(key, o, inv.origins[o.OrderID])
+		id, err = s.pay(r, key, o, inv.origins[o.OrderID])
 	}
 	s.park(inv.w.t, deadline.Sub(s.clock.Now()))
 	if dead := s.alive(inv); dead != nil {
@@ -597,7 +630,7 @@ func (s *sim) chargeToDeadline(inv *invocation, key string, o order, r idempoten
 	}
 	switch kind {
 	case "effect_at_deadline":
-		id, err = s.provider.charge(key, o, inv.origins[o.OrderID])
+		id, err = s.pay(r, key, o, inv.origins[o.OrderID])
 	case "effect_deadline_exceeded":
 		if err == nil {
 			err = fmt.Errorf("payment provider: charge %s made, then %w (injected: the effect ran until its context ended)", id, context.DeadlineExceeded)

@@ -131,7 +131,10 @@ type message struct {
 // receipt, and a message received more than maxReceiveCount times goes to
 // the DLQ.
 type queue struct {
-	name     string
+	name string
+	// consumer is the consumer's name: the same for its queues in both
+	// Regions.
+	consumer string
 	envelope bool // SNS delivers in an envelope (raw message delivery off)
 	tx       bool // its consumer's effect is transactional
 	msgs     []*message

@@ -252,8 +252,16 @@ type Config struct {
 	// fail as a deadlock, not hang) or "no-age" (the records carry no
 	// origin time, neither SentTimestamp nor the envelope's Timestamp, so
 	// that the adapter cannot tell a redelivery after the window: the age
-	// check disabled). Default: none.
+	// check disabled) or "mrec" (two Regions on a global table in
+	// multi-Region eventual consistency: two stores replicated last writer
+	// wins; see regions.go; implies Regions). Default: none.
 	Sabotage string
+	// Regions runs the two-Region mode (regions.go): every fact delivered
+	// in us-east-1 and us-east-2, each Region with its own queue,
+	// workers and faults, both Regions' guards on one table in
+	// multi-Region strong consistency; only the charge consumer, as MRSC
+	// has no transactions. The sources simulation does not run.
+	Regions bool
 	// FaultScale multiplies the probability of every injected fault and
 	// crash, so that a short run sees every kind. Default: 1.
 	FaultScale float64
@@ -318,6 +326,12 @@ type sim struct {
 	poll, every time.Duration
 	// byReceipt is the message of each receipt handle given out.
 	byReceipt map[string]*message
+
+	// The two-Region mode (regions.go): the Regions, the latest write of
+	// each item, and the reservations granted, by key; nil with one Region.
+	regions    []*region
+	lastWrites map[string]lastWrite
+	grants     map[string][]*grant
 }
 
 // Run runs one simulation and checks its invariants.
@@ -330,6 +344,9 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	}
 	if cfg.FaultScale <= 0 {
 		cfg.FaultScale = 1
+	}
+	if cfg.Sabotage == "mrec" {
+		cfg.Regions = true
 	}
 	if cfg.Stall <= 0 {
 		cfg.Stall = defaultStall
@@ -367,19 +384,35 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 		return nil, err
 	}
 	s.table, s.stats.OldOmitted = table, omitted
-	s.makeFacts()
-	for _, spec := range consumerSpecs {
-		c, err := s.newConsumer(spec.name, spec.tx, spec.window, spec.lease, inner)
+	regions := []*region{nil}
+	if cfg.Regions {
+		local, err := s.setupRegions()
 		if err != nil {
 			return nil, err
 		}
-		s.consumers = append(s.consumers, c)
+		if local != nil {
+			inner = local // mrec: the final check reads the first Region's replica
+		}
+		regions = s.regions
+	}
+	s.makeFacts()
+	for _, r := range regions {
+		for _, spec := range consumerSpecs {
+			if r != nil && spec.tx {
+				continue // MRSC supports no transactions
+			}
+			c, err := s.newConsumer(spec.name, spec.tx, spec.window, spec.lease, inner, r)
+			if err != nil {
+				return nil, err
+			}
+			s.consumers = append(s.consumers, c)
+		}
 	}
 	s.sched.spawn("producer", epoch, s.produce)
 	for _, c := range s.consumers {
 		for i := range workersPerQueue {
 			w := &worker{sim: s, c: c}
-			s.sched.spawn(fmt.Sprintf("%s-worker-%d", c.name, i), epoch.Add(time.Duration(i)*time.Millisecond), w.run)
+			s.sched.spawn(fmt.Sprintf("%s-worker-%d", c.label(), i), epoch.Add(time.Duration(i)*time.Millisecond), w.run)
 		}
 	}
 	if err := s.sched.run(ctx, epoch.Add(limit)); err != nil {
@@ -390,12 +423,19 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	s.stats.Virtual = s.clock.Now().Sub(epoch)
 	s.stats.Steps = s.sched.steps
 	s.stats.Trace = s.sched.trace
+	for _, r := range s.regions {
+		if r.local != nil {
+			s.replicate(ctx, r, true) // the run is over: every write arrived
+		}
+	}
 	err = s.check(ctx, inner)
 	if err != nil {
 		s.problem("check: %v", err)
 	}
 	s.finishOutage()
-	s.stats.Sources = *RunSources(cfg.Seed, cfg.Facts, sourcesSabotage(cfg.Sabotage))
+	if !cfg.Regions {
+		s.stats.Sources = *RunSources(cfg.Seed, cfg.Facts, sourcesSabotage(cfg.Sabotage))
+	}
 	s.stats.Wall = time.Since(start)
 	return s.stats, err
 }
@@ -494,7 +534,7 @@ var errCrashed = errors.New("chaos: the invocation is dead (crashed or killed at
 // the worker dies there, as a Lambda process killed at that instant, and
 // maybeCrash returns errCrashed, which its caller returns at once.
 func (s *sim) maybeCrash(inv *invocation, point string, p float64) error {
-	if !s.chance(p * s.scale) {
+	if !s.chance(p * s.scale * inv.w.c.regionScale()) {
 		return nil
 	}
 	return s.kill(inv, point)

@@ -30,6 +30,10 @@ type faultStore struct {
 	sim    *sim
 	inner  idempotency.TxStore
 	wallet *wallet // the transactional consumer's, nil for charge
+	// region is the consumer's Region in the two-Region mode (nil with
+	// one), window its business window.
+	region *region
+	window time.Duration
 }
 
 var _ idempotency.TxStore = (*faultStore)(nil)
@@ -53,7 +57,16 @@ func (fs *faultStore) call(ctx context.Context, op, key, owner string, apply fun
 	// meanwhile.
 	s.storeLeg(inv, "store_spike_request")
 	inner := context.WithoutCancel(ctx) // real-time deadlines mean nothing here
-	switch x := s.rng.Float64() / s.scale; {
+	var regionErr error
+	if r := fs.region; r != nil {
+		apply = s.inRegion(r, op, key, apply)
+		if regionErr = s.regionFaults(inv, r, op, key); inv.dead {
+			return regionErr
+		}
+	}
+	switch x := s.rng.Float64() / (s.scale * fs.regionScale()); {
+	case regionErr != nil:
+		err = regionErr
 	case x < pThrottle:
 		s.storeFault("store_throttle")
 		err = errThrottled
@@ -94,6 +107,14 @@ func (fs *faultStore) call(ctx context.Context, op, key, owner string, apply fun
 	return err
 }
 
+// regionScale is the store's Region's fault multiplier, 1 with one Region.
+func (fs *faultStore) regionScale() float64 {
+	if fs.region == nil {
+		return 1
+	}
+	return fs.region.scale
+}
+
 func (s *sim) storeLeg(inv *invocation, kind string) {
 	d, spiked := s.latency(pSpike, kind)
 	if spiked {
@@ -121,6 +142,7 @@ func (fs *faultStore) Reserve(ctx context.Context, rec idempotency.Record, now t
 		}
 		err := fs.inner.Reserve(ctx, rec, now)
 		fs.sim.shadow.put("reserve", rec, now, err)
+		fs.sim.granted("reserve", rec.Key, rec.Owner, rec.LeaseUntil, fs.window, err)
 		return err
 	})
 }
@@ -153,6 +175,7 @@ func (fs *faultStore) Complete(ctx context.Context, rec idempotency.Record) erro
 			err = fs.inner.Complete(ctx, rec)
 		}
 		fs.sim.shadow.complete(ctx, fs.inner, rec, sent, err)
+		fs.sim.granted("complete", rec.Key, rec.Owner, time.Time{}, fs.window, err)
 		if err == nil {
 			ctx.Value(invKey{}).(*invocation).completed++
 		}
@@ -164,6 +187,7 @@ func (fs *faultStore) Release(ctx context.Context, key, owner string) error {
 	return fs.call(ctx, "release", key, owner, func(ctx context.Context) error {
 		err := fs.inner.Release(ctx, key, owner)
 		fs.sim.shadow.release(key, owner, err)
+		fs.sim.granted("release", key, owner, time.Time{}, fs.window, err)
 		return err
 	})
 }

@@ -31,6 +31,21 @@
 //
 //	go run ./cmd/chaos -mode saga -seed 1 -sagas 10000
 //
+// With -regions, it runs the two-Region mode (chaos.Config.Regions: every
+// fact delivered in us-east-1 and us-east-2, both Regions' guards on one
+// table in multi-Region strong consistency, with Region-local crashes and
+// throttling, a Region cut off from the table, slow replicas and
+// ReplicatedWriteConflictException), then the same seed with the mrec
+// sabotage (a store per Region, replicated last writer wins after a lag);
+// each report ends with
+//
+//	regions: seed=<S> facts=<N> table=<mrsc|mrec> regions=… deliveries=… crashes=… store_faults=… cut_off=… write_conflicts=… conflicts_exhausted=… slow_replicas=… replicated=… lww_overwrites=… lag_long=… double_grants=<G> double_effects=<X> lost=<L> stuck=<K> violations=<V>
+//
+// and it exits 0 only when the MRSC run keeps its invariants and the mrec
+// run shows double effects:
+//
+//	go run ./cmd/chaos -regions -seed 1 -facts 10000
+//
 // With -outage, the charge consumer's payment provider is down for that
 // span of virtual time (from -outage-start, default half of it), and the
 // seed runs twice, with the queue's fixed visibility timeout and with the
@@ -62,6 +77,7 @@ func main() {
 	outageStart := flag.Duration("outage-start", 0, "with -outage: when the outage starts, from the start of the run (default: half the outage)")
 	mode := flag.String("mode", "queues", "queues (the consumers and sources) or saga (the saga steps on Step Functions)")
 	sagas := flag.Int("sagas", 10000, "with -mode saga: number of orders")
+	regions := flag.Bool("regions", false, "two Regions: every fact delivered in us-east-1 and us-east-2 on one MRSC table, then the same seed with the mrec sabotage (-sabotage mrec: that alone)")
 	flag.Parse()
 	if *outage > 0 {
 		factsSet := false
@@ -80,9 +96,13 @@ func main() {
 		fmt.Fprintf(os.Stderr, "chaos: unknown -mode %q (queues or saga)\n", *mode)
 		os.Exit(2)
 	}
-	cfg := chaos.Config{Seed: *seed, Facts: *facts, Store: *store, FaultScale: *scale, Sabotage: *sabotage}
-	fmt.Printf("chaos: seed %d, %d facts, %s store; replay: cd test && go run ./cmd/chaos -seed %d -facts %d -store %s -fault-scale %g\n",
-		*seed, *facts, *store, *seed, *facts, *store, *scale)
+	cfg := chaos.Config{Seed: *seed, Facts: *facts, Store: *store, FaultScale: *scale, Sabotage: *sabotage, Regions: *regions}
+	replay := ""
+	if cfg.Regions {
+		replay = " -regions"
+	}
+	fmt.Printf("chaos: seed %d, %d facts, %s store; replay: cd test && go run ./cmd/chaos -seed %d -facts %d -store %s -fault-scale %g%s\n",
+		*seed, *facts, *store, *seed, *facts, *store, *scale, replay)
 	if *store == "dynamodb" {
 		client, stop := kumotest.StartDynamoDB(false) // the simulation injects its own faults
 		defer stop()
@@ -91,6 +111,9 @@ func main() {
 	if *outage > 0 {
 		cfg.Outage, cfg.OutageStart = *outage, *outageStart
 		os.Exit(runOutage(cfg))
+	}
+	if cfg.Regions && cfg.Sabotage == "" {
+		os.Exit(runRegions(cfg))
 	}
 	sum, err := chaos.Run(context.Background(), cfg)
 	if err != nil {
@@ -103,6 +126,33 @@ func main() {
 	if err != nil || !sum.OK() {
 		os.Exit(1)
 	}
+}
+
+// runRegions runs cfg in two Regions on the MRSC table, then the same seed
+// with the mrec sabotage, prints both reports and returns the exit code: 0
+// only when the first keeps its invariants and the sabotage shows double
+// effects.
+func runRegions(cfg chaos.Config) int {
+	code := 0
+	for _, sabotage := range []string{"", "mrec"} {
+		cfg.Sabotage = sabotage
+		sum, err := chaos.Run(context.Background(), cfg)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "chaos:", err)
+		}
+		if sum == nil {
+			return 2
+		}
+		sum.Report(os.Stdout)
+		switch {
+		case sabotage == "" && (err != nil || !sum.OK()):
+			code = 1
+		case sabotage != "" && sum.DoubleEffects == 0:
+			fmt.Println("chaos: the mrec sabotage showed no double effect")
+			code = 1
+		}
+	}
+	return code
 }
 
 // runOutage runs cfg with fixed visibility and with backoff, prints both
