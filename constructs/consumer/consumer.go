@@ -28,8 +28,6 @@
 package consumer
 
 import (
-	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -46,7 +44,6 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/bundle"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/internal/function"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 )
@@ -200,13 +197,9 @@ type idempotentConsumer struct {
 	alarms       Alarms
 	dashboard    awscloudwatch.Dashboard
 	keySecret    awssecretsmanager.ISecret
-	// tx are the tables declared for the transactional effect, and
-	// txLinked whether the bootstrap links one (txtables.go).
-	tx       *function.TxTables
-	txLinked bool
-	// strong: the table is in multi-Region strong consistency, which has no
-	// transactions (txValidation).
-	strong bool
+	// tx are the tables declared for the transactional effect
+	// (family.TxValidation).
+	tx *function.TxTables
 
 	// What the metrics, alarms and dashboard need of the settings.
 	metricsNamespace string
@@ -235,18 +228,12 @@ func NewIdempotentConsumer(scope constructs.Construct, id *string, props *Idempo
 		panic(err)
 	}
 	assetDir := s.Bundle()
-	txLinked, err := bundle.LinksTransactions(filepath.Join(assetDir, "bootstrap"))
-	if err != nil {
-		panic(fmt.Errorf("IdempotentConsumer %q: %w", *id, err))
-	}
 
 	c := &idempotentConsumer{
 		namespace:        s.Runtime.Namespace,
 		metricsNamespace: s.Runtime.MetricsNamespace,
 		oldestMessageAge: s.oldestMessageAge,
 		timeout:          s.Runtime.Timeout,
-		txLinked:         txLinked,
-		strong:           s.Strong(),
 	}
 	// Overriding (rather than wrapping) the jsii Construct makes c itself
 	// the construct, so it can be the scope of other constructs.
@@ -277,8 +264,6 @@ func NewIdempotentConsumer(scope constructs.Construct, id *string, props *Idempo
 	}
 	c.addTable(s)
 	c.addFunction(s, assetDir)
-	// At synth, after every GrantTransactionalWrites of the app.
-	c.Node().AddValidation(&txValidation{c})
 	c.addEventSource(s)
 	s.SuppressWildcards(function.Function{Role: c.role}) // last: the role's policy holds every statement
 	c.addAlarms(s)

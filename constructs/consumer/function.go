@@ -18,6 +18,7 @@ var familyKind = family.Kind{
 	Timeout:     family.DefaultTimeout,
 	ReservedWhy: ", or leave it nil for none",
 	InvokedBy:   "The function is only invoked synchronously, by the SQS event-source mapping; a message it fails MaxReceiveCount times moves to the queue's dead-letter queue by the queue's redrive policy.",
+	TxGrant:     "consumer.GrantTransactionalWrites",
 }
 
 // addTable creates the table of idempotency records unless one is given.

@@ -221,8 +221,8 @@ func TestAGlobalTableRunsInItsReplicasRegions(t *testing.T) {
 // TestATransactionalHandlerIsRefusedOnAGlobalTable: the handler's
 // bootstrap links a transactional effect, which MRSC cannot run.
 func TestATransactionalHandlerIsRefusedOnAGlobalTable(t *testing.T) {
-	_, _, msg := twoRegions(t, "TwoRegionsTx", txHandlerDir(t))
-	want := `IdempotentConsumer "Charge": the handler makes transactional writes (its bootstrap links sqsbatch.NewTx, which sqsbatch.StartTx and sqsbatch.FromEnvTx call), but the idempotency table is in multi-Region strong consistency (MRSC), which supports no transaction operations`
+	_, _, msg := twoRegions(t, "TwoRegionsTx", txHandlerDir(t, "eventbridge"))
+	want := `IdempotentConsumer "Charge": the handler makes transactional writes (its bootstrap links the library's transactional effect, which the StartTx, FromEnvTx and NewTx of sqsbatch, eventbridge, kinesis and dynamodbstream call), but the idempotency table is in multi-Region strong consistency (MRSC), which supports no transaction operations`
 	if !strings.Contains(msg, want) {
 		t.Errorf("message does not contain %q:\n%s", want, msg)
 	}

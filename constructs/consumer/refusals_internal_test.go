@@ -226,16 +226,6 @@ func TestStandardQueueFixNamesTheChoice(t *testing.T) {
 	}
 }
 
-func TestUndeclaredTransactionalTablesAreRefused(t *testing.T) {
-	wantProblem(t, undeclaredTxProblem("ReserveStock", true, 0), []string{
-		`IdempotentConsumer "ReserveStock": the handler makes transactional writes`,
-		"declares no table for them", "AccessDenied",
-		"fix: set TransactionalTables to the tables the effect writes", "GrantTransactionalWrites(table, theConsumer)",
-	})
-	wantProblem(t, undeclaredTxProblem("ReserveStock", true, 1), nil)
-	wantProblem(t, undeclaredTxProblem("EmailCustomer", false, 0), nil)
-}
-
 func TestFormatDays(t *testing.T) {
 	for d, want := range map[time.Duration]string{
 		day: "24h (1 day)", 4 * day: "96h (4 days)", 10 * time.Minute: "10m", 36 * time.Hour: "36h",

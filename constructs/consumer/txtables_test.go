@@ -2,8 +2,6 @@ package consumer_test
 
 import (
 	"encoding/json"
-	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -18,83 +16,53 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/consumer"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
+	"github.com/idempotent-consumer/idempotent-consumer/internal/testkit/consumertest"
 )
 
-// txHandler is a handler main package whose effect is transactional: it
-// calls sqsbatch.NewTx, as sqsbatch.StartTx and sqsbatch.FromEnvTx do, in a
-// module of its own on this working tree's library.
-var txHandler struct {
+// txHandlers are handler main packages whose effect is transactional, one
+// per source with a transactional entry point (consumertest.TxSources),
+// each in a module of its own on this working tree's library.
+var txHandlers struct {
 	once sync.Once
-	dir  string
+	dirs map[string]string
 	err  error
 }
 
-func txHandlerDir(t *testing.T) string {
+// txHandlerDir is the transactional handler of source (sqsbatch,
+// eventbridge, kinesis, dynamodbstream), written once for the package's
+// tests.
+func txHandlerDir(t *testing.T, source string) string {
 	t.Helper()
-	txHandler.once.Do(func() {
-		root, err := cdktest.ModuleRoot()
-		if err != nil {
-			txHandler.err = err
-			return
+	txHandlers.once.Do(func() {
+		txHandlers.dirs = map[string]string{}
+		for name, src := range consumertest.TxSources {
+			dir := filepath.Join(filepath.Dir(outRoot), "tx-"+name)
+			if txHandlers.err = consumertest.WriteLibraryModule(dir, src); txHandlers.err != nil {
+				return
+			}
+			txHandlers.dirs[name] = dir
 		}
-		const lib = "github.com/idempotent-consumer/idempotent-consumer"
-		dir := filepath.Join(filepath.Dir(outRoot), "txhandler")
-		// The modules sqsbatch's entry points bring (the DynamoDB and SQS
-		// clients of lambda/internal/build), as go mod tidy lists them, at
-		// the versions the library's go.mod requires.
-		mod, err := requireAsRoot(root, lib, "github.com/aws/aws-lambda-go", "github.com/aws/aws-sdk-go-v2",
-			"github.com/aws/aws-sdk-go-v2/credentials", "github.com/aws/aws-sdk-go-v2/internal/configsources",
-			"github.com/aws/aws-sdk-go-v2/internal/endpoints/v2", "github.com/aws/aws-sdk-go-v2/service/dynamodb",
-			"github.com/aws/aws-sdk-go-v2/service/internal/accept-encoding",
-			"github.com/aws/aws-sdk-go-v2/service/internal/endpoint-discovery",
-			"github.com/aws/aws-sdk-go-v2/service/sqs", "github.com/aws/smithy-go")
-		if err != nil {
-			txHandler.err = err
-			return
-		}
-		src := `package main
-
-import (
-	"context"
-
-	"` + lib + `/lambda/idempotency"
-	"` + lib + `/lambda/sqsbatch"
-)
-
-func main() {
-	key := func(msg string) (string, error) { return msg, nil }
-	effect := func(ctx context.Context, msg string, r idempotency.Reservation) ([]string, string, error) {
-		return []string{"decrement stock"}, "", nil
-	}
-	_ = sqsbatch.NewTx[string, []string](nil, key, effect, sqsbatch.Config{})
-}
-`
-		if err := writeModule(dir, mod, src); err != nil {
-			txHandler.err = err
-			return
-		}
-		sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
-		if err == nil {
-			err = os.WriteFile(filepath.Join(dir, "go.sum"), sum, 0o644)
-		}
-		txHandler.dir, txHandler.err = dir, err
 	})
-	if txHandler.err != nil {
-		t.Fatal(txHandler.err)
+	if txHandlers.err != nil {
+		t.Fatal(txHandlers.err)
 	}
-	return txHandler.dir
+	return txHandlers.dirs[source]
 }
 
-// TestBootstrapLinksTransactions reads two real bootstraps: the
-// transactional handler's links sqsbatch.NewTx, the plain one's does not.
+// TestBootstrapLinksTransactions reads real bootstraps: the transactional
+// handler of every source links a transactional effect (it read only
+// sqsbatch's before, so an eventbridge, kinesis or dynamodbstream NewTx
+// went unseen), the plain one's does not.
 func TestBootstrapLinksTransactions(t *testing.T) {
-	for _, tc := range []struct {
+	type handler struct {
 		name, entry string
 		want        bool
-	}{
-		{"transactional", txHandlerDir(t), true},
-		{"plain", handlerDir, false},
-	} {
+	}
+	handlers := []handler{{"plain", handlerDir, false}}
+	for source := range consumertest.TxSources {
+		handlers = append(handlers, handler{source + " transactional", txHandlerDir(t, source), true})
+	}
+	for _, tc := range handlers {
 		for _, goarch := range []string{"arm64", "amd64"} {
 			dir, err := consumer.BuildBootstrap(tc.entry, goarch)
 			if err != nil {
@@ -118,7 +86,7 @@ func TestBootstrapLinksTransactions(t *testing.T) {
 // configured by build, and returns its template, or the panic's message.
 func synthTx(t *testing.T, name string, build func(stack awscdk.Stack, props *consumer.IdempotentConsumerProps) func(consumer.IdempotentConsumer)) (tpl assertions.Template, stack awscdk.Stack, c consumer.IdempotentConsumer, msg string) {
 	t.Helper()
-	entry := txHandlerDir(t)
+	entry := txHandlerDir(t, "sqsbatch")
 	msg, _ = cdktest.Panics(func() {
 		app, err := cdktest.NewApp(filepath.Join(outRoot, name))
 		if err != nil {
@@ -323,32 +291,4 @@ func jsonOf(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
-}
-
-// requireAsRoot is a go.mod's require block for the library (replaced by
-// its checkout at root) and the modules named, each at the version the
-// library's go.mod requires, so that a dependency's upgrade needs no edit
-// here.
-func requireAsRoot(root, lib string, modules ...string) (string, error) {
-	data, err := os.ReadFile(filepath.Join(root, "go.mod"))
-	if err != nil {
-		return "", err
-	}
-	versions := map[string]string{}
-	for _, line := range strings.Split(string(data), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 {
-			versions[f[0]] = f[1]
-		}
-	}
-	var b strings.Builder
-	b.WriteString("require (\n\t" + lib + " v0.0.0-00010101000000-000000000000\n")
-	for _, m := range modules {
-		v, ok := versions[m]
-		if !ok {
-			return "", fmt.Errorf("the library's go.mod requires no %s", m)
-		}
-		b.WriteString("\t" + m + " " + v + "\n")
-	}
-	b.WriteString(")\n\nreplace " + lib + " => " + root + "\n")
-	return b.String(), nil
 }

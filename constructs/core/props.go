@@ -370,9 +370,10 @@ type Props struct {
 	// tables are granted and named, for an effect that calls
 	// idempotency.Guard.RunTx itself.
 	//
-	// A queue consumer whose bootstrap links a transactional effect
-	// (sqsbatch.NewTx, which StartTx and NewTx call) with no table declared
-	// is refused at synth: in AWS every one of its writes would be denied.
+	// A construct whose bootstrap links a transactional effect (the StartTx,
+	// FromEnvTx or NewTx of sqsbatch, eventbridge, kinesis or
+	// dynamodbstream) with no table declared is refused at synth: in AWS
+	// every one of its writes would be denied.
 	// The construct sees it in the bootstrap's function table; a handler
 	// that calls idempotency.Guard.RunTx itself is not seen, and must
 	// declare its tables all the same.

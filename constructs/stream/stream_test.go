@@ -3,7 +3,6 @@ package stream_test
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,7 +17,6 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/core"
 	"github.com/idempotent-consumer/idempotent-consumer/constructs/stream"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/contract"
-	"github.com/idempotent-consumer/idempotent-consumer/internal/modroot"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/testkit/consumertest"
 )
 
@@ -43,34 +41,8 @@ func TestMain(m *testing.M) {
 
 // WriteStreamHandler writes a module whose main links the stream adapter.
 func WriteStreamHandler(dir string) error {
-	root, err := modroot.OfWorkingDirectory()
-	if err != nil {
-		return err
-	}
 	const lib = "github.com/idempotent-consumer/idempotent-consumer"
-	err = consumertest.WriteModule(dir, "require "+lib+" v0.0.0-00010101000000-000000000000\n\nreplace "+lib+" => "+root+"\n",
-		"package main\n\nimport _ \""+lib+"/lambda/kinesis\"\n\nfunc main() {}\n")
-	if err != nil {
-		return err
-	}
-	sum, err := os.ReadFile(filepath.Join(root, "go.sum")) // the library's dependencies, as the library pins them
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "go.sum"), sum, 0o644); err != nil {
-		return err
-	}
-	// The requirements of the library's imports, from the module cache. The
-	// cache may hold modules that no go.sum here lists (a test dependency of
-	// a dependency, which another module of the repository downloaded):
-	// their checksums are taken from the cache, which verified them when it
-	// downloaded them, instead of the checksum database, out of reach here.
-	tidy := exec.Command("go", "mod", "tidy")
-	tidy.Dir, tidy.Env = dir, append(os.Environ(), "GOPROXY=off", "GOFLAGS=-mod=mod", "GOSUMDB=off")
-	if out, err := tidy.CombinedOutput(); err != nil {
-		return fmt.Errorf("go mod tidy in %s: %v\n%s", dir, err, out)
-	}
-	return nil
+	return consumertest.WriteLibraryModule(dir, "package main\n\nimport _ \""+lib+"/lambda/kinesis\"\n\nfunc main() {}\n")
 }
 
 func newStack(t *testing.T) awscdk.Stack {
@@ -351,4 +323,52 @@ func only(t *testing.T, tmpl map[string]any, typ string) map[string]any {
 		t.Fatalf("%d resources of type %s, want 1", len(found), typ)
 	}
 	return found[0]
+}
+
+// TestATransactionalHandlerDeclaresItsTables: a stream handler whose
+// bootstrap links a transactional effect (kinesis.NewTx, dynamodbstream.NewTx)
+// is refused with no TransactionalTables, as the queue consumer's is (it
+// was accepted before, and every write denied in AWS); with its tables
+// declared, it synthesizes. The refusal on an MRSC table is the same rule's
+// (family's TestTxValidationRefusesWhatCannotRun).
+func TestATransactionalHandlerDeclaresItsTables(t *testing.T) {
+	for _, source := range []string{"kinesis", "dynamodbstream"} {
+		entry := filepath.Join(filepath.Dir(handlerDir), "tx-"+source)
+		if err := consumertest.WriteLibraryModule(entry, consumertest.TxSources[source]); err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct {
+			name     string
+			declared bool
+			want     string
+		}{
+			{"undeclared", false, `IdempotentStreamConsumer "Ship": the handler makes transactional writes`},
+			{"declared", true, ""},
+		} {
+			t.Run(source+"/"+tc.name, func(t *testing.T) {
+				msg, _ := cdktest.Panics(func() {
+					app, err := cdktest.NewApp(t.TempDir())
+					if err != nil {
+						panic(err)
+					}
+					s := awscdk.NewStack(app, jsii.String("Outbox"), nil)
+					props := &stream.IdempotentStreamConsumerProps{Props: core.Props{Entry: jsii.String(entry)},
+						Stream: awskinesis.NewStream(s, jsii.String("Events"), &awskinesis.StreamProps{Encryption: awskinesis.StreamEncryption_MANAGED})}
+					if tc.declared {
+						props.TransactionalTables = &[]awsdynamodb.ITable{ordersTable(s, "")}
+					}
+					stream.NewIdempotentStreamConsumer(s, jsii.String("Ship"), props)
+					app.Synth(nil)
+				})
+				switch {
+				case tc.want == "" && msg != "":
+					t.Fatalf("refused: %s", msg)
+				case !strings.Contains(msg, tc.want):
+					t.Errorf("refusal does not say %q:\n%s", tc.want, msg)
+				case tc.want != "" && strings.Contains(msg, "GrantTransactionalWrites"):
+					t.Errorf("refusal names the queue consumer's GrantTransactionalWrites:\n%s", msg)
+				}
+			})
+		}
+	}
 }

@@ -55,6 +55,10 @@ type Kind struct {
 	// invokes it, and where a failure goes (cdk-nag's
 	// Serverless-LambdaDLQ).
 	InvokedBy string
+	// TxGrant is how a table is declared for a transactional effect after
+	// the construct is created ("consumer.GrantTransactionalWrites"), if
+	// the construct has a way; "": TransactionalTables alone.
+	TxGrant string
 }
 
 // MaxBatchingWindow is the longest batching window of a Lambda event

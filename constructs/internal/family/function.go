@@ -214,11 +214,13 @@ func layerFindings(s *Settings) (problems []string, warnings []Warning) {
 
 // NewFunction creates the function in scope from the asset in assetDir,
 // on table: its log group, role, key secret, environment, grants on the
-// records and on TransactionalTables (function.New), and its cdk-nag
+// records and on TransactionalTables (function.New), its cdk-nag
 // suppressions (how it is invoked, and its wildcards, once its role holds
-// every statement the construct adds: call SuppressWildcards last).
+// every statement the construct adds: call SuppressWildcards last), and the
+// synth-time refusal of a transactional handler with no table declared or
+// on an MRSC table (TxValidation), for every member of the family.
 func (s *Settings) NewFunction(scope constructs.Construct, assetDir string, t awsdynamodb.ITable) function.Function {
-	return function.New(scope, function.Config{
+	f := function.New(scope, function.Config{
 		IDs:                 function.IDs{LogGroup: ids.LogGroup, Role: ids.Role, Function: s.Kind.FunctionID, KeySecret: ids.KeySecret},
 		Kind:                s.Kind.Noun,
 		Name:                s.ID,
@@ -243,6 +245,9 @@ func (s *Settings) NewFunction(scope constructs.Construct, assetDir string, t aw
 		TxTables:            s.TxTables,
 		Suppressions:        []nag.Rule{{ID: "Serverless-LambdaDLQ", Reason: s.Kind.InvokedBy}},
 	})
+	// At synth, after every declaration of the app (tx.go).
+	scope.Node().AddValidation(&TxValidation{Kind: s.Kind, ID: s.ID, Strong: s.Strong(), Linked: s.TxLinked(assetDir), Declared: f.TxTables.Len, Grant: s.Kind.TxGrant})
+	return f
 }
 
 // SuppressWildcards marks the wildcard statements of f's role (X-Ray, the
