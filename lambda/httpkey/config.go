@@ -80,7 +80,9 @@ type Config struct {
 	// Region is the AWS Region the function runs in, the metrics' second
 	// dimension (outcome.RegionDimension). Default: none, the metrics then
 	// have the Name dimension alone; the entry points set it from
-	// AWS_REGION.
+	// AWS_REGION. It is not added to the log lines, which are the Logger's:
+	// the entry points' logger carries "region" already; with a Logger of
+	// your own, add it there (Logger.With("region", region)).
 	Region string
 	// Header is the request header that carries the client's key.
 	// Default: "Idempotency-Key". Ignored with Verifier or Key.
