@@ -94,6 +94,19 @@ const (
 	ConflictBackoffCap = 500 * time.Millisecond
 )
 
+// ConflictWaitCap is the most the DynamoDB store waits before the retry
+// that follows attempt (1 for the first) of a write answered
+// ReplicatedWriteConflictException: min(ConflictBackoffCap,
+// ConflictBackoffBase·2^(attempt-1)). The wait itself is drawn at random
+// up to it (full jitter). The store applies it, and the chaos simulation's
+// model of the store's retry on its virtual clock.
+func ConflictWaitCap(attempt int) time.Duration {
+	if shift := attempt - 1; shift < 16 {
+		return min(ConflictBackoffCap, ConflictBackoffBase<<shift)
+	}
+	return ConflictBackoffCap
+}
+
 // The sweeper's bounds (package sweep): on a table without TTL (a
 // multi-Region strongly consistent global table supports none), it deletes
 // the records whose TTL attribute is past, with a bounded amount of work per

@@ -69,15 +69,11 @@ func retryConflicts(ctx context.Context, op string, send func() error) error {
 }
 
 // conflictBackoff is the wait before the retry that follows attempt (1 for
-// the first): a random duration up to min(limits.ConflictBackoffCap,
-// limits.ConflictBackoffBase·2^(attempt-1)), so that the two Regions'
-// writers, which conflicted at the same moment, do not again.
+// the first): a random duration up to limits.ConflictWaitCap(attempt), so
+// that the two Regions' writers, which conflicted at the same moment, do
+// not again.
 func conflictBackoff(attempt int) time.Duration {
-	ceiling := limits.ConflictBackoffCap
-	if shift := attempt - 1; shift < 16 {
-		ceiling = min(ceiling, limits.ConflictBackoffBase<<shift)
-	}
-	return rand.N(ceiling + 1)
+	return rand.N(limits.ConflictWaitCap(attempt) + 1)
 }
 
 // isConflict reports whether err is DynamoDB's

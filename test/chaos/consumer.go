@@ -69,6 +69,12 @@ type invocation struct {
 	// completed counts the records of the invocation whose complete or
 	// commit the store applied.
 	completed int
+	// conflicts counts the ReplicatedWriteConflictException answers of
+	// the store call under way (two-Region mode); conflictAt is the real
+	// time the transport gave the last of them, zero once the store's
+	// retry was sent (conflictTransport).
+	conflicts  int
+	conflictAt time.Time
 }
 
 // retry is a write applied, its answer lost, and sent again.

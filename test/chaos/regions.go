@@ -18,13 +18,19 @@ package chaos
 //     replica ("mrsc_slow_replica");
 //   - ReplicatedWriteConflictException ("The request was rejected because one
 //     or more items in the request are being modified by a request in another
-//     Region"): a write of an item that another Region wrote less than
-//     raceWindow before is answered with it, and not applied. The store
-//     retries it with backoff (conflictBackoff, doubled), at most
-//     conflictAttempts sends in all, well inside the guard's finishing
-//     budget; after the last it reports a store failure
+//     Region"): a write of an item that another Region wrote less than the
+//     race window (Config.RaceWindow) before is answered with it, and not
+//     applied. dynamostore retries it (retryConflicts: at most
+//     limits.ConflictAttempts sends, full jitter up to
+//     limits.ConflictWaitCap, never past the write's context), then returns
+//     an error wrapping dynamostore.ErrReplicatedConflict
 //     ("replicated_write_conflict_exhausted"), which the guard takes as any
-//     other: the record is failed and its message comes back;
+//     other store error: the record is failed and its message comes back.
+//     On dynamostore (kumo) the answer is injected below the store, in the
+//     DynamoDB client's HTTP transport (conflictTransport), so the retry is
+//     the library's own; on the memory store, which has no such answer,
+//     the store's retry is modelled (modelConflicts) with the library's
+//     figures on the virtual clock;
 //   - Region-local faults: us-east-2 crashes and fails store calls twice
 //     as often as us-east-1 (region.scale), and is cut off from the table
 //     for a while (region.cutFrom to cutUntil): every store call it makes
@@ -57,23 +63,18 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
+	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/idempotency/storetest"
 )
 
 // The two-Region mode's timing and faults.
 const (
-	// raceWindow: a write of an item less than this after another
-	// Region's write of it races that write, and is answered
-	// ReplicatedWriteConflictException.
+	// raceWindow is Config.RaceWindow's default: a write of an item less
+	// than this after another Region's write of it races that write, and
+	// is answered ReplicatedWriteConflictException.
 	raceWindow = 50 * time.Millisecond
-	// conflictAttempts is how many times the store sends a write answered
-	// ReplicatedWriteConflictException (the first included) before it
-	// reports a store failure; conflictBackoff the first backoff, doubled
-	// after each attempt, with up to as much again of jitter: at most
-	// 150ms in all, far inside the guard's finishing budget.
-	conflictAttempts = 3
-	conflictBackoff  = 25 * time.Millisecond
 	// pSlowReplica is the chance that a call of a Region waits for a slow
 	// replica (MRSC).
 	pSlowReplica = 0.01
@@ -165,6 +166,9 @@ type RegionsSummary struct {
 	// DoubleGrants counts the reservations granted while another of the
 	// same fact was live.
 	DoubleGrants int
+	// MostConflicts is the most ReplicatedWriteConflictException answers
+	// that one store call's write got (at most limits.ConflictAttempts).
+	MostConflicts int
 }
 
 // setupRegions makes the two Regions of Config.Regions. For mrec it returns
@@ -199,9 +203,12 @@ func (s *sim) setupRegions() (idempotency.TxStore, error) {
 
 // regionFaults runs the faults of Region r on a store call before it
 // reaches the table: the cut-off, the round trip to another replica (MRSC),
-// and for a write the ReplicatedWriteConflictException answers and their
-// retries. A non-nil error is the call's answer: nothing was written.
-func (s *sim) regionFaults(inv *invocation, r *region, op, key string) error {
+// and, on the memory store, for a write the ReplicatedWriteConflictException
+// answers and the store's retries of them (modelConflicts; on dynamostore
+// the transport answers them, and the store retries). budget is the virtual
+// end of the write's context. A non-nil error is the call's answer: nothing
+// was written.
+func (s *sim) regionFaults(inv *invocation, r *region, op, key string, budget time.Time) error {
 	if r.local != nil {
 		return nil // mrec: the local replica answers at once
 	}
@@ -218,29 +225,51 @@ func (s *sim) regionFaults(inv *invocation, r *region, op, key string) error {
 	if dead := s.alive(inv); dead != nil {
 		return dead
 	}
-	if op == "get" {
+	if op == "get" || s.cfg.Store != "memory" {
 		return nil
 	}
+	return s.modelConflicts(inv, r, op, key, budget)
+}
+
+// modelConflicts is dynamostore's retry of ReplicatedWriteConflictException
+// (retryConflicts) on the virtual clock, for the memory store: while the
+// write of key by Region r races another Region's write, it is answered
+// with the conflict and sent again after a wait drawn up to
+// limits.ConflictWaitCap, at most limits.ConflictAttempts times in all, and
+// no wait is taken that would end at or after budget (the write's context's
+// end). Then the error wraps dynamostore.ErrReplicatedConflict, as the
+// store's does. The figures are the library's own (package limits); the
+// waits come from the run's random source, so that a seed replays.
+func (s *sim) modelConflicts(inv *invocation, r *region, op, key string, budget time.Time) error {
 	for attempt := 1; s.racing(r, key); attempt++ {
-		s.storeFault("replicated_write_conflict")
-		if attempt == conflictAttempts {
-			s.stats.Faults["replicated_write_conflict_exhausted"]++
-			return fmt.Errorf("%s %s: %w (answered %d times, retried with backoff, then a store failure)", op, key, errReplicatedConflict, attempt)
+		s.conflictAnswered(inv)
+		if attempt == limits.ConflictAttempts {
+			return fmt.Errorf("%s %s: %w (%d attempts, the most the store makes): %w", op, key, dynamostore.ErrReplicatedConflict, attempt, errReplicatedConflict)
 		}
-		backoff := conflictBackoff << (attempt - 1)
-		s.park(inv.w.t, backoff+s.between(0, backoff))
-		if dead := s.alive(inv); dead != nil {
+		wait := s.between(0, limits.ConflictWaitCap(attempt)+1)
+		if !budget.IsZero() && !s.clock.Now().Add(wait).Before(budget) {
+			return fmt.Errorf("%s %s: %w (%d attempts; the next, after %s, would pass the write's budget): %w", op, key, dynamostore.ErrReplicatedConflict, attempt, wait, errReplicatedConflict)
+		}
+		if dead := s.wait(inv, wait); dead != nil {
 			return dead
 		}
 	}
 	return nil
 }
 
+// conflictAnswered counts a write of inv answered
+// ReplicatedWriteConflictException.
+func (s *sim) conflictAnswered(inv *invocation) {
+	s.storeFault("replicated_write_conflict")
+	inv.conflicts++
+	s.stats.Regions.MostConflicts = max(s.stats.Regions.MostConflicts, inv.conflicts)
+}
+
 // racing reports whether a write of key by Region r now races another
 // Region's write of it.
 func (s *sim) racing(r *region, key string) bool {
 	w, ok := s.lastWrites[key]
-	return ok && w.region != r.index && s.clock.Now().Sub(w.at) < raceWindow
+	return ok && w.region != r.index && s.clock.Now().Sub(w.at) < s.cfg.RaceWindow
 }
 
 // inRegion wraps a store call of Region r: on mrec it first applies the

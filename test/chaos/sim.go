@@ -119,7 +119,11 @@
 // of a consumer's workers, where each execution environment has its own);
 // two variants of one order never share a batch. The SDK's retry is modelled
 // behind the Store interface, not in the SDK's HTTP transport (dynamostore's
-// own tests do that against a real server).
+// own tests do that against a real server); the one fault injected in the
+// transport is the two-Region mode's ReplicatedWriteConflictException on
+// dynamostore, whose retry is the store's own (regions.go). Its waits are
+// real and random, so a run on dynamostore in that mode does not replay
+// step for step; the memory store's runs do.
 package chaos
 
 import (
@@ -262,6 +266,10 @@ type Config struct {
 	// multi-Region strong consistency; only the charge consumer, as MRSC
 	// has no transactions. The sources simulation does not run.
 	Regions bool
+	// RaceWindow is, in the two-Region mode on MRSC, how soon after
+	// another Region's write of an item a write of it is answered
+	// ReplicatedWriteConflictException. Default: 50ms.
+	RaceWindow time.Duration
 	// FaultScale multiplies the probability of every injected fault and
 	// crash, so that a short run sees every kind. Default: 1.
 	FaultScale float64
@@ -351,6 +359,9 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	if cfg.Stall <= 0 {
 		cfg.Stall = defaultStall
 	}
+	if cfg.RaceWindow <= 0 {
+		cfg.RaceWindow = raceWindow
+	}
 	start := time.Now()
 	s := &sim{
 		cfg:       cfg,
@@ -379,7 +390,11 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	s.shadow = &shadow{sim: s, recs: make(map[string]idempotency.Record), completions: make(map[string][]time.Time)}
 	s.provider = &provider{clock: s.clock, byKey: make(map[string]*payment)}
 
-	inner, table, omitted, err := openStore(ctx, cfg.Store, cfg.Seed, cfg.DynamoDB, "chaos")
+	ddb := cfg.DynamoDB
+	if cfg.Regions && cfg.Sabotage != "mrec" && ddb != nil {
+		ddb = s.conflictClient(ddb) // MRSC: the conflicts come from the table
+	}
+	inner, table, omitted, err := openStore(ctx, cfg.Store, cfg.Seed, ddb, "chaos")
 	if err != nil {
 		return nil, err
 	}

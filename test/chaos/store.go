@@ -39,13 +39,20 @@ type faultStore struct {
 var _ idempotency.TxStore = (*faultStore)(nil)
 
 // call runs apply, the real store call, under the faults. owner is the
-// reservation a complete or release ends ("" for the other calls).
-func (fs *faultStore) call(ctx context.Context, op, key, owner string, apply func(ctx context.Context) error) error {
+// reservation a complete or release ends ("" for the other calls). budget
+// is the virtual end of the write's context: the guard gives its writes
+// contexts whose deadlines are its budgets, in real time, which means
+// nothing on the virtual clock; the reserve's ends finishBudget before the
+// lease (Reserve passes rec.LeaseUntil-finishBudget), a complete's or
+// release's finishBudget after it is sent (finishEnd); a get and the
+// transactional commit have none (zero).
+func (fs *faultStore) call(ctx context.Context, op, key, owner string, budget time.Time, apply func(ctx context.Context) error) error {
 	s := fs.sim
 	inv, err := s.enter(ctx, op, key)
 	if err != nil {
 		return err
 	}
+	inv.conflicts, inv.conflictAt = 0, time.Time{}
 	if owner != "" {
 		s.finishing(op, key, owner)
 	}
@@ -60,7 +67,7 @@ func (fs *faultStore) call(ctx context.Context, op, key, owner string, apply fun
 	var regionErr error
 	if r := fs.region; r != nil {
 		apply = s.inRegion(r, op, key, apply)
-		if regionErr = s.regionFaults(inv, r, op, key); inv.dead {
+		if regionErr = s.regionFaults(inv, r, op, key, budget); inv.dead {
 			return regionErr
 		}
 	}
@@ -94,6 +101,9 @@ func (fs *faultStore) call(ctx context.Context, op, key, owner string, apply fun
 	default:
 		err = apply(inner)
 	}
+	if errors.Is(err, dynamostore.ErrReplicatedConflict) {
+		s.stats.Faults["replicated_write_conflict_exhausted"]++
+	}
 	if dead := s.alive(inv); dead != nil {
 		return dead
 	}
@@ -106,6 +116,10 @@ func (fs *faultStore) call(ctx context.Context, op, key, owner string, apply fun
 	}
 	return err
 }
+
+// finishEnd is the virtual end of the context of a complete or release
+// sent now: the guard's finishing budget.
+func (s *sim) finishEnd() time.Time { return s.clock.Now().Add(finishBudget) }
 
 // regionScale is the store's Region's fault multiplier, 1 with one Region.
 func (fs *faultStore) regionScale() float64 {
@@ -129,7 +143,7 @@ func (s *sim) storeFault(kind string) {
 }
 
 func (fs *faultStore) Reserve(ctx context.Context, rec idempotency.Record, now time.Time) error {
-	return fs.call(ctx, "reserve", rec.Key, "", func(ctx context.Context) error {
+	return fs.call(ctx, "reserve", rec.Key, "", rec.LeaseUntil.Add(-finishBudget), func(ctx context.Context) error {
 		if fs.sim.cfg.Sabotage == "blocking-store" {
 			// A call that never answers, waiting outside the
 			// scheduler: until the run gives up.
@@ -149,7 +163,7 @@ func (fs *faultStore) Reserve(ctx context.Context, rec idempotency.Record, now t
 
 func (fs *faultStore) Get(ctx context.Context, key string) (*idempotency.Record, error) {
 	var got *idempotency.Record
-	err := fs.call(ctx, "get", key, "", func(ctx context.Context) error {
+	err := fs.call(ctx, "get", key, "", time.Time{}, func(ctx context.Context) error {
 		var err error
 		got, err = fs.inner.Get(ctx, key)
 		fs.sim.shadow.get(key, got, err)
@@ -163,7 +177,7 @@ func (fs *faultStore) Get(ctx context.Context, key string) (*idempotency.Record,
 
 func (fs *faultStore) Complete(ctx context.Context, rec idempotency.Record) error {
 	sent := fs.sim.clock.Now()
-	return fs.call(ctx, "complete", rec.Key, rec.Owner, func(ctx context.Context) error {
+	return fs.call(ctx, "complete", rec.Key, rec.Owner, fs.sim.finishEnd(), func(ctx context.Context) error {
 		var err error
 		if fs.sim.cfg.Sabotage == "unfenced-complete" {
 			// Like every Powertools port: the completion overwrites
@@ -184,7 +198,7 @@ func (fs *faultStore) Complete(ctx context.Context, rec idempotency.Record) erro
 }
 
 func (fs *faultStore) Release(ctx context.Context, key, owner string) error {
-	return fs.call(ctx, "release", key, owner, func(ctx context.Context) error {
+	return fs.call(ctx, "release", key, owner, fs.sim.finishEnd(), func(ctx context.Context) error {
 		err := fs.inner.Release(ctx, key, owner)
 		fs.sim.shadow.release(key, owner, err)
 		fs.sim.granted("release", key, owner, time.Time{}, fs.window, err)
@@ -205,7 +219,7 @@ func (fs *faultStore) Commit(ctx context.Context, rec idempotency.Record, now ti
 	if isMem {
 		writes = tx.apply
 	}
-	return fs.call(ctx, "commit", rec.Key, "", func(ctx context.Context) error {
+	return fs.call(ctx, "commit", rec.Key, "", time.Time{}, func(ctx context.Context) error {
 		var err error
 		if isMem && tx.writes > dynamostore.MaxTxWrites {
 			err = fmt.Errorf("%w: chaos: %d transactional writes, at most %d (refused as dynamostore refuses them)", idempotency.ErrTxInvalid, tx.writes, dynamostore.MaxTxWrites)
@@ -273,6 +287,7 @@ func (sh *shadow) put(op string, rec idempotency.Record, now time.Time, err erro
 	case op == "commit" && errors.Is(err, idempotency.ErrTxInvalid):
 		// The effect's writes refused as invalid: nothing written.
 		s.stats.TxRefused++
+	case unsent(err):
 	default:
 		s.problem("%s %s: unexpected store error: %v", op, rec.Key, err)
 	}
@@ -304,6 +319,7 @@ func (sh *shadow) complete(ctx context.Context, inner idempotency.Store, rec ide
 		s.problem("complete %s refused its current owner", rec.Key)
 	case errors.Is(err, idempotency.ErrLeaseLost):
 		s.stats.StaleRejected++
+	case unsent(err):
 	default:
 		s.problem("complete %s: unexpected store error: %v", rec.Key, err)
 	}
@@ -326,9 +342,19 @@ func (sh *shadow) release(key, owner string, err error) {
 		s.problem("release %s refused its current owner", key)
 	case errors.Is(err, idempotency.ErrLeaseLost):
 		s.stats.StaleRejected++
+	case unsent(err):
 	default:
 		s.problem("release %s: unexpected store error: %v", key, err)
 	}
+}
+
+// unsent reports whether err is the answer of a write that wrote nothing
+// and is no fault of the store's: dynamostore gave up on
+// ReplicatedWriteConflictException (dynamostore.ErrReplicatedConflict), or
+// the invocation died while the store waited to send it again
+// (conflictTransport).
+func unsent(err error) bool {
+	return errors.Is(err, dynamostore.ErrReplicatedConflict) || errors.Is(err, errCrashed)
 }
 
 // resync reloads a record the model lost track of (after a violation).
