@@ -285,7 +285,9 @@ func TestASummaryIsTheNextRunsEvent(t *testing.T) {
 	if c, err := sweep.CursorOf(prev); err != nil || c == nil || c.Segment != 7 || c.Visited != 3 || c.Key["pk"] != "charge#o-1" {
 		t.Errorf("from a Summary: %+v, %v; want its Next", c, err)
 	}
-	scheduled := []byte(`{"version":"0","id":"53dc4d37","detail-type":"Scheduled Event","source":"aws.events","account":"123456789012","time":"2026-01-01T00:00:00Z","region":"eu-west-1","resources":[],"detail":{}}`)
+	// A schedule's event, sent now (the sweeper reads no time from it).
+	scheduled := []byte(`{"version":"0","id":"53dc4d37","detail-type":"Scheduled Event","source":"aws.events","account":"123456789012","time":"` +
+		time.Now().UTC().Format(time.RFC3339) + `","region":"eu-west-1","resources":[],"detail":{}}`)
 	if c, err := sweep.CursorOf(scheduled); err != nil || c != nil {
 		t.Errorf("from a schedule's event: %+v, %v; want no cursor (a new pass)", c, err)
 	}

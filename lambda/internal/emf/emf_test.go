@@ -44,7 +44,7 @@ func TestWrite(t *testing.T) {
 	if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
 		t.Fatal(err)
 	}
-	if got.Consumer != "Stack/C" || got.Region != "eu-west-2" || got.Level != "WARN" || got.Timestamp != "2026-12-01T10:00:00.123Z" || got.Processed != 3 || got.BatchDuration != 12 {
+	if got.Consumer != "Stack/C" || got.Region != "eu-west-2" || got.Level != "WARN" || got.Timestamp != now.Format("2006-01-02T15:04:05.000Z") || got.Processed != 3 || got.BatchDuration != 12 {
 		t.Errorf("values: %+v", got)
 	}
 	if got.AWS.Timestamp != now.UnixMilli() || len(got.AWS.CloudWatchMetrics) != 1 {
