@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/idempotent-consumer/idempotent-consumer/internal/ddbfault"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/dynalite"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/limits"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/dynamostore"
@@ -23,13 +24,6 @@ import (
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/outcome"
 	"github.com/idempotent-consumer/idempotent-consumer/lambda/sqsbatch"
 )
-
-// conflictBody is the answer DynamoDB sends for a write to an item of a
-// multi-Region strongly consistent table that a request in another Region
-// is modifying: status 400, the error's type in "__type" with the service's
-// namespace, as every DynamoDB error is sent (the SDK keeps what follows
-// '#').
-const conflictBody = `{"__type":"com.amazonaws.dynamodb.v20120810#ReplicatedWriteConflictException","message":"One or more items in this request are being modified by a request in another Region."}`
 
 // conflicting is an HTTP transport in front of a real server that answers
 // the first n requests of one DynamoDB operation with the conflict, without
@@ -66,13 +60,7 @@ func (c *conflicting) RoundTrip(req *http.Request) (*http.Response, error) {
 		_, _ = io.Copy(io.Discard, req.Body)
 		req.Body.Close()
 	}
-	return &http.Response{
-		StatusCode: http.StatusBadRequest,
-		Status:     "400 Bad Request",
-		Header:     http.Header{"Content-Type": []string{"application/x-amz-json-1.0"}},
-		Body:       io.NopCloser(strings.NewReader(conflictBody)),
-		Request:    req,
-	}, nil
+	return ddbfault.ReplicatedWriteConflict(req, ddbfault.ConflictMessage), nil
 }
 
 // TestReplicatedWriteConflictsAreRetriedWithinTheBudget: each write of the
@@ -88,33 +76,7 @@ func TestReplicatedWriteConflictsAreRetriedWithinTheBudget(t *testing.T) {
 			waits := dynamostore.FakeConflictWaits(t)
 			c := &conflicting{op: op, n: 3}
 			s := dynamostore.New(conflictClient(srv, c), srv.NewTable(t))
-			g, err := idempotency.NewGuard(s, idempotency.Config{Namespace: "charge"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			boom := errors.New("payment declined")
-			runs := 0
-			res, err := g.Do(context.Background(), "order-1", []byte(`{"orderId":"order-1"}`), func(context.Context, idempotency.Reservation) (string, error) {
-				runs++
-				if op == "DeleteItem" {
-					return "", boom
-				}
-				return "receipt", nil
-			})
-			rec, gerr := s.Get(context.Background(), "charge#order-1")
-			if gerr != nil {
-				t.Fatal(gerr)
-			}
-			switch op {
-			case "DeleteItem":
-				if !errors.Is(err, boom) || errors.Is(err, idempotency.ErrStore) || rec != nil {
-					t.Fatalf("err %v, record %+v; want the effect's error alone and the record released", err, rec)
-				}
-			default:
-				if err != nil || res.Outcome != outcome.Processed || rec == nil || rec.Status != idempotency.StatusCompleted {
-					t.Fatalf("%+v, %v, record %+v; want processed and COMPLETED", res, err, rec)
-				}
-			}
+			runs := chargeOnce(t, s, op)
 			if runs != 1 || c.conflicts != 3 || c.passed != 1 {
 				t.Fatalf("effect ran %d times, %d conflicts, %d requests passed; want once, 3 and 1", runs, c.conflicts, c.passed)
 			}
@@ -321,36 +283,48 @@ func TestAConflictAfterAnAppliedWriteIsTheWritesOwn(t *testing.T) {
 			s := &scripted{op: op, script: []string{"lose", "conflict"}}
 			client := dynamodb.New(srv.Client().Options(), func(o *dynamodb.Options) { o.HTTPClient = &http.Client{Transport: s} })
 			store := dynamostore.New(client, srv.NewTable(t))
-			g, err := idempotency.NewGuard(store, idempotency.Config{Namespace: "charge"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			boom := errors.New("payment declined")
-			runs := 0
-			res, err := g.Do(context.Background(), "order-1", []byte(`{"orderId":"order-1"}`), func(context.Context, idempotency.Reservation) (string, error) {
-				runs++
-				if op == "DeleteItem" {
-					return "", boom
-				}
-				return "receipt", nil
-			})
-			rec, gerr := store.Get(context.Background(), "charge#order-1")
-			if gerr != nil {
-				t.Fatal(gerr)
-			}
-			switch op {
-			case "DeleteItem":
-				if !errors.Is(err, boom) || errors.Is(err, idempotency.ErrLeaseLost) || errors.Is(err, idempotency.ErrStore) || rec != nil {
-					t.Fatalf("err %v, record %+v; want the effect's error alone and the record released", err, rec)
-				}
-			default:
-				if err != nil || res.Outcome != outcome.Processed || rec == nil || rec.Status != idempotency.StatusCompleted {
-					t.Fatalf("%+v, %v, record %+v; want processed and COMPLETED", res, err, rec)
-				}
-			}
+			runs := chargeOnce(t, store, op)
 			if runs != 1 || s.sent != 3 {
 				t.Fatalf("effect ran %d times, %d requests of %s; want once, and 3 (lost, conflict, the store's retry)", runs, s.sent, op)
 			}
 		})
 	}
+}
+
+// chargeOnce runs order-1's effect once under a guard on store, the write
+// op being the one the test's transport disturbs: the effect fails for a
+// DeleteItem (so that the guard releases the reservation) and succeeds
+// otherwise. It checks where the fact ends (released with the effect's
+// error alone, or processed and COMPLETED) and returns how many times the
+// effect ran.
+func chargeOnce(t *testing.T, store *dynamostore.Store, op string) int {
+	t.Helper()
+	g, err := idempotency.NewGuard(store, idempotency.Config{Namespace: "charge"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	boom := errors.New("payment declined")
+	runs := 0
+	res, err := g.Do(context.Background(), "order-1", []byte(`{"orderId":"order-1"}`), func(context.Context, idempotency.Reservation) (string, error) {
+		runs++
+		if op == "DeleteItem" {
+			return "", boom
+		}
+		return "receipt", nil
+	})
+	rec, gerr := store.Get(context.Background(), "charge#order-1")
+	if gerr != nil {
+		t.Fatal(gerr)
+	}
+	switch op {
+	case "DeleteItem":
+		if !errors.Is(err, boom) || errors.Is(err, idempotency.ErrLeaseLost) || errors.Is(err, idempotency.ErrStore) || rec != nil {
+			t.Fatalf("err %v, record %+v; want the effect's error alone and the record released", err, rec)
+		}
+	default:
+		if err != nil || res.Outcome != outcome.Processed || rec == nil || rec.Status != idempotency.StatusCompleted {
+			t.Fatalf("%+v, %v, record %+v; want processed and COMPLETED", res, err, rec)
+		}
+	}
+	return runs
 }

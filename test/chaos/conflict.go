@@ -11,14 +11,13 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/idempotent-consumer/idempotent-consumer/internal/ddbfault"
 	"github.com/idempotent-consumer/idempotent-consumer/internal/schema"
 )
 
-// conflictBody is DynamoDB's answer to a write of an item of an MRSC table
-// that a request in another Region is modifying: status 400, the error's
-// type in "__type" with the service's namespace (the SDK keeps what
-// follows '#'), as lambda/dynamostore's own tests send it.
-const conflictBody = `{"__type":"com.amazonaws.dynamodb.v20120810#ReplicatedWriteConflictException","message":"injected: one or more items in this request are being modified by a request in another Region"}`
+// conflictMessage is the conflict's message as the simulation injects it:
+// "injected" marks a failure the simulation caused (consumer.go).
+const conflictMessage = "injected: one or more items in this request are being modified by a request in another Region"
 
 // conflictWrites are the DynamoDB operations dynamostore writes an
 // idempotency record with, that MRSC answers with the conflict. (MRSC has
@@ -72,13 +71,7 @@ func (c *conflictTransport) Do(req *http.Request) (*http.Response, error) {
 	}
 	s.conflictAnswered(inv)
 	inv.conflictAt = time.Now()
-	return &http.Response{
-		StatusCode: http.StatusBadRequest,
-		Status:     "400 Bad Request",
-		Header:     http.Header{"Content-Type": []string{"application/x-amz-json-1.0"}},
-		Body:       io.NopCloser(strings.NewReader(conflictBody)),
-		Request:    req,
-	}, nil
+	return ddbfault.ReplicatedWriteConflict(req, conflictMessage), nil
 }
 
 // isWrite reports whether req is one of conflictWrites.
